@@ -1,0 +1,141 @@
+// A partition's log: a directory of segments named by base offset.
+//
+//   <dir>/<20-digit base offset>.log        RecordBatch v2 bytes, as on the wire
+//   <dir>/<20-digit base offset>.index      sparse offset index (cache)
+//   <dir>/<20-digit base offset>.timeindex  sparse time index (cache)
+//
+// docs/log-format.md describes the bytes and the flush/recovery contract.
+//
+// Threading: one appender at a time (Append, Truncate, Flush, ApplyRetention,
+// DeleteRecordsBefore, Roll are serialised by an internal mutex); any number
+// of readers (Read, OffsetForTime, the accessors) may run concurrently with
+// it. Returned FileSlices keep their segment's file open on their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "headrace/status.h"
+#include "headrace/types.h"
+
+namespace headrace {
+
+enum class TimestampType : int8_t { kCreateTime = 0, kLogAppendTime = 1 };
+
+struct LogConfig {
+  int64_t segment_bytes = 1LL << 30;            // segment.bytes
+  int64_t segment_ms = 7LL * 24 * 3600 * 1000;  // segment.ms
+  int64_t retention_ms = 7LL * 24 * 3600 * 1000;  // retention.ms; -1 = forever
+  int64_t retention_bytes = -1;                 // retention.bytes; -1 = no limit
+  int32_t index_interval_bytes = 4096;          // index.interval.bytes
+  int32_t max_index_bytes = 10 * 1024 * 1024;   // segment.index.bytes (prealloc)
+  int32_t max_message_bytes = 1048588;          // max.message.bytes (one batch)
+  // Flush policy. After `flush_interval_messages` records appended since the
+  // last flush, or `flush_interval_ms` since it (checked on append and by
+  // MaybeFlush), the log fsyncs. 0 = fsync after every append;
+  // -1 = never by count/time (explicit Flush() only).
+  int64_t flush_interval_messages = -1;         // flush.messages
+  int64_t flush_interval_ms = -1;               // flush.ms
+  TimestampType timestamp_type = TimestampType::kCreateTime;  // message.timestamp.type
+  // Preallocate index files to max_index_bytes and trim on roll/close.
+  bool preallocate_indexes = true;
+};
+
+// What one Append did.
+struct AppendInfo {
+  Offset base_offset;          // offset given to the first record
+  Offset last_offset;          // offset of the last record
+  TimestampMs max_timestamp;   // largest record timestamp in what was appended
+  Offset offset_of_max_timestamp;
+  TimestampMs log_append_time = kNoTimestamp;  // set when timestamp_type is LogAppendTime
+  int32_t record_count = 0;
+  int32_t batch_count = 0;
+  int64_t bytes = 0;
+};
+
+// What Read found: whole batches, in offset order, as file slices.
+struct ReadResult {
+  std::vector<FileSlice> slices;
+  int64_t bytes = 0;        // sum of slice lengths
+  Offset first_batch_base;  // base offset of the first batch returned (if any)
+};
+
+struct RecoveryReport {
+  int segments = 0;              // segments found
+  int64_t truncated_bytes = 0;   // bytes cut off the tail (invalid or torn)
+  Offset truncated_at{-1};       // offset where the valid log ends if cut, else -1
+  std::string reason;            // why the tail was cut ("" if not)
+  bool indexes_rebuilt = false;  // some index was missing/garbled and rebuilt
+};
+
+struct RetentionReport {
+  int segments_deleted = 0;
+  int64_t bytes_deleted = 0;
+  Offset new_start_offset;
+};
+
+class Log {
+ public:
+  // Opens the log in `dir` (created if missing), recovering it: the tail after
+  // the last flush point is scanned and cut at the first invalid or torn
+  // batch; missing or invalid indexes are rebuilt from the log.
+  static Result<std::unique_ptr<Log>> Open(const std::string& dir, const LogConfig& config);
+  virtual ~Log() = default;
+
+  // Validates `batches` (one or more RecordBatch v2, back to back), assigns
+  // offsets by rewriting each batch's base offset in place (and the max
+  // timestamp + CRC when timestamp_type is LogAppendTime), and appends them
+  // in one write. On error nothing is written and the log is unchanged.
+  // Errors: Corruption (CRC, magic, sizes, record count), TooLarge (a batch
+  // above max_message_bytes), InvalidArgument (empty input).
+  virtual Result<AppendInfo> Append(std::span<uint8_t> batches) = 0;
+
+  // Whole batches containing offsets >= `offset`, up to `max_bytes` (at least
+  // one whole batch is returned even if larger, as Kafka does, unless
+  // `min_one_batch` is false), never past `upper_bound` (exclusive; pass
+  // end_offset() or the high watermark).
+  // Errors: OutOfRange if offset < start_offset() or offset > end_offset().
+  virtual Result<ReadResult> Read(Offset offset, int64_t max_bytes, Offset upper_bound,
+                                  bool min_one_batch = true) const = 0;
+
+  // The first offset whose batch max timestamp is >= ts (Kafka's ListOffsets
+  // semantics); NotFound if there is none.
+  virtual Result<Offset> OffsetForTime(TimestampMs ts) const = 0;
+  // The largest timestamp in the log and the offset that carries it
+  // (ListOffsets MAX_TIMESTAMP); NotFound for an empty log.
+  virtual Result<std::pair<TimestampMs, Offset>> MaxTimestamp() const = 0;
+
+  // fsyncs every segment with unflushed data and records the flush point.
+  virtual Status Flush() = 0;
+  // Flushes if the flush policy (messages/ms) says so. Cheap when it doesn't.
+  virtual Status MaybeFlush() = 0;
+  // Removes every record with offset >= `offset` (whole segments and the tail
+  // of one). REQUIRES: start_offset() <= offset <= end_offset().
+  virtual Status Truncate(Offset offset) = 0;
+  // Deletes whole non-active segments by retention.ms (newest timestamp in the
+  // segment older than now - retention_ms) and retention.bytes.
+  virtual Result<RetentionReport> ApplyRetention(TimestampMs now) = 0;
+  // Moves the log start offset forward to `offset` (DeleteRecords) and deletes
+  // segments wholly below it. REQUIRES: offset <= end_offset().
+  virtual Status DeleteRecordsBefore(Offset offset) = 0;
+  // Rolls a new segment if the active one is older than segment_ms.
+  virtual Status MaybeRoll(TimestampMs now) = 0;
+  // Replaces the configuration (retention, roll, flush settings take effect
+  // from the next operation).
+  virtual void SetConfig(const LogConfig& config) = 0;
+  // Flushes and closes all files; later calls return Closed.
+  virtual Status Close() = 0;
+
+  virtual Offset start_offset() const = 0;    // log start offset
+  virtual Offset end_offset() const = 0;      // log end offset (next offset to assign)
+  virtual Offset flushed_offset() const = 0;  // everything below is fsynced
+  virtual int64_t size_bytes() const = 0;     // sum of segment .log sizes
+  virtual int segment_count() const = 0;
+  virtual const RecoveryReport& recovery_report() const = 0;
+  virtual const std::string& dir() const = 0;
+};
+
+}  // namespace headrace

@@ -1,0 +1,57 @@
+// The contract between the network server (cpp/net) and the broker
+// (cpp/broker). The server frames requests (4-byte big-endian size prefix)
+// and hands each frame to a RequestHandler; the handler answers through the
+// Responder, possibly later and from another thread (long-poll fetch,
+// acks=all waiting for a flush). The server writes answers on a connection
+// in the order the requests arrived, whatever order they complete in.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common/output_buffer.h"
+
+namespace headrace::net {
+
+struct ConnectionInfo {
+  uint64_t id = 0;    // unique per server lifetime
+  std::string peer;   // "host:port" of the client
+};
+
+// What to do with one request.
+struct Reply {
+  enum class Kind { kRespond, kNoResponse, kClose };
+  Kind kind = Kind::kRespond;
+  // For kRespond: the response WITHOUT the 4-byte size prefix (the server adds
+  // it from body.size()). Starts with the response header (correlation id).
+  OutputBuffer body;
+  std::string close_reason;  // for kClose: logged by the server
+
+  static Reply Respond(OutputBuffer b) { Reply r; r.body = std::move(b); return r; }
+  static Reply NoResponse() { Reply r; r.kind = Kind::kNoResponse; return r; }
+  static Reply Close(std::string why) {
+    Reply r; r.kind = Kind::kClose; r.close_reason = std::move(why); return r;
+  }
+};
+
+// Completes one request. Must be called exactly once; callable from any
+// thread; cheap to copy. Calling it after the connection closed is harmless.
+using Responder = std::function<void(Reply)>;
+
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // `frame` is one request without its size prefix, valid only during the
+  // call. Called on the connection's I/O thread; must not block for long
+  // (disk appends to the page cache are fine; waiting is done by keeping
+  // `respond` and calling it later).
+  virtual void Handle(const ConnectionInfo& conn, std::span<const uint8_t> frame,
+                      Responder respond) = 0;
+  // The connection closed (peer, error, limit or shutdown). Optional.
+  virtual void OnClose(const ConnectionInfo& conn) {}
+};
+
+}  // namespace headrace::net

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every system and Python package headrace needs, then builds and
+# installs the package (C++ core + binding) into the current Python.
+# Idempotent: a second run only rebuilds what changed (build/py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev libgtest-dev libgmock-dev
+              libbenchmark-dev librdkafka-dev kcat clang libclang-rt-14-dev)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+"$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+echo "setup: building headrace (C++ core, binding, tests)"
+"$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
