@@ -45,10 +45,11 @@ class RequestHandler {
  public:
   virtual ~RequestHandler() = default;
   // `frame` is one request without its size prefix, valid only during the
-  // call. Called on the connection's I/O thread; must not block for long
+  // call; the handler may modify it in place (produce rewrites base offsets
+  // before appending). Called on the connection's I/O thread; must not block for long
   // (disk appends to the page cache are fine; waiting is done by keeping
   // `respond` and calling it later).
-  virtual void Handle(const ConnectionInfo& conn, std::span<const uint8_t> frame,
+  virtual void Handle(const ConnectionInfo& conn, std::span<uint8_t> frame,
                       Responder respond) = 0;
   // The connection closed (peer, error, limit or shutdown). Optional.
   virtual void OnClose(const ConnectionInfo& conn) {}

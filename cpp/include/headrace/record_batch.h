@@ -1,0 +1,97 @@
+// Kafka RecordBatch v2 (magic 2): parsing, validation, building and record
+// decoding. This is the one place that knows the batch layout; the byte-by-
+// byte description is docs/log-format.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "headrace/status.h"
+#include "headrace/types.h"
+
+namespace headrace {
+
+// Fixed sizes of the v2 batch header.
+inline constexpr int kBatchHeaderSize = 61;        // base offset .. record count
+inline constexpr int kBatchLogOverhead = 12;       // base offset (8) + batch length (4)
+inline constexpr int8_t kMagicV2 = 2;
+
+enum class Compression : int8_t { kNone = 0, kGzip = 1, kSnappy = 2, kLz4 = 3, kZstd = 4 };
+
+// The header fields of one batch, as parsed (big-endian on the wire).
+struct BatchHeader {
+  Offset base_offset;
+  int32_t batch_length = 0;    // bytes after the length field
+  int32_t partition_leader_epoch = -1;
+  int8_t magic = 0;
+  uint32_t crc = 0;
+  int16_t attributes = 0;
+  int32_t last_offset_delta = 0;
+  TimestampMs base_timestamp;  // "first timestamp"
+  TimestampMs max_timestamp;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t base_sequence = -1;
+  int32_t record_count = 0;
+
+  int64_t total_size() const { return kBatchLogOverhead + batch_length; }
+  Offset last_offset() const { return base_offset + last_offset_delta; }
+  Compression compression() const { return static_cast<Compression>(attributes & 0x7); }
+  bool log_append_time() const { return attributes & 0x8; }
+  bool is_transactional() const { return attributes & 0x10; }
+  bool is_control() const { return attributes & 0x20; }
+};
+
+// Parses the header at the start of `bytes` without checking the CRC.
+// Errors: Corruption when fewer than kBatchHeaderSize bytes or a length that
+// runs past `bytes` or is below the header size; Unsupported for magic != 2.
+Result<BatchHeader> ParseBatchHeader(std::span<const uint8_t> bytes);
+
+// Full validation of one batch at the start of `bytes`: header, CRC32C over
+// attributes..end, record_count >= 0, last_offset_delta consistent with
+// record_count (== record_count - 1 for non-empty uncompressed and
+// compressed batches), and for uncompressed batches that the records parse
+// and their count matches. Returns the header.
+Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes);
+
+// Rewrites the base offset field in place (the CRC does not cover it).
+void SetBaseOffset(std::span<uint8_t> batch, Offset base);
+// Sets LogAppendTime: max_timestamp = ts, the timestamp-type bit, and
+// recomputes the CRC (which covers those fields).
+void SetLogAppendTime(std::span<uint8_t> batch, TimestampMs ts);
+
+// One record to build.
+struct RecordHeader {
+  std::string key;
+  std::optional<std::string> value;
+};
+struct RecordInput {
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+  std::vector<RecordHeader> headers;
+  TimestampMs timestamp = kNoTimestamp;  // kNoTimestamp = "now" at build time
+};
+
+// Builds one uncompressed RecordBatch v2 with base offset 0, producer id -1,
+// CreateTime timestamps and a valid CRC.
+std::string BuildBatch(const std::vector<RecordInput>& records);
+
+// A decoded record.
+struct Record {
+  Offset offset;
+  TimestampMs timestamp;
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+  std::vector<RecordHeader> headers;
+};
+
+// Decodes every record of the back-to-back batches in `bytes`; a trailing
+// partial batch is ignored (fetch results may end with one). Control batches
+// are skipped. Errors: Corruption; Unsupported for compressed batches whose
+// codec is not built in.
+Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes);
+
+}  // namespace headrace
