@@ -1,7 +1,80 @@
-"""The `headrace` command line."""
+"""The ``headrace`` command line.
+
+Every failure is one line on stderr and a non-zero exit code, never a
+traceback.
+"""
+from __future__ import annotations
+
+import argparse
 import sys
 
+from headrace.errors import HeadraceError
+from headrace.settings import SettingsError, gather
 
-def main(argv=None) -> int:
-    print("headrace: the broker is not built yet", file=sys.stderr)
-    return 1
+# Flags of `headrace broker` and the broker config key each one sets.
+BROKER_FLAGS = {
+    "data_dir": "log.dirs",
+    "listen": "listeners",
+    "advertise": "advertised.listeners",
+    "node_id": "node.id",
+    "num_partitions": "num.partitions",
+    "flush_messages": "log.flush.interval.messages",
+    "flush_ms": "log.flush.interval.ms",
+    "io_threads": "num.io.threads",
+}
+
+
+def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("broker", help="run a single-node broker in the foreground",
+                       description="Run a headrace broker until SIGTERM/SIGINT.")
+    p.add_argument("--config", metavar="FILE", help="TOML config file (Kafka broker key names)")
+    p.add_argument("--data-dir", metavar="DIR", help="where logs and metadata live (log.dirs)")
+    p.add_argument("--listen", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:9092)")
+    p.add_argument("--advertise", metavar="HOST:PORT", help="address clients are told to use")
+    p.add_argument("--node-id", type=int, metavar="N", help="broker id (node.id, default 0)")
+    p.add_argument("--num-partitions", type=int, metavar="N",
+                   help="partitions of auto-created topics (num.partitions, default 1)")
+    p.add_argument("--flush-messages", type=int, metavar="N",
+                   help="fsync after N messages (log.flush.interval.messages)")
+    p.add_argument("--flush-ms", type=int, metavar="MS",
+                   help="fsync at least every MS milliseconds (log.flush.interval.ms)")
+    p.add_argument("--io-threads", type=int, metavar="N", help="network I/O threads (default: cores)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="any broker setting, e.g. --set log.retention.ms=60000 (repeatable)")
+    p.set_defaults(func=_cmd_broker)
+
+
+def _cmd_broker(args: argparse.Namespace) -> int:
+    from headrace.broker import run_broker
+
+    flags = {key: getattr(args, attr) for attr, key in BROKER_FLAGS.items()}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SettingsError(f"--set expects KEY=VALUE, got {item!r}")
+        flags[key.strip()] = value
+    return run_broker(gather(args.config, flags))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="headrace", description="headrace streaming log broker")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    _add_broker_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (HeadraceError, SettingsError, OSError) as e:
+        print(f"headrace: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Running a broker from Python: the `headrace broker` command.
+
+The C++ broker (headrace._core.Broker) owns the network threads and the data
+path; Python only starts it, waits for a signal and stops it. The data path
+never takes the GIL.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+from headrace.settings import Settings
+
+
+def run_broker(settings: Settings) -> int:
+    """Starts a broker with `settings`, serves until SIGTERM/SIGINT, then
+    shuts down cleanly (stop accepting, finish in-flight requests, flush
+    logs). Returns the process exit code."""
+    from headrace._core import Broker
+
+    broker = Broker(settings.values)
+    stop = threading.Event()
+
+    def _on_signal(signum, frame):  # runs in the main thread
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _on_signal)
+    broker.start()
+    print(f"headrace: listening on {broker.listen_address} "
+          f"(advertised {broker.advertised_address}, node {broker.node_id}, "
+          f"data {broker.data_dir}, {broker.network_backend})", flush=True)
+    while not stop.wait(0.5):
+        pass
+    print("headrace: shutting down", file=sys.stderr, flush=True)
+    broker.stop()
+    print("headrace: stopped", file=sys.stderr, flush=True)
+    return 0

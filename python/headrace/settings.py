@@ -1,0 +1,90 @@
+"""Broker settings gathered from a TOML file, the environment and flags.
+
+Keys are Kafka's broker config names (``log.dirs``, ``listeners``,
+``log.retention.ms``...). This module only collects *where* each value came
+from; the C++ core (``BrokerConfig``) owns the defaults and validates every
+value, so there is one source of truth for what a setting means.
+
+Precedence, lowest first: built-in default < config file < environment
+(``HEADRACE_LOG_RETENTION_MS=...`` sets ``log.retention.ms``) < flags.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+ENV_PREFIX = "HEADRACE_"
+# Environment variables with this prefix that are not broker settings.
+_NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR"}
+
+
+class SettingsError(ValueError):
+    """A config file or value that cannot be used."""
+
+
+@dataclass
+class Settings:
+    """Explicitly set values (str) and where each came from."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def set(self, key: str, value: Any, source: str) -> None:
+        self.values[key] = _to_str(value)
+        self.sources[key] = source
+
+
+def _to_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_to_str(v) for v in value)
+    return str(value)
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def load_file(path: str) -> dict[str, Any]:
+    """Reads a TOML config file; nested tables become dotted keys."""
+    try:
+        with open(path, "rb") as f:
+            return _flatten(tomllib.load(f))
+    except FileNotFoundError:
+        raise SettingsError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SettingsError(f"config file {path}: {e}") from None
+
+
+def from_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """HEADRACE_LOG_RETENTION_MS=5 -> {"log.retention.ms": "5"}."""
+    out = {}
+    for name, value in environ.items():
+        if name.startswith(ENV_PREFIX) and name not in _NOT_SETTINGS:
+            out[name[len(ENV_PREFIX):].lower().replace("_", ".")] = value
+    return out
+
+
+def gather(config_file: str | None, flags: Mapping[str, Any],
+           environ: Mapping[str, str] | None = None) -> Settings:
+    """Merges file, environment and flag values (flags win)."""
+    s = Settings()
+    if config_file:
+        for k, v in load_file(config_file).items():
+            s.set(k, v, f"file {config_file}")
+    for k, v in from_environ(os.environ if environ is None else environ).items():
+        s.set(k, v, "environment")
+    for k, v in flags.items():
+        if v is not None:
+            s.set(k, v, "flag")
+    return s
