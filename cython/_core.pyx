@@ -1,3 +1,12 @@
 # cython: language_level=3
-"""headrace._core: the thin Cython layer over the C++ core."""
+"""headrace._core: the thin Cython layer over the C++ core.
+
+Not a public API: use headrace.Log and friends. Declarations live in
+libheadrace.pxd; each concept has its own .pxi included here.
+"""
+from libheadrace cimport *
+
 __version__ = "0.1.0"
+
+include "error.pxi"
+include "log.pxi"

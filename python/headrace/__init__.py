@@ -1,4 +1,32 @@
 """headrace: a Kafka-wire-compatible streaming log broker with a C++ core."""
 from headrace._core import __version__
+from headrace.errors import (
+    AlreadyExistsError,
+    CorruptRecordError,
+    HeadraceError,
+    HeadraceIOError,
+    InvalidArgumentError,
+    LogClosedError,
+    NotFoundError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+    UnsupportedError,
+)
+from headrace.log import Log, Record, RetentionResult
 
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    "Log",
+    "Record",
+    "RetentionResult",
+    "HeadraceError",
+    "AlreadyExistsError",
+    "CorruptRecordError",
+    "HeadraceIOError",
+    "InvalidArgumentError",
+    "LogClosedError",
+    "NotFoundError",
+    "OffsetOutOfRangeError",
+    "RecordTooLargeError",
+    "UnsupportedError",
+]

@@ -59,6 +59,9 @@ Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes);
 
 // Rewrites the base offset field in place (the CRC does not cover it).
 void SetBaseOffset(std::span<uint8_t> batch, Offset base);
+// Rewrites the partition leader epoch field in place (not covered by the
+// CRC either); the leader stamps its epoch on every appended batch.
+void SetPartitionLeaderEpoch(std::span<uint8_t> batch, LeaderEpoch epoch);
 // Sets LogAppendTime: max_timestamp = ts, the timestamp-type bit, and
 // recomputes the CRC (which covers those fields).
 void SetLogAppendTime(std::span<uint8_t> batch, TimestampMs ts);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,12 +45,21 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // An optional refinement of code() chosen by one layer for its own error
+  // space (0 = none; not shown by ToString). The broker state layer stores
+  // the Kafka error code here (see cpp/broker/kafka_error.h).
+  int32_t detail() const { return detail_; }
+  Status WithDetail(int32_t detail) && {
+    detail_ = detail;
+    return std::move(*this);
+  }
   // "Corruption: <message>" or "OK".
   std::string ToString() const;
 
  private:
   Status(StatusCode c, std::string m) : code_(c), message_(std::move(m)) {}
   StatusCode code_ = StatusCode::kOk;
+  int32_t detail_ = 0;
   std::string message_;
 };
 

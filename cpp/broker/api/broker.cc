@@ -1,0 +1,109 @@
+// Broker: BrokerState (topics, logs, background threads) + Dispatcher (the
+// Kafka API handlers) + net::Server, started and stopped in that order.
+#include "headrace/broker.h"
+
+#include <mutex>
+
+#include "broker/api/dispatcher.h"
+#include "broker/api/handler.h"
+#include "broker/broker_config.h"
+#include "common/logging.h"
+#include "net/server.h"
+
+namespace headrace {
+namespace {
+
+using broker::BrokerConfig;
+
+// Settings that belong to this layer rather than to BrokerConfig.
+constexpr const char* kBackendKey = "headrace.network.backend";  // auto|io_uring|epoll
+
+class BrokerImpl final : public Broker {
+ public:
+  BrokerImpl(BrokerConfig config, net::Backend backend)
+      : config_(std::move(config)), backend_(backend) {}
+  ~BrokerImpl() override { (void)Stop(); }
+
+  Status Start() override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (state_) return Status::InvalidArgument("broker already started");
+    HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_));
+    ctx_.state = state_.get();
+    ctx_.node_id = config_.node_id;
+    ctx_.advertised_host = config_.effective_advertised_host();
+    ctx_.advertised_port = config_.effective_advertised_port();
+    dispatcher_ = std::make_unique<broker::Dispatcher>(&ctx_);
+
+    net::ServerOptions opts;
+    opts.host = config_.listen_host;
+    opts.port = static_cast<uint16_t>(config_.listen_port);
+    opts.io_threads = config_.io_threads;
+    opts.max_request_bytes = config_.socket_request_max_bytes;
+    opts.max_connections = config_.max_connections;
+    opts.backend = backend_;
+    server_ = std::make_unique<net::Server>(opts, dispatcher_.get());
+    Status st = server_->Start();
+    if (!st.ok()) {
+      server_.reset();
+      (void)state_->Close();
+      state_.reset();
+      return st;
+    }
+    // Listening on port 0: advertise the port the OS picked.
+    if (config_.advertised_port < 0) ctx_.advertised_port = server_->port();
+    return Status::OK();
+  }
+
+  Status Stop() override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!state_) return Status::OK();
+    server_->Stop();  // finishes in-flight requests
+    Status st = state_->Close();  // answers parked requests, flushes, closes logs
+    server_.reset();
+    dispatcher_.reset();
+    state_.reset();
+    return st;
+  }
+
+  std::string listen_address() const override {
+    int port = server_ ? server_->port() : config_.listen_port;
+    return config_.listen_host + ":" + std::to_string(port);
+  }
+  std::string advertised_address() const override {
+    return ctx_.advertised_host + ":" + std::to_string(ctx_.advertised_port.load());
+  }
+  int32_t node_id() const override { return config_.node_id; }
+  std::string data_dir() const override { return config_.data_dir; }
+  std::string network_backend() const override {
+    return server_ ? net::BackendName(server_->backend()) : net::BackendName(backend_);
+  }
+  std::string cluster_id() const override { return state_ ? ctx_.cluster_id() : ""; }
+
+ private:
+  mutable std::mutex mu_;  // serialises Start/Stop
+  BrokerConfig config_;
+  net::Backend backend_;
+  std::unique_ptr<broker::BrokerState> state_;
+  broker::BrokerContext ctx_;
+  std::unique_ptr<broker::Dispatcher> dispatcher_;
+  std::unique_ptr<net::Server> server_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::string>& settings) {
+  std::map<std::string, std::string> props = settings;
+  net::Backend backend = net::Backend::kAuto;
+  if (auto it = props.find(kBackendKey); it != props.end()) {
+    auto b = net::ParseBackend(it->second);
+    if (!b.ok()) return Status::InvalidArgument(std::string(kBackendKey) + ": " + b.status().message());
+    backend = *b;
+    props.erase(it);
+  }
+  BrokerConfig config;
+  HR_RETURN_IF_ERROR(config.SetAll(props));
+  HR_RETURN_IF_ERROR(config.Validate());
+  return std::unique_ptr<Broker>(new BrokerImpl(std::move(config), backend));
+}
+
+}  // namespace headrace

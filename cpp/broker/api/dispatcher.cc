@@ -1,0 +1,47 @@
+#include "broker/api/dispatcher.h"
+
+#include <string>
+
+#include "broker/api/api_versions.h"
+#include "broker/api/handler.h"
+
+namespace headrace::broker {
+
+namespace {
+
+std::string Describe(const protocol::RequestHeader& h) {
+  const protocol::ApiInfo* info = protocol::FindApi(h.request_api_key);
+  return std::string(info ? info->name : "api key " + std::to_string(h.request_api_key)) +
+         " v" + std::to_string(h.request_api_version);
+}
+
+}  // namespace
+
+void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> frame,
+                        net::Responder respond) {
+  protocol::Reader reader(frame);
+  protocol::RequestHeader header;
+  Status st = protocol::DecodeRequestHeader(reader, &header);
+  if (st.code() == StatusCode::kCorruption) {
+    respond(net::Reply::Close("malformed request header: " + st.message()));
+    return;
+  }
+  const ApiHandler* handler = FindHandler(header.request_api_key);
+  const bool supported = st.ok() && handler != nullptr &&
+                         header.request_api_version >= handler->min_version &&
+                         header.request_api_version <= handler->max_version;
+  Request req(std::move(header), conn, std::move(respond));
+  if (!supported) {
+    if (req.api_key() == protocol::ApiVersionsRequest::kApiKey) {
+      ReplyUnsupportedApiVersions(req);
+    } else {
+      // Like Kafka: a request we cannot parse the version of cannot be
+      // answered in a form the client would understand.
+      req.Close("unsupported request " + Describe(req.header()));
+    }
+    return;
+  }
+  handler->handle(*ctx_, reader, std::move(req));
+}
+
+}  // namespace headrace::broker

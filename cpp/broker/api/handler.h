@@ -1,0 +1,106 @@
+// The Kafka API handler framework. One Kafka API = one file in this
+// directory that defines one `const ApiHandler kXxxHandler` (its API key and
+// the version range it supports next to its code). handler_registry.cc lists
+// them all; that list is the only source of the ApiVersions response.
+//
+// A handler receives its decoded request and a Request (header + responder).
+// It answers exactly once through req.Reply(...) / req.NoResponse() /
+// req.Close(...), either before returning or later from any thread (the
+// Request is cheap to copy and may be kept, e.g. by a parked fetch).
+#pragma once
+
+#include <atomic>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "broker/broker_state.h"
+#include "net/request_handler.h"
+#include "protocol/codec.h"
+
+namespace headrace::broker {
+
+// What handlers see of the broker. Lives as long as the broker serves.
+struct BrokerContext {
+  BrokerState* state = nullptr;
+  // The address Metadata/FindCoordinator/DescribeCluster hand out (the
+  // actual bound port when the listener asked for port 0).
+  std::string advertised_host;
+  std::atomic<int32_t> advertised_port{0};
+  int32_t node_id = 0;
+
+  TopicRegistry& topics() const { return state->topics(); }
+  const BrokerConfig& config() const { return state->config(); }
+  const std::string& cluster_id() const { return state->identity().cluster_id; }
+};
+
+class Request {
+ public:
+  Request(protocol::RequestHeader header, net::ConnectionInfo conn, net::Responder respond)
+      : header_(std::move(header)), conn_(std::move(conn)), respond_(std::move(respond)) {}
+
+  int16_t version() const { return header_.request_api_version; }
+  int16_t api_key() const { return header_.request_api_key; }
+  const protocol::RequestHeader& header() const { return header_; }
+  const net::ConnectionInfo& connection() const { return conn_; }
+
+  // Encodes `body` at this request's version, with its correlation id, and
+  // sends it.
+  template <typename Response>
+  void Reply(const Response& body) const {
+    OutputBuffer out;
+    protocol::EncodeResponse(out, header_.correlation_id, header_.request_api_version, body);
+    respond_(net::Reply::Respond(std::move(out)));
+  }
+  // Sends an already encoded response (header included).
+  void ReplyEncoded(OutputBuffer out) const { respond_(net::Reply::Respond(std::move(out))); }
+  // Answers nothing (Produce with acks=0).
+  void NoResponse() const { respond_(net::Reply::NoResponse()); }
+  // Closes the connection after earlier responses, logging `why`.
+  void Close(std::string why) const { respond_(net::Reply::Close(std::move(why))); }
+
+ private:
+  protocol::RequestHeader header_;
+  net::ConnectionInfo conn_;
+  net::Responder respond_;
+};
+
+// Decodes the body (`body` is positioned after the header) and answers.
+using HandleFn = void (*)(BrokerContext& ctx, protocol::Reader& body, Request req);
+
+struct ApiHandler {
+  int16_t api_key;
+  int16_t min_version;
+  int16_t max_version;
+  HandleFn handle;
+};
+
+// Every handler, ordered by API key. The ApiVersions response lists exactly
+// these with their ranges.
+std::span<const ApiHandler* const> AllHandlers();
+// The handler for `api_key`, or nullptr.
+const ApiHandler* FindHandler(int16_t api_key);
+
+// Adapts `Fn(BrokerContext&, Req&, Request)` to HandleFn: decodes Req at the
+// request's version and closes the connection on a malformed body (as Kafka
+// does), naming the API and version in the log line.
+template <typename Req, void (*Fn)(BrokerContext&, Req&, Request)>
+void DecodeThen(BrokerContext& ctx, protocol::Reader& body, Request req) {
+  Req msg;
+  Status st = msg.Decode(body, req.version());
+  if (!st.ok()) {
+    const protocol::ApiInfo* info = protocol::FindApi(req.api_key());
+    req.Close(std::string("malformed ") + (info ? info->name : "request") + " v" +
+              std::to_string(req.version()) + ": " + st.message());
+    return;
+  }
+  Fn(ctx, msg, std::move(req));
+}
+
+// Builds the ApiHandler for Req handled by Fn, supporting [min_v, max_v].
+template <typename Req, void (*Fn)(BrokerContext&, Req&, Request)>
+constexpr ApiHandler MakeHandler(int16_t min_v, int16_t max_v) {
+  return ApiHandler{Req::kApiKey, min_v, max_v, &DecodeThen<Req, Fn>};
+}
+
+}  // namespace headrace::broker

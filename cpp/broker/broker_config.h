@@ -1,0 +1,82 @@
+// The broker's static configuration (server.properties). Field comments give
+// the Kafka property name; Set() accepts those names so an operator's
+// properties file carries over. docs/configuration.md is the reference.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "broker/topic_config.h"
+#include "headrace/log.h"
+#include "headrace/status.h"
+
+namespace headrace::broker {
+
+struct BrokerConfig {
+  int32_t node_id = 0;                        // node.id (alias broker.id)
+  std::string listen_host = "127.0.0.1";      // listeners=PLAINTEXT://host:port
+  int32_t listen_port = 9092;
+  std::string advertised_host;                // advertised.listeners; "" = listen_host
+  int32_t advertised_port = -1;               //   -1 = listen_port
+  std::string data_dir = "/tmp/headrace-logs";  // log.dirs (one directory)
+  int32_t io_threads = 2;                     // num.io.threads
+  // cluster.id: "" = take the one stored in the metadata file, or generate
+  // one at first start and store it. If set, must match the stored one.
+  std::string cluster_id;
+  bool auto_create_topics_enable = true;      // auto.create.topics.enable
+  int32_t num_partitions = 1;                 // num.partitions
+  int16_t default_replication_factor = 1;     // default.replication.factor
+  int32_t socket_request_max_bytes = 104857600;  // socket.request.max.bytes
+  int32_t max_connections = 10000;            // max.connections
+
+  // Defaults for new topics; topic configs override them per topic.
+  // log.segment.bytes, log.roll.ms (log.roll.hours), log.retention.ms
+  // (log.retention.minutes, log.retention.hours), log.retention.bytes,
+  // log.flush.interval.messages, log.flush.interval.ms, message.max.bytes,
+  // log.message.timestamp.type, log.index.interval.bytes,
+  // log.index.size.max.bytes.
+  LogConfig log_defaults;
+  std::string log_cleanup_policy = "delete";  // log.cleanup.policy
+  int32_t min_insync_replicas = 1;            // min.insync.replicas
+
+  int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
+  // How often the maintenance thread checks time-based roll (segment.ms) and
+  // flush (flush.ms) policies.              log.flush.scheduler.interval.ms
+  int64_t log_flush_scheduler_interval_ms = 1000;
+
+  // Durability of acks=all (group commit, see Flusher):
+  // headrace.acks.all.fsync: an acks=all produce is answered only after its
+  // batch is fsynced. false = answered once appended (Kafka's behaviour).
+  bool acks_all_fsync = true;
+  // headrace.group.commit.linger.us: how long the flusher waits after the
+  // first pending request before fsyncing, to gather more (0 = none; requests
+  // that arrive while an fsync runs are batched into the next one anyway).
+  int64_t group_commit_linger_us = 0;
+
+  // Kafka property names set explicitly through Set(), e.g. "log.retention.ms".
+  std::set<std::string> explicitly_set;
+
+  // Sets one property by its Kafka name. Errors: InvalidArgument naming the
+  // key ("num.partitions: must be an integer >= 1"); NotFound for an unknown key.
+  Status Set(std::string_view key, std::string_view value);
+  // Sets every pair; unknown keys are collected into `*ignored` if given,
+  // otherwise they are an error.
+  Status SetAll(const std::map<std::string, std::string>& props,
+                std::set<std::string>* ignored = nullptr);
+  // Cross-field checks (ports, ids, sizes, a non-empty data_dir).
+  Status Validate() const;
+
+  const std::string& effective_advertised_host() const {
+    return advertised_host.empty() ? listen_host : advertised_host;
+  }
+  int32_t effective_advertised_port() const {
+    return advertised_port < 0 ? listen_port : advertised_port;
+  }
+  // What a new topic inherits (see topic_config.h).
+  TopicDefaults topic_defaults() const;
+};
+
+}  // namespace headrace::broker

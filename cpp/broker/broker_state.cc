@@ -1,0 +1,40 @@
+#include "broker/broker_state.h"
+
+namespace headrace::broker {
+
+Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& config,
+                                                       LogFactory log_factory) {
+  HR_RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<BrokerState> s(new BrokerState());
+  HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir));
+  s->waiters_ = std::make_unique<FetchWaiters>();
+  TopicRegistry::Options options;
+  options.config = config;
+  options.store = s->store_.get();
+  options.listener = s->waiters_.get();
+  options.log_factory = std::move(log_factory);
+  HR_ASSIGN_OR_RETURN(s->registry_, TopicRegistry::Open(std::move(options)));
+  Flusher::Options flush;
+  flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
+  s->flusher_ = std::make_unique<Flusher>(flush);
+  Maintenance::Options m;
+  m.tick_ms = config.log_flush_scheduler_interval_ms;
+  m.retention_check_ms = config.log_retention_check_interval_ms;
+  TopicRegistry* registry = s->registry_.get();
+  s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
+  s->maintenance_->Start();
+  return s;
+}
+
+BrokerState::~BrokerState() { (void)Close(); }
+
+Status BrokerState::Close() {
+  if (closed_) return Status::OK();
+  closed_ = true;
+  if (maintenance_) maintenance_->Stop();
+  if (waiters_) waiters_->Shutdown();
+  if (flusher_) flusher_->Stop();
+  return registry_ ? registry_->Close() : Status::OK();
+}
+
+}  // namespace headrace::broker

@@ -1,0 +1,52 @@
+// Everything below the Kafka API handlers, wired together in the order it
+// must start and stop. A handler library holds one BrokerState and uses:
+//   topics()        create/delete/alter topics, find partitions
+//   fetch_waiters() park a Fetch until data arrives or max_wait passes
+//   flusher()       answer acks=all produces after their fsync (if
+//                   config().acks_all_fsync)
+#pragma once
+
+#include <memory>
+
+#include "broker/broker_config.h"
+#include "broker/fetch_waiters.h"
+#include "broker/flusher.h"
+#include "broker/maintenance.h"
+#include "broker/metadata_store.h"
+#include "broker/topic_registry.h"
+
+namespace headrace::broker {
+
+class BrokerState {
+ public:
+  // Opens the metadata file in config.data_dir, loads and recovers every
+  // topic, and starts the timer, flusher and maintenance threads.
+  static Result<std::unique_ptr<BrokerState>> Open(const BrokerConfig& config,
+                                                   LogFactory log_factory = DefaultLogFactory());
+  ~BrokerState();  // Close()
+
+  TopicRegistry& topics() { return *registry_; }
+  FetchWaiters& fetch_waiters() { return *waiters_; }
+  Flusher& flusher() { return *flusher_; }
+  MetadataStore& metadata() { return *store_; }
+  const BrokerConfig& config() const { return registry_->config(); }
+  const ClusterIdentity& identity() const { return registry_->identity(); }
+
+  // Stops maintenance, answers parked fetches (kShutdown), flushes and
+  // answers pending acks=all requests, then closes every partition.
+  // Idempotent.
+  Status Close();
+
+ private:
+  BrokerState() = default;
+
+  // Declaration order = construction order; destruction runs in reverse.
+  std::unique_ptr<FileMetadataStore> store_;
+  std::unique_ptr<FetchWaiters> waiters_;
+  std::unique_ptr<TopicRegistry> registry_;
+  std::unique_ptr<Flusher> flusher_;
+  std::unique_ptr<Maintenance> maintenance_;
+  bool closed_ = false;
+};
+
+}  // namespace headrace::broker

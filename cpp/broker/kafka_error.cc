@@ -1,0 +1,113 @@
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+
+const char* KafkaErrorName(KafkaError e) {
+  switch (e) {
+    case KafkaError::kUnknownServerError: return "UNKNOWN_SERVER_ERROR";
+    case KafkaError::kNone: return "NONE";
+    case KafkaError::kOffsetOutOfRange: return "OFFSET_OUT_OF_RANGE";
+    case KafkaError::kCorruptMessage: return "CORRUPT_MESSAGE";
+    case KafkaError::kUnknownTopicOrPartition: return "UNKNOWN_TOPIC_OR_PARTITION";
+    case KafkaError::kInvalidFetchSize: return "INVALID_FETCH_SIZE";
+    case KafkaError::kLeaderNotAvailable: return "LEADER_NOT_AVAILABLE";
+    case KafkaError::kNotLeaderOrFollower: return "NOT_LEADER_OR_FOLLOWER";
+    case KafkaError::kRequestTimedOut: return "REQUEST_TIMED_OUT";
+    case KafkaError::kMessageTooLarge: return "MESSAGE_TOO_LARGE";
+    case KafkaError::kInvalidTopicException: return "INVALID_TOPIC_EXCEPTION";
+    case KafkaError::kRecordListTooLarge: return "RECORD_LIST_TOO_LARGE";
+    case KafkaError::kNotEnoughReplicas: return "NOT_ENOUGH_REPLICAS";
+    case KafkaError::kNotEnoughReplicasAfterAppend: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    case KafkaError::kInvalidRequiredAcks: return "INVALID_REQUIRED_ACKS";
+    case KafkaError::kInvalidTimestamp: return "INVALID_TIMESTAMP";
+    case KafkaError::kUnsupportedVersion: return "UNSUPPORTED_VERSION";
+    case KafkaError::kTopicAlreadyExists: return "TOPIC_ALREADY_EXISTS";
+    case KafkaError::kInvalidPartitions: return "INVALID_PARTITIONS";
+    case KafkaError::kInvalidReplicationFactor: return "INVALID_REPLICATION_FACTOR";
+    case KafkaError::kInvalidReplicaAssignment: return "INVALID_REPLICA_ASSIGNMENT";
+    case KafkaError::kInvalidConfig: return "INVALID_CONFIG";
+    case KafkaError::kInvalidRequest: return "INVALID_REQUEST";
+    case KafkaError::kPolicyViolation: return "POLICY_VIOLATION";
+    case KafkaError::kKafkaStorageError: return "KAFKA_STORAGE_ERROR";
+    case KafkaError::kFencedLeaderEpoch: return "FENCED_LEADER_EPOCH";
+    case KafkaError::kUnknownLeaderEpoch: return "UNKNOWN_LEADER_EPOCH";
+    case KafkaError::kUnsupportedCompressionType: return "UNSUPPORTED_COMPRESSION_TYPE";
+    case KafkaError::kInvalidRecord: return "INVALID_RECORD";
+    case KafkaError::kUnknownTopicId: return "UNKNOWN_TOPIC_ID";
+    case KafkaError::kInconsistentTopicId: return "INCONSISTENT_TOPIC_ID";
+    case KafkaError::kInconsistentClusterId: return "INCONSISTENT_CLUSTER_ID";
+  }
+  return "UNKNOWN";
+}
+
+namespace {
+
+// The generic StatusCode closest to a Kafka error, so that code that only
+// looks at Status::code() (logs, the Python binding) still sees sense.
+StatusCode GenericCodeFor(KafkaError e) {
+  switch (e) {
+    case KafkaError::kUnknownTopicOrPartition:
+    case KafkaError::kUnknownTopicId:
+      return StatusCode::kNotFound;
+    case KafkaError::kTopicAlreadyExists: return StatusCode::kAlreadyExists;
+    case KafkaError::kOffsetOutOfRange: return StatusCode::kOutOfRange;
+    case KafkaError::kCorruptMessage:
+    case KafkaError::kInvalidRecord:
+      return StatusCode::kCorruption;
+    case KafkaError::kMessageTooLarge:
+    case KafkaError::kRecordListTooLarge:
+      return StatusCode::kTooLarge;
+    case KafkaError::kKafkaStorageError:
+    case KafkaError::kUnknownServerError:
+      return StatusCode::kIOError;
+    case KafkaError::kUnsupportedVersion:
+    case KafkaError::kUnsupportedCompressionType:
+      return StatusCode::kUnsupported;
+    case KafkaError::kNotLeaderOrFollower:
+    case KafkaError::kLeaderNotAvailable:
+      return StatusCode::kClosed;
+    default:
+      return StatusCode::kInvalidArgument;
+  }
+}
+
+Status MakeGeneric(StatusCode c, std::string m) {
+  switch (c) {
+    case StatusCode::kNotFound: return Status::NotFound(std::move(m));
+    case StatusCode::kAlreadyExists: return Status::AlreadyExists(std::move(m));
+    case StatusCode::kOutOfRange: return Status::OutOfRange(std::move(m));
+    case StatusCode::kCorruption: return Status::Corruption(std::move(m));
+    case StatusCode::kTooLarge: return Status::TooLarge(std::move(m));
+    case StatusCode::kIOError: return Status::IOError(std::move(m));
+    case StatusCode::kUnsupported: return Status::Unsupported(std::move(m));
+    case StatusCode::kClosed: return Status::Closed(std::move(m));
+    default: return Status::InvalidArgument(std::move(m));
+  }
+}
+
+}  // namespace
+
+Status KafkaStatus(KafkaError e, std::string message) {
+  assert(e != KafkaError::kNone);
+  return MakeGeneric(GenericCodeFor(e), std::move(message)).WithDetail(Code(e));
+}
+
+KafkaError ToKafkaError(const Status& s) {
+  if (s.ok()) return KafkaError::kNone;
+  if (s.detail() != 0) return static_cast<KafkaError>(s.detail());
+  switch (s.code()) {
+    case StatusCode::kOk: return KafkaError::kNone;
+    case StatusCode::kNotFound: return KafkaError::kUnknownTopicOrPartition;
+    case StatusCode::kCorruption: return KafkaError::kCorruptMessage;
+    case StatusCode::kInvalidArgument: return KafkaError::kInvalidRequest;
+    case StatusCode::kIOError: return KafkaError::kKafkaStorageError;
+    case StatusCode::kOutOfRange: return KafkaError::kOffsetOutOfRange;
+    case StatusCode::kAlreadyExists: return KafkaError::kTopicAlreadyExists;
+    case StatusCode::kTooLarge: return KafkaError::kMessageTooLarge;
+    case StatusCode::kClosed: return KafkaError::kNotLeaderOrFollower;
+    case StatusCode::kUnsupported: return KafkaError::kUnsupportedVersion;
+  }
+  return KafkaError::kUnknownServerError;
+}
+
+}  // namespace headrace::broker

@@ -1,0 +1,74 @@
+// Kafka protocol error codes used by the broker, and the one mapping from
+// headrace::Status to them. Numbers are the protocol guide's
+// ("Error Codes" table); they are response data, never exceptions.
+//
+// How a Status carries a Kafka error: the broker state layer builds its
+// errors with KafkaStatus(KafkaError, message), which picks the closest
+// generic StatusCode and records the exact Kafka code in Status::detail().
+// Statuses from lower layers (the log) carry no detail and are mapped by
+// their StatusCode. Handlers call ToKafkaError(status) and send
+// status.message() as the error message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "headrace/status.h"
+
+namespace headrace::broker {
+
+enum class KafkaError : int16_t {
+  kUnknownServerError = -1,
+  kNone = 0,
+  kOffsetOutOfRange = 1,
+  kCorruptMessage = 2,
+  kUnknownTopicOrPartition = 3,
+  kInvalidFetchSize = 4,
+  kLeaderNotAvailable = 5,
+  kNotLeaderOrFollower = 6,
+  kRequestTimedOut = 7,
+  kMessageTooLarge = 10,
+  kInvalidTopicException = 17,
+  kRecordListTooLarge = 18,
+  kNotEnoughReplicas = 19,
+  kNotEnoughReplicasAfterAppend = 20,
+  kInvalidRequiredAcks = 21,
+  kInvalidTimestamp = 32,
+  kUnsupportedVersion = 35,
+  kTopicAlreadyExists = 36,
+  kInvalidPartitions = 37,
+  kInvalidReplicationFactor = 38,
+  kInvalidReplicaAssignment = 39,
+  kInvalidConfig = 40,
+  kInvalidRequest = 42,
+  kPolicyViolation = 44,
+  kKafkaStorageError = 56,
+  kFencedLeaderEpoch = 74,
+  kUnknownLeaderEpoch = 75,
+  kUnsupportedCompressionType = 76,
+  kInvalidRecord = 87,
+  kUnknownTopicId = 100,
+  kInconsistentTopicId = 103,
+  kInconsistentClusterId = 104,
+};
+
+inline int16_t Code(KafkaError e) { return static_cast<int16_t>(e); }
+
+// "UNKNOWN_TOPIC_OR_PARTITION" etc., as the protocol guide spells them.
+const char* KafkaErrorName(KafkaError e);
+
+// A non-OK Status that maps to `e`. REQUIRES: e != kNone.
+Status KafkaStatus(KafkaError e, std::string message);
+
+// The one mapping. OK -> kNone; a Status with a Kafka detail -> that code;
+// otherwise by StatusCode:
+//   NotFound -> UNKNOWN_TOPIC_OR_PARTITION   Corruption -> CORRUPT_MESSAGE
+//   InvalidArgument -> INVALID_REQUEST        IOError -> KAFKA_STORAGE_ERROR
+//   OutOfRange -> OFFSET_OUT_OF_RANGE         AlreadyExists -> TOPIC_ALREADY_EXISTS
+//   TooLarge -> MESSAGE_TOO_LARGE             Closed -> NOT_LEADER_OR_FOLLOWER
+//   Unsupported -> UNSUPPORTED_VERSION
+// (Closed means the partition went away under the request, e.g. a deleted
+// topic or a shutting-down broker: clients refresh metadata and retry.)
+KafkaError ToKafkaError(const Status& s);
+
+}  // namespace headrace::broker

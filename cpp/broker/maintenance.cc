@@ -1,0 +1,81 @@
+#include "broker/maintenance.h"
+
+namespace headrace::broker {
+
+TimestampMs Maintenance::WallClockMs() {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  return TimestampMs(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+}
+
+MaintenanceReport Maintenance::RunOnce(const std::vector<std::shared_ptr<Partition>>& partitions,
+                                       TimestampMs now, bool apply_retention) {
+  MaintenanceReport r;
+  auto note = [&](const Partition& p, const Status& s) {
+    if (s.ok() || s.code() == StatusCode::kClosed) return;  // deleted meanwhile
+    if (r.errors++ == 0) r.first_error = p.topic_partition().ToString() + ": " + s.ToString();
+  };
+  for (const auto& p : partitions) {
+    ++r.partitions;
+    note(*p, p->MaybeRoll(now));
+    if (apply_retention) {
+      auto ret = p->ApplyRetention(now);
+      if (ret.ok()) {
+        r.segments_deleted += ret->segments_deleted;
+        r.bytes_deleted += ret->bytes_deleted;
+      } else {
+        note(*p, ret.status());
+      }
+    }
+    note(*p, p->MaybeFlush());
+  }
+  return r;
+}
+
+Maintenance::Maintenance(Options options, PartitionLister lister, Clock clock)
+    : options_(options), lister_(std::move(lister)), clock_(std::move(clock)) {}
+
+Maintenance::~Maintenance() { Stop(); }
+
+void Maintenance::Start() {
+  std::lock_guard<std::mutex> join_lock(join_mu_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+}
+
+void Maintenance::Loop() {
+  auto tick = std::chrono::milliseconds(options_.tick_ms);
+  auto retention_every = std::chrono::milliseconds(options_.retention_check_ms);
+  auto next_retention = std::chrono::steady_clock::now() + retention_every;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!cv_.wait_for(lock, tick, [&] { return stopping_; })) {
+    lock.unlock();
+    auto now = std::chrono::steady_clock::now();
+    bool retention = now >= next_retention;
+    if (retention) next_retention = now + retention_every;
+    MaintenanceReport report = RunOnce(lister_(), clock_(), retention);
+    lock.lock();
+    ++passes_;
+    last_ = std::move(report);
+  }
+}
+
+void Maintenance::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  std::lock_guard<std::mutex> join_lock(join_mu_);
+  if (thread_.joinable()) thread_.join();
+}
+
+int Maintenance::passes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return passes_;
+}
+
+MaintenanceReport Maintenance::last_report() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+}  // namespace headrace::broker

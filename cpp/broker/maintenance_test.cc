@@ -1,0 +1,55 @@
+#include "broker/maintenance.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "broker/fake_log_test_util.h"
+
+namespace headrace::broker {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeLog;
+
+std::shared_ptr<Partition> MakePartition(FakeLog** raw) {
+  auto log = std::make_unique<FakeLog>();
+  *raw = log.get();
+  return std::make_shared<Partition>(TopicPartition{"t", 0}, Uuid::Random(), std::move(log),
+                                     TopicSettings{}, nullptr);
+}
+
+TEST(MaintenanceTest, RunOnceRollsFlushesAndAppliesRetentionWhenDue) {
+  FakeLog* log;
+  auto p = MakePartition(&log);
+  auto r = Maintenance::RunOnce({p}, TimestampMs(1000), /*apply_retention=*/false);
+  EXPECT_EQ(r.partitions, 1);
+  EXPECT_EQ(r.errors, 0);
+  EXPECT_EQ(log->roll_checks(), 1);
+  EXPECT_EQ(log->maybe_flushes(), 1);
+  EXPECT_EQ(log->retention_runs(), 0);
+  Maintenance::RunOnce({p}, TimestampMs(2000), /*apply_retention=*/true);
+  EXPECT_EQ(log->retention_runs(), 1);
+}
+
+TEST(MaintenanceTest, ThreadTicksAndRunsRetentionOnItsOwnInterval) {
+  FakeLog* log;
+  auto p = MakePartition(&log);
+  Maintenance::Options opts;
+  opts.tick_ms = 10;
+  opts.retention_check_ms = 60;
+  Maintenance m(opts, [p] { return std::vector<std::shared_ptr<Partition>>{p}; });
+  m.Start();
+  std::this_thread::sleep_for(200ms);
+  m.Stop();
+  int passes = m.passes();
+  EXPECT_GE(passes, 5);
+  EXPECT_EQ(log->roll_checks(), passes);
+  EXPECT_GE(log->retention_runs(), 1);
+  EXPECT_LT(log->retention_runs(), passes);
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(m.passes(), passes);  // stopped
+}
+
+}  // namespace
+}  // namespace headrace::broker

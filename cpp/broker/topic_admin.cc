@@ -1,0 +1,222 @@
+// TopicRegistry admin operations: CreateTopics, DeleteTopics,
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeConfigs.
+#include <filesystem>
+
+#include "broker/file_util.h"
+#include "broker/kafka_error.h"
+#include "broker/topic_name.h"
+#include "broker/topic_registry.h"
+
+namespace headrace::broker {
+
+namespace {
+
+Status UnknownTopic(const std::string& name) {
+  return KafkaStatus(KafkaError::kUnknownTopicOrPartition,
+                     "This server does not host topic " + name);
+}
+
+// Broker count available for replicas; a single node for now.
+constexpr int kLiveBrokers = 1;
+
+}  // namespace
+
+Status TopicRegistry::ValidateCreate(const CreateTopicRequest& r, int32_t* partitions, int16_t* rf,
+                                     TopicSettings* settings) const {
+  *partitions = r.num_partitions == -1 ? config_.num_partitions : r.num_partitions;
+  if (*partitions < 1) {
+    return KafkaStatus(KafkaError::kInvalidPartitions, "Number of partitions must be larger than 0.");
+  }
+  if (*partitions > kMaxPartitionsPerTopic) {
+    return KafkaStatus(KafkaError::kInvalidPartitions,
+                       "Number of partitions must be at most " +
+                           std::to_string(kMaxPartitionsPerTopic) + ".");
+  }
+  *rf = r.replication_factor == -1 ? config_.default_replication_factor : r.replication_factor;
+  if (*rf < 1) {
+    return KafkaStatus(KafkaError::kInvalidReplicationFactor,
+                       "Replication factor must be larger than 0.");
+  }
+  if (*rf > kLiveBrokers) {
+    return KafkaStatus(KafkaError::kInvalidReplicationFactor,
+                       "Replication factor: " + std::to_string(*rf) +
+                           " larger than available brokers: " + std::to_string(kLiveBrokers) + ".");
+  }
+  HR_ASSIGN_OR_RETURN(*settings, ApplyTopicConfigs(defaults_, r.configs));
+  return Status::OK();
+}
+
+Result<CreatedTopic> TopicRegistry::CreateTopic(const CreateTopicRequest& r) {
+  HR_RETURN_IF_ERROR(ValidateTopicName(r.name));
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  HR_RETURN_IF_ERROR(CheckOpenLocked());
+  if (FindTopic(r.name)) {
+    return KafkaStatus(KafkaError::kTopicAlreadyExists, "Topic '" + r.name + "' already exists.");
+  }
+  for (const auto& t : ListTopics()) {
+    if (TopicNamesCollide(t->name, r.name)) {
+      return KafkaStatus(KafkaError::kInvalidTopicException,
+                         "Topic '" + r.name + "' collides with existing topic: " + t->name);
+    }
+  }
+  CreatedTopic out;
+  TopicSettings settings;
+  HR_RETURN_IF_ERROR(ValidateCreate(r, &out.num_partitions, &out.replication_factor, &settings));
+  ConfigMap overrides;
+  for (const auto& [k, v] : r.configs) overrides[k] = NormalizeTopicConfigValue(k, v);
+  out.configs = DescribeTopicConfigs(defaults_, overrides);
+  if (r.validate_only) return out;
+
+  TopicMetadata meta{r.name, Uuid::Random(), out.num_partitions, overrides};
+  while (FindTopicById(meta.id)) meta.id = Uuid::Random();
+  Status stored = store_->PutTopic(meta);
+  if (!stored.ok()) {
+    return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + stored.ToString());
+  }
+  for (int32_t p = 0; p < out.num_partitions; ++p) RetireDir({r.name, p});  // stale data
+  auto parts = OpenPartitions(r.name, meta.id, settings, 0, out.num_partitions);
+  if (!parts.ok()) {
+    (void)store_->DeleteTopic(r.name);
+    for (int32_t p = 0; p < out.num_partitions; ++p) RetireDir({r.name, p});
+    return parts.status();
+  }
+  auto topic = std::make_shared<Topic>();
+  topic->name = r.name;
+  topic->id = meta.id;
+  topic->overrides = std::move(overrides);
+  topic->settings = settings;
+  topic->partitions = std::move(parts).value();
+  Publish(topic);
+  out.id = meta.id;
+  return out;
+}
+
+Status TopicRegistry::DeleteTopic(const std::string& name) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  HR_RETURN_IF_ERROR(CheckOpenLocked());
+  auto topic = FindTopic(name);
+  if (!topic) return UnknownTopic(name);
+  Status s = store_->DeleteTopic(name);
+  if (!s.ok()) return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + s.ToString());
+  {
+    std::unique_lock<std::shared_mutex> lock(map_mu_);
+    by_name_.erase(name);
+    by_id_.erase(topic->id);
+  }
+  // Requests holding a Partition now get Closed (NOT_LEADER_OR_FOLLOWER).
+  for (const auto& p : topic->partitions) {
+    (void)p->Close();
+    RetireDir(p->topic_partition());
+  }
+  (void)SyncDir(config_.data_dir);
+  return Status::OK();
+}
+
+Result<std::string> TopicRegistry::DeleteTopicById(const Uuid& id) {
+  auto topic = FindTopicById(id);
+  if (!topic) {
+    return KafkaStatus(KafkaError::kUnknownTopicId, "Topic id " + id.ToBase64() + " does not exist");
+  }
+  Status s = DeleteTopic(topic->name);
+  if (s.ok()) return topic->name;
+  if (ToKafkaError(s) == KafkaError::kUnknownTopicOrPartition) {  // deleted meanwhile
+    return KafkaStatus(KafkaError::kUnknownTopicId, "Topic id " + id.ToBase64() + " does not exist");
+  }
+  return s;
+}
+
+Status TopicRegistry::CreatePartitions(const std::string& name, int32_t new_total,
+                                       bool validate_only) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  HR_RETURN_IF_ERROR(CheckOpenLocked());
+  auto topic = FindTopic(name);
+  if (!topic) return UnknownTopic(name);
+  int32_t current = topic->partition_count();
+  if (new_total == current) {
+    return KafkaStatus(KafkaError::kInvalidPartitions,
+                       "Topic already has " + std::to_string(current) + " partitions.");
+  }
+  if (new_total < current) {
+    return KafkaStatus(KafkaError::kInvalidPartitions,
+                       "Topic currently has " + std::to_string(current) +
+                           " partitions, which is higher than the requested " +
+                           std::to_string(new_total) + ".");
+  }
+  if (new_total > kMaxPartitionsPerTopic) {
+    return KafkaStatus(KafkaError::kInvalidPartitions,
+                       "Number of partitions must be at most " +
+                           std::to_string(kMaxPartitionsPerTopic) + ".");
+  }
+  if (validate_only) return Status::OK();
+  Status s = store_->PutTopic({name, topic->id, new_total, topic->overrides});
+  if (!s.ok()) return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + s.ToString());
+  for (int32_t p = current; p < new_total; ++p) RetireDir({name, p});
+  auto added = OpenPartitions(name, topic->id, topic->settings, current, new_total);
+  if (!added.ok()) {
+    (void)store_->PutTopic({name, topic->id, current, topic->overrides});
+    return added.status();
+  }
+  auto next = std::make_shared<Topic>(*topic);
+  for (auto& p : added.value()) next->partitions.push_back(std::move(p));
+  Publish(std::move(next));
+  return Status::OK();
+}
+
+Status TopicRegistry::CommitConfigLocked(const Topic& topic, ConfigMap overrides,
+                                         bool validate_only) {
+  HR_ASSIGN_OR_RETURN(TopicSettings settings, ApplyTopicConfigs(defaults_, overrides));
+  if (validate_only) return Status::OK();
+  Status s = store_->PutTopic({topic.name, topic.id, topic.partition_count(), overrides});
+  if (!s.ok()) return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + s.ToString());
+  auto next = std::make_shared<Topic>(topic);
+  next->overrides = std::move(overrides);
+  next->settings = settings;
+  for (const auto& p : next->partitions) p->SetSettings(settings);
+  Publish(std::move(next));
+  return Status::OK();
+}
+
+Status TopicRegistry::AlterTopicConfig(const std::string& name, const ConfigMap& configs,
+                                       bool validate_only) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  HR_RETURN_IF_ERROR(CheckOpenLocked());
+  auto topic = FindTopic(name);
+  if (!topic) return UnknownTopic(name);
+  HR_RETURN_IF_ERROR(ValidateTopicConfigs(configs));
+  ConfigMap overrides;
+  for (const auto& [k, v] : configs) overrides[k] = NormalizeTopicConfigValue(k, v);
+  return CommitConfigLocked(*topic, std::move(overrides), validate_only);
+}
+
+Status TopicRegistry::IncrementalAlterTopicConfig(const std::string& name,
+                                                  const std::vector<ConfigAlteration>& ops,
+                                                  bool validate_only) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  HR_RETURN_IF_ERROR(CheckOpenLocked());
+  auto topic = FindTopic(name);
+  if (!topic) return UnknownTopic(name);
+  HR_ASSIGN_OR_RETURN(ConfigMap overrides, ApplyConfigAlterations(defaults_, topic->overrides, ops));
+  return CommitConfigLocked(*topic, std::move(overrides), validate_only);
+}
+
+Result<std::vector<ConfigEntry>> TopicRegistry::DescribeTopicConfig(const std::string& name) const {
+  auto topic = FindTopic(name);
+  if (!topic) return UnknownTopic(name);
+  return DescribeTopicConfigs(defaults_, topic->overrides);
+}
+
+Result<std::shared_ptr<const Topic>> TopicRegistry::FindOrAutoCreate(const std::string& name) {
+  if (auto t = FindTopic(name)) return t;
+  HR_RETURN_IF_ERROR(ValidateTopicName(name));
+  if (!config_.auto_create_topics_enable) return UnknownTopic(name);
+  CreateTopicRequest r;
+  r.name = name;
+  auto created = CreateTopic(r);
+  if (!created.ok() && ToKafkaError(created.status()) != KafkaError::kTopicAlreadyExists) {
+    return created.status();
+  }
+  if (auto t = FindTopic(name)) return t;
+  return UnknownTopic(name);  // deleted again meanwhile
+}
+
+}  // namespace headrace::broker

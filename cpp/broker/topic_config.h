@@ -1,0 +1,126 @@
+// Topic-level configuration: the keys a topic may override (CreateTopics,
+// AlterConfigs, IncrementalAlterConfigs), their validation, how overrides
+// combine with the broker's defaults into a LogConfig, and what
+// DescribeConfigs reports for each key. docs/configuration.md lists them.
+//
+// Overrides are kept as the strings the client sent (normalised), because
+// that is what is persisted and what DescribeConfigs echoes back.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "headrace/log.h"
+#include "headrace/status.h"
+
+namespace headrace::broker {
+
+// Topic key -> value, e.g. {"retention.ms": "86400000"}.
+using ConfigMap = std::map<std::string, std::string>;
+
+// DescribeConfigs ConfigSource (v1+), numbered as on the wire.
+enum class ConfigSource : int8_t {
+  kUnknown = 0,
+  kDynamicTopicConfig = 1,
+  kDynamicBrokerConfig = 2,
+  kDynamicDefaultBrokerConfig = 3,
+  kStaticBrokerConfig = 4,
+  kDefaultConfig = 5,
+};
+
+// DescribeConfigs ConfigType (v3+), numbered as on the wire.
+enum class ConfigType : int8_t {
+  kUnknown = 0, kBoolean = 1, kString = 2, kInt = 3, kShort = 4,
+  kLong = 5, kDouble = 6, kList = 7, kClass = 8, kPassword = 9,
+};
+
+// Everything a topic's configuration decides.
+struct TopicSettings {
+  LogConfig log;
+  bool cleanup_delete = true;    // cleanup.policy contains "delete"
+  bool cleanup_compact = false;  // cleanup.policy contains "compact" (stored; not applied yet)
+  int32_t min_insync_replicas = 1;
+};
+
+// What a topic inherits: the broker's settings for new topics and which
+// topic keys had their broker synonym set explicitly (server.properties),
+// which decides STATIC_BROKER_CONFIG vs DEFAULT_CONFIG.
+struct TopicDefaults {
+  TopicSettings settings;
+  std::set<std::string> static_keys;  // topic key names, e.g. "retention.ms"
+};
+
+struct ConfigSynonym {
+  std::string name;
+  std::optional<std::string> value;
+  ConfigSource source = ConfigSource::kUnknown;
+};
+
+// One row of a DescribeConfigs answer for a topic.
+struct ConfigEntry {
+  std::string name;
+  std::optional<std::string> value;  // null only for sensitive keys
+  bool read_only = false;
+  bool is_default = false;           // v0 field: source is DEFAULT_CONFIG
+  ConfigSource source = ConfigSource::kDefaultConfig;
+  bool sensitive = false;
+  ConfigType type = ConfigType::kUnknown;
+  std::string documentation;
+  // Most specific first: the topic override (if any), the broker synonym
+  // (if set), the built-in default.
+  std::vector<ConfigSynonym> synonyms;
+};
+
+// The supported topic keys in sorted order.
+const std::vector<std::string>& SupportedTopicConfigKeys();
+bool IsSupportedTopicConfigKey(std::string_view key);
+// The broker property that sets the default for topic key `key`, e.g.
+// "retention.ms" -> "log.retention.ms"; "" for an unknown key.
+std::string_view BrokerSynonymOf(std::string_view key);
+
+// Validates one key/value pair. Errors map to INVALID_CONFIG with a message
+// naming the key: "retention.ms: must be an integer >= -1",
+// "Unknown topic config name: foo".
+Status ValidateTopicConfig(std::string_view key, std::string_view value);
+// Validates every pair (first error wins).
+Status ValidateTopicConfigs(const ConfigMap& configs);
+// The canonical stored form of a valid value (trimmed; cleanup.policy
+// de-duplicated). REQUIRES: ValidateTopicConfig(key, value) is OK.
+std::string NormalizeTopicConfigValue(std::string_view key, std::string_view value);
+
+// Defaults with `overrides` applied. Errors as ValidateTopicConfig.
+Result<TopicSettings> ApplyTopicConfigs(const TopicDefaults& defaults, const ConfigMap& overrides);
+
+// Every supported key with its effective value and source, sorted by name.
+// REQUIRES: `overrides` is valid.
+std::vector<ConfigEntry> DescribeTopicConfigs(const TopicDefaults& defaults,
+                                              const ConfigMap& overrides);
+
+// IncrementalAlterConfigs operations, numbered as on the wire.
+enum class AlterConfigOp : int8_t { kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3 };
+
+struct ConfigAlteration {
+  std::string key;
+  AlterConfigOp op = AlterConfigOp::kSet;
+  std::optional<std::string> value;  // ignored for kDelete
+};
+
+// The overrides after applying `ops` in order to `current` (Kafka's
+// IncrementalAlterConfigs): SET replaces, DELETE reverts to the default,
+// APPEND/SUBTRACT add/remove list items (list keys only: cleanup.policy;
+// starting from the effective value). The result is validated and normalised.
+// Errors: INVALID_CONFIG (unknown key, bad value), INVALID_REQUEST (APPEND or
+// SUBTRACT on a non-list key, null value for SET/APPEND/SUBTRACT).
+Result<ConfigMap> ApplyConfigAlterations(const TopicDefaults& defaults, const ConfigMap& current,
+                                         const std::vector<ConfigAlteration>& ops);
+
+// Parses a value of the form used by the topic keys; exposed for the
+// broker's own properties. Errors: InvalidArgument.
+Result<int64_t> ParseConfigInt(std::string_view text, int64_t min, int64_t max);
+
+}  // namespace headrace::broker

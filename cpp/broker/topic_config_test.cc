@@ -1,0 +1,142 @@
+#include "broker/topic_config.h"
+
+#include <gtest/gtest.h>
+
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+namespace {
+
+const ConfigEntry& Entry(const std::vector<ConfigEntry>& all, const std::string& name) {
+  for (const auto& e : all) {
+    if (e.name == name) return e;
+  }
+  static ConfigEntry none;
+  ADD_FAILURE() << "no entry " << name;
+  return none;
+}
+
+TEST(TopicConfigTest, ValidationMessagesNameTheKeyAndRule) {
+  struct Case { const char* key; const char* value; const char* message; };
+  const Case cases[] = {
+      {"retention.ms", "-2", "retention.ms: must be an integer >= -1"},
+      {"retention.ms", "abc", "retention.ms: must be an integer >= -1"},
+      {"retention.bytes", "1.5", "retention.bytes: must be an integer >= -1"},
+      {"segment.bytes", "13", "segment.bytes: must be an integer between 14 and 2147483647"},
+      {"segment.bytes", "3000000000", "segment.bytes: must be an integer between 14 and 2147483647"},
+      {"segment.ms", "0", "segment.ms: must be an integer >= 1"},
+      {"flush.messages", "0", "flush.messages: must be an integer >= 1"},
+      {"flush.ms", "-1", "flush.ms: must be an integer >= 0"},
+      {"min.insync.replicas", "0", "min.insync.replicas: must be an integer between 1 and 2147483647"},
+      {"message.timestamp.type", "Now", "message.timestamp.type: must be CreateTime or LogAppendTime"},
+      {"cleanup.policy", "delete,shred",
+       "cleanup.policy: must be a non-empty list of \"delete\" and/or \"compact\""},
+      {"cleanup.policy", "", "cleanup.policy: must be a non-empty list of \"delete\" and/or \"compact\""},
+      {"no.such.key", "1", "Unknown topic config name: no.such.key"},
+  };
+  for (const Case& c : cases) {
+    Status s = ValidateTopicConfig(c.key, c.value);
+    ASSERT_FALSE(s.ok()) << c.key << "=" << c.value;
+    EXPECT_EQ(ToKafkaError(s), KafkaError::kInvalidConfig);
+    EXPECT_EQ(s.message(), c.message);
+  }
+}
+
+TEST(TopicConfigTest, AcceptsValidValues) {
+  EXPECT_TRUE(ValidateTopicConfig("retention.ms", "-1").ok());
+  EXPECT_TRUE(ValidateTopicConfig("retention.ms", " 86400000 ").ok());
+  EXPECT_TRUE(ValidateTopicConfig("cleanup.policy", "compact, delete").ok());
+  EXPECT_TRUE(ValidateTopicConfig("flush.messages", "9223372036854775807").ok());
+  EXPECT_TRUE(ValidateTopicConfig("message.timestamp.type", "LogAppendTime").ok());
+  EXPECT_EQ(NormalizeTopicConfigValue("retention.ms", " +5 "), "5");
+  EXPECT_EQ(NormalizeTopicConfigValue("cleanup.policy", "delete, compact,delete"), "delete,compact");
+}
+
+TEST(TopicConfigTest, OverridesApplyOntoBrokerDefaults) {
+  TopicDefaults d;
+  d.settings.log.retention_ms = 1000;
+  d.settings.log.segment_bytes = 4096;
+  auto s = ApplyTopicConfigs(d, {{"retention.ms", "5"},
+                                 {"flush.messages", "9223372036854775807"},
+                                 {"flush.ms", "0"},
+                                 {"message.timestamp.type", "LogAppendTime"},
+                                 {"cleanup.policy", "compact"},
+                                 {"segment.index.bytes", "1024"},
+                                 {"min.insync.replicas", "2"}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->log.retention_ms, 5);
+  EXPECT_EQ(s->log.segment_bytes, 4096);  // inherited
+  EXPECT_EQ(s->log.flush_interval_messages, -1);
+  EXPECT_EQ(s->log.flush_interval_ms, 0);
+  EXPECT_EQ(s->log.timestamp_type, TimestampType::kLogAppendTime);
+  EXPECT_EQ(s->log.max_index_bytes, 1024);
+  EXPECT_TRUE(s->cleanup_compact);
+  EXPECT_FALSE(s->cleanup_delete);
+  EXPECT_EQ(s->min_insync_replicas, 2);
+}
+
+TEST(TopicConfigTest, DescribeReportsValueSourceAndType) {
+  TopicDefaults d;
+  d.settings.log.retention_ms = 1000;
+  d.static_keys = {"retention.ms"};
+  auto all = DescribeTopicConfigs(d, {{"segment.bytes", "2048"}});
+  EXPECT_EQ(all.size(), SupportedTopicConfigKeys().size());
+  EXPECT_EQ(all.size(), 12u);
+
+  const ConfigEntry& seg = Entry(all, "segment.bytes");
+  EXPECT_EQ(seg.value, "2048");
+  EXPECT_EQ(seg.source, ConfigSource::kDynamicTopicConfig);
+  EXPECT_EQ(seg.type, ConfigType::kInt);
+  EXPECT_FALSE(seg.is_default);
+  ASSERT_EQ(seg.synonyms.size(), 2u);
+  EXPECT_EQ(seg.synonyms[0].name, "segment.bytes");
+  EXPECT_EQ(seg.synonyms[1].name, "log.segment.bytes");
+  EXPECT_EQ(seg.synonyms[1].value, "1073741824");
+
+  const ConfigEntry& ret = Entry(all, "retention.ms");
+  EXPECT_EQ(ret.value, "1000");
+  EXPECT_EQ(ret.source, ConfigSource::kStaticBrokerConfig);
+  EXPECT_EQ(ret.type, ConfigType::kLong);
+
+  const ConfigEntry& flush = Entry(all, "flush.ms");
+  EXPECT_EQ(flush.value, "9223372036854775807");  // LogConfig -1 = never
+  EXPECT_EQ(flush.source, ConfigSource::kDefaultConfig);
+  EXPECT_TRUE(flush.is_default);
+  EXPECT_FALSE(flush.read_only);
+  EXPECT_FALSE(flush.sensitive);
+  EXPECT_FALSE(flush.documentation.empty());
+
+  EXPECT_EQ(Entry(all, "cleanup.policy").type, ConfigType::kList);
+  EXPECT_EQ(Entry(all, "cleanup.policy").value, "delete");
+  EXPECT_EQ(Entry(all, "message.timestamp.type").value, "CreateTime");
+}
+
+TEST(TopicConfigTest, IncrementalOpsSetDeleteAppendSubtract) {
+  TopicDefaults d;
+  ConfigMap cur = {{"retention.ms", "10"}};
+  auto r = ApplyConfigAlterations(d, cur,
+                                  {{"segment.ms", AlterConfigOp::kSet, "100"},
+                                   {"retention.ms", AlterConfigOp::kDelete, std::nullopt},
+                                   {"cleanup.policy", AlterConfigOp::kAppend, "compact"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value(), (ConfigMap{{"segment.ms", "100"}, {"cleanup.policy", "delete,compact"}}));
+
+  auto sub = ApplyConfigAlterations(d, r.value(), {{"cleanup.policy", AlterConfigOp::kSubtract, "delete"}});
+  ASSERT_TRUE(sub.ok());
+  EXPECT_EQ(sub->at("cleanup.policy"), "compact");
+
+  auto empty = ApplyConfigAlterations(d, sub.value(), {{"cleanup.policy", AlterConfigOp::kSubtract, "compact"}});
+  EXPECT_EQ(ToKafkaError(empty.status()), KafkaError::kInvalidConfig);
+
+  auto not_list = ApplyConfigAlterations(d, cur, {{"retention.ms", AlterConfigOp::kAppend, "5"}});
+  EXPECT_EQ(ToKafkaError(not_list.status()), KafkaError::kInvalidRequest);
+
+  auto unknown = ApplyConfigAlterations(d, cur, {{"bogus", AlterConfigOp::kDelete, std::nullopt}});
+  EXPECT_EQ(ToKafkaError(unknown.status()), KafkaError::kInvalidConfig);
+
+  auto bad = ApplyConfigAlterations(d, cur, {{"retention.ms", AlterConfigOp::kSet, "-7"}});
+  EXPECT_EQ(bad.status().message(), "retention.ms: must be an integer >= -1");
+}
+
+}  // namespace
+}  // namespace headrace::broker

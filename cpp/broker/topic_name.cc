@@ -1,0 +1,41 @@
+#include "broker/topic_name.h"
+
+#include <string>
+
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+
+Status ValidateTopicName(std::string_view name) {
+  auto invalid = [&](const std::string& why) {
+    return KafkaStatus(KafkaError::kInvalidTopicException,
+                       "Topic name \"" + std::string(name) + "\" is illegal: " + why);
+  };
+  if (name.empty()) return invalid("it is empty");
+  if (name == "." || name == "..") return invalid("it cannot be \".\" or \"..\"");
+  if (name.size() > kMaxTopicNameLength) {
+    return invalid("it is longer than " + std::to_string(kMaxTopicNameLength) + " characters");
+  }
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return invalid("it contains characters other than ASCII alphanumerics, '.', '_' and '-'");
+  }
+  return Status::OK();
+}
+
+bool IsInternalTopic(std::string_view name) {
+  return name == "__consumer_offsets" || name == "__transaction_state";
+}
+
+bool TopicNamesCollide(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i] == '.' ? '_' : a[i];
+    char y = b[i] == '.' ? '_' : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
+}  // namespace headrace::broker

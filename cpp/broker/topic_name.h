@@ -1,0 +1,23 @@
+// Topic name rules, as Kafka applies them.
+#pragma once
+
+#include <string_view>
+
+#include "headrace/status.h"
+
+namespace headrace::broker {
+
+inline constexpr size_t kMaxTopicNameLength = 249;
+
+// OK for 1..249 characters of [a-zA-Z0-9._-] that are not "." or "..".
+// Otherwise a Status mapping to INVALID_TOPIC_EXCEPTION with the reason.
+Status ValidateTopicName(std::string_view name);
+
+// Topics the broker itself owns (__consumer_offsets, __transaction_state).
+bool IsInternalTopic(std::string_view name);
+
+// Kafka treats '.' and '_' as the same character in metric names, so two
+// topics whose names differ only there collide ("a.b" vs "a_b").
+bool TopicNamesCollide(std::string_view a, std::string_view b);
+
+}  // namespace headrace::broker

@@ -1,0 +1,195 @@
+// TopicRegistry: start-up, lookups and shutdown. The admin operations are in
+// topic_admin.cc.
+#include "broker/topic_registry.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "broker/file_util.h"
+#include "broker/kafka_error.h"
+#include "broker/partition_dir.h"
+
+namespace headrace::broker {
+
+namespace fs = std::filesystem;
+
+TopicRegistry::TopicRegistry(Options options)
+    : config_(std::move(options.config)),
+      defaults_(config_.topic_defaults()),
+      store_(options.store),
+      listener_(options.listener),
+      log_factory_(std::move(options.log_factory)) {}
+
+TopicRegistry::~TopicRegistry() { (void)Close(); }
+
+Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Open(Options options) {
+  if (!options.store) return Status::InvalidArgument("TopicRegistry needs a MetadataStore");
+  HR_RETURN_IF_ERROR(options.config.Validate());
+  std::unique_ptr<TopicRegistry> r(new TopicRegistry(std::move(options)));
+  HR_RETURN_IF_ERROR(r->Load());
+  return r;
+}
+
+Status TopicRegistry::Load() {
+  HR_ASSIGN_OR_RETURN(identity_, store_->Bootstrap({config_.cluster_id, config_.node_id}));
+  std::error_code ec;
+  fs::create_directories(config_.data_dir, ec);
+  if (ec) return Status::IOError("create " + config_.data_dir + ": " + ec.message());
+  HR_ASSIGN_OR_RETURN(std::vector<TopicMetadata> topics, store_->LoadTopics());
+  HR_RETURN_IF_ERROR(CleanDataDir(topics));
+  for (const TopicMetadata& t : topics) {
+    auto settings = ApplyTopicConfigs(defaults_, t.configs);
+    if (!settings.ok()) {
+      return Status::Corruption("stored configs of topic " + t.name + ": " +
+                                settings.status().message());
+    }
+    HR_ASSIGN_OR_RETURN(auto parts,
+                        OpenPartitions(t.name, t.id, settings.value(), 0, t.partition_count));
+    for (const auto& p : parts) {
+      const RecoveryReport& rr = p->recovery_report();
+      if (rr.truncated_bytes > 0) {
+        startup_.truncated.push_back(p->topic_partition().ToString() + ": " + rr.reason);
+      }
+    }
+    startup_.partitions += static_cast<int>(parts.size());
+    auto topic = std::make_shared<Topic>();
+    topic->name = t.name;
+    topic->id = t.id;
+    topic->overrides = t.configs;
+    topic->settings = settings.value();
+    topic->partitions = std::move(parts);
+    Publish(std::move(topic));
+    ++startup_.topics;
+  }
+  return Status::OK();
+}
+
+Status TopicRegistry::CleanDataDir(const std::vector<TopicMetadata>& topics) {
+  std::map<std::string, int32_t> counts;
+  for (const auto& t : topics) counts[t.name] = t.partition_count;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(config_.data_dir, ec)) {
+    if (!entry.is_directory()) continue;
+    std::string name = entry.path().filename().string();
+    if (IsDeletedPartitionDirName(name)) {
+      deleter_.Enqueue(entry.path().string());
+      ++startup_.deleted_dirs_resumed;
+      continue;
+    }
+    auto tp = ParsePartitionDirName(name);
+    if (!tp) continue;
+    auto it = counts.find(tp->topic);
+    if (it == counts.end() || tp->partition >= it->second) {
+      RetireDir(*tp);  // left behind by a crash in the middle of a delete
+      ++startup_.stray_dirs_removed;
+    }
+  }
+  if (ec) return Status::IOError("list " + config_.data_dir + ": " + ec.message());
+  return Status::OK();
+}
+
+Result<std::vector<std::shared_ptr<Partition>>> TopicRegistry::OpenPartitions(
+    const std::string& name, const Uuid& id, const TopicSettings& settings, int32_t from,
+    int32_t to) {
+  std::vector<std::shared_ptr<Partition>> out;
+  for (int32_t p = from; p < to; ++p) {
+    TopicPartition tp{name, p};
+    auto part = Partition::Open(config_.data_dir, tp, id, settings, listener_, log_factory_);
+    if (!part.ok()) {
+      for (auto& opened : out) (void)opened->Close();
+      return KafkaStatus(KafkaError::kKafkaStorageError,
+                         "open " + tp.ToString() + ": " + part.status().ToString());
+    }
+    out.push_back(std::move(part).value());
+  }
+  return out;
+}
+
+void TopicRegistry::RetireDir(const TopicPartition& tp) {
+  std::string live = PartitionDirPath(config_.data_dir, tp);
+  std::error_code ec;
+  if (!fs::exists(live, ec)) return;
+  std::string dead = config_.data_dir + "/" + DeletedPartitionDirName(tp, Uuid::Random().ToHex());
+  fs::rename(live, dead, ec);
+  deleter_.Enqueue(ec ? live : dead);
+}
+
+void TopicRegistry::Publish(std::shared_ptr<const Topic> topic) {
+  std::unique_lock<std::shared_mutex> lock(map_mu_);
+  by_id_[topic->id] = topic;
+  by_name_[topic->name] = std::move(topic);
+}
+
+std::shared_ptr<const Topic> TopicRegistry::FindTopic(std::string_view name) const {
+  std::shared_lock<std::shared_mutex> lock(map_mu_);
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const Topic> TopicRegistry::FindTopicById(const Uuid& id) const {
+  std::shared_lock<std::shared_mutex> lock(map_mu_);
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Partition> TopicRegistry::FindPartition(std::string_view topic,
+                                                        int32_t partition) const {
+  std::shared_lock<std::shared_mutex> lock(map_mu_);
+  auto it = by_name_.find(topic);
+  if (it == by_name_.end() || partition < 0 || partition >= it->second->partition_count()) {
+    return nullptr;
+  }
+  return it->second->partitions[partition];
+}
+
+Result<std::shared_ptr<Partition>> TopicRegistry::GetPartition(std::string_view topic,
+                                                               int32_t partition) const {
+  auto p = FindPartition(topic, partition);
+  if (!p) {
+    return KafkaStatus(KafkaError::kUnknownTopicOrPartition,
+                       "This server does not host this topic-partition: " + std::string(topic) +
+                           "-" + std::to_string(partition));
+  }
+  return p;
+}
+
+std::vector<std::shared_ptr<const Topic>> TopicRegistry::ListTopics() const {
+  std::vector<std::shared_ptr<const Topic>> out;
+  {
+    std::shared_lock<std::shared_mutex> lock(map_mu_);
+    out.reserve(by_name_.size());
+    for (const auto& [name, t] : by_name_) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a->name < b->name; });
+  return out;
+}
+
+std::vector<std::shared_ptr<Partition>> TopicRegistry::AllPartitions() const {
+  std::vector<std::shared_ptr<Partition>> out;
+  std::shared_lock<std::shared_mutex> lock(map_mu_);
+  for (const auto& [name, t] : by_name_) {
+    out.insert(out.end(), t->partitions.begin(), t->partitions.end());
+  }
+  return out;
+}
+
+Status TopicRegistry::CheckOpenLocked() const {
+  if (closed_) return Status::Closed("topic registry is closed");
+  return Status::OK();
+}
+
+Status TopicRegistry::Close() {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  if (closed_) return Status::OK();
+  closed_ = true;
+  deleter_.Stop();
+  Status first;
+  for (const auto& p : AllPartitions()) {
+    Status s = p->Close();
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+}  // namespace headrace::broker

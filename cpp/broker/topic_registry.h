@@ -1,0 +1,172 @@
+// The topics and partitions this broker hosts (a single node's "replica
+// manager"): loads them from the MetadataStore at start, creates, deletes
+// and reconfigures them, and finds partitions for the request handlers.
+//
+// Errors are Status values built with KafkaStatus (kafka_error.h), so a
+// handler answers with ToKafkaError(status) and status.message().
+//
+// Threading: every method is thread-safe. Admin operations (create, delete,
+// add partitions, alter configs) are serialised by admin_mu_ and may do disk
+// I/O. Lookups take map_mu_ shared for a hash lookup and a shared_ptr copy;
+// admin operations take it exclusively only to swap a Topic snapshot in or
+// out. A Topic snapshot never changes after publication: a change publishes
+// a new one, so a handler may use the snapshot it holds without locks.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "broker/broker_config.h"
+#include "broker/dir_deleter.h"
+#include "broker/metadata_store.h"
+#include "broker/partition.h"
+#include "broker/topic_config.h"
+#include "broker/uuid.h"
+
+namespace headrace::broker {
+
+// A topic as published to lookups. Immutable.
+struct Topic {
+  std::string name;
+  Uuid id;
+  ConfigMap overrides;     // what the topic's configs override (persisted)
+  TopicSettings settings;  // broker defaults + overrides
+  std::vector<std::shared_ptr<Partition>> partitions;  // index = partition id
+  int32_t partition_count() const { return static_cast<int32_t>(partitions.size()); }
+};
+
+struct CreateTopicRequest {
+  std::string name;
+  int32_t num_partitions = -1;      // -1: num.partitions
+  int16_t replication_factor = -1;  // -1: default.replication.factor
+  ConfigMap configs;
+  bool validate_only = false;
+};
+
+// What CreateTopics (v5+) reports back for a created (or validated) topic.
+struct CreatedTopic {
+  Uuid id;  // zero for validate_only
+  int32_t num_partitions = 0;
+  int16_t replication_factor = 0;
+  std::vector<ConfigEntry> configs;
+};
+
+// What Open found on disk.
+struct StartupReport {
+  int topics = 0;
+  int partitions = 0;
+  int stray_dirs_removed = 0;          // partition dirs without metadata
+  int deleted_dirs_resumed = 0;        // "-delete" dirs from before a crash
+  std::vector<std::string> truncated;  // "<topic>-<p>: <reason>" per recovered tail
+};
+
+class TopicRegistry {
+ public:
+  // Upper bound on partitions per topic (protects against absurd requests).
+  static constexpr int32_t kMaxPartitionsPerTopic = 100000;
+
+  struct Options {
+    BrokerConfig config;
+    MetadataStore* store = nullptr;         // required; must outlive the registry
+    PartitionListener* listener = nullptr;  // e.g. FetchWaiters; may be null
+    LogFactory log_factory = DefaultLogFactory();
+  };
+
+  // Validates the config, establishes the cluster identity, and opens
+  // (recovering) every partition of every stored topic. Stray partition
+  // dirs and unfinished deletions are queued for removal.
+  static Result<std::unique_ptr<TopicRegistry>> Open(Options options);
+  ~TopicRegistry();  // Close()
+
+  // --- admin (CreateTopics, DeleteTopics, CreatePartitions, *AlterConfigs) ---
+  // Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS,
+  // INVALID_REPLICATION_FACTOR, INVALID_CONFIG, KAFKA_STORAGE_ERROR.
+  Result<CreatedTopic> CreateTopic(const CreateTopicRequest& request);
+  // Removes the topic from the metadata, then renames its partition dirs to
+  // "<topic>-<p>.<hex>-delete" and removes them in the background.
+  // Errors: UNKNOWN_TOPIC_OR_PARTITION.
+  Status DeleteTopic(const std::string& name);
+  // Same by topic id; returns the name. Errors: UNKNOWN_TOPIC_ID.
+  Result<std::string> DeleteTopicById(const Uuid& id);
+  // Grows the topic to `new_total` partitions.
+  // Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS.
+  Status CreatePartitions(const std::string& name, int32_t new_total, bool validate_only);
+  // AlterConfigs: `configs` replaces all overrides (absent keys revert to
+  // defaults). Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG.
+  Status AlterTopicConfig(const std::string& name, const ConfigMap& configs, bool validate_only);
+  // IncrementalAlterConfigs. Errors: as above plus INVALID_REQUEST.
+  Status IncrementalAlterTopicConfig(const std::string& name,
+                                     const std::vector<ConfigAlteration>& ops, bool validate_only);
+  // DescribeConfigs for a topic. Errors: UNKNOWN_TOPIC_OR_PARTITION.
+  Result<std::vector<ConfigEntry>> DescribeTopicConfig(const std::string& name) const;
+
+  // --- lookups (hot path) ---
+  std::shared_ptr<const Topic> FindTopic(std::string_view name) const;  // null if none
+  std::shared_ptr<const Topic> FindTopicById(const Uuid& id) const;     // null if none
+  std::shared_ptr<Partition> FindPartition(std::string_view topic, int32_t partition) const;
+  // As FindPartition, with the UNKNOWN_TOPIC_OR_PARTITION status a handler sends.
+  Result<std::shared_ptr<Partition>> GetPartition(std::string_view topic, int32_t partition) const;
+  // Metadata/Produce auto-creation: the topic, created with broker defaults
+  // if missing and auto.create.topics.enable. Errors: UNKNOWN_TOPIC_OR_PARTITION
+  // (auto-create off), INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR.
+  Result<std::shared_ptr<const Topic>> FindOrAutoCreate(const std::string& name);
+  std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name
+  std::vector<std::shared_ptr<Partition>> AllPartitions() const;
+
+  const BrokerConfig& config() const { return config_; }
+  const ClusterIdentity& identity() const { return identity_; }
+  const StartupReport& startup_report() const { return startup_; }
+  // Blocks until background directory removal is idle (tests).
+  void DrainDeletions() { deleter_.Drain(); }
+
+  // Closes every partition (flushing it) and stops background deletion.
+  // Later admin calls fail with Closed. Idempotent.
+  Status Close();
+
+ private:
+  explicit TopicRegistry(Options options);
+  Status Load();
+  Status CleanDataDir(const std::vector<TopicMetadata>& topics);
+  // Opens partitions [from, to) of a topic.
+  Result<std::vector<std::shared_ptr<Partition>>> OpenPartitions(const std::string& name,
+                                                                 const Uuid& id,
+                                                                 const TopicSettings& settings,
+                                                                 int32_t from, int32_t to);
+  // Renames a partition dir aside and queues it for removal (if it exists).
+  void RetireDir(const TopicPartition& tp);
+  // Validates partitions / replication factor / configs of a create request.
+  Status ValidateCreate(const CreateTopicRequest& r, int32_t* partitions, int16_t* rf,
+                        TopicSettings* settings) const;
+  // Persists new overrides and publishes a snapshot. REQUIRES: admin_mu_.
+  Status CommitConfigLocked(const Topic& topic, ConfigMap overrides, bool validate_only);
+  void Publish(std::shared_ptr<const Topic> topic);  // takes map_mu_ exclusively
+  Status CheckOpenLocked() const;                    // REQUIRES: admin_mu_
+
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+
+  const BrokerConfig config_;
+  const TopicDefaults defaults_;
+  MetadataStore* const store_;
+  PartitionListener* const listener_;
+  const LogFactory log_factory_;
+  ClusterIdentity identity_;
+  StartupReport startup_;
+
+  mutable std::mutex admin_mu_;  // serialises admin operations and Close; guards closed_
+  bool closed_ = false;
+  mutable std::shared_mutex map_mu_;  // guards by_name_ and by_id_
+  std::unordered_map<std::string, std::shared_ptr<const Topic>, StringHash, std::equal_to<>>
+      by_name_;
+  std::unordered_map<Uuid, std::shared_ptr<const Topic>, UuidHash> by_id_;
+  DirDeleter deleter_;
+};
+
+}  // namespace headrace::broker

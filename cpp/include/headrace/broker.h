@@ -1,0 +1,41 @@
+// A whole single-node broker: data (topics, logs), the Kafka API handlers and
+// the network server. This is what `headrace broker` runs through the Cython
+// binding. All request handling happens on C++ threads; nothing here calls
+// into Python.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headrace/status.h"
+
+namespace headrace {
+
+class Broker {
+ public:
+  // `settings` are Kafka broker config keys and values ("log.dirs",
+  // "listeners", "log.retention.ms", ...); unset keys keep their defaults.
+  // Errors: InvalidArgument naming the key for a bad value, NotFound for an
+  // unknown key.
+  static Result<std::unique_ptr<Broker>> Create(const std::map<std::string, std::string>& settings);
+  virtual ~Broker() = default;
+
+  // Opens the data directory (recovering every log) and starts serving.
+  // Returns once the listening socket accepts connections.
+  virtual Status Start() = 0;
+  // Stops accepting, lets in-flight requests finish, flushes and closes every
+  // log. Idempotent.
+  virtual Status Stop() = 0;
+
+  virtual std::string listen_address() const = 0;      // "host:port", actual port
+  virtual std::string advertised_address() const = 0;  // what Metadata tells clients
+  virtual int32_t node_id() const = 0;
+  virtual std::string data_dir() const = 0;
+  virtual std::string network_backend() const = 0;     // "io_uring" | "epoll"
+  virtual std::string cluster_id() const = 0;          // valid after Start()
+};
+
+}  // namespace headrace

@@ -1,0 +1,43 @@
+// The one place that builds and parses the names of a log's files:
+//
+//   <20-digit zero-padded base offset>.log | .index | .timeindex
+//   the same + ".deleted"     a segment file being deleted (rename, unlink)
+//   log.checkpoint            log start offset + flush point (checkpoint.h)
+//   log.checkpoint.tmp        a checkpoint being written (rename target)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "headrace/types.h"
+
+namespace headrace::filename {
+
+enum class FileKind { kLog, kOffsetIndex, kTimeIndex };
+
+inline constexpr std::string_view kDeletedSuffix = ".deleted";
+
+// "00000000000000000042.log" for base 42. REQUIRES: base >= 0.
+std::string SegmentFileName(Offset base, FileKind kind);
+// dir + "/" + SegmentFileName(base, kind).
+std::string SegmentPath(const std::string& dir, Offset base, FileKind kind);
+// `path` + ".deleted".
+std::string DeletedPath(const std::string& path);
+
+std::string CheckpointPath(const std::string& dir);
+std::string CheckpointTempPath(const std::string& dir);
+
+// What a directory entry is.
+struct ParsedName {
+  enum class Type { kSegmentFile, kCheckpoint, kCheckpointTemp };
+  Type type = Type::kSegmentFile;
+  Offset base{0};            // for segment files
+  FileKind kind = FileKind::kLog;
+  bool deleted = false;      // has the ".deleted" suffix
+};
+
+// Parses a directory entry name (not a path); nullopt for foreign names.
+std::optional<ParsedName> Parse(std::string_view name);
+
+}  // namespace headrace::filename

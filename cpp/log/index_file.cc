@@ -1,0 +1,97 @@
+#include "log/index_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace headrace {
+namespace {
+
+constexpr int64_t kGrowStep = 64 * 1024;  // growth when not preallocated
+
+int64_t PageSize() {
+  static const int64_t p = sysconf(_SC_PAGESIZE);
+  return p;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<IndexFile>> IndexFile::Open(const std::string& path, int entry_size,
+                                                   int64_t max_bytes) {
+  std::unique_ptr<IndexFile> f(new IndexFile());
+  f->path_ = path;
+  f->entry_size_ = entry_size;
+  f->fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (f->fd_ < 0) return Status::FromErrno("open " + path, errno);
+  struct stat st;
+  if (fstat(f->fd_, &st) != 0) return Status::FromErrno("fstat " + path, errno);
+  f->file_bytes_ = st.st_size;
+  f->size_was_exact_ = st.st_size % entry_size == 0;
+  int64_t want = std::max<int64_t>({max_bytes, st.st_size, entry_size});
+  want = (want / entry_size) * entry_size;
+  f->capacity_ = want / entry_size;
+  f->mapped_bytes_ = (want + PageSize() - 1) / PageSize() * PageSize();
+  void* m = mmap(nullptr, f->mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd_, 0);
+  if (m == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
+  f->base_ = static_cast<uint8_t*>(m);
+  f->entries_.store(st.st_size / entry_size, std::memory_order_release);
+  return f;
+}
+
+IndexFile::~IndexFile() {
+  if (base_ != nullptr) munmap(base_, mapped_bytes_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status IndexFile::ResizeFile(int64_t bytes) {
+  if (bytes == file_bytes_) return Status::OK();
+  if (ftruncate(fd_, bytes) != 0) return Status::FromErrno("ftruncate " + path_, errno);
+  file_bytes_ = bytes;
+  return Status::OK();
+}
+
+Status IndexFile::Append(const uint8_t* e) {
+  int64_t n = entries_.load(std::memory_order_relaxed);
+  if (n >= capacity_) return Status::TooLarge("index full: " + path_);
+  int64_t end = (n + 1) * entry_size_;
+  if (end > file_bytes_) {
+    int64_t grown = std::min<int64_t>(capacity_ * entry_size_, (end + kGrowStep - 1) / kGrowStep * kGrowStep);
+    HR_RETURN_IF_ERROR(ResizeFile(grown));
+  }
+  std::memcpy(base_ + n * entry_size_, e, entry_size_);
+  entries_.store(n + 1, std::memory_order_release);
+  return Status::OK();
+}
+
+void IndexFile::TruncateEntries(int64_t n) {
+  if (n < entries_.load(std::memory_order_relaxed)) entries_.store(n, std::memory_order_release);
+}
+
+Status IndexFile::Preallocate() { return ResizeFile(capacity_ * entry_size_); }
+
+Status IndexFile::Trim() { return ResizeFile(entries() * entry_size_); }
+
+Status IndexFile::Sync() {
+  int64_t used = entries() * entry_size_;
+  if (used > 0) {
+    int64_t len = (used + PageSize() - 1) / PageSize() * PageSize();
+    if (msync(base_, std::min(len, mapped_bytes_), MS_SYNC) != 0)
+      return Status::FromErrno("msync " + path_, errno);
+  }
+  if (fdatasync(fd_) != 0) return Status::FromErrno("fdatasync " + path_, errno);
+  return Status::OK();
+}
+
+Status IndexFile::RenameTo(const std::string& new_path) {
+  if (::rename(path_.c_str(), new_path.c_str()) != 0)
+    return Status::FromErrno("rename " + path_, errno);
+  path_ = new_path;
+  return Status::OK();
+}
+
+}  // namespace headrace

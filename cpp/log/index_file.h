@@ -1,0 +1,69 @@
+// A memory-mapped file of fixed-size entries: the storage under the offset
+// and time indexes. The mapping is made once, at least max_bytes long, and
+// never moved or shrunk while the object lives, so readers may search it
+// while the appender appends, trims the file or regrows it underneath (only
+// entries below entries() are ever read, and those lie inside the file).
+//
+// Threading: one writer (the log's appender) calls the mutators; any number
+// of readers call entries() and entry(i). Invariant: every entry below
+// entries() is fully written before entries() covers it (release/acquire).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "headrace/status.h"
+
+namespace headrace {
+
+class IndexFile {
+ public:
+  // Opens or creates `path`. entries() starts at file size / entry_size
+  // (size_was_exact() tells whether the size was a whole number of entries).
+  // The file itself is not resized here.
+  static Result<std::unique_ptr<IndexFile>> Open(const std::string& path, int entry_size,
+                                                 int64_t max_bytes);
+  ~IndexFile();
+  IndexFile(const IndexFile&) = delete;
+  IndexFile& operator=(const IndexFile&) = delete;
+
+  int entry_size() const { return entry_size_; }
+  int64_t entries() const { return entries_.load(std::memory_order_acquire); }
+  int64_t capacity() const { return capacity_; }
+  bool full() const { return entries() >= capacity_; }
+  bool size_was_exact() const { return size_was_exact_; }
+  const std::string& path() const { return path_; }
+  // REQUIRES: i < entries().
+  const uint8_t* entry(int64_t i) const { return base_ + i * entry_size_; }
+
+  // Writer side. REQUIRES: !full(). Grows the file when not preallocated.
+  Status Append(const uint8_t* entry);
+  // Drops entries [n, entries()). REQUIRES: n <= entries().
+  void TruncateEntries(int64_t n);
+  // Sizes the file to its full capacity (an active segment's index).
+  Status Preallocate();
+  // Sizes the file to exactly entries() * entry_size (an inactive index).
+  Status Trim();
+  // Makes the used entries and the file size durable (msync + fdatasync).
+  Status Sync();
+  // Renames the file (the mapping and fd stay valid).
+  Status RenameTo(const std::string& new_path);
+
+ private:
+  IndexFile() = default;
+  Status ResizeFile(int64_t bytes);
+
+  std::string path_;
+  int fd_ = -1;
+  int entry_size_ = 0;
+  uint8_t* base_ = nullptr;
+  int64_t mapped_bytes_ = 0;
+  int64_t capacity_ = 0;
+  int64_t file_bytes_ = 0;  // current file size; writer only
+  bool size_was_exact_ = true;
+  std::atomic<int64_t> entries_{0};
+};
+
+}  // namespace headrace

@@ -1,0 +1,242 @@
+// Log: the append path, rolling, flushing, closing. Reads are in
+// log_read.cc, recovery in log_recovery.cc, retention and truncation in
+// log_retention.cc.
+#include <algorithm>
+#include <climits>
+
+#include "log/log_impl.h"
+#include "log/record_batch_internal.h"
+
+namespace headrace {
+namespace {
+
+// The offset index stores 4-byte positions and relative offsets.
+constexpr int64_t kMaxSegmentBytes = INT32_MAX;
+// Flush fsyncs the checkpoint file at most this often; recovery from an
+// older flush point only scans more.
+constexpr int64_t kCheckpointIntervalMs = 1000;
+
+}  // namespace
+
+LogImpl::~LogImpl() {
+  if (!closed_.load()) (void)Close();
+}
+
+Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info) {
+  metas_.clear();
+  size_t pos = 0;
+  int64_t records = 0;
+  while (pos < input.size()) {
+    std::span<const uint8_t> rest = input.subspan(pos);
+    auto at = [this] { return "batch " + std::to_string(metas_.size()) + ": "; };  // errors only
+    auto h = ParseBatchHeader(rest);  // magic, lengths
+    if (!h.ok()) return Status::Corruption(at() + h.status().message());
+    if (h->total_size() > config_.max_message_bytes)
+      return Status::TooLarge(at() + std::to_string(h->total_size()) +
+                              " bytes, max.message.bytes is " +
+                              std::to_string(config_.max_message_bytes));
+    auto v = batch::ValidateBatchInfo(rest);
+    if (!v.ok()) return Status::Corruption(at() + v.status().message());
+    if (v->header.record_count == 0) return Status::Corruption(at() + "no records");
+    metas_.push_back({Offset(records + v->header.last_offset_delta), v->header.total_size(),
+                      v->max_timestamp});
+    if (metas_.size() == 1 || v->max_timestamp > info->max_timestamp) {
+      info->max_timestamp = v->max_timestamp;
+      info->offset_of_max_timestamp = Offset(records + v->max_timestamp_delta);
+    }
+    records += v->header.last_offset_delta + 1;
+    pos += v->header.total_size();
+  }
+  if (records > INT32_MAX) return Status::TooLarge("too many records in one append");
+  info->record_count = static_cast<int32_t>(records);
+  info->batch_count = static_cast<int32_t>(metas_.size());
+  info->bytes = static_cast<int64_t>(input.size());
+  return Status::OK();
+}
+
+void LogImpl::AssignOffsets(std::span<uint8_t> input, AppendInfo* info) {
+  const Offset base(end_offset_.load(std::memory_order_relaxed));
+  const bool append_time = config_.timestamp_type == TimestampType::kLogAppendTime;
+  const TimestampMs now(WallClockMs());
+  size_t pos = 0;
+  Offset next = base;
+  for (BatchMeta& m : metas_) {
+    std::span<uint8_t> b = input.subspan(pos, m.size);
+    SetBaseOffset(b, next);
+    if (append_time) {
+      SetLogAppendTime(b, now);
+      m.max_timestamp = now;
+    } else if (batch::DecodeHeader(b.data()).max_timestamp != m.max_timestamp) {
+      batch::SetMaxTimestamp(b, m.max_timestamp);  // header disagreed with its records
+    }
+    int64_t relative_last = m.last_offset.value();  // relative to the input until now
+    m.last_offset = base + relative_last;
+    next = m.last_offset + 1;
+    pos += m.size;
+  }
+  info->base_offset = base;
+  info->last_offset = next - 1;
+  if (append_time) {
+    info->log_append_time = now;
+    info->max_timestamp = now;
+    info->offset_of_max_timestamp = base;
+  } else {
+    info->offset_of_max_timestamp = base + info->offset_of_max_timestamp.value();
+  }
+}
+
+Result<AppendInfo> LogImpl::Append(std::span<uint8_t> batches) {
+  if (batches.empty()) return Status::InvalidArgument("empty append");
+  std::unique_lock<std::mutex> lock(append_mu_);
+  if (closed_.load()) return Status::Closed(dir_);
+  AppendInfo info;
+  HR_RETURN_IF_ERROR(ValidateInput(batches, &info));
+  const int64_t now = WallClockMs();
+  HR_RETURN_IF_ERROR(MaybeRollForAppend(info.bytes, info.record_count, now));
+  AssignOffsets(batches, &info);
+  Segment& active = *segments_.back();
+  HR_RETURN_IF_ERROR(active.Append(batches, metas_, config_.index_interval_bytes, now));
+  end_offset_.store(info.last_offset.value() + 1, std::memory_order_release);
+  unflushed_messages_ += info.record_count;
+  bool flush = FlushDueLocked(now);
+  lock.unlock();
+  if (flush) HR_RETURN_IF_ERROR(Flush());
+  return info;
+}
+
+Status LogImpl::MaybeRollForAppend(int64_t bytes, int64_t records, int64_t now_ms) {
+  Segment& active = *segments_.back();
+  int64_t size = active.size();
+  if (size == 0) {
+    if (bytes > kMaxSegmentBytes) return Status::TooLarge("append above 2 GiB");
+    return Status::OK();
+  }
+  int64_t max_bytes = std::min<int64_t>(config_.segment_bytes, kMaxSegmentBytes);
+  int64_t last_relative = end_offset_.load(std::memory_order_relaxed) + records - 1 -
+                          active.base_offset().value();
+  bool roll = size + bytes > max_bytes || last_relative > INT32_MAX || active.indexes_full() ||
+              (active.rolling_base_ms() >= 0 && now_ms - active.rolling_base_ms() >= config_.segment_ms);
+  return roll ? RollLocked() : Status::OK();
+}
+
+Status LogImpl::RollLocked() {
+  std::shared_ptr<Segment> old = segments_.back();
+  if (old->size() == 0) return Status::OK();
+  HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> seg,
+                      Segment::Create(dir_, Offset(end_offset_.load()), config_));
+  HR_RETURN_IF_ERROR(old->Seal());
+  std::unique_lock<std::shared_mutex> w(segments_mu_);
+  segments_.push_back(std::move(seg));
+  return Status::OK();
+}
+
+Status LogImpl::MaybeRoll(TimestampMs now) {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  if (closed_.load()) return Status::Closed(dir_);
+  const Segment& active = *segments_.back();
+  if (active.size() > 0 && active.rolling_base_ms() >= 0 &&
+      now.value() - active.rolling_base_ms() >= config_.segment_ms)
+    return RollLocked();
+  return Status::OK();
+}
+
+bool LogImpl::FlushDueLocked(int64_t now_ms) const {
+  if (unflushed_messages_ == 0) return false;
+  if (config_.flush_interval_messages >= 0 && unflushed_messages_ >= config_.flush_interval_messages)
+    return true;
+  return config_.flush_interval_ms >= 0 && now_ms - last_flush_ms_ >= config_.flush_interval_ms;
+}
+
+Status LogImpl::MaybeFlush() {
+  {
+    std::lock_guard<std::mutex> lock(append_mu_);
+    if (closed_.load()) return Status::Closed(dir_);
+    if (!FlushDueLocked(WallClockMs())) return Status::OK();
+  }
+  return Flush();
+}
+
+Status LogImpl::WriteCheckpointLocked(bool sync) {
+  checkpoint_.log_start_offset = Offset(start_offset_.load());
+  if (sync) last_checkpoint_sync_ms_ = WallClockMs();
+  return WriteCheckpoint(dir_, checkpoint_, sync);
+}
+
+void LogImpl::SetFlushPointLocked(Offset offset, Offset segment, int64_t position) {
+  flushed_offset_.store(offset.value(), std::memory_order_release);
+  flush_segment_ = segment;
+  flush_position_ = position;
+  checkpoint_.recovery_offset = offset;
+  checkpoint_.recovery_segment = segment;
+  checkpoint_.recovery_position = position;
+}
+
+Status LogImpl::Flush() {
+  std::lock_guard<std::mutex> flush_lock(flush_mu_);
+  std::vector<std::shared_ptr<Segment>> to_sync;
+  Offset target, segment;
+  int64_t position;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(append_mu_);
+    if (closed_.load()) return Status::Closed(dir_);
+    target = end_offset();
+    if (target == flushed_offset() && unflushed_messages_ == 0) return Status::OK();
+    for (const auto& s : segments_)  // the flush segment and every later one
+      if (s->base_offset() >= flush_segment_ || s == segments_.back()) to_sync.push_back(s);
+    segment = segments_.back()->base_offset();
+    position = segments_.back()->size();
+    generation = truncations_;
+    unflushed_messages_ = 0;
+    last_flush_ms_ = WallClockMs();
+  }
+  for (const auto& s : to_sync) HR_RETURN_IF_ERROR(s->Sync());
+  std::unique_lock<std::mutex> lock(append_mu_);
+  if (generation != truncations_) return Status::OK();  // a Truncate moved the flush point
+  std::lock_guard<std::mutex> cp(checkpoint_mu_);
+  if (target > flushed_offset()) SetFlushPointLocked(target, segment, position);
+  lock.unlock();
+  // The new flush point only saves recovery work, so the file is fsynced at
+  // most once per kCheckpointIntervalMs; losing a newer one is harmless.
+  return WriteCheckpointLocked(WallClockMs() - last_checkpoint_sync_ms_ >= kCheckpointIntervalMs);
+}
+
+void LogImpl::SetConfig(const LogConfig& config) {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  config_ = config;
+}
+
+Status LogImpl::Close() {
+  Status flushed = Flush();
+  if (flushed.code() == StatusCode::kClosed) return flushed;
+  std::lock_guard<std::mutex> lock(append_mu_);
+  if (closed_.load()) return Status::Closed(dir_);
+  closed_.store(true);
+  HR_RETURN_IF_ERROR(flushed);
+  std::shared_ptr<Segment> active = segments_.back();
+  HR_RETURN_IF_ERROR(active->Seal());
+  HR_RETURN_IF_ERROR(active->Sync());
+  {
+    std::lock_guard<std::mutex> cp(checkpoint_mu_);
+    SetFlushPointLocked(end_offset(), active->base_offset(), active->size());
+    checkpoint_.clean_shutdown = true;
+    HR_RETURN_IF_ERROR(WriteCheckpointLocked(/*sync=*/true));
+  }
+  std::unique_lock<std::shared_mutex> w(segments_mu_);
+  segments_.clear();
+  return Status::OK();
+}
+
+int64_t LogImpl::size_bytes() const {
+  std::shared_lock<std::shared_mutex> r(segments_mu_);
+  int64_t total = 0;
+  for (const auto& s : segments_) total += s->size();
+  return total;
+}
+
+int LogImpl::segment_count() const {
+  std::shared_lock<std::shared_mutex> r(segments_mu_);
+  return static_cast<int>(segments_.size());
+}
+
+}  // namespace headrace

@@ -1,0 +1,139 @@
+// The Log implementation: a directory of segments (segment.h), one append
+// path, concurrent readers, a checkpoint file (checkpoint.h).
+//
+// Locks (always taken in this order):
+//   flush_mu_      serialises Flush() so only one fsync round runs at a time.
+//   append_mu_     serialises every writer: Append, Truncate, Roll,
+//                  ApplyRetention, DeleteRecordsBefore, SetConfig, Close and
+//                  the snapshot/publish steps of Flush. Guards config_, the
+//                  appender-only fields and the flush point bookkeeping.
+//   segments_mu_   guards the segments_ vector. Writers hold append_mu_ and
+//                  take it exclusively only while changing the vector;
+//                  readers take it shared just long enough to copy the
+//                  shared_ptrs they need.
+//   checkpoint_mu_ guards checkpoint_ and the checkpoint file.
+// Published without locks (release/acquire): start_offset_, end_offset_,
+// flushed_offset_, closed_, and each segment's size.
+// Invariant: segments_ is sorted by base offset, never empty while open,
+// contiguous (each base = the previous segment's next offset); the last one
+// is the active segment; end_offset_ is stored only after the bytes it
+// covers are in the file and the segment's size is published.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "headrace/log.h"
+#include "log/checkpoint.h"
+#include "log/segment.h"
+
+namespace headrace {
+
+inline int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class LogImpl final : public Log {
+ public:
+  LogImpl(std::string dir, const LogConfig& config) : dir_(std::move(dir)), config_(config) {}
+  ~LogImpl() override;
+
+  // Loads and recovers the directory (log_recovery.cc). Called once by Open.
+  Status Recover();
+
+  Result<AppendInfo> Append(std::span<uint8_t> batches) override;
+  Result<ReadResult> Read(Offset offset, int64_t max_bytes, Offset upper_bound,
+                          bool min_one_batch) const override;
+  Result<Offset> OffsetForTime(TimestampMs ts) const override;
+  Result<std::pair<TimestampMs, Offset>> MaxTimestamp() const override;
+  Status Flush() override;
+  Status MaybeFlush() override;
+  Status Truncate(Offset offset) override;
+  Result<RetentionReport> ApplyRetention(TimestampMs now) override;
+  Status DeleteRecordsBefore(Offset offset) override;
+  Status MaybeRoll(TimestampMs now) override;
+  void SetConfig(const LogConfig& config) override;
+  Status Close() override;
+
+  Offset start_offset() const override { return Offset(start_offset_.load(std::memory_order_acquire)); }
+  Offset end_offset() const override { return Offset(end_offset_.load(std::memory_order_acquire)); }
+  Offset flushed_offset() const override { return Offset(flushed_offset_.load(std::memory_order_acquire)); }
+  int64_t size_bytes() const override;
+  int segment_count() const override;
+  const RecoveryReport& recovery_report() const override { return report_; }
+  const std::string& dir() const override { return dir_; }
+
+ private:
+  // ---- append path (log.cc) ----
+  // Validates every batch of `input` (no mutation) into metas_ and `info`.
+  Status ValidateInput(std::span<const uint8_t> input, AppendInfo* info);
+  // Rewrites offsets (and timestamps) in place from end_offset_.
+  void AssignOffsets(std::span<uint8_t> input, AppendInfo* info);
+  // REQUIRES: append_mu_. Rolls when the append would overflow the active
+  // segment (bytes, relative offsets, index room) or it is too old.
+  Status MaybeRollForAppend(int64_t bytes, int64_t records, int64_t now_ms);
+  Status RollLocked();
+  bool FlushDueLocked(int64_t now_ms) const;
+  // REQUIRES: checkpoint_mu_. Writes checkpoint_ with the current start offset.
+  Status WriteCheckpointLocked(bool sync);
+  // Records the flush point at `offset` (in `segment`, at `position`).
+  void SetFlushPointLocked(Offset offset, Offset segment, int64_t position);
+
+  // ---- segments (log_retention.cc) ----
+  // REQUIRES: append_mu_. Removes the first `count` segments from the list
+  // (never the active one), deletes their files, adds them to `report`.
+  Status DeleteOldestSegments(size_t count, RetentionReport* report);
+  // REQUIRES: append_mu_. Removes the segments after index `keep_last`.
+  Status DeleteNewestSegments(size_t keep_last);
+  // Copies the segments from the one holding `offset` on (readers).
+  std::vector<std::shared_ptr<Segment>> SegmentsFrom(Offset offset) const;
+  // The segment holding `offset` (holding) or the first one based above it;
+  // nullptr if none (readers).
+  std::shared_ptr<Segment> SegmentAfter(Offset offset, bool holding) const;
+
+  // ---- recovery (log_recovery.cc) ----
+  Status ListDirectory(std::vector<Offset>* bases);
+  Status RecoverDirectory();
+  Status RecoverSegment(size_t i, const std::optional<Checkpoint>& cp, Offset* next, bool* stop);
+  Status CutTail(size_t i, const ScanOutcome& outcome, const std::string& why);
+  Status FinishRecovery(const std::optional<Checkpoint>& cp, Offset end);
+
+  // ---- read helpers (log_read.cc) ----
+  Result<Offset> FindTimeInSegment(const Segment& seg, TimestampMs ts, Offset start) const;
+  Result<Offset> ExactOffsetOfMax(const Segment& seg, TimestampMs ts, Offset batch_last) const;
+
+  const std::string dir_;
+  LogConfig config_;  // guarded by append_mu_
+
+  std::mutex flush_mu_;
+  mutable std::mutex append_mu_;
+  mutable std::shared_mutex segments_mu_;
+  std::mutex checkpoint_mu_;
+
+  std::vector<std::shared_ptr<Segment>> segments_;  // guarded by segments_mu_
+  std::atomic<int64_t> start_offset_{0};
+  std::atomic<int64_t> end_offset_{0};
+  std::atomic<int64_t> flushed_offset_{0};
+  std::atomic<bool> closed_{false};
+
+  // Appender-only state (append_mu_).
+  std::vector<BatchMeta> metas_;      // scratch reused by every Append
+  int64_t unflushed_messages_ = 0;
+  int64_t last_flush_ms_ = 0;
+  uint64_t truncations_ = 0;          // bumped by Truncate; stale flushes check it
+  Offset flush_segment_{0};           // segment holding the flush point
+  int64_t flush_position_ = 0;
+
+  Checkpoint checkpoint_;             // guarded by checkpoint_mu_
+  int64_t last_checkpoint_sync_ms_ = 0;  // guarded by checkpoint_mu_
+  RecoveryReport report_;             // written by Recover only
+};
+
+}  // namespace headrace

@@ -1,0 +1,149 @@
+// Log readers: Read, OffsetForTime, MaxTimestamp. They run concurrently with
+// the appender: each loads end_offset_ and then a segment's size once, and
+// never looks past them, so it only ever sees whole batches.
+#include <algorithm>
+
+#include "log/log_impl.h"
+#include "log/record_batch_internal.h"
+
+namespace headrace {
+namespace {
+
+constexpr int64_t kReadReadahead = 4096;
+
+// Reads a whole batch at `pos` of `seg` into `buf`.
+Status ReadBatch(const Segment& seg, int64_t pos, int64_t size, std::vector<uint8_t>* buf) {
+  FileReader reader(seg.fd(), seg.size(), size);
+  HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, size));
+  buf->assign(p, p + size);
+  return Status::OK();
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<Segment>> LogImpl::SegmentsFrom(Offset offset) const {
+  std::shared_lock<std::shared_mutex> r(segments_mu_);
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                             [](Offset o, const auto& s) { return o < s->base_offset(); });
+  if (it != segments_.begin()) --it;
+  return {it, segments_.end()};
+}
+
+std::shared_ptr<Segment> LogImpl::SegmentAfter(Offset offset, bool holding) const {
+  std::shared_lock<std::shared_mutex> r(segments_mu_);
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                             [](Offset o, const auto& s) { return o < s->base_offset(); });
+  if (holding) {
+    if (it == segments_.begin()) return nullptr;
+    --it;
+  }
+  return it == segments_.end() ? nullptr : *it;
+}
+
+Result<ReadResult> LogImpl::Read(Offset offset, int64_t max_bytes, Offset upper_bound,
+                                 bool min_one_batch) const {
+  if (closed_.load()) return Status::Closed(dir_);
+  const Offset end = end_offset(), start = start_offset();
+  if (offset < start || offset > end)
+    return Status::OutOfRange("offset " + std::to_string(offset.value()) + " outside [" +
+                              std::to_string(start.value()) + ", " + std::to_string(end.value()) + "]");
+  ReadResult result;
+  result.first_batch_base = Offset(-1);
+  const Offset bound = std::min(upper_bound, end);
+  if (offset >= bound) return result;
+  bool done = false;
+  for (std::shared_ptr<Segment> seg = SegmentAfter(offset, /*holding=*/true); seg != nullptr;
+       seg = SegmentAfter(seg->base_offset(), /*holding=*/false)) {
+    const int64_t limit = seg->size();
+    FileReader reader(seg->fd(), limit, kReadReadahead);
+    HR_ASSIGN_OR_RETURN(int64_t pos, seg->FindPosition(offset, limit, &reader));
+    FileSlice slice{seg->fd(), FilePosition(pos), 0, seg};
+    while (pos < limit) {
+      HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
+      BatchHeader h = batch::DecodeHeader(p);
+      bool first = result.bytes == 0 && slice.length == 0;
+      if (h.last_offset() >= bound ||
+          (result.bytes + slice.length + h.total_size() > max_bytes && !(first && min_one_batch))) {
+        done = true;
+        break;
+      }
+      if (first) result.first_batch_base = h.base_offset;
+      slice.length += h.total_size();
+      pos += h.total_size();
+    }
+    if (slice.length > 0) {
+      result.bytes += slice.length;
+      result.slices.push_back(std::move(slice));
+    }
+    if (done) break;
+  }
+  return result;
+}
+
+Result<Offset> LogImpl::FindTimeInSegment(const Segment& seg, TimestampMs ts, Offset start) const {
+  const int64_t limit = seg.size();
+  std::optional<TimeIndex::Entry> te = seg.time_index().LookupBefore(ts);
+  int64_t pos = 0;
+  if (te) pos = seg.offset_index().Lookup(te->offset, FilePosition(limit)).position.value();
+  FileReader reader(seg.fd(), limit, kReadReadahead);
+  std::vector<uint8_t> buf;
+  while (pos < limit) {
+    HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
+    BatchHeader h = batch::DecodeHeader(p);
+    if (h.batch_length < batch::kMinBatchLength) return Status::Corruption(seg.log_path());
+    if (h.max_timestamp >= ts && h.last_offset() >= start) {
+      if (h.compression() != Compression::kNone || h.log_append_time())
+        return std::max(h.base_offset, start);
+      HR_RETURN_IF_ERROR(ReadBatch(seg, pos, h.total_size(), &buf));
+      int32_t min_delta = static_cast<int32_t>(std::max<int64_t>(0, start - h.base_offset));
+      HR_ASSIGN_OR_RETURN(int32_t delta, batch::FirstRecordAtOrAfter(buf, ts, min_delta));
+      if (delta >= 0) return h.base_offset + delta;
+    }
+    pos += h.total_size();
+  }
+  return Status::NotFound("no record at or after the timestamp");
+}
+
+Result<Offset> LogImpl::OffsetForTime(TimestampMs ts) const {
+  if (closed_.load()) return Status::Closed(dir_);
+  const Offset start = start_offset();
+  for (const std::shared_ptr<Segment>& seg : SegmentsFrom(start)) {
+    if (seg->max_timestamp().first < ts) continue;
+    auto r = FindTimeInSegment(*seg, ts, start);
+    if (r.ok() || r.status().code() != StatusCode::kNotFound) return r;
+  }
+  return Status::NotFound("no record with timestamp >= " + std::to_string(ts.value()));
+}
+
+Result<Offset> LogImpl::ExactOffsetOfMax(const Segment& seg, TimestampMs ts, Offset batch_last) const {
+  const int64_t limit = seg.size();
+  FileReader reader(seg.fd(), limit, kReadReadahead);
+  HR_ASSIGN_OR_RETURN(int64_t pos, seg.FindPosition(batch_last, limit, &reader));
+  if (pos >= limit) return batch_last;
+  HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
+  BatchHeader h = batch::DecodeHeader(p);
+  if (h.compression() != Compression::kNone) return h.last_offset();
+  if (h.log_append_time()) return h.base_offset;
+  std::vector<uint8_t> buf;
+  HR_RETURN_IF_ERROR(ReadBatch(seg, pos, h.total_size(), &buf));
+  HR_ASSIGN_OR_RETURN(int32_t delta, batch::FirstRecordAtOrAfter(buf, ts, 0));
+  return delta >= 0 ? h.base_offset + delta : h.last_offset();
+}
+
+Result<std::pair<TimestampMs, Offset>> LogImpl::MaxTimestamp() const {
+  if (closed_.load()) return Status::Closed(dir_);
+  std::shared_ptr<Segment> best;
+  std::pair<TimestampMs, Offset> best_ts{kNoTimestamp, Offset(-1)};
+  for (const std::shared_ptr<Segment>& seg : SegmentsFrom(start_offset())) {
+    auto ts = seg->max_timestamp();
+    if (ts.first > best_ts.first) {
+      best_ts = ts;
+      best = seg;
+    }
+  }
+  if (!best || best_ts.first < TimestampMs(0)) return Status::NotFound("no timestamps in the log");
+  HR_ASSIGN_OR_RETURN(Offset exact, ExactOffsetOfMax(*best, best_ts.first, best_ts.second));
+  return std::make_pair(best_ts.first, exact);
+}
+
+}  // namespace headrace

@@ -1,0 +1,329 @@
+// RecordBatch v2: header parsing, one-pass validation, in-place rewrites,
+// building and decoding. The byte layout is in docs/log-format.md.
+#include "headrace/record_batch.h"
+
+#include <chrono>
+#include <string>
+
+#include "common/crc32c.h"
+#include "log/coding.h"
+#include "log/record_batch_internal.h"
+
+namespace headrace {
+namespace {
+
+using namespace coding;  // NOLINT: the encoding helpers are the vocabulary here
+using namespace batch;   // NOLINT
+
+// One record as it lies in the batch; pointers into the batch bytes.
+struct RecordView {
+  int64_t timestamp_delta = 0;
+  int32_t offset_delta = 0;
+  int32_t key_len = -1;  // -1 = null
+  const uint8_t* key = nullptr;
+  int32_t value_len = -1;
+  const uint8_t* value = nullptr;
+  int32_t header_count = 0;
+  const uint8_t* headers = nullptr;  // header_count (key, value) pairs
+};
+
+// Reads a length-prefixed byte string; -1 = null when `nullable`.
+bool ReadBytes(const uint8_t** p, const uint8_t* end, bool nullable, int32_t* len,
+               const uint8_t** data) {
+  if (!ReadVarint32(p, end, len)) return false;
+  if (*len < 0) return nullable && *len == -1;
+  if (end - *p < *len) return false;
+  *data = *p;
+  *p += *len;
+  return true;
+}
+
+// Parses the record body [p, end) (after its length varint).
+Status ParseRecordBody(const uint8_t* p, const uint8_t* end, int index, RecordView* r) {
+  auto bad = [index](const char* what) {
+    return Status::Corruption("record " + std::to_string(index) + ": " + what);
+  };
+  if (p == end) return bad("empty record body");
+  ++p;  // attributes (unused in v2)
+  if (!ReadVarint64(&p, end, &r->timestamp_delta)) return bad("bad timestamp delta");
+  if (!ReadVarint32(&p, end, &r->offset_delta)) return bad("bad offset delta");
+  if (!ReadBytes(&p, end, true, &r->key_len, &r->key)) return bad("bad key length");
+  if (!ReadBytes(&p, end, true, &r->value_len, &r->value)) return bad("bad value length");
+  if (!ReadVarint32(&p, end, &r->header_count) || r->header_count < 0)
+    return bad("bad header count");
+  r->headers = p;
+  for (int32_t h = 0; h < r->header_count; ++h) {
+    int32_t len;
+    const uint8_t* data;
+    if (!ReadBytes(&p, end, false, &len, &data)) return bad("bad header key");
+    if (!ReadBytes(&p, end, true, &len, &data)) return bad("bad header value");
+  }
+  if (p != end) return bad("record length does not match its fields");
+  return Status::OK();
+}
+
+// Calls fn(const RecordView&) for each record of an uncompressed batch.
+// Checks that exactly `count` records fill the records section.
+template <typename Fn>
+Status ForEachRecord(const uint8_t* p, const uint8_t* end, int32_t count, Fn&& fn) {
+  int32_t i = 0;
+  for (; p < end; ++i) {
+    if (i >= count)
+      return Status::Corruption("record count " + std::to_string(count) +
+                                " is smaller than the records present");
+    int32_t len;
+    if (!ReadVarint32(&p, end, &len) || len < 0 || end - p < len)
+      return Status::Corruption("record " + std::to_string(i) + ": bad record length");
+    RecordView r;
+    HR_RETURN_IF_ERROR(ParseRecordBody(p, p + len, i, &r));
+    HR_RETURN_IF_ERROR(fn(r, i));
+    p += len;
+  }
+  if (i != count)
+    return Status::Corruption("record count " + std::to_string(count) + " but " +
+                              std::to_string(i) + " records present");
+  return Status::OK();
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+namespace batch {
+
+BatchHeader DecodeHeader(const uint8_t* p) {
+  BatchHeader h;
+  h.base_offset = Offset(static_cast<int64_t>(LoadBE64(p + kBaseOffsetPos)));
+  h.batch_length = static_cast<int32_t>(LoadBE32(p + kLengthPos));
+  h.partition_leader_epoch = static_cast<int32_t>(LoadBE32(p + kLeaderEpochPos));
+  h.magic = static_cast<int8_t>(p[kMagicPos]);
+  h.crc = LoadBE32(p + kCrcPos);
+  h.attributes = static_cast<int16_t>(LoadBE16(p + kAttributesPos));
+  h.last_offset_delta = static_cast<int32_t>(LoadBE32(p + kLastOffsetDeltaPos));
+  h.base_timestamp = TimestampMs(static_cast<int64_t>(LoadBE64(p + kBaseTimestampPos)));
+  h.max_timestamp = TimestampMs(static_cast<int64_t>(LoadBE64(p + kMaxTimestampPos)));
+  h.producer_id = static_cast<int64_t>(LoadBE64(p + kProducerIdPos));
+  h.producer_epoch = static_cast<int16_t>(LoadBE16(p + kProducerEpochPos));
+  h.base_sequence = static_cast<int32_t>(LoadBE32(p + kBaseSequencePos));
+  h.record_count = static_cast<int32_t>(LoadBE32(p + kRecordCountPos));
+  return h;
+}
+
+uint32_t ComputeCrc(std::span<const uint8_t> b) {
+  return crc32c::Value(b.data() + kAttributesPos, b.size() - kAttributesPos);
+}
+
+Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes) {
+  HR_ASSIGN_OR_RETURN(BatchHeader h, ParseBatchHeader(bytes));
+  std::span<const uint8_t> b = bytes.first(h.total_size());
+  uint32_t crc = ComputeCrc(b);
+  if (crc != h.crc)
+    return Status::Corruption("CRC mismatch: stored " + std::to_string(h.crc) + ", computed " +
+                              std::to_string(crc));
+  if (h.record_count < 0)
+    return Status::Corruption("negative record count " + std::to_string(h.record_count));
+  if (h.record_count > 0 && h.last_offset_delta != h.record_count - 1)
+    return Status::Corruption("last offset delta " + std::to_string(h.last_offset_delta) +
+                              " does not match record count " + std::to_string(h.record_count));
+  int codec = h.attributes & kCompressionMask;
+  if (codec > static_cast<int>(Compression::kZstd))
+    return Status::Corruption("unknown compression codec " + std::to_string(codec));
+  BatchInfo info{h, h.max_timestamp, h.last_offset_delta};
+  if (h.compression() != Compression::kNone) return info;
+  int64_t max_ts = kNoTimestamp.value();
+  int32_t max_delta = h.record_count > 0 ? 0 : h.last_offset_delta;
+  HR_RETURN_IF_ERROR(ForEachRecord(
+      b.data() + kBatchHeaderSize, b.data() + b.size(), h.record_count,
+      [&](const RecordView& r, int32_t i) -> Status {
+        if (r.offset_delta != i)
+          return Status::Corruption("record " + std::to_string(i) + " has offset delta " +
+                                    std::to_string(r.offset_delta));
+        int64_t ts = h.base_timestamp.value() + r.timestamp_delta;
+        if (ts > max_ts) {
+          max_ts = ts;
+          max_delta = i;
+        }
+        return Status::OK();
+      }));
+  info.max_timestamp = h.log_append_time() ? h.max_timestamp : TimestampMs(max_ts);
+  info.max_timestamp_delta = h.log_append_time() ? 0 : max_delta;
+  return info;
+}
+
+}  // namespace batch
+
+Result<BatchHeader> ParseBatchHeader(std::span<const uint8_t> bytes) {
+  if (bytes.size() < static_cast<size_t>(kBatchHeaderSize))
+    return Status::Corruption("batch header needs " + std::to_string(kBatchHeaderSize) +
+                              " bytes, have " + std::to_string(bytes.size()));
+  BatchHeader h = batch::DecodeHeader(bytes.data());
+  if (h.batch_length < batch::kMinBatchLength)
+    return Status::Corruption("batch length " + std::to_string(h.batch_length) +
+                              " below the header size");
+  if (static_cast<uint64_t>(h.total_size()) > bytes.size())
+    return Status::Corruption("batch length " + std::to_string(h.batch_length) +
+                              " runs past the " + std::to_string(bytes.size()) +
+                              " bytes available");
+  if (h.magic != kMagicV2)
+    return Status::Unsupported("magic " + std::to_string(h.magic) + " (only v2 is supported)");
+  return h;
+}
+
+Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes) {
+  HR_ASSIGN_OR_RETURN(batch::BatchInfo info, batch::ValidateBatchInfo(bytes));
+  return info.header;
+}
+
+void SetBaseOffset(std::span<uint8_t> b, Offset base) {
+  coding::StoreBE64(b.data() + batch::kBaseOffsetPos, static_cast<uint64_t>(base.value()));
+}
+
+void SetPartitionLeaderEpoch(std::span<uint8_t> b, LeaderEpoch epoch) {
+  coding::StoreBE32(b.data() + batch::kLeaderEpochPos, static_cast<uint32_t>(epoch.value()));
+}
+
+void SetLogAppendTime(std::span<uint8_t> b, TimestampMs ts) {
+  uint16_t attrs = coding::LoadBE16(b.data() + batch::kAttributesPos);
+  coding::StoreBE16(b.data() + batch::kAttributesPos, attrs | batch::kTimestampTypeBit);
+  coding::StoreBE64(b.data() + batch::kMaxTimestampPos, static_cast<uint64_t>(ts.value()));
+  coding::StoreBE32(b.data() + batch::kCrcPos, batch::ComputeCrc(b));
+}
+
+Result<int32_t> batch::FirstRecordAtOrAfter(std::span<const uint8_t> b, TimestampMs ts,
+                                            int32_t min_delta) {
+  BatchHeader h = DecodeHeader(b.data());
+  int32_t found = -1;
+  Status st = ForEachRecord(
+      b.data() + kBatchHeaderSize, b.data() + b.size(), h.record_count,
+      [&](const RecordView& r, int32_t i) -> Status {
+        TimestampMs t = h.log_append_time() ? h.max_timestamp
+                                            : TimestampMs(h.base_timestamp.value() + r.timestamp_delta);
+        if (found < 0 && r.offset_delta >= min_delta && t >= ts) found = r.offset_delta;
+        return Status::OK();
+      });
+  if (!st.ok()) return st;
+  return found;
+}
+
+void batch::SetMaxTimestamp(std::span<uint8_t> b, TimestampMs ts) {
+  coding::StoreBE64(b.data() + batch::kMaxTimestampPos, static_cast<uint64_t>(ts.value()));
+  coding::StoreBE32(b.data() + batch::kCrcPos, batch::ComputeCrc(b));
+}
+
+namespace {
+
+void AppendRecord(std::string* out, const RecordInput& r, int64_t ts_delta, int32_t delta) {
+  std::string body;
+  body.push_back(0);  // attributes
+  AppendVarint(&body, ts_delta);
+  AppendVarint(&body, delta);
+  auto put = [&body](const std::optional<std::string>& s) {
+    AppendVarint(&body, s ? static_cast<int64_t>(s->size()) : -1);
+    if (s) body.append(*s);
+  };
+  put(r.key);
+  put(r.value);
+  AppendVarint(&body, static_cast<int64_t>(r.headers.size()));
+  for (const RecordHeader& h : r.headers) {
+    AppendVarint(&body, static_cast<int64_t>(h.key.size()));
+    body.append(h.key);
+    put(h.value);
+  }
+  AppendVarint(out, static_cast<int64_t>(body.size()));
+  out->append(body);
+}
+
+}  // namespace
+
+std::string BuildBatch(const std::vector<RecordInput>& records) {
+  int64_t now = NowMs();
+  auto ts_of = [now](const RecordInput& r) {
+    return r.timestamp == kNoTimestamp ? now : r.timestamp.value();
+  };
+  int64_t base_ts = records.empty() ? now : ts_of(records.front());
+  int64_t max_ts = records.empty() ? now : base_ts;
+  std::string out(kBatchHeaderSize, '\0');
+  for (size_t i = 0; i < records.size(); ++i) {
+    int64_t ts = ts_of(records[i]);
+    if (ts > max_ts) max_ts = ts;
+    AppendRecord(&out, records[i], ts - base_ts, static_cast<int32_t>(i));
+  }
+  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  int32_t count = static_cast<int32_t>(records.size());
+  StoreBE64(p + kBaseOffsetPos, 0);
+  StoreBE32(p + kLengthPos, static_cast<uint32_t>(out.size() - kBatchLogOverhead));
+  StoreBE32(p + kLeaderEpochPos, static_cast<uint32_t>(-1));
+  p[kMagicPos] = kMagicV2;
+  StoreBE16(p + kAttributesPos, 0);
+  StoreBE32(p + kLastOffsetDeltaPos, static_cast<uint32_t>(count > 0 ? count - 1 : 0));
+  StoreBE64(p + kBaseTimestampPos, static_cast<uint64_t>(base_ts));
+  StoreBE64(p + kMaxTimestampPos, static_cast<uint64_t>(max_ts));
+  StoreBE64(p + kProducerIdPos, static_cast<uint64_t>(-1));
+  StoreBE16(p + kProducerEpochPos, static_cast<uint16_t>(-1));
+  StoreBE32(p + kBaseSequencePos, static_cast<uint32_t>(-1));
+  StoreBE32(p + kRecordCountPos, static_cast<uint32_t>(count));
+  StoreBE32(p + kCrcPos, ComputeCrc({p, out.size()}));
+  return out;
+}
+
+namespace {
+
+std::optional<std::string> CopyBytes(const uint8_t* p, int32_t len) {
+  if (len < 0) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(p), len);
+}
+
+// Appends the records of one validated uncompressed batch to `out`.
+Status DecodeBatchRecords(std::span<const uint8_t> b, const BatchHeader& h,
+                          std::vector<Record>* out) {
+  const uint8_t* end = b.data() + b.size();
+  return ForEachRecord(
+      b.data() + kBatchHeaderSize, end, h.record_count,
+      [&](const RecordView& r, int32_t) -> Status {
+        Record rec;
+        rec.offset = h.base_offset + r.offset_delta;
+        rec.timestamp = h.log_append_time() ? h.max_timestamp
+                                            : TimestampMs(h.base_timestamp.value() +
+                                                          r.timestamp_delta);
+        rec.key = CopyBytes(r.key, r.key_len);
+        rec.value = CopyBytes(r.value, r.value_len);
+        const uint8_t* p = r.headers;
+        for (int32_t i = 0; i < r.header_count; ++i) {
+          int32_t klen, vlen;
+          const uint8_t *k = nullptr, *v = nullptr;
+          ReadBytes(&p, end, false, &klen, &k);  // validated by ForEachRecord
+          ReadBytes(&p, end, true, &vlen, &v);
+          rec.headers.push_back({std::string(reinterpret_cast<const char*>(k), klen),
+                                 CopyBytes(v, vlen)});
+        }
+        out->push_back(std::move(rec));
+        return Status::OK();
+      });
+}
+
+}  // namespace
+
+Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes) {
+  std::vector<Record> out;
+  while (bytes.size() >= static_cast<size_t>(kBatchLogOverhead)) {
+    int32_t len = static_cast<int32_t>(LoadBE32(bytes.data() + kLengthPos));
+    if (len >= kMinBatchLength &&
+        static_cast<uint64_t>(kBatchLogOverhead) + static_cast<uint64_t>(len) > bytes.size())
+      break;  // trailing partial batch
+    HR_ASSIGN_OR_RETURN(BatchHeader h, ValidateBatch(bytes));
+    std::span<const uint8_t> b = bytes.first(h.total_size());
+    bytes = bytes.subspan(h.total_size());
+    if (h.is_control()) continue;
+    if (h.compression() != Compression::kNone)
+      return Status::Unsupported("compressed batch (codec " +
+                                 std::to_string(static_cast<int>(h.compression())) + ")");
+    HR_RETURN_IF_ERROR(DecodeBatchRecords(b, h, &out));
+  }
+  return out;
+}
+
+}  // namespace headrace

@@ -1,0 +1,64 @@
+// Internal batch helpers shared by record_batch.cc, the segment scanner and
+// the log: field positions of the v2 header, a no-check header decoder and
+// the one-pass validator that also yields record-level facts.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "headrace/record_batch.h"
+#include "headrace/status.h"
+
+namespace headrace::batch {
+
+// Byte positions of the v2 header fields (see docs/log-format.md).
+inline constexpr int kBaseOffsetPos = 0;
+inline constexpr int kLengthPos = 8;
+inline constexpr int kLeaderEpochPos = 12;
+inline constexpr int kMagicPos = 16;
+inline constexpr int kCrcPos = 17;
+inline constexpr int kAttributesPos = 21;  // the CRC covers [21, end)
+inline constexpr int kLastOffsetDeltaPos = 23;
+inline constexpr int kBaseTimestampPos = 27;
+inline constexpr int kMaxTimestampPos = 35;
+inline constexpr int kProducerIdPos = 43;
+inline constexpr int kProducerEpochPos = 51;
+inline constexpr int kBaseSequencePos = 53;
+inline constexpr int kRecordCountPos = 57;
+// Smallest legal batch_length: the header after the length field.
+inline constexpr int kMinBatchLength = kBatchHeaderSize - kBatchLogOverhead;
+inline constexpr int16_t kCompressionMask = 0x7;
+inline constexpr int16_t kTimestampTypeBit = 0x8;
+
+// Decodes the 61 header bytes at `p` with no checks at all.
+// REQUIRES: p points at kBatchHeaderSize readable bytes.
+BatchHeader DecodeHeader(const uint8_t* p);
+
+// What full validation learnt about one batch.
+struct BatchInfo {
+  BatchHeader header;
+  // Largest record timestamp and the offset delta of the first record that
+  // carries it. For compressed batches (records not parsed) these come from
+  // the header: max_timestamp and last_offset_delta.
+  TimestampMs max_timestamp;
+  int32_t max_timestamp_delta = 0;
+};
+
+// Validates the batch at the start of `bytes` in one pass (CRC32C over
+// attributes..end, header consistency, and for uncompressed batches every
+// record: lengths, offset deltas 0..n-1, count). Errors as ValidateBatch.
+Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes);
+
+// CRC32C of attributes..end of a whole batch.
+uint32_t ComputeCrc(std::span<const uint8_t> batch);
+
+// Offset delta of the first record with delta >= min_delta and timestamp
+// >= ts in a whole uncompressed batch (LogAppendTime batches: every record
+// has the batch max timestamp); -1 when none. Errors: Corruption.
+Result<int32_t> FirstRecordAtOrAfter(std::span<const uint8_t> batch, TimestampMs ts,
+                                     int32_t min_delta);
+
+// Rewrites max_timestamp (keeping the timestamp type) and the CRC.
+void SetMaxTimestamp(std::span<uint8_t> batch, TimestampMs ts);
+
+}  // namespace headrace::batch

@@ -1,0 +1,192 @@
+#include "headrace/record_batch.h"
+
+#include <gtest/gtest.h>
+
+#include "common/crc32c.h"
+#include "log/coding.h"
+#include "log/record_batch_internal.h"
+#include "log/testing.h"
+
+namespace headrace {
+namespace {
+
+using testing::Bytes;
+
+std::span<const uint8_t> CBytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+void FixCrc(std::string& b) {
+  auto* p = reinterpret_cast<uint8_t*>(b.data());
+  coding::StoreBE32(p + batch::kCrcPos, batch::ComputeCrc({p, b.size()}));
+}
+
+TEST(Varint, ZigZagEncodingsMatchTheSpec) {
+  std::string s;
+  for (int64_t v : {0, -1, 1, -64, 64}) coding::AppendVarint(&s, v);
+  EXPECT_EQ(s, std::string("\x00\x01\x02\x7f\x80\x01", 6));
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  const uint8_t* end = p + s.size();
+  for (int64_t want : {0, -1, 1, -64, 64}) {
+    int64_t got;
+    ASSERT_TRUE(coding::ReadVarint64(&p, end, &got));
+    EXPECT_EQ(got, want);
+  }
+  const uint8_t too_long[6] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+  const uint8_t* q = too_long;
+  int32_t v32;
+  EXPECT_FALSE(coding::ReadVarint32(&q, too_long + 6, &v32));
+}
+
+TEST(RecordBatch, HeaderFieldsSitWhereKafkaPutsThem) {
+  std::string b = testing::MakeBatch(3, 10, 1000);
+  auto* p = reinterpret_cast<const uint8_t*>(b.data());
+  EXPECT_EQ(coding::LoadBE64(p), 0u);                                    // base offset
+  EXPECT_EQ(coding::LoadBE32(p + 8), b.size() - 12);                     // batch length
+  EXPECT_EQ(static_cast<int32_t>(coding::LoadBE32(p + 12)), -1);         // leader epoch
+  EXPECT_EQ(p[16], 2);                                                   // magic
+  EXPECT_EQ(coding::LoadBE32(p + 17), crc32c::Value(p + 21, b.size() - 21));
+  EXPECT_EQ(coding::LoadBE32(p + 23), 2u);                               // last offset delta
+  EXPECT_EQ(coding::LoadBE64(p + 27), 1000u);                            // base timestamp
+  EXPECT_EQ(coding::LoadBE64(p + 35), 1002u);                            // max timestamp
+  EXPECT_EQ(static_cast<int64_t>(coding::LoadBE64(p + 43)), -1);         // producer id
+  EXPECT_EQ(coding::LoadBE32(p + 57), 3u);                               // record count
+  auto h = ValidateBatch(CBytes(b));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->record_count, 3);
+  EXPECT_EQ(h->total_size(), static_cast<int64_t>(b.size()));
+}
+
+TEST(RecordBatch, RoundTripKeysNullKeysHeadersEmptyAndHugeValues) {
+  std::vector<RecordInput> in(5);
+  in[0].key = "key";
+  in[0].value = "value";
+  in[0].headers = {{"h1", "v1"}, {"h2", std::nullopt}, {"", ""}};
+  in[1].value = "";  // null key, empty value
+  in[2].key = "";
+  in[2].value = std::nullopt;  // tombstone
+  in[3].key = "big";
+  in[3].value = std::string(3 << 20, 'x');
+  in[4].key = "neg";
+  in[4].value = "ts";
+  for (int i = 0; i < 5; ++i) in[i].timestamp = TimestampMs(5000 - i * 10);
+  std::string b = BuildBatch(in);
+  auto recs = DecodeRecords(CBytes(b));
+  ASSERT_TRUE(recs.ok()) << recs.status().ToString();
+  ASSERT_EQ(recs->size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    const Record& r = (*recs)[i];
+    EXPECT_EQ(r.offset, Offset(i));
+    EXPECT_EQ(r.timestamp, TimestampMs(5000 - i * 10));
+    EXPECT_EQ(r.key, in[i].key);
+    EXPECT_EQ(r.value, in[i].value);
+    ASSERT_EQ(r.headers.size(), in[i].headers.size());
+    for (size_t h = 0; h < r.headers.size(); ++h) {
+      EXPECT_EQ(r.headers[h].key, in[i].headers[h].key);
+      EXPECT_EQ(r.headers[h].value, in[i].headers[h].value);
+    }
+  }
+  auto info = batch::ValidateBatchInfo(CBytes(b));
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->max_timestamp, TimestampMs(5000));
+  EXPECT_EQ(info->max_timestamp_delta, 0);
+}
+
+TEST(RecordBatch, FlippedByteFailsTheCrc) {
+  std::string b = testing::MakeBatch(4, 20, 1);
+  b[b.size() - 5] ^= 0x40;
+  auto h = ValidateBatch(CBytes(b));
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(h.status().message().find("CRC mismatch"), std::string::npos);
+}
+
+TEST(RecordBatch, WrongMagicIsUnsupported) {
+  std::string b = testing::MakeBatch(1, 1, 1);
+  b[16] = 1;
+  auto h = ParseBatchHeader(CBytes(b));
+  EXPECT_EQ(h.status().code(), StatusCode::kUnsupported);
+}
+
+TEST(RecordBatch, LengthsThatLieAreCorruption) {
+  std::string b = testing::MakeBatch(2, 8, 1);
+  std::string longer = b;
+  coding::StoreBE32(reinterpret_cast<uint8_t*>(longer.data()) + 8, b.size());  // 12 too many
+  EXPECT_NE(ParseBatchHeader(CBytes(longer)).status().message().find("runs past"), std::string::npos);
+  std::string shorter = b;
+  coding::StoreBE32(reinterpret_cast<uint8_t*>(shorter.data()) + 8, 10);
+  EXPECT_NE(ParseBatchHeader(CBytes(shorter)).status().message().find("below the header"),
+            std::string::npos);
+  EXPECT_EQ(ParseBatchHeader(CBytes(b).first(30)).status().code(), StatusCode::kCorruption);
+}
+
+TEST(RecordBatch, RecordCountMismatchIsCorruptionEvenWithAGoodCrc) {
+  std::string b = testing::MakeBatch(3, 8, 1);
+  auto* p = reinterpret_cast<uint8_t*>(b.data());
+  coding::StoreBE32(p + batch::kRecordCountPos, 4);
+  coding::StoreBE32(p + batch::kLastOffsetDeltaPos, 3);
+  FixCrc(b);
+  auto h = ValidateBatch(CBytes(b));
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("record count 4 but 3 records"), std::string::npos)
+      << h.status().message();
+  coding::StoreBE32(p + batch::kRecordCountPos, 3);
+  FixCrc(b);
+  EXPECT_NE(ValidateBatch(CBytes(b)).status().message().find("last offset delta"), std::string::npos);
+}
+
+TEST(RecordBatch, LogAppendTimeRewritesTimestampsAndKeepsTheCrcValid) {
+  std::string b = testing::MakeBatch(3, 4, 100);
+  SetBaseOffset(Bytes(b), Offset(77));
+  SetLogAppendTime(Bytes(b), TimestampMs(999));
+  auto h = ValidateBatch(CBytes(b));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_TRUE(h->log_append_time());
+  EXPECT_EQ(h->base_offset, Offset(77));
+  auto recs = DecodeRecords(CBytes(b));
+  ASSERT_TRUE(recs.ok());
+  EXPECT_EQ((*recs)[2].offset, Offset(79));
+  EXPECT_EQ((*recs)[2].timestamp, TimestampMs(999));
+}
+
+TEST(RecordBatch, DecodeIgnoresATrailingPartialBatchAndSkipsControlBatches) {
+  std::string two = testing::MakeBatch(2, 3, 1) + testing::MakeBatch(2, 3, 1);
+  auto recs = DecodeRecords(CBytes(two).first(two.size() - 7));
+  ASSERT_TRUE(recs.ok());
+  EXPECT_EQ(recs->size(), 2u);
+  std::string control = testing::MakeBatch(1, 3, 1);
+  auto* p = reinterpret_cast<uint8_t*>(control.data());
+  coding::StoreBE16(p + batch::kAttributesPos, 0x20);
+  FixCrc(control);
+  recs = DecodeRecords(CBytes(control));
+  ASSERT_TRUE(recs.ok());
+  EXPECT_TRUE(recs->empty());
+}
+
+TEST(RecordBatch, CompressedBatchesValidateButDoNotDecode) {
+  std::string b = testing::MakeBatch(2, 3, 1);
+  auto* p = reinterpret_cast<uint8_t*>(b.data());
+  coding::StoreBE16(p + batch::kAttributesPos, static_cast<uint16_t>(Compression::kZstd));
+  FixCrc(b);
+  EXPECT_TRUE(ValidateBatch(CBytes(b)).ok());
+  EXPECT_EQ(DecodeRecords(CBytes(b)).status().code(), StatusCode::kUnsupported);
+  coding::StoreBE16(p + batch::kAttributesPos, 5);
+  FixCrc(b);
+  EXPECT_NE(ValidateBatch(CBytes(b)).status().message().find("codec 5"), std::string::npos);
+}
+
+TEST(RecordBatch, FirstRecordAtOrAfterFindsTheExactRecord) {
+  std::vector<RecordInput> in(4);
+  int64_t ts[] = {10, 30, 20, 40};
+  for (int i = 0; i < 4; ++i) {
+    in[i].value = "v";
+    in[i].timestamp = TimestampMs(ts[i]);
+  }
+  std::string b = BuildBatch(in);
+  EXPECT_EQ(batch::FirstRecordAtOrAfter(CBytes(b), TimestampMs(15), 0).value(), 1);
+  EXPECT_EQ(batch::FirstRecordAtOrAfter(CBytes(b), TimestampMs(15), 2).value(), 2);
+  EXPECT_EQ(batch::FirstRecordAtOrAfter(CBytes(b), TimestampMs(41), 0).value(), -1);
+}
+
+}  // namespace
+}  // namespace headrace

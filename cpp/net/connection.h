@@ -1,0 +1,47 @@
+// Connection: everything the server keeps for one client socket. Owned by
+// its EventLoop and touched only on that loop's thread. Backend independent
+// state (framing, in-order responses, output) plus a few fields that belong
+// to whichever IoBackend runs the loop.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "net/framer.h"
+#include "net/request_handler.h"
+#include "net/response_queue.h"
+#include "net/transmit_queue.h"
+
+namespace headrace::net {
+
+struct Connection {
+  Connection(int socket_fd, ConnectionInfo conn_info, size_t read_buffer_bytes)
+      : fd(socket_fd), info(std::move(conn_info)), framer(read_buffer_bytes) {}
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const int fd;               // non-blocking; closed by the backend on Detach
+  const ConnectionInfo info;  // handed to the RequestHandler
+  Framer framer;              // bytes read, split into requests
+  ResponseQueue responses;    // requests in flight, replies in request order
+  TransmitQueue out;          // replies ready to be written
+
+  // EventLoop state.
+  bool read_armed = false;         // the backend owns framer.ReadSpace()
+  bool write_armed = false;        // the backend is sending `out`
+  bool close_after_flush = false;  // a Reply::kClose was released
+  bool flush_queued = false;       // listed for the loop's next Flush()
+  bool closed = false;             // closed; waits for `released` to be freed
+
+  // IoBackend state. Invariant: after `detached` no callback names this
+  // connection; once `released` the memory may be freed.
+  bool detached = false;
+  bool released = false;
+  uint32_t epoll_mask = 0;  // epoll: events registered
+  bool want_read = false;   // epoll: a read is armed
+  bool want_write = false;  // epoll: waiting for EPOLLOUT
+  int uring_ops = 0;        // io_uring: submissions not yet completed
+};
+
+}  // namespace headrace::net

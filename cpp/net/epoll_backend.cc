@@ -1,0 +1,196 @@
+// The epoll backend: level-triggered readiness on non-blocking sockets,
+// turned into the completion-style IoBackend calls. Reads happen when a read
+// is armed and the socket is readable; writes are tried at once (sendmsg for
+// byte pieces, sendfile(2) for file pieces) and resume on EPOLLOUT after
+// EAGAIN. Interest bits are updated lazily to save epoll_ctl calls.
+#include <sys/epoll.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "net/io_backend.h"
+#include "net/socket_util.h"
+
+namespace headrace::net {
+namespace {
+
+// sendfile moves at most this much per call (Linux caps a call near 2 GiB).
+constexpr int64_t kMaxSendfile = int64_t{1} << 30;
+
+class EpollBackend final : public IoBackend {
+ public:
+  ~EpollBackend() override {
+    if (ep_ >= 0) ::close(ep_);
+  }
+  const char* name() const override { return "epoll"; }
+
+  Status Init(IoEvents* events, int wake_fd) override {
+    events_ = events;
+    wake_fd_ = wake_fd;
+    ep_ = epoll_create1(EPOLL_CLOEXEC);
+    if (ep_ < 0) return Status::FromErrno("epoll_create1", errno);
+    if (Ctl(EPOLL_CTL_ADD, wake_fd, EPOLLIN, &wake_tag_) != 0) {
+      return Status::FromErrno("epoll_ctl(wake)", errno);
+    }
+    return Status::OK();
+  }
+
+  void WatchListener(int fd) override {
+    SetNonBlocking(fd, true);
+    listen_fd_ = fd;
+    Ctl(EPOLL_CTL_ADD, fd, EPOLLIN, &listen_tag_);
+  }
+
+  void UnwatchListener() override {
+    if (listen_fd_ < 0) return;
+    epoll_ctl(ep_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+    listen_fd_ = -1;
+  }
+
+  void Attach(Connection* c) override {
+    c->epoll_mask = EPOLLIN;
+    Ctl(EPOLL_CTL_ADD, c->fd, c->epoll_mask, c);
+  }
+
+  void ArmRead(Connection* c) override {
+    c->want_read = true;
+    SetMask(c, c->epoll_mask | EPOLLIN);
+  }
+
+  int ArmWrite(Connection* c) override { return ContinueWrite(c); }
+
+  void Detach(Connection* c) override {
+    c->detached = true;
+    epoll_ctl(ep_, EPOLL_CTL_DEL, c->fd, nullptr);
+    ::close(c->fd);
+    // Events for c later in the current batch see `detached`; the loop frees
+    // released connections only between Poll() calls.
+    c->released = true;
+  }
+
+  void Poll(int timeout_ms) override {
+    int n = epoll_wait(ep_, events_buf_, kMaxEvents, timeout_ms);
+    for (int i = 0; i < n; ++i) {
+      void* tag = events_buf_[i].data.ptr;
+      uint32_t ev = events_buf_[i].events;
+      if (tag == &wake_tag_) {
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = ::read(wake_fd_, &v, sizeof(v));
+        events_->OnWake();
+      } else if (tag == &listen_tag_) {
+        AcceptAll();
+      } else {
+        OnSocketEvent(static_cast<Connection*>(tag), ev);
+      }
+    }
+  }
+
+  void Shutdown() override { UnwatchListener(); }
+
+ private:
+  static constexpr int kMaxEvents = 256;
+
+  int Ctl(int op, int fd, uint32_t mask, void* tag) {
+    epoll_event e{};
+    e.events = mask;
+    e.data.ptr = tag;
+    return epoll_ctl(ep_, op, fd, &e);
+  }
+
+  void SetMask(Connection* c, uint32_t mask) {
+    if (mask == c->epoll_mask) return;
+    c->epoll_mask = mask;
+    Ctl(EPOLL_CTL_MOD, c->fd, mask, c);
+  }
+
+  void AcceptAll() {
+    for (int i = 0; i < 64 && listen_fd_ >= 0; ++i) {
+      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        events_->OnAccept(fd);
+        continue;
+      }
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN) events_->OnAccept(-errno);
+      return;
+    }
+  }
+
+  void OnSocketEvent(Connection* c, uint32_t ev) {
+    if (c->detached) return;
+    bool hangup = (ev & (EPOLLHUP | EPOLLERR)) != 0;
+    if ((ev & EPOLLIN) || hangup) {
+      if (c->want_read) {
+        DoRead(c);
+        if (c->detached) return;
+      } else if (ev & EPOLLIN) {
+        SetMask(c, c->epoll_mask & ~EPOLLIN);  // reading paused: stop the wake-ups
+      }
+    }
+    if ((ev & EPOLLOUT) || hangup) {
+      if (c->want_write) {
+        int r = ContinueWrite(c);
+        if (r != 1) events_->OnWriteDone(c, r);
+        if (c->detached) return;
+      }
+    }
+    // A hang-up nobody waits for would fire forever (level-triggered).
+    if (hangup && !c->want_read && !c->want_write && !c->detached) {
+      events_->OnRead(c, -ECONNRESET);
+    }
+  }
+
+  void DoRead(Connection* c) {
+    std::span<uint8_t> space = c->framer.ReadSpace();
+    ssize_t n = ::recv(c->fd, space.data(), space.size(), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;  // stays armed
+    c->want_read = false;
+    events_->OnRead(c, n >= 0 ? n : -errno);
+  }
+
+  // Sends until c->out is empty (0), the socket is full (1: EPOLLOUT armed)
+  // or an error (-errno).
+  int ContinueWrite(Connection* c) {
+    while (!c->out.empty()) {
+      TransmitQueue::Piece p = c->out.Next();
+      ssize_t n;
+      if (p.is_file) {
+        off_t off = p.file_offset;
+        size_t len = static_cast<size_t>(p.file_length < kMaxSendfile ? p.file_length : kMaxSendfile);
+        n = ::sendfile(c->fd, p.file_fd, &off, len);
+        if (n == 0) return -ENODATA;  // the file is shorter than the slice
+      } else {
+        n = ::sendmsg(c->fd, c->out.msg(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) return -errno;
+        c->want_write = true;
+        SetMask(c, c->epoll_mask | EPOLLOUT);
+        return 1;
+      }
+      c->out.Consume(n);
+    }
+    if (c->want_write) {
+      c->want_write = false;
+      SetMask(c, c->epoll_mask & ~EPOLLOUT);  // writable sockets would fire forever
+    }
+    return 0;
+  }
+
+  IoEvents* events_ = nullptr;
+  int ep_ = -1;
+  int wake_fd_ = -1;
+  int listen_fd_ = -1;
+  char wake_tag_ = 0;    // address used as the eventfd's epoll tag
+  char listen_tag_ = 0;  // address used as the listener's epoll tag
+  epoll_event events_buf_[kMaxEvents];
+};
+
+}  // namespace
+
+std::unique_ptr<IoBackend> MakeEpollBackend() { return std::make_unique<EpollBackend>(); }
+
+}  // namespace headrace::net

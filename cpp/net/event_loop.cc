@@ -1,0 +1,329 @@
+#include "net/event_loop.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "net/socket_util.h"
+
+namespace headrace::net {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Peers going away are routine; other socket errors are worth a line.
+LogLevel LevelForErrno(int err) {
+  return (err == EPIPE || err == ECONNRESET || err == ETIMEDOUT) ? LogLevel::kDebug
+                                                                  : LogLevel::kInfo;
+}
+
+std::string BadSizeReason(int64_t size, int64_t max) {
+  if (size <= 0) return "invalid request size " + std::to_string(size);
+  return "request size " + std::to_string(size) + " exceeds socket.request.max.bytes " +
+         std::to_string(max);
+}
+
+}  // namespace
+
+EventLoop::EventLoop(LoopShared* shared, std::unique_ptr<IoBackend> backend)
+    : shared_(shared), backend_(std::move(backend)) {}
+
+EventLoop::~EventLoop() {
+  Join();
+  // Connections the kernel might still write into are leaked, not freed.
+  for (auto& c : closing_) {
+    if (!c->released) (void)c.release();
+  }
+}
+
+Status EventLoop::Init() {
+  int efd = eventfd(0, EFD_CLOEXEC);
+  if (efd < 0) return Status::FromErrno("eventfd", errno);
+  mailbox_ = std::make_shared<Mailbox>(efd);
+  return Status::OK();
+}
+
+Status EventLoop::Start() {
+  std::promise<Status> started;
+  std::future<Status> result = started.get_future();
+  thread_ = std::thread([this, &started] { Run(&started); });
+  Status st = result.get();
+  if (!st.ok()) Join();
+  return st;
+}
+
+void EventLoop::RequestStop() {
+  stop_requested_.store(true, std::memory_order_release);
+  mailbox_->Wake();
+}
+
+void EventLoop::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void EventLoop::Run(std::promise<Status>* started) {
+  Status init = backend_->Init(this, mailbox_->wake_fd());
+  bool ok = init.ok();
+  started->set_value(std::move(init));  // `started` is gone after this
+  if (!ok) return;
+  // EPIPE is reported by the calls; no SIGPIPE may kill the process.
+  sigset_t pipe_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
+  mailbox_->BindToCurrentThread();
+  if (listen_fd_ >= 0) backend_->WatchListener(listen_fd_);
+  for (;;) {
+    if (!stopping_ && stop_requested_.load(std::memory_order_acquire)) BeginStop();
+    DrainLocal();
+    FreeReleased();
+    int timeout_ms = -1;
+    if (stopping_) {
+      Clock::time_point now = Clock::now();
+      if (Quiescent() || now >= deadline_) break;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now);
+      timeout_ms = static_cast<int>(left.count()) + 1;
+    }
+    backend_->Poll(timeout_ms);
+  }
+  CloseAll();
+  DrainLocal();  // replies given from OnClose find no connection: dropped
+  Clock::time_point give_up = Clock::now() + std::chrono::seconds(2);
+  for (FreeReleased(); !closing_.empty() && Clock::now() < give_up; FreeReleased()) {
+    backend_->Poll(10);
+  }
+  backend_->Shutdown();
+  mailbox_->UnbindFromCurrentThread();
+  for (int fd : mailbox_->Close()) {  // posted by the acceptor, never adopted
+    ::close(fd);
+    shared_->active_connections.fetch_sub(1);
+  }
+}
+
+void EventLoop::BeginStop() {
+  stopping_ = true;
+  deadline_ = Clock::now() + shared_->shutdown_grace;
+  if (listen_fd_ >= 0) backend_->UnwatchListener();
+}
+
+bool EventLoop::Quiescent() const {
+  for (const auto& [id, c] : conns_) {
+    if (c->responses.in_flight() > 0 || !c->out.empty() || c->write_armed) return false;
+  }
+  return true;
+}
+
+void EventLoop::DrainLocal() {
+  while (!mailbox_->local().empty() || !to_flush_.empty()) {
+    scratch_.swap(mailbox_->local());
+    for (auto& done : scratch_) Deliver(done);
+    scratch_.clear();
+    FlushQueued();
+  }
+}
+
+void EventLoop::QueueFlush(Connection* c) {
+  if (c->flush_queued) return;
+  c->flush_queued = true;
+  to_flush_.push_back(c);
+}
+
+void EventLoop::FlushQueued() {
+  // Closed connections stay allocated until FreeReleased(), which runs only
+  // after this list is empty.
+  flushing_.swap(to_flush_);
+  for (Connection* c : flushing_) {
+    c->flush_queued = false;
+    Flush(c);
+  }
+  flushing_.clear();
+}
+
+void EventLoop::FreeReleased() {
+  std::erase_if(closing_, [](const std::unique_ptr<Connection>& c) { return c->released; });
+}
+
+void EventLoop::CloseAll() {
+  std::vector<Connection*> all;
+  all.reserve(conns_.size());
+  for (auto& [id, c] : conns_) all.push_back(c.get());
+  for (Connection* c : all) Close(c, LogLevel::kDebug, "server stopping");
+}
+
+void EventLoop::AddConnection(int fd) {
+  if (stopping_) {
+    ::close(fd);
+    shared_->active_connections.fetch_sub(1);
+    return;
+  }
+  TuneAcceptedSocket(fd, shared_->send_buffer_bytes, shared_->receive_buffer_bytes);
+  uint64_t id = shared_->next_connection_id.fetch_add(1);
+  auto owned = std::make_unique<Connection>(fd, ConnectionInfo{id, PeerName(fd)},
+                                            shared_->read_buffer_bytes);
+  Connection* c = owned.get();
+  conns_.emplace(id, std::move(owned));
+  backend_->Attach(c);
+  ProcessInput(c);
+}
+
+bool EventLoop::TakesRequests(const Connection* c) const {
+  return !stopping_ && !c->closed && !c->close_after_flush &&
+         c->responses.in_flight() < shared_->max_in_flight &&
+         c->out.unsent_bytes() <= shared_->max_unsent_bytes;
+}
+
+void EventLoop::ProcessInput(Connection* c) {
+  while (TakesRequests(c)) {
+    Framer::Result r = c->framer.Next(shared_->max_request_bytes);
+    if (r.status == Framer::Status::kNeedMore) break;
+    if (r.status == Framer::Status::kBadSize) {
+      Close(c, LogLevel::kWarn, BadSizeReason(r.size, shared_->max_request_bytes));
+      return;
+    }
+    Dispatch(c, r.frame);
+  }
+  if (TakesRequests(c) && !c->read_armed) {
+    c->framer.PrepareRead();
+    c->read_armed = true;
+    backend_->ArmRead(c);
+  }
+}
+
+void EventLoop::Dispatch(Connection* c, std::span<uint8_t> frame) {
+  uint64_t seq = c->responses.Push();
+  Responder respond = [mailbox = mailbox_, id = c->info.id, seq](Reply reply) {
+    mailbox->Complete(id, seq, std::move(reply));
+  };
+  shared_->handler->Handle(c->info, frame, std::move(respond));
+}
+
+void EventLoop::Deliver(Mailbox::Completion& done) {
+  auto it = conns_.find(done.conn_id);
+  if (it == conns_.end()) return;  // closed meanwhile: drop the reply
+  Connection* c = it->second.get();
+  if (!c->responses.Fill(done.seq, std::move(done.reply))) return;
+  ReleaseReplies(c);
+}
+
+void EventLoop::ReleaseReplies(Connection* c) {
+  while (std::optional<Reply> r = c->responses.PopReady()) {
+    if (c->close_after_flush) continue;  // replies after a kClose are dropped
+    switch (r->kind) {
+      case Reply::Kind::kRespond:
+        c->out.Push(std::move(r->body));
+        break;
+      case Reply::Kind::kNoResponse:
+        break;
+      case Reply::Kind::kClose:
+        HR_LOG(kInfo) << "closing " << c->info.peer << ": " << r->close_reason;
+        c->close_after_flush = true;
+        break;
+    }
+  }
+  // Written after the current batch of completions, so that replies that
+  // become ready together leave in one sendmsg.
+  QueueFlush(c);
+  ProcessInput(c);
+}
+
+void EventLoop::Flush(Connection* c) {
+  if (c->closed || c->write_armed) return;
+  if (!c->out.empty()) {
+    c->write_armed = true;
+    int r = backend_->ArmWrite(c);
+    if (r == 1) return;
+    c->write_armed = false;
+    if (r < 0) {
+      Close(c, LevelForErrno(-r), std::string("write: ") + std::strerror(-r));
+      return;
+    }
+  }
+  if (c->close_after_flush) Close(c, LogLevel::kDebug, "closed by handler");
+}
+
+void EventLoop::Close(Connection* c, LogLevel level, const std::string& why) {
+  if (c->closed) return;
+  c->closed = true;
+  if (LogEnabled(level)) LogMessage(level, "closing " + c->info.peer + ": " + why);
+  backend_->Detach(c);
+  auto it = conns_.find(c->info.id);
+  closing_.push_back(std::move(it->second));
+  conns_.erase(it);
+  shared_->active_connections.fetch_sub(1);
+  shared_->handler->OnClose(c->info);
+}
+
+void EventLoop::OnAccept(int fd) {
+  if (fd < 0) {
+    if (fd != -EAGAIN && fd != -EINTR && fd != -ECONNABORTED && fd != -ECANCELED) {
+      HR_LOG(kWarn) << "accept: " << std::strerror(-fd);
+    }
+    return;
+  }
+  if (stopping_) {
+    ::close(fd);
+    return;
+  }
+  int max = shared_->max_connections;
+  if (max > 0 && shared_->active_connections.load() >= max) {
+    HR_LOG(kWarn) << "closing " << PeerName(fd) << ": max connections " << max << " reached";
+    ::close(fd);
+    return;
+  }
+  shared_->active_connections.fetch_add(1);
+  EventLoop* target = shared_->loops[next_loop_++ % shared_->loops.size()];
+  if (target == this) {
+    AddConnection(fd);
+  } else if (!target->mailbox().PostConnection(fd)) {
+    ::close(fd);
+    shared_->active_connections.fetch_sub(1);
+  }
+}
+
+void EventLoop::OnRead(Connection* c, int64_t n) {
+  c->read_armed = false;
+  if (c->closed) return;
+  if (n == -EAGAIN || n == -EINTR || n == -ENOBUFS) {
+    ProcessInput(c);  // re-arms
+    return;
+  }
+  if (n == 0) {
+    Close(c, LogLevel::kDebug, "peer closed");
+    return;
+  }
+  if (n < 0) {
+    Close(c, LevelForErrno(static_cast<int>(-n)),
+          std::string("read: ") + std::strerror(static_cast<int>(-n)));
+    return;
+  }
+  c->framer.Commit(static_cast<size_t>(n));
+  ProcessInput(c);
+}
+
+void EventLoop::OnWriteDone(Connection* c, int err) {
+  c->write_armed = false;
+  if (c->closed) return;
+  if (err < 0) {
+    Close(c, LevelForErrno(-err), std::string("write: ") + std::strerror(-err));
+    return;
+  }
+  Flush(c);  // more replies may have been queued; or close after kClose
+  if (!c->closed) ProcessInput(c);  // output drained: reading may resume
+}
+
+void EventLoop::OnWake() {
+  // Not re-entered: nothing below calls OnWake, so the scratch vectors are
+  // reused across wake-ups without reallocating.
+  mailbox_->TakeRemote(&remote_scratch_, &new_fds_);
+  for (int fd : new_fds_) AddConnection(fd);
+  new_fds_.clear();
+  for (auto& d : remote_scratch_) Deliver(d);
+  remote_scratch_.clear();
+}
+
+}  // namespace headrace::net

@@ -1,0 +1,82 @@
+#include "net/mailbox.h"
+
+#include <unistd.h>
+
+namespace headrace::net {
+namespace {
+// The mailbox whose loop runs on this thread, if any.
+thread_local Mailbox* tls_bound = nullptr;
+}  // namespace
+
+Mailbox::~Mailbox() {
+  std::vector<int> orphans = Close();
+  for (int fd : orphans) ::close(fd);
+}
+
+void Mailbox::WakeLocked() {
+  uint64_t one = 1;
+  // An eventfd write only fails on counter overflow, which cannot happen.
+  [[maybe_unused]] ssize_t w = ::write(wake_fd_, &one, sizeof(one));
+}
+
+void Mailbox::Complete(uint64_t conn_id, uint64_t seq, Reply reply) {
+  if (tls_bound == this) {
+    local_.push_back(Completion{conn_id, seq, std::move(reply)});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return;  // `reply` is destroyed by the caller's frame
+  remote_.push_back(Completion{conn_id, seq, std::move(reply)});
+  if (!wake_pending_) {
+    wake_pending_ = true;
+    WakeLocked();
+  }
+}
+
+bool Mailbox::PostConnection(int fd) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return false;
+  fds_.push_back(fd);
+  if (!wake_pending_) {
+    wake_pending_ = true;
+    WakeLocked();
+  }
+  return true;
+}
+
+void Mailbox::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!closed_) WakeLocked();
+}
+
+void Mailbox::BindToCurrentThread() { tls_bound = this; }
+
+void Mailbox::UnbindFromCurrentThread() {
+  if (tls_bound == this) tls_bound = nullptr;
+}
+
+void Mailbox::TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  wake_pending_ = false;
+  for (auto& c : remote_) completions->push_back(std::move(c));
+  remote_.clear();
+  fds->insert(fds->end(), fds_.begin(), fds_.end());
+  fds_.clear();
+}
+
+std::vector<int> Mailbox::Close() {
+  std::vector<Completion> dropped;
+  std::vector<int> orphans;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return orphans;
+    closed_ = true;
+    dropped.swap(remote_);
+    orphans.swap(fds_);
+    ::close(wake_fd_);
+  }
+  local_.clear();
+  return orphans;  // `dropped` replies are destroyed here, outside the lock
+}
+
+}  // namespace headrace::net

@@ -1,0 +1,63 @@
+// Mailbox: how other threads hand work to one EventLoop: replies completed
+// off the loop's thread (responders), new sockets from the acceptor, and
+// wake-ups. Shared (shared_ptr) between the loop and every Responder it
+// created, so a responder called after the connection closed, after Stop()
+// or after the Server is gone finds a closed mailbox and drops its reply.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "net/request_handler.h"
+
+namespace headrace::net {
+
+class Mailbox {
+ public:
+  struct Completion {
+    uint64_t conn_id;
+    uint64_t seq;
+    Reply reply;
+  };
+
+  // Takes ownership of `wake_fd` (an eventfd), closed by Close().
+  explicit Mailbox(int wake_fd) : wake_fd_(wake_fd) {}
+  ~Mailbox();
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+
+  // Any thread. On the owning loop's thread the reply is queued without a
+  // lock or a wake-up; elsewhere it is queued under the lock and the loop is
+  // woken. Dropped when the mailbox is closed.
+  void Complete(uint64_t conn_id, uint64_t seq, Reply reply);
+  // Any thread. Returns false (caller keeps `fd`) when closed.
+  bool PostConnection(int fd);
+  // Any thread: makes the loop's Poll() return.
+  void Wake();
+
+  // --- owning loop thread only ---
+  void BindToCurrentThread();
+  void UnbindFromCurrentThread();
+  // Replies completed on the loop's own thread.
+  std::vector<Completion>& local() { return local_; }
+  // Moves out what other threads posted (appends to the vectors).
+  void TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds);
+  // Refuses everything from now on; returns sockets posted but never taken.
+  std::vector<int> Close();
+  int wake_fd() const { return wake_fd_; }
+
+ private:
+  void WakeLocked();  // REQUIRES: mu_ held, !closed_
+
+  const int wake_fd_;
+  std::vector<Completion> local_;  // owner thread only
+  std::mutex mu_;
+  // Guarded by mu_.
+  bool closed_ = false;
+  bool wake_pending_ = false;  // an eventfd write is not yet consumed
+  std::vector<Completion> remote_;
+  std::vector<int> fds_;
+};
+
+}  // namespace headrace::net

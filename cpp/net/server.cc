@@ -1,0 +1,121 @@
+#include "net/server.h"
+
+#include <unistd.h>
+
+#include <thread>
+
+#include "common/logging.h"
+#include "net/event_loop.h"
+#include "net/socket_util.h"
+
+namespace headrace::net {
+
+const char* BackendName(Backend b) {
+  switch (b) {
+    case Backend::kAuto: return "auto";
+    case Backend::kIoUring: return "io_uring";
+    case Backend::kEpoll: return "epoll";
+  }
+  return "?";
+}
+
+Result<Backend> ParseBackend(const std::string& name) {
+  if (name == "auto") return Backend::kAuto;
+  if (name == "io_uring" || name == "uring") return Backend::kIoUring;
+  if (name == "epoll") return Backend::kEpoll;
+  return Status::InvalidArgument("unknown network backend '" + name +
+                                 "' (expected auto, io_uring or epoll)");
+}
+
+Server::Server(ServerOptions options, RequestHandler* handler)
+    : options_(std::move(options)), handler_(handler) {}
+
+Server::~Server() { Stop(); }
+
+int Server::active_connections() const {
+  return shared_ ? shared_->active_connections.load() : 0;
+}
+
+Status Server::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return Status::InvalidArgument("server already started");
+  if (options_.max_request_bytes <= 0 || options_.max_in_flight_per_connection <= 0) {
+    return Status::InvalidArgument("max_request_bytes and max_in_flight must be > 0");
+  }
+  Backend choice = options_.backend;
+  if (choice == Backend::kIoUring && !IoUringAvailable()) {
+    return Status::Unsupported("io_uring is not available here (kernel, sysctl or seccomp)");
+  }
+  if (choice == Backend::kAuto) choice = IoUringAvailable() ? Backend::kIoUring : Backend::kEpoll;
+
+  HR_ASSIGN_OR_RETURN(ListenResult listening,
+                      ListenTcp(options_.host, options_.port, options_.listen_backlog));
+  listen_fd_ = listening.fd;
+  port_ = listening.port;
+  Status st = StartLoops(choice);
+  if (!st.ok()) StopLoops();
+  if (!st.ok() && options_.backend == Backend::kAuto && choice == Backend::kIoUring) {
+    HR_LOG(kWarn) << "io_uring setup failed (" << st.ToString() << "); using epoll";
+    choice = Backend::kEpoll;
+    st = StartLoops(choice);
+    if (!st.ok()) StopLoops();
+  }
+  if (!st.ok()) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    return st;
+  }
+  running_backend_ = choice;
+  started_ = true;
+  HR_LOG(kInfo) << "network: " << BackendName(choice) << " backend, " << loops_.size()
+                << " I/O threads, listening on " << options_.host << ":" << port_;
+  return Status::OK();
+}
+
+Status Server::StartLoops(Backend b) {
+  loops_.clear();
+  shared_ = std::make_unique<LoopShared>();
+  LoopShared& s = *shared_;
+  s.handler = handler_;
+  s.max_request_bytes = options_.max_request_bytes;
+  s.max_in_flight = static_cast<size_t>(options_.max_in_flight_per_connection);
+  s.max_unsent_bytes = options_.max_unsent_bytes_per_connection;
+  s.read_buffer_bytes = options_.read_buffer_bytes;
+  s.max_connections = options_.max_connections;
+  s.send_buffer_bytes = options_.send_buffer_bytes;
+  s.receive_buffer_bytes = options_.receive_buffer_bytes;
+  s.shutdown_grace = options_.shutdown_grace;
+  int n = options_.io_threads > 0 ? options_.io_threads
+                                  : static_cast<int>(std::thread::hardware_concurrency());
+  if (n <= 0) n = 1;
+  for (int i = 0; i < n; ++i) {
+    std::unique_ptr<IoBackend> io = b == Backend::kIoUring
+                                        ? MakeUringBackend(options_.io_uring_entries)
+                                        : MakeEpollBackend();
+    if (io == nullptr) return Status::Unsupported("built without liburing");
+    auto loop = std::make_unique<EventLoop>(shared_.get(), std::move(io));
+    HR_RETURN_IF_ERROR(loop->Init());
+    s.loops.push_back(loop.get());
+    loops_.push_back(std::move(loop));
+  }
+  loops_[0]->SetListener(listen_fd_);
+  for (auto& loop : loops_) HR_RETURN_IF_ERROR(loop->Start());
+  return Status::OK();
+}
+
+void Server::StopLoops() {
+  for (auto& loop : loops_) loop->RequestStop();
+  for (auto& loop : loops_) loop->Join();
+  loops_.clear();
+}
+
+void Server::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!started_) return;
+  StopLoops();
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  started_ = false;
+}
+
+}  // namespace headrace::net

@@ -1,0 +1,96 @@
+// Server: the TCP front door of the broker. Listens on host:port, runs N I/O
+// threads (each its own event loop on io_uring or epoll), frames requests
+// (4-byte big-endian size prefix), hands each to a RequestHandler and writes
+// the replies back in request order per connection. See docs/network.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "headrace/status.h"
+#include "net/request_handler.h"
+
+namespace headrace::net {
+
+enum class Backend { kAuto, kIoUring, kEpoll };
+
+// "auto" | "io_uring" | "epoll".
+const char* BackendName(Backend b);
+Result<Backend> ParseBackend(const std::string& name);
+// True when io_uring can be used here (kernel support, not disabled by
+// sysctl/seccomp, headrace built with liburing). Backend::kAuto uses it then.
+bool IoUringAvailable();
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  uint16_t port = 9092;  // 0 = an ephemeral port; see Server::port()
+  int io_threads = 0;    // 0 = number of cores
+  // socket.request.max.bytes: a larger (or <= 0) size prefix closes the
+  // connection.
+  int64_t max_request_bytes = 100 * 1024 * 1024;
+  int max_connections = 0;  // 0 = no limit; over it new sockets are closed
+  // Requests handed to the handler and not yet answered, per connection;
+  // at the limit the connection is not read further.
+  int max_in_flight_per_connection = 100;
+  // Reading from a connection pauses while more than this many reply bytes
+  // are queued for it (it resumes once they are written).
+  int64_t max_unsent_bytes_per_connection = 4 * 1024 * 1024;
+  size_t read_buffer_bytes = 64 * 1024;  // grows for one larger request
+  Backend backend = Backend::kAuto;
+  // How long Stop() lets in-flight requests finish.
+  std::chrono::milliseconds shutdown_grace{5000};
+  int listen_backlog = 1024;
+  int send_buffer_bytes = -1;     // socket.send.buffer.bytes; -1 = OS default
+  int receive_buffer_bytes = -1;  // socket.receive.buffer.bytes; -1 = OS default
+  unsigned io_uring_entries = 1024;  // submission queue size per thread
+};
+
+class EventLoop;
+struct LoopShared;
+
+class Server {
+ public:
+  // `handler` must outlive the Server (it is called until Stop() returns).
+  Server(ServerOptions options, RequestHandler* handler);
+  ~Server();  // Stop()s
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds, listens and starts the I/O threads. Errors: address in use or not
+  // resolvable (IOError / InvalidArgument), io_uring requested but not
+  // available (Unsupported), already started (InvalidArgument).
+  Status Start();
+  // Stops accepting and reading, lets in-flight requests complete for up to
+  // shutdown_grace, writes their replies, closes every connection (OnClose is
+  // called) and joins the threads. Idempotent. Responders called afterwards
+  // do nothing. REQUIRES: not called from an I/O thread (e.g. in Handle).
+  void Stop();
+
+  // The bound port (valid after Start()).
+  uint16_t port() const { return port_; }
+  // The backend actually running (kIoUring or kEpoll) after Start().
+  Backend backend() const { return running_backend_; }
+  int active_connections() const;
+
+ private:
+  // Creates and starts one loop per I/O thread. On error some may run:
+  // the caller StopLoops().
+  Status StartLoops(Backend b);
+  void StopLoops();
+
+  const ServerOptions options_;
+  RequestHandler* const handler_;
+  std::mutex mu_;  // serialises Start/Stop
+  bool started_ = false;
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  Backend running_backend_ = Backend::kAuto;
+  std::unique_ptr<LoopShared> shared_;
+  std::vector<std::unique_ptr<EventLoop>> loops_;
+};
+
+}  // namespace headrace::net

@@ -1,0 +1,103 @@
+#include "net/socket_util.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace headrace::net {
+namespace {
+
+std::string FormatAddress(const sockaddr* sa) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (sa->sa_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (sa->sa_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+    return "[" + std::string(host) + "]:" + std::to_string(port);
+  }
+  return "?";
+}
+
+}  // namespace
+
+Result<ListenResult> ListenTcp(const std::string& host, uint16_t port, int backlog) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  std::string service = std::to_string(port);
+  const char* node = host.empty() ? nullptr : host.c_str();
+  int gai = getaddrinfo(node, service.c_str(), &hints, &res);
+  std::string where = host + ":" + service;
+  if (gai != 0) return Status::InvalidArgument("cannot resolve " + where + ": " + gai_strerror(gai));
+  Status last = Status::IOError("no address for " + where);
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      last = Status::FromErrno("socket for " + where, errno);
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+      last = Status::FromErrno("bind " + where, errno);
+      ::close(fd);
+      continue;
+    }
+    if (::listen(fd, backlog) != 0) {
+      last = Status::FromErrno("listen " + where, errno);
+      ::close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t len = sizeof(bound);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    uint16_t bound_port = bound.ss_family == AF_INET6
+                              ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                              : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    freeaddrinfo(res);
+    return ListenResult{fd, bound_port};
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+std::string PeerName(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  return FormatAddress(reinterpret_cast<sockaddr*>(&ss));
+}
+
+void TuneAcceptedSocket(int fd, int send_buffer_bytes, int receive_buffer_bytes) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (send_buffer_bytes > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_buffer_bytes, sizeof(send_buffer_bytes));
+  }
+  if (receive_buffer_bytes > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof(receive_buffer_bytes));
+  }
+}
+
+void SetNonBlocking(int fd, bool on) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  if (flags < 0) return;
+  fcntl(fd, F_SETFL, on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK));
+}
+
+}  // namespace headrace::net

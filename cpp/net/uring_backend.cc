@@ -1,0 +1,317 @@
+// The io_uring backend: accept (multishot when the kernel has it), recv and
+// sendmsg are submitted to the ring and complete asynchronously; the wake
+// eventfd is read by a pending IORING_OP_READ. File pieces go out with
+// sendfile(2) on the non-blocking socket from the loop thread (zero-copy, no
+// pipe needed); on EAGAIN a POLL_ADD(POLLOUT) resumes them later.
+// user_data: a Connection* with an operation tag in its low 3 bits, or one
+// of the small constants below.
+#include "net/io_backend.h"
+
+#ifdef HEADRACE_HAVE_URING
+
+#include <liburing.h>
+#include <poll.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <thread>
+
+#include "common/logging.h"
+#include "net/socket_util.h"
+
+namespace headrace::net {
+namespace {
+
+constexpr uint64_t kIgnore = 0;  // cancel requests
+constexpr uint64_t kWake = 4;
+constexpr uint64_t kAccept = 5;
+constexpr uint64_t kTagRead = 1;
+constexpr uint64_t kTagSend = 2;
+constexpr uint64_t kTagPollOut = 3;
+constexpr uint64_t kTagMask = 7;
+constexpr int64_t kMaxSendfile = int64_t{1} << 30;
+
+uint64_t Tagged(Connection* c, uint64_t tag) { return reinterpret_cast<uint64_t>(c) | tag; }
+
+class UringBackend final : public IoBackend {
+ public:
+  explicit UringBackend(unsigned entries) : entries_(entries) {}
+  ~UringBackend() override {
+    if (ring_ok_) io_uring_queue_exit(&ring_);
+  }
+  const char* name() const override { return "io_uring"; }
+
+  Status Init(IoEvents* events, int wake_fd) override {
+    events_ = events;
+    wake_fd_ = wake_fd;
+    int rc = io_uring_queue_init(entries_, &ring_, 0);
+    if (rc < 0) return Status::FromErrno("io_uring_queue_init", -rc);
+    ring_ok_ = true;
+    ArmWake();
+    return Status::OK();
+  }
+
+  void WatchListener(int fd) override {
+    SetNonBlocking(fd, false);  // the ring waits for connections itself
+    listen_fd_ = fd;
+    ArmAccept();
+  }
+
+  void UnwatchListener() override {
+    listen_fd_ = -1;
+    if (!accept_armed_) return;
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_cancel64(sqe, kAccept, 0);
+    io_uring_sqe_set_data64(sqe, kIgnore);
+  }
+
+  void Attach(Connection* c) override {}
+
+  void ArmRead(Connection* c) override {
+    std::span<uint8_t> space = c->framer.ReadSpace();
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_recv(sqe, c->fd, space.data(), space.size(), 0);
+    io_uring_sqe_set_data64(sqe, Tagged(c, kTagRead));
+    ++c->uring_ops;
+  }
+
+  int ArmWrite(Connection* c) override { return ContinueWrite(c); }
+
+  void Detach(Connection* c) override {
+    c->detached = true;
+    if (c->uring_ops > 0) {
+      // Completes pending recv/send/poll promptly; the cancel is a backstop.
+      ::shutdown(c->fd, SHUT_RDWR);
+      io_uring_sqe* sqe = GetSqe();
+      io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL);
+      io_uring_sqe_set_data64(sqe, kIgnore);
+    }
+    MaybeRelease(c);
+  }
+
+  void Poll(int timeout_ms) override {
+    io_uring_cqe* cqe = nullptr;
+    if (timeout_ms < 0) {
+      io_uring_submit_and_wait(&ring_, 1);
+    } else if (timeout_ms == 0) {
+      io_uring_submit(&ring_);
+    } else {
+      __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000LL};
+      io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+    }
+    while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+      uint64_t data = io_uring_cqe_get_data64(cqe);
+      int res = cqe->res;
+      unsigned flags = cqe->flags;
+      io_uring_cqe_seen(&ring_, cqe);
+      Dispatch(data, res, flags);
+    }
+  }
+
+  void Shutdown() override {
+    shutting_down_ = true;
+    UnwatchListener();
+    if (wake_armed_) {
+      io_uring_sqe* sqe = GetSqe();
+      io_uring_prep_cancel64(sqe, kWake, 0);
+      io_uring_sqe_set_data64(sqe, kIgnore);
+    }
+    // wake_value_ must not be written after this object is gone.
+    for (int i = 0; i < 200 && (wake_armed_ || accept_armed_); ++i) Poll(10);
+  }
+
+ private:
+  io_uring_sqe* GetSqe() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    while (sqe == nullptr) {  // submission queue full: hand it to the kernel
+      io_uring_submit(&ring_);
+      sqe = io_uring_get_sqe(&ring_);
+    }
+    return sqe;
+  }
+
+  void ArmWake() {
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_read(sqe, wake_fd_, &wake_value_, sizeof(wake_value_), 0);
+    io_uring_sqe_set_data64(sqe, kWake);
+    wake_armed_ = true;
+  }
+
+  void ArmAccept() {
+    io_uring_sqe* sqe = GetSqe();
+    if (multishot_) {
+      io_uring_prep_multishot_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    } else {
+      io_uring_prep_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    }
+    io_uring_sqe_set_data64(sqe, kAccept);
+    accept_armed_ = true;
+  }
+
+  void Dispatch(uint64_t data, int res, unsigned flags) {
+    if (data == kIgnore) return;
+    if (data == kWake) {
+      wake_armed_ = false;
+      if (!shutting_down_) ArmWake();
+      if (res != -ECANCELED) events_->OnWake();
+      return;
+    }
+    if (data == kAccept) {
+      OnAcceptCompletion(res, flags);
+      return;
+    }
+    auto* c = reinterpret_cast<Connection*>(data & ~kTagMask);
+    --c->uring_ops;
+    if (c->detached) {
+      MaybeRelease(c);
+      return;
+    }
+    switch (data & kTagMask) {
+      case kTagRead:
+        events_->OnRead(c, res);
+        break;
+      case kTagSend:
+        OnSendCompletion(c, res);
+        break;
+      case kTagPollOut:
+        Resume(c);
+        break;
+    }
+  }
+
+  void OnAcceptCompletion(int res, unsigned flags) {
+    if (!(flags & IORING_CQE_F_MORE)) accept_armed_ = false;
+    if (res >= 0) {
+      if (listen_fd_ >= 0) {
+        events_->OnAccept(res);
+      } else {
+        ::close(res);
+      }
+    } else if (res == -EINVAL && multishot_) {
+      multishot_ = false;  // kernel without multishot accept: one at a time
+    } else if (res == -EINVAL) {
+      HR_LOG(kError) << "io_uring accept unsupported; no longer accepting";
+      listen_fd_ = -1;
+    } else {
+      events_->OnAccept(res);
+    }
+    if (!accept_armed_ && listen_fd_ >= 0) ArmAccept();
+  }
+
+  void OnSendCompletion(Connection* c, int res) {
+    if (res == -EAGAIN || res == -EINTR) {
+      Resume(c);
+      return;
+    }
+    if (res <= 0) {
+      events_->OnWriteDone(c, res < 0 ? res : -EPIPE);
+      return;
+    }
+    c->out.Consume(res);
+    Resume(c);
+  }
+
+  void Resume(Connection* c) {
+    int r = ContinueWrite(c);
+    if (r != 1) events_->OnWriteDone(c, r);
+  }
+
+  // Submits the next piece of c->out. Returns 1 (a completion will follow),
+  // 0 (c->out is empty) or -errno.
+  int ContinueWrite(Connection* c) {
+    while (!c->out.empty()) {
+      TransmitQueue::Piece p = c->out.Next();
+      if (!p.is_file) {
+        io_uring_sqe* sqe = GetSqe();
+        io_uring_prep_sendmsg(sqe, c->fd, c->out.msg(), MSG_NOSIGNAL);
+        io_uring_sqe_set_data64(sqe, Tagged(c, kTagSend));
+        ++c->uring_ops;
+        return 1;
+      }
+      off_t off = p.file_offset;
+      size_t len = static_cast<size_t>(p.file_length < kMaxSendfile ? p.file_length : kMaxSendfile);
+      ssize_t n = ::sendfile(c->fd, p.file_fd, &off, len);
+      if (n > 0) {
+        c->out.Consume(n);
+        continue;
+      }
+      if (n == 0) return -ENODATA;  // the file is shorter than the slice
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) return -errno;
+      io_uring_sqe* sqe = GetSqe();
+      io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
+      io_uring_sqe_set_data64(sqe, Tagged(c, kTagPollOut));
+      ++c->uring_ops;
+      return 1;
+    }
+    return 0;
+  }
+
+  void MaybeRelease(Connection* c) {
+    if (!c->detached || c->released || c->uring_ops > 0) return;
+    ::close(c->fd);
+    c->released = true;
+  }
+
+  const unsigned entries_;
+  io_uring ring_{};
+  bool ring_ok_ = false;
+  bool shutting_down_ = false;
+  IoEvents* events_ = nullptr;
+  int wake_fd_ = -1;
+  uint64_t wake_value_ = 0;  // target of the pending eventfd read
+  bool wake_armed_ = false;
+  int listen_fd_ = -1;
+  bool accept_armed_ = false;
+  bool multishot_ = true;
+};
+
+}  // namespace
+
+std::unique_ptr<IoBackend> MakeUringBackend(unsigned queue_entries) {
+  return std::make_unique<UringBackend>(queue_entries);
+}
+
+namespace {
+bool ProbeIoUring() {
+  io_uring ring{};
+  if (io_uring_queue_init(8, &ring, 0) < 0) return false;
+  bool ok = false;
+  if (io_uring_probe* probe = io_uring_get_probe_ring(&ring)) {
+    ok = io_uring_opcode_supported(probe, IORING_OP_ACCEPT) &&
+         io_uring_opcode_supported(probe, IORING_OP_RECV) &&
+         io_uring_opcode_supported(probe, IORING_OP_SENDMSG) &&
+         io_uring_opcode_supported(probe, IORING_OP_POLL_ADD) &&
+         io_uring_opcode_supported(probe, IORING_OP_READ) &&
+         io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
+    io_uring_free_probe(probe);
+  }
+  io_uring_queue_exit(&ring);
+  return ok;
+}
+}  // namespace
+
+bool IoUringAvailable() {
+  // Probed once, on a helper thread: a ring's teardown notifies the thread
+  // that created it, which would interrupt the caller's blocking calls.
+  static const bool available = [] {
+    bool ok = false;
+    std::thread probe([&ok] { ok = ProbeIoUring(); });
+    probe.join();
+    return ok;
+  }();
+  return available;
+}
+
+}  // namespace headrace::net
+
+#else  // !HEADRACE_HAVE_URING
+
+namespace headrace::net {
+std::unique_ptr<IoBackend> MakeUringBackend(unsigned) { return nullptr; }
+bool IoUringAvailable() { return false; }
+}  // namespace headrace::net
+
+#endif

@@ -1,0 +1,27 @@
+"""Shared pytest fixtures. Keep this file small: helpers live in modules."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def log_dir(tmp_path):
+    """A not-yet-existing partition directory (Kafka style: <topic>-<partition>)."""
+    return tmp_path / "events-0"
+
+
+@pytest.fixture
+def open_log():
+    """open_log(path, **config) -> headrace.Log, closed at teardown."""
+    import headrace
+
+    logs = []
+
+    def _open(path, **config):
+        log = headrace.Log(path, **config)
+        logs.append(log)
+        return log
+
+    yield _open
+    for log in logs:
+        log.close()
