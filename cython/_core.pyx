@@ -10,3 +10,4 @@ __version__ = "0.1.0"
 
 include "error.pxi"
 include "log.pxi"
+include "broker.pxi"

@@ -95,3 +95,30 @@ def test_concurrent_reader_thread_sees_a_consistent_log(log_dir, open_log):
         t.join()
     assert errors == []
     assert reads > 0
+
+
+def test_close_while_another_thread_appends_waits_for_the_call_in_flight(log_dir):
+    import headrace
+
+    log = headrace.Log(log_dir, segment_bytes=1 << 20)
+    done, errors = [], []
+
+    def writer():
+        try:
+            while True:
+                done.append(log.append([(None, b"x" * 200_000)]))
+        except headrace.LogClosedError as e:
+            errors.append(e)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    while len(done) < 20 and t.is_alive():
+        time.sleep(0.001)
+    log.close()
+    t.join(timeout=30)
+    assert not t.is_alive() and len(errors) == 1
+    assert done == list(range(len(done)))
+    with headrace.Log(log_dir) as reopened:
+        # every append that returned is there, nothing else
+        assert reopened.end_offset == len(done)
+        assert reopened.recovery_report["truncated_bytes"] == 0

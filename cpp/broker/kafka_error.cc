@@ -36,6 +36,8 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kUnknownTopicId: return "UNKNOWN_TOPIC_ID";
     case KafkaError::kInconsistentTopicId: return "INCONSISTENT_TOPIC_ID";
     case KafkaError::kInconsistentClusterId: return "INCONSISTENT_CLUSTER_ID";
+    case KafkaError::kMismatchedEndpointType: return "MISMATCHED_ENDPOINT_TYPE";
+    case KafkaError::kUnsupportedEndpointType: return "UNSUPPORTED_ENDPOINT_TYPE";
   }
   return "UNKNOWN";
 }

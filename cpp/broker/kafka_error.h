@@ -50,6 +50,8 @@ enum class KafkaError : int16_t {
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
+  kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
+  kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
 };
 
 inline int16_t Code(KafkaError e) { return static_cast<int16_t>(e); }

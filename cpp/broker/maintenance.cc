@@ -1,5 +1,7 @@
 #include "broker/maintenance.h"
 
+#include "common/logging.h"
+
 namespace headrace::broker {
 
 TimestampMs Maintenance::WallClockMs() {
@@ -52,6 +54,9 @@ void Maintenance::Loop() {
     bool retention = now >= next_retention;
     if (retention) next_retention = now + retention_every;
     MaintenanceReport report = RunOnce(lister_(), clock_(), retention);
+    if (report.errors > 0) {
+      HR_LOG(kError) << "maintenance: " << report.errors << " error(s), first: " << report.first_error;
+    }
     lock.lock();
     ++passes_;
     last_ = std::move(report);

@@ -1,30 +1,23 @@
 #include "broker/partition.h"
 
+#include "headrace/record_batch.h"
+
 namespace headrace::broker {
 namespace {
 
-// Byte layout used here (RecordBatch v2): base offset int64 at 0, batch
-// length int32 at 8, partition leader epoch int32 at 12. The CRC starts at
-// the attributes (byte 21), so the epoch can be set without recomputing it.
-constexpr size_t kLengthAt = 8;
-constexpr size_t kEpochAt = 12;
-constexpr size_t kLogOverhead = 12;
-
-// Writes `epoch` into every batch's header; stops at the first batch whose
-// length does not fit (the Log rejects such input anyway).
-void StampLeaderEpoch(std::span<uint8_t> bytes, int32_t epoch) {
+// Stamps `epoch` into every batch's header (the field is not covered by the
+// CRC); stops at the first batch whose length field does not fit, which the
+// Log then rejects. Reads the length (int32 after the base offset) by hand
+// because the batches are not validated yet.
+void StampLeaderEpoch(std::span<uint8_t> bytes, LeaderEpoch epoch) {
   size_t pos = 0;
-  while (pos + kEpochAt + 4 <= bytes.size()) {
-    const uint8_t* l = bytes.data() + pos + kLengthAt;
+  while (pos + kBatchHeaderSize <= bytes.size()) {
+    const uint8_t* l = bytes.data() + pos + 8;
     int64_t len = (int64_t{l[0]} << 24) | (int64_t{l[1]} << 16) | (int64_t{l[2]} << 8) | l[3];
-    if (len < 4 || pos + kLogOverhead + static_cast<size_t>(len) > bytes.size()) return;
-    uint8_t* e = bytes.data() + pos + kEpochAt;
-    auto u = static_cast<uint32_t>(epoch);
-    e[0] = static_cast<uint8_t>(u >> 24);
-    e[1] = static_cast<uint8_t>(u >> 16);
-    e[2] = static_cast<uint8_t>(u >> 8);
-    e[3] = static_cast<uint8_t>(u);
-    pos += kLogOverhead + static_cast<size_t>(len);
+    size_t total = kBatchLogOverhead + static_cast<size_t>(len);
+    if (len < kBatchHeaderSize - kBatchLogOverhead || pos + total > bytes.size()) return;
+    SetPartitionLeaderEpoch(bytes.subspan(pos, total), epoch);
+    pos += total;
   }
 }
 
@@ -62,7 +55,7 @@ bool Partition::AdvanceHighWatermarkLocked(Offset offset) {
 
 Result<AppendInfo> Partition::Append(std::span<uint8_t> batches) {
   std::unique_lock<std::mutex> lock(append_mu_);
-  StampLeaderEpoch(batches, leader_epoch_.load());
+  StampLeaderEpoch(batches, leader_epoch());
   Result<AppendInfo> info = log_->Append(batches);
   // Single node: the ISR is this broker, so appended == committed.
   bool advanced = info.ok() && AdvanceHighWatermarkLocked(log_->end_offset());

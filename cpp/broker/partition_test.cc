@@ -37,6 +37,7 @@ TEST(PartitionTest, AppendAdvancesHighWatermarkAndNotifies) {
   auto p = MakePartition(&log, &listener);
   EXPECT_EQ(p->high_watermark(), Offset(0));
   std::string b = FakeBatch(3);
+  b[12] = b[13] = b[14] = b[15] = '\xff';  // epoch -1, as producers send it
   auto info = p->Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->base_offset, Offset(0));

@@ -9,6 +9,7 @@
 #include "broker/file_util.h"
 #include "broker/kafka_error.h"
 #include "broker/partition_dir.h"
+#include "common/logging.h"
 
 namespace headrace::broker {
 
@@ -50,6 +51,9 @@ Status TopicRegistry::Load() {
       const RecoveryReport& rr = p->recovery_report();
       if (rr.truncated_bytes > 0) {
         startup_.truncated.push_back(p->topic_partition().ToString() + ": " + rr.reason);
+        HR_LOG(kWarn) << "recovery cut " << rr.truncated_bytes << " bytes off "
+                      << p->topic_partition().ToString() << " at offset "
+                      << rr.truncated_at.value() << ": " << rr.reason;
       }
     }
     startup_.partitions += static_cast<int>(parts.size());
@@ -81,6 +85,7 @@ Status TopicRegistry::CleanDataDir(const std::vector<TopicMetadata>& topics) {
     if (!tp) continue;
     auto it = counts.find(tp->topic);
     if (it == counts.end() || tp->partition >= it->second) {
+      HR_LOG(kWarn) << "removing partition directory without metadata: " << name;
       RetireDir(*tp);  // left behind by a crash in the middle of a delete
       ++startup_.stray_dirs_removed;
     }

@@ -215,7 +215,8 @@ Status LogImpl::Close() {
   HR_RETURN_IF_ERROR(flushed);
   std::shared_ptr<Segment> active = segments_.back();
   HR_RETURN_IF_ERROR(active->Seal());
-  HR_RETURN_IF_ERROR(active->Sync());
+  for (const auto& s : segments_)  // appends that raced with the Flush above, and the seal
+    if (s->base_offset() >= flush_segment_ || s == active) HR_RETURN_IF_ERROR(s->Sync());
   {
     std::lock_guard<std::mutex> cp(checkpoint_mu_);
     SetFlushPointLocked(end_offset(), active->base_offset(), active->size());

@@ -51,9 +51,11 @@ Result<ReadResult> LogImpl::Read(Offset offset, int64_t max_bytes, Offset upper_
   result.first_batch_base = Offset(-1);
   const Offset bound = std::min(upper_bound, end);
   if (offset >= bound) return result;
+  std::shared_ptr<Segment> seg = SegmentAfter(offset, /*holding=*/true);
+  if (seg == nullptr)  // retention removed it since start_offset() was read
+    return Status::OutOfRange("offset " + std::to_string(offset.value()) + " was deleted");
   bool done = false;
-  for (std::shared_ptr<Segment> seg = SegmentAfter(offset, /*holding=*/true); seg != nullptr;
-       seg = SegmentAfter(seg->base_offset(), /*holding=*/false)) {
+  for (; seg != nullptr; seg = SegmentAfter(seg->base_offset(), /*holding=*/false)) {
     const int64_t limit = seg->size();
     FileReader reader(seg->fd(), limit, kReadReadahead);
     HR_ASSIGN_OR_RETURN(int64_t pos, seg->FindPosition(offset, limit, &reader));
@@ -61,6 +63,8 @@ Result<ReadResult> LogImpl::Read(Offset offset, int64_t max_bytes, Offset upper_
     while (pos < limit) {
       HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
       BatchHeader h = batch::DecodeHeader(p);
+      if (h.batch_length < batch::kMinBatchLength)
+        return Status::Corruption(seg->log_path() + ": bad batch length at " + std::to_string(pos));
       bool first = result.bytes == 0 && slice.length == 0;
       if (h.last_offset() >= bound ||
           (result.bytes + slice.length + h.total_size() > max_bytes && !(first && min_one_batch))) {

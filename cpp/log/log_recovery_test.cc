@@ -60,9 +60,9 @@ void FlipByte(const std::string& path, int64_t pos) {
   close(fd);
 }
 
-// A live log of `batches` batches (2 records, 500-byte values, ~4 per
-// segment... about 14 per 16 KiB segment), flushed after `flush_after`
-// batches, copied as a crash image into `image`.
+// A live log of `batches` batches (2 records, 500-byte values, about 14
+// per 16 KiB segment), flushed after `flush_after` batches (0 = never),
+// copied as a crash image into `image`.
 void MakeCrashImage(const TempDir& live_dir, const std::string& image, int batches, int flush_after) {
   auto log = Log::Open(live_dir.sub("live"), testing::SmallConfig());
   ASSERT_TRUE(log.ok());

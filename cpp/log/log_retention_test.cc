@@ -108,7 +108,7 @@ TEST(LogRetention, ASliceKeepsADeletedSegmentReadable) {
   ASSERT_TRUE(log->DeleteRecordsBefore(segs[2].base).ok());
   EXPECT_FALSE(LogFileExists(dir, segs[0].base));
   EXPECT_EQ(testing::SliceBytes(*r), before);
-  EXPECT_EQ(before.size(), 4096u / 1000 * 0 + r->bytes);
+  EXPECT_EQ(static_cast<int64_t>(before.size()), r->bytes);
 }
 
 TEST(LogRetention, DeleteRecordsBeforeMovesTheStartInsideASegment) {
@@ -144,7 +144,9 @@ TEST(LogTruncate, AcrossSegmentsThenAppendAndReopen) {
   EXPECT_EQ(static_cast<int64_t>(recs.size()), to.value());
   std::string b = MakeBatch(3, 10, 5);
   EXPECT_EQ(log->Append(Bytes(b))->base_offset, to);
-  EXPECT_EQ(log->OffsetForTime(TimestampMs(1000 * 40)).value(), to);  // later batches are gone
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(1000 * 40)).status().code(),
+            StatusCode::kNotFound);  // the later batches are gone
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(1000 * 3)).value(), Offset(6));
   ASSERT_TRUE(log->Close().ok());
   auto reopened = std::move(Log::Open(dir.path(), testing::SmallConfig())).value();
   EXPECT_EQ(reopened->end_offset(), to + 3);

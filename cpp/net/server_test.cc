@@ -273,7 +273,7 @@ TEST_P(ServerTest, SlowReaderPausesReadingUntilOutputDrains) {
     return b;
   };
   ServerOptions o = Options();
-  o.max_unsent_bytes_per_connection = 1 << 30;
+  o.max_unsent_bytes_per_connection = 64 * 1024;
   o.send_buffer_bytes = 64 * 1024;
   StartServer(o);
   Client c(port());

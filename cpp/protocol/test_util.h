@@ -7,6 +7,7 @@
 
 #include "common/output_buffer.h"
 #include "protocol/wire.h"
+#include "headrace/status.h"
 
 namespace headrace::protocol::testing {
 
@@ -25,4 +26,18 @@ std::string EncodeToString(const M& m, int16_t version) {
 std::vector<uint8_t> FromHex(const std::string& hex);
 std::string ToHex(const std::string& bytes);
 
+}  // namespace headrace::protocol::testing
+
+namespace headrace::protocol::testing {
+
+// Decodes a whole request frame (header + body, any api key/version) and
+// encodes it again. Fails with the decode Status, or Corruption if bytes are
+// left over after the body. `frame` is modified only if a decoder would.
+Result<std::string> ReencodeRequest(std::span<uint8_t> frame);
+
+}  // namespace headrace::protocol::testing
+
+namespace headrace::protocol::testing {
+// The hex text of testdata/<name>.hex ("" if missing).
+std::string ReadTestdata(const std::string& name);
 }  // namespace headrace::protocol::testing

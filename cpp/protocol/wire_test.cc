@@ -152,7 +152,7 @@ TEST(WireTest, ArraysClassicCompactAndNull) {
   EXPECT_EQ(ToHex(Write([&](Writer& w) { WriteNullableArray(w, none, 0, true, true); })), "00");
   EXPECT_EQ(ToHex(Write([&](Writer& w) { WriteNullableArray(w, none, 0, false, true); })),
             "ffffffff");
-  auto good = FromHex("030161 0162");   // compact array of 2 compact strings "a" and "b"
+  auto good = FromHex("03 0261 0262");  // compact array of 2 compact strings "a", "b"
   Reader r(good);
   std::vector<std::string> out;
   ASSERT_TRUE(ReadArray(r, &out, 0, true).ok());

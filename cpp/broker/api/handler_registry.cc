@@ -7,12 +7,20 @@
 
 namespace headrace::broker {
 
+extern const ApiHandler kProduceHandler;
+extern const ApiHandler kFetchHandler;
+extern const ApiHandler kListOffsetsHandler;
+extern const ApiHandler kMetadataHandler;
 extern const ApiHandler kApiVersionsHandler;
 
 namespace {
 
 // Sorted by API key.
 constexpr std::array kHandlers = {
+    &kProduceHandler,      // 0
+    &kFetchHandler,        // 1
+    &kListOffsetsHandler,  // 2
+    &kMetadataHandler,     // 3
     &kApiVersionsHandler,
 };
 

@@ -1,0 +1,91 @@
+// Small helpers shared by the admin handlers (CreateTopics, DeleteTopics,
+// CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs):
+// config resource types, the BROKER resource name check, duplicate detection
+// and the error message a response carries.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "broker/kafka_error.h"
+#include "headrace/status.h"
+
+namespace headrace::broker {
+
+// ConfigResource types, numbered as on the wire.
+inline constexpr int8_t kResourceTopic = 2;
+inline constexpr int8_t kResourceBroker = 4;
+
+// The ErrorMessage field for `s`: null when OK (Kafka's convention).
+inline std::optional<std::string> ErrorMessageOf(const Status& s) {
+  if (s.ok()) return std::nullopt;
+  return s.message();
+}
+
+// The names that occur more than once in `names`.
+inline std::set<std::string> DuplicateNames(const std::vector<std::string>& names) {
+  std::set<std::string> seen, dups;
+  for (const auto& n : names) {
+    if (!seen.insert(n).second) dups.insert(n);
+  }
+  return dups;
+}
+
+// A BROKER config resource must name this broker ("" = this broker too, as
+// there is no cluster-wide dynamic default). Errors: INVALID_REQUEST.
+inline Status CheckBrokerResourceName(const std::string& name, int32_t node_id) {
+  if (name.empty()) return Status::OK();
+  int32_t id = -1;
+  auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec != std::errc() || p != name.data() + name.size()) {
+    return KafkaStatus(KafkaError::kInvalidRequest,
+                       "Broker id must be an integer, but it is: " + name);
+  }
+  if (id != node_id) {
+    return KafkaStatus(KafkaError::kInvalidRequest,
+                       "Unexpected broker id, expected " + std::to_string(node_id) +
+                           " or empty string, but received " + name);
+  }
+  return Status::OK();
+}
+
+inline Status UnsupportedResourceType(int8_t type) {
+  return KafkaStatus(KafkaError::kInvalidRequest,
+                     "Unsupported resource type: " + std::to_string(type) +
+                         " (supported: TOPIC=2, BROKER=4)");
+}
+
+// AlterConfigs / IncrementalAlterConfigs on a BROKER resource naming
+// `keys`: dynamic broker configuration is not supported, so nothing to
+// change is OK and anything else is INVALID_REQUEST naming the keys.
+inline Status RejectDynamicBrokerConfig(const std::string& name, int32_t node_id,
+                                        const std::vector<std::string>& keys) {
+  HR_RETURN_IF_ERROR(CheckBrokerResourceName(name, node_id));
+  if (keys.empty()) return Status::OK();
+  std::string list;
+  for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+  return KafkaStatus(KafkaError::kInvalidRequest,
+                     "Cannot update these configs dynamically: " + list +
+                         " (dynamic broker configuration is not supported; set them in the "
+                         "broker's configuration and restart it)");
+}
+
+// The (resource_type, resource_name) pairs named more than once in
+// `resources` (any of the *AlterConfigs resource structs).
+template <typename Resources>
+std::set<std::pair<int8_t, std::string>> DuplicateResources(const Resources& resources) {
+  std::set<std::pair<int8_t, std::string>> seen, dups;
+  for (const auto& r : resources) {
+    if (!seen.emplace(r.resource_type, r.resource_name).second) {
+      dups.emplace(r.resource_type, r.resource_name);
+    }
+  }
+  return dups;
+}
+
+}  // namespace headrace::broker

@@ -1,0 +1,123 @@
+#include "broker/api/broker_config_entries.h"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "broker/broker_config.h"
+
+namespace headrace::broker {
+namespace {
+
+// One scalar broker setting: its name, type, documentation and how to read
+// its value from a BrokerConfig.
+struct BrokerKey {
+  const char* name;
+  ConfigType type;
+  const char* doc;
+  std::function<std::string(const BrokerConfig&)> value;
+};
+
+std::string Bool(bool b) { return b ? "true" : "false"; }
+
+const std::vector<BrokerKey>& ScalarKeys() {
+  static const std::vector<BrokerKey> keys = {
+      {"auto.create.topics.enable", ConfigType::kBoolean,
+       "Create an unknown topic on Metadata/Produce with the broker defaults.",
+       [](const BrokerConfig& c) { return Bool(c.auto_create_topics_enable); }},
+      {"broker.id", ConfigType::kInt, "Alias of node.id.",
+       [](const BrokerConfig& c) { return std::to_string(c.node_id); }},
+      {"default.replication.factor", ConfigType::kInt,
+       "Replication factor of topics created with -1 (a single node accepts only 1).",
+       [](const BrokerConfig& c) { return std::to_string(c.default_replication_factor); }},
+      {"headrace.acks.all.fsync", ConfigType::kBoolean,
+       "Answer acks=all produces only after their batch is fsynced.",
+       [](const BrokerConfig& c) { return Bool(c.acks_all_fsync); }},
+      {"headrace.group.commit.linger.us", ConfigType::kLong,
+       "Extra wait before each group-commit fsync, in microseconds.",
+       [](const BrokerConfig& c) { return std::to_string(c.group_commit_linger_us); }},
+      {"log.dirs", ConfigType::kString, "The data directory.",
+       [](const BrokerConfig& c) { return c.data_dir; }},
+      {"log.flush.scheduler.interval.ms", ConfigType::kLong,
+       "How often time-based roll and flush policies are checked.",
+       [](const BrokerConfig& c) { return std::to_string(c.log_flush_scheduler_interval_ms); }},
+      {"log.retention.check.interval.ms", ConfigType::kLong,
+       "How often retention runs over all partitions.",
+       [](const BrokerConfig& c) { return std::to_string(c.log_retention_check_interval_ms); }},
+      {"max.connections", ConfigType::kInt, "Connections accepted at once.",
+       [](const BrokerConfig& c) { return std::to_string(c.max_connections); }},
+      {"node.id", ConfigType::kInt, "This broker's id.",
+       [](const BrokerConfig& c) { return std::to_string(c.node_id); }},
+      {"num.io.threads", ConfigType::kInt, "Network/request threads.",
+       [](const BrokerConfig& c) { return std::to_string(c.io_threads); }},
+      {"num.partitions", ConfigType::kInt, "Partitions of topics created with -1 or auto-created.",
+       [](const BrokerConfig& c) { return std::to_string(c.num_partitions); }},
+      {"socket.request.max.bytes", ConfigType::kInt, "Largest request frame accepted.",
+       [](const BrokerConfig& c) { return std::to_string(c.socket_request_max_bytes); }},
+  };
+  return keys;
+}
+
+bool IsSet(const BrokerConfig& c, const std::string& key) {
+  if (key == "node.id" || key == "broker.id") {
+    return c.explicitly_set.count("node.id") || c.explicitly_set.count("broker.id");
+  }
+  if (key == "log.dirs") return c.explicitly_set.count("log.dirs") || c.explicitly_set.count("log.dir");
+  return c.explicitly_set.count(key) > 0;
+}
+
+// A read-only entry with its static value (if set) and built-in default as
+// synonyms, most specific first.
+ConfigEntry Entry(const std::string& name, std::string value, std::string default_value,
+                  bool is_static, ConfigType type, std::string doc) {
+  ConfigEntry e;
+  e.name = name;
+  e.value = std::move(value);
+  e.read_only = true;
+  e.source = is_static ? ConfigSource::kStaticBrokerConfig : ConfigSource::kDefaultConfig;
+  e.is_default = !is_static;
+  e.type = type;
+  e.documentation = std::move(doc);
+  if (is_static) e.synonyms.push_back({name, e.value, ConfigSource::kStaticBrokerConfig});
+  e.synonyms.push_back({name, std::move(default_value), ConfigSource::kDefaultConfig});
+  return e;
+}
+
+std::string Listener(const std::string& host, int32_t port) {
+  return "PLAINTEXT://" + host + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+std::vector<ConfigEntry> DescribeBrokerConfigs(const BrokerContext& ctx) {
+  static const BrokerConfig kBuiltIn;
+  const BrokerConfig& config = ctx.config();
+  std::vector<ConfigEntry> out;
+  for (const BrokerKey& k : ScalarKeys()) {
+    out.push_back(Entry(k.name, k.value(config), k.value(kBuiltIn), IsSet(config, k.name), k.type,
+                        k.doc));
+  }
+  const int32_t port = ctx.advertised_port.load();
+  const int32_t listen_port = config.listen_port == 0 ? port : config.listen_port;
+  out.push_back(Entry("listeners", Listener(config.listen_host, listen_port),
+                      Listener(kBuiltIn.listen_host, kBuiltIn.listen_port),
+                      IsSet(config, "listeners"), ConfigType::kString,
+                      "The address this broker listens on."));
+  out.push_back(Entry("advertised.listeners", Listener(ctx.advertised_host, port),
+                      Listener(kBuiltIn.listen_host, kBuiltIn.listen_port),
+                      IsSet(config, "advertised.listeners"), ConfigType::kString,
+                      "The address given to clients in Metadata responses."));
+  // Topic defaults, named by their broker property (log.retention.ms, ...).
+  for (ConfigEntry e : DescribeTopicConfigs(config.topic_defaults(), {})) {
+    std::string broker_name(BrokerSynonymOf(e.name));
+    if (broker_name.empty()) continue;
+    e.name = broker_name;
+    e.read_only = true;
+    out.push_back(std::move(e));  // synonyms already name the broker property
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ConfigEntry& a, const ConfigEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace headrace::broker

@@ -1,0 +1,428 @@
+// End to end: a real headrace::Broker on 127.0.0.1:0 in a temp dir, spoken
+// to over a TCP socket with requests the codec encodes. Covers the data
+// path: Metadata (auto-create, ids), Produce (acks 0/1/all, errors), Fetch
+// (exact bytes, limits, long poll, errors), ListOffsets, and restart.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "broker/api/kafka_test_client.h"
+#include "broker/kafka_error.h"
+#include "headrace/broker.h"
+#include "headrace/record_batch.h"
+#include "log/testing.h"
+
+namespace headrace {
+namespace {
+
+using broker::Code;
+using broker::KafkaError;
+using namespace protocol;  // message structs
+using testing::KafkaTestClient;
+using testing::TempDir;
+
+class BrokerE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartBroker(); }
+  void TearDown() override {
+    if (broker_) EXPECT_TRUE(broker_->Stop().ok());
+  }
+
+  void StartBroker(std::map<std::string, std::string> extra = {}) {
+    std::map<std::string, std::string> settings = {{"log.dirs", dir_.path()},
+                                                   {"listeners", "PLAINTEXT://127.0.0.1:0"}};
+    settings.insert(extra.begin(), extra.end());
+    auto created = Broker::Create(settings);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    broker_ = std::move(*created);
+    Status st = broker_->Start();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::string addr = broker_->listen_address();
+    port_ = std::stoi(addr.substr(addr.rfind(':') + 1));
+    client_ = std::make_unique<KafkaTestClient>(port_);
+    ASSERT_TRUE(client_->connected());
+  }
+  void RestartBroker() {
+    client_.reset();
+    ASSERT_TRUE(broker_->Stop().ok());
+    broker_.reset();
+    StartBroker();
+  }
+
+  template <typename Resp, typename Req>
+  Resp Call(const Req& req, int16_t version) {
+    std::string error;
+    auto resp = client_->Call<Resp>(req, version, &error);
+    EXPECT_TRUE(resp.has_value()) << error;
+    return resp.value_or(Resp{});
+  }
+
+  MetadataResponse Metadata(const std::string& topic, int16_t version = 12) {
+    MetadataRequest req;
+    req.topics->push_back({.topic_id = {}, .name = topic});
+    return Call<MetadataResponse>(req, version);
+  }
+
+  static ProduceRequest ProduceOf(const std::string& topic, int32_t partition, std::string batch,
+                                  int16_t acks) {
+    ProduceRequest req;
+    req.acks = acks;
+    req.timeout_ms = 5000;
+    auto& t = req.topic_data.emplace_back();
+    t.name = topic;
+    t.partition_data.push_back({partition, Records::FromBytes(std::move(batch))});
+    return req;
+  }
+  ProduceResponse::PartitionProduceResponse Produce(const std::string& topic, std::string batch,
+                                                    int16_t acks = 1, int16_t version = 9,
+                                                    int32_t partition = 0) {
+    auto resp = Call<ProduceResponse>(ProduceOf(topic, partition, std::move(batch), acks), version);
+    if (resp.responses.size() != 1 || resp.responses[0].partition_responses.size() != 1) {
+      ADD_FAILURE() << "produce response has the wrong shape";
+      return {};
+    }
+    return resp.responses[0].partition_responses[0];
+  }
+
+  static FetchRequest FetchOf(const std::string& topic, const Uuid& id, int64_t offset,
+                              int32_t max_wait_ms = 0, int32_t partition_max_bytes = 1 << 20) {
+    FetchRequest req;
+    req.max_wait_ms = max_wait_ms;
+    req.min_bytes = 1;
+    auto& t = req.topics.emplace_back();
+    t.topic = topic;
+    t.topic_id = id;
+    auto& p = t.partitions.emplace_back();
+    p.partition = 0;
+    p.fetch_offset = offset;
+    p.partition_max_bytes = partition_max_bytes;
+    return req;
+  }
+  FetchResponse::PartitionData FetchOne(const FetchRequest& req, int16_t version) {
+    auto resp = Call<FetchResponse>(req, version);
+    if (resp.responses.size() != 1 || resp.responses[0].partitions.size() != 1) {
+      ADD_FAILURE() << "fetch response has the wrong shape";
+      return {};
+    }
+    return resp.responses[0].partitions[0];
+  }
+
+  ListOffsetsResponse::ListOffsetsPartitionResponse ListOffset(const std::string& topic,
+                                                               int64_t timestamp,
+                                                               int16_t version = 7) {
+    ListOffsetsRequest req;
+    req.replica_id = -1;
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    t.partitions.push_back({.partition_index = 0, .timestamp = timestamp});
+    auto resp = Call<ListOffsetsResponse>(req, version);
+    if (resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1) {
+      ADD_FAILURE() << "list offsets response has the wrong shape";
+      return {};
+    }
+    return resp.topics[0].partitions[0];
+  }
+
+  Uuid TopicId(const std::string& topic) {
+    auto md = Metadata(topic);
+    return md.topics.empty() ? Uuid{} : md.topics[0].topic_id;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Broker> broker_;
+  std::unique_ptr<KafkaTestClient> client_;
+  int port_ = 0;
+};
+
+// What a produced batch looks like in the log: base offset assigned and the
+// leader epoch (0) stamped; nothing else changes.
+std::string Stored(std::string batch, int64_t base_offset) {
+  std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(batch.data()), batch.size());
+  SetBaseOffset(bytes, Offset(base_offset));
+  SetPartitionLeaderEpoch(bytes, LeaderEpoch(0));
+  return batch;
+}
+
+std::string RecordBytes(const Records& r) {
+  return std::string(reinterpret_cast<const char*>(r.data.data()), r.data.size());
+}
+
+std::string Batch(int records, int64_t ts = 1000) { return testing::MakeBatch(records, 10, ts); }
+
+TEST_F(BrokerE2ETest, MetadataAutoCreatesTopicAndDescribesThisBroker) {
+  auto md = Metadata("auto-t");
+  ASSERT_EQ(md.brokers.size(), 1u);
+  EXPECT_EQ(md.brokers[0].node_id, 0);
+  EXPECT_EQ(md.brokers[0].host, "127.0.0.1");
+  EXPECT_EQ(md.brokers[0].port, port_);
+  EXPECT_EQ(md.controller_id, 0);
+  ASSERT_TRUE(md.cluster_id.has_value());
+  EXPECT_EQ(*md.cluster_id, broker_->cluster_id());
+  ASSERT_EQ(md.topics.size(), 1u);
+  const auto& t = md.topics[0];
+  EXPECT_EQ(t.error_code, 0);
+  EXPECT_EQ(t.name, "auto-t");
+  EXPECT_FALSE(t.topic_id.IsZero());
+  EXPECT_EQ(t.topic_authorized_operations, INT32_MIN);
+  ASSERT_EQ(t.partitions.size(), 1u);
+  EXPECT_EQ(t.partitions[0].leader_id, 0);
+  EXPECT_EQ(t.partitions[0].leader_epoch, 0);
+  EXPECT_EQ(t.partitions[0].replica_nodes, std::vector<int32_t>{0});
+  EXPECT_EQ(t.partitions[0].isr_nodes, std::vector<int32_t>{0});
+  EXPECT_TRUE(t.partitions[0].offline_replicas.empty());
+
+  // v1 null topics = all topics; v0 empty = all topics.
+  MetadataRequest all;
+  all.topics.reset();
+  auto listed = Call<MetadataResponse>(all, 1);
+  ASSERT_EQ(listed.topics.size(), 1u);
+  EXPECT_EQ(listed.topics[0].name, "auto-t");
+  MetadataRequest v0;
+  EXPECT_EQ(Call<MetadataResponse>(v0, 0).topics.size(), 1u);
+  // v1+ empty = no topics.
+  EXPECT_TRUE(Call<MetadataResponse>(v0, 4).topics.empty());
+
+  // v12 by id with a null name.
+  MetadataRequest by_id;
+  by_id.topics->push_back({.topic_id = t.topic_id, .name = std::nullopt});
+  Uuid unknown;
+  unknown.bytes[3] = 7;
+  by_id.topics->push_back({.topic_id = unknown, .name = std::nullopt});
+  auto ids = Call<MetadataResponse>(by_id, 12);
+  ASSERT_EQ(ids.topics.size(), 2u);
+  EXPECT_EQ(ids.topics[0].name, "auto-t");
+  EXPECT_EQ(ids.topics[0].partitions.size(), 1u);
+  EXPECT_EQ(ids.topics[1].error_code, Code(KafkaError::kUnknownTopicId));
+  EXPECT_FALSE(ids.topics[1].name.has_value());
+}
+
+TEST_F(BrokerE2ETest, MetadataWithoutAutoCreateReportsUnknownAndInvalidTopics) {
+  MetadataRequest req;
+  req.allow_auto_topic_creation = false;
+  req.include_topic_authorized_operations = true;
+  req.topics->push_back({.topic_id = {}, .name = "absent"});
+  req.topics->push_back({.topic_id = {}, .name = "bad/name"});
+  auto md = Call<MetadataResponse>(req, 9);
+  ASSERT_EQ(md.topics.size(), 2u);
+  EXPECT_EQ(md.topics[0].error_code, Code(KafkaError::kUnknownTopicOrPartition));
+  EXPECT_EQ(md.topics[1].error_code, Code(KafkaError::kInvalidTopicException));
+  // With auto-create allowed, an invalid name is still invalid.
+  EXPECT_EQ(Metadata("bad/name").topics[0].error_code, Code(KafkaError::kInvalidTopicException));
+  EXPECT_EQ(Metadata("absent", 4).topics[0].error_code, 0);
+}
+
+TEST_F(BrokerE2ETest, ProduceWithAcksOneAndAllReturnsConsecutiveBaseOffsets) {
+  auto r1 = Produce("p", Batch(3), /*acks=*/1, /*version=*/9);
+  EXPECT_EQ(r1.error_code, 0) << r1.error_message.value_or("");
+  EXPECT_EQ(r1.base_offset, 0);
+  EXPECT_EQ(r1.log_append_time_ms, -1);
+  EXPECT_EQ(r1.log_start_offset, 0);
+  auto r2 = Produce("p", Batch(2), /*acks=*/-1, /*version=*/10);
+  EXPECT_EQ(r2.error_code, 0);
+  EXPECT_EQ(r2.base_offset, 3);
+  auto r3 = Produce("p", Batch(1), /*acks=*/-1, /*version=*/3);
+  EXPECT_EQ(r3.error_code, 0);
+  EXPECT_EQ(r3.base_offset, 5);
+  EXPECT_EQ(ListOffset("p", -1).offset, 6);
+}
+
+TEST_F(BrokerE2ETest, ProduceWithAcksAllAndNoFsyncAnswersAfterAppend) {
+  client_.reset();
+  ASSERT_TRUE(broker_->Stop().ok());
+  StartBroker({{"headrace.acks.all.fsync", "false"}});
+  EXPECT_EQ(Produce("nf", Batch(2), -1).base_offset, 0);
+  EXPECT_EQ(Produce("nf", Batch(2), -1).base_offset, 2);
+}
+
+TEST_F(BrokerE2ETest, ProduceReportsPerPartitionErrors) {
+  Metadata("e");
+  EXPECT_EQ(Produce("e", Batch(1), 1, 9, /*partition=*/5).error_code,
+            Code(KafkaError::kUnknownTopicOrPartition));
+  EXPECT_EQ(Produce("e", Batch(1), 1, 9, /*partition=*/-1).error_code,
+            Code(KafkaError::kUnknownTopicOrPartition));
+  std::string corrupt = Batch(2);
+  corrupt.back() ^= 0x5a;  // breaks the CRC
+  auto bad = Produce("e", corrupt);
+  EXPECT_EQ(bad.error_code, Code(KafkaError::kCorruptMessage));
+  EXPECT_EQ(bad.base_offset, -1);
+  EXPECT_TRUE(bad.error_message.has_value());
+  EXPECT_EQ(Produce("e", "", 1).error_code, Code(KafkaError::kInvalidRecord));
+  EXPECT_EQ(Produce("e", Batch(1), /*acks=*/2).error_code, Code(KafkaError::kInvalidRequiredAcks));
+  EXPECT_EQ(Produce("bad/name", Batch(1)).error_code, Code(KafkaError::kInvalidTopicException));
+  // Nothing above was appended.
+  EXPECT_EQ(ListOffset("e", -1).offset, 0);
+}
+
+TEST_F(BrokerE2ETest, ProduceWithAcksZeroSendsNoResponse) {
+  client_->Send(ProduceOf("z", 0, Batch(4), /*acks=*/0), 9);
+  // The next response on the connection answers the next request.
+  auto md = Metadata("z");
+  ASSERT_EQ(md.topics.size(), 1u);
+  // The append happened before the metadata request was handled.
+  EXPECT_EQ(ListOffset("z", -1).offset, 4);
+}
+
+TEST_F(BrokerE2ETest, ProduceWithAcksZeroClosesTheConnectionOnError) {
+  std::string corrupt = Batch(2);
+  corrupt.back() ^= 1;
+  client_->Send(ProduceOf("z0", 0, corrupt, /*acks=*/0), 9);
+  EXPECT_TRUE(client_->PeerClosed());
+}
+
+TEST_F(BrokerE2ETest, FetchReturnsExactlyTheProducedBatches) {
+  std::string b1 = Batch(3, 1000), b2 = Batch(2, 2000);
+  ASSERT_EQ(Produce("f", b1).base_offset, 0);
+  ASSERT_EQ(Produce("f", b2).base_offset, 3);
+  const std::string expected = Stored(b1, 0) + Stored(b2, 3);
+  Uuid id = TopicId("f");
+  for (int16_t v : {4, 11, 12, 13, 16}) {
+    SCOPED_TRACE("fetch v" + std::to_string(v));
+    auto p = FetchOne(FetchOf("f", id, 0), v);
+    EXPECT_EQ(p.error_code, 0);
+    EXPECT_EQ(p.high_watermark, 5);
+    EXPECT_EQ(p.last_stable_offset, 5);
+    if (v >= 5) EXPECT_EQ(p.log_start_offset, 0);
+    if (v >= 11) EXPECT_EQ(p.preferred_read_replica, -1);
+    EXPECT_FALSE(p.aborted_transactions.has_value());
+    EXPECT_EQ(RecordBytes(p.records), expected);
+  }
+  // From the middle of the first batch: whole batches from the one holding it.
+  EXPECT_EQ(RecordBytes(FetchOne(FetchOf("f", id, 1), 12).records), expected);
+  EXPECT_EQ(RecordBytes(FetchOne(FetchOf("f", id, 3), 12).records), Stored(b2, 3));
+  // At the high watermark: nothing, no error.
+  auto at_end = FetchOne(FetchOf("f", id, 5), 12);
+  EXPECT_EQ(at_end.error_code, 0);
+  EXPECT_EQ(at_end.records.size(), 0);
+  // partition_max_bytes below the first batch: still that one whole batch.
+  EXPECT_EQ(RecordBytes(FetchOne(FetchOf("f", id, 0, 0, 10), 12).records), Stored(b1, 0));
+  // read_committed: bounded by the LSO (== HW) and an empty aborted list.
+  FetchRequest committed = FetchOf("f", id, 0);
+  committed.isolation_level = 1;
+  auto c = FetchOne(committed, 12);
+  EXPECT_EQ(RecordBytes(c.records), expected);
+  ASSERT_TRUE(c.aborted_transactions.has_value());
+  EXPECT_TRUE(c.aborted_transactions->empty());
+}
+
+TEST_F(BrokerE2ETest, FetchRespectsTheResponseMaxBytesAfterTheFirstBatch) {
+  std::string b1 = Batch(3), b2 = Batch(3);
+  Produce("mb", b1);
+  Produce("mb", b2);
+  FetchRequest req = FetchOf("mb", {}, 0);
+  req.max_bytes = static_cast<int32_t>(b1.size() + 10);
+  EXPECT_EQ(RecordBytes(FetchOne(req, 11).records), Stored(b1, 0));
+  req.max_bytes = 1;  // the first batch still gets through
+  EXPECT_EQ(RecordBytes(FetchOne(req, 11).records), Stored(b1, 0));
+}
+
+TEST_F(BrokerE2ETest, FetchReportsOffsetOutOfRangeAndUnknownPartitions) {
+  Produce("oor", Batch(2));
+  Uuid id = TopicId("oor");
+  auto past = FetchOne(FetchOf("oor", id, 3), 12);
+  EXPECT_EQ(past.error_code, Code(KafkaError::kOffsetOutOfRange));
+  EXPECT_EQ(past.high_watermark, -1);
+  EXPECT_EQ(FetchOne(FetchOf("oor", id, -1), 12).error_code, Code(KafkaError::kOffsetOutOfRange));
+  EXPECT_EQ(FetchOne(FetchOf("nope", {}, 0), 12).error_code,
+            Code(KafkaError::kUnknownTopicOrPartition));
+  Uuid unknown;
+  unknown.bytes[0] = 1;
+  EXPECT_EQ(FetchOne(FetchOf("", unknown, 0), 13).error_code, Code(KafkaError::kUnknownTopicId));
+  FetchRequest bad_partition = FetchOf("oor", id, 0);
+  bad_partition.topics[0].partitions[0].partition = 9;
+  EXPECT_EQ(FetchOne(bad_partition, 16).error_code, Code(KafkaError::kUnknownTopicOrPartition));
+  FetchRequest fenced = FetchOf("oor", id, 0);
+  fenced.topics[0].partitions[0].current_leader_epoch = 3;
+  EXPECT_EQ(FetchOne(fenced, 12).error_code, Code(KafkaError::kUnknownLeaderEpoch));
+}
+
+TEST_F(BrokerE2ETest, LongPollFetchIsWokenByAProduceFromAnotherConnection) {
+  Metadata("lp");
+  const std::string batch = Batch(2);
+  std::thread producer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    KafkaTestClient other(port_);
+    std::string error;
+    auto resp = other.Call<ProduceResponse>(ProduceOf("lp", 0, batch, 1), 9, &error);
+    EXPECT_TRUE(resp.has_value()) << error;
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto p = FetchOne(FetchOf("lp", {}, 0, /*max_wait_ms=*/15000), 12);
+  auto waited = std::chrono::steady_clock::now() - start;
+  producer.join();
+  EXPECT_EQ(p.error_code, 0);
+  EXPECT_EQ(RecordBytes(p.records), Stored(batch, 0));
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_LT(waited, std::chrono::seconds(10));
+}
+
+TEST_F(BrokerE2ETest, EmptyFetchAnswersAfterMaxWait) {
+  Metadata("idle");
+  auto start = std::chrono::steady_clock::now();
+  auto resp = Call<FetchResponse>(FetchOf("idle", {}, 0, /*max_wait_ms=*/400), 12);
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(380));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_EQ(resp.session_id, 0);
+  EXPECT_EQ(resp.error_code, 0);
+  ASSERT_EQ(resp.responses.size(), 1u);
+  EXPECT_EQ(resp.responses[0].partitions[0].error_code, 0);
+  EXPECT_EQ(resp.responses[0].partitions[0].records.size(), 0);
+  // The connection still serves requests in order afterwards.
+  EXPECT_EQ(Metadata("idle").topics.size(), 1u);
+}
+
+TEST_F(BrokerE2ETest, ListOffsetsFindsEarliestLatestMaxAndByTime) {
+  Produce("lo", Batch(1, 1000));
+  Produce("lo", Batch(1, 3000));
+  Produce("lo", Batch(1, 2000));
+  EXPECT_EQ(ListOffset("lo", -2).offset, 0);
+  auto latest = ListOffset("lo", -1);
+  EXPECT_EQ(latest.offset, 3);
+  EXPECT_EQ(latest.timestamp, -1);
+  EXPECT_EQ(latest.leader_epoch, 0);
+  auto max = ListOffset("lo", -3, 7);
+  EXPECT_EQ(max.offset, 1);
+  EXPECT_EQ(max.timestamp, 3000);
+  EXPECT_EQ(ListOffset("lo", 1500).offset, 1);
+  EXPECT_EQ(ListOffset("lo", 0).offset, 0);
+  auto none = ListOffset("lo", 5000);
+  EXPECT_EQ(none.error_code, 0);
+  EXPECT_EQ(none.offset, -1);
+  EXPECT_EQ(none.timestamp, -1);
+  EXPECT_EQ(ListOffset("lo", -5, 9).offset, -1);
+  EXPECT_EQ(ListOffset("lo", -1, 1).offset, 3);
+  EXPECT_EQ(ListOffset("absent", -1).error_code, Code(KafkaError::kUnknownTopicOrPartition));
+
+  ListOffsetsRequest dup;
+  auto& t = dup.topics.emplace_back();
+  t.name = "lo";
+  t.partitions.push_back({.partition_index = 0, .timestamp = -1});
+  t.partitions.push_back({.partition_index = 0, .timestamp = -2});
+  t.partitions.push_back({.partition_index = 7, .timestamp = -2});
+  auto resp = Call<ListOffsetsResponse>(dup, 5);
+  ASSERT_EQ(resp.topics.size(), 1u);
+  ASSERT_EQ(resp.topics[0].partitions.size(), 3u);
+  EXPECT_EQ(resp.topics[0].partitions[0].error_code, Code(KafkaError::kInvalidRequest));
+  EXPECT_EQ(resp.topics[0].partitions[1].error_code, Code(KafkaError::kInvalidRequest));
+  EXPECT_EQ(resp.topics[0].partitions[2].error_code, Code(KafkaError::kUnknownTopicOrPartition));
+}
+
+TEST_F(BrokerE2ETest, RestartKeepsDataAndTopicIds) {
+  std::string b1 = Batch(3), b2 = Batch(4);
+  Produce("keep", b1, -1);
+  Produce("keep", b2, -1);
+  Uuid id = TopicId("keep");
+  RestartBroker();
+  EXPECT_EQ(TopicId("keep"), id);
+  EXPECT_EQ(ListOffset("keep", -1).offset, 7);
+  EXPECT_EQ(RecordBytes(FetchOne(FetchOf("keep", id, 0), 16).records),
+            Stored(b1, 0) + Stored(b2, 3));
+  EXPECT_EQ(Produce("keep", Batch(1)).base_offset, 7);
+}
+
+}  // namespace
+}  // namespace headrace

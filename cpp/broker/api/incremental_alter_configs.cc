@@ -1,0 +1,88 @@
+// IncrementalAlterConfigs (key 44), v0..1 (KIP-339): changes single keys of
+// a resource's dynamic configs. Operations: SET (0) replaces a value,
+// DELETE (1) reverts a key to its default, APPEND (2) / SUBTRACT (3) add or
+// remove items of a list key (cleanup.policy only).
+//   TOPIC (2)   unknown key or bad value: INVALID_CONFIG; unknown operation,
+//               APPEND/SUBTRACT on a non-list key, null value where one is
+//               needed, or a key named twice: INVALID_REQUEST. The result is
+//               persisted and applied to the live partitions.
+//               Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+//   BROKER (4)  dynamic broker configuration is not supported: INVALID_REQUEST
+//               unless there is nothing to change.
+//   other       INVALID_REQUEST.
+// A resource named twice in one request: INVALID_REQUEST for each.
+// validate_only checks without changing anything.
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "broker/api/admin_util.h"
+#include "broker/api/handler.h"
+#include "broker/kafka_error.h"
+#include "broker/topic_name.h"
+
+namespace headrace::broker {
+namespace {
+
+using Req = protocol::IncrementalAlterConfigsRequest;
+using Resp = protocol::IncrementalAlterConfigsResponse;
+
+Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+  std::vector<ConfigAlteration> ops;
+  std::set<std::string> keys;
+  for (const auto& c : r.configs) {
+    if (c.config_operation < 0 || c.config_operation > 3) {
+      return KafkaStatus(KafkaError::kInvalidRequest,
+                         "Unknown config operation " + std::to_string(c.config_operation) +
+                             " for " + c.name + " (SET=0, DELETE=1, APPEND=2, SUBTRACT=3)");
+    }
+    if (!keys.insert(c.name).second) {
+      return KafkaStatus(KafkaError::kInvalidRequest,
+                         "Error due to duplicate config keys: " + c.name);
+    }
+    ConfigAlteration op;
+    op.key = c.name;
+    op.op = static_cast<AlterConfigOp>(c.config_operation);
+    op.value = c.value;
+    ops.push_back(std::move(op));
+  }
+  return ctx.topics().IncrementalAlterTopicConfig(r.resource_name, ops, validate_only);
+}
+
+Status AlterBroker(BrokerContext& ctx, const Req::AlterConfigsResource& r) {
+  std::vector<std::string> keys;
+  for (const auto& c : r.configs) keys.push_back(c.name);
+  return RejectDynamicBrokerConfig(r.resource_name, ctx.node_id, keys);
+}
+
+Status AlterOne(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  if (r.resource_type == kResourceTopic) return AlterTopic(ctx, r, validate_only);
+  if (r.resource_type == kResourceBroker) return AlterBroker(ctx, r);
+  return UnsupportedResourceType(r.resource_type);
+}
+
+void HandleIncrementalAlterConfigs(BrokerContext& ctx, Req& req, Request request) {
+  const auto dups = DuplicateResources(req.resources);
+  Resp resp;
+  for (const auto& r : req.resources) {
+    Status st = dups.count({r.resource_type, r.resource_name})
+                    ? KafkaStatus(KafkaError::kInvalidRequest, "Duplicate resource in request.")
+                    : AlterOne(ctx, r, req.validate_only);
+    Resp::AlterConfigsResourceResponse out;
+    out.error_code = Code(ToKafkaError(st));
+    out.error_message = ErrorMessageOf(st);
+    out.resource_type = r.resource_type;
+    out.resource_name = r.resource_name;
+    resp.responses.push_back(std::move(out));
+  }
+  request.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kIncrementalAlterConfigsHandler =
+    MakeHandler<protocol::IncrementalAlterConfigsRequest, HandleIncrementalAlterConfigs>(0, 1);
+
+}  // namespace headrace::broker

@@ -1,0 +1,137 @@
+// Metadata (key 3): this broker, the cluster id, and the requested topics
+// with their partitions. Single node: this broker is the controller and the
+// leader, sole replica and sole in-sync replica of every partition.
+//
+// Topic selection (the schema's rules):
+//   v0       an empty array means all topics;
+//   v1+      a null array means all topics, an empty one none;
+//   v12      a topic may be named by id with a null name (UNKNOWN_TOPIC_ID
+//            when no topic has that id).
+// Named topics that do not exist are auto-created when the request allows
+// it (v4+, always before) and auto.create.topics.enable is on; otherwise
+// they get UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an
+// invalid name.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/api/handler.h"
+#include "broker/api/partition_checks.h"
+#include "broker/kafka_error.h"
+#include "broker/topic_name.h"
+
+namespace headrace::broker {
+namespace {
+
+using Response = protocol::MetadataResponse;
+
+// Authorized-operation bit sets (AclOperation codes as bit positions). There
+// are no ACLs yet, so a client that asks is allowed everything that applies.
+constexpr int32_t Bit(int op) { return int32_t{1} << op; }
+// READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+constexpr int32_t kTopicOperations =
+    Bit(3) | Bit(4) | Bit(5) | Bit(6) | Bit(7) | Bit(8) | Bit(10) | Bit(11);
+// CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+// IDEMPOTENT_WRITE
+constexpr int32_t kClusterOperations =
+    Bit(5) | Bit(7) | Bit(8) | Bit(9) | Bit(10) | Bit(11) | Bit(12);
+// Kafka's "not requested" value for both fields.
+constexpr int32_t kOperationsNotRequested = INT32_MIN;
+
+Response::MetadataResponseTopic DescribeTopic(const BrokerContext& ctx, const Topic& topic,
+                                              bool include_operations) {
+  Response::MetadataResponseTopic out;
+  out.error_code = Code(KafkaError::kNone);
+  out.name = topic.name;
+  out.topic_id = ToWireUuid(topic.id);
+  out.is_internal = IsInternalTopic(topic.name);
+  out.topic_authorized_operations =
+      include_operations ? kTopicOperations : kOperationsNotRequested;
+  out.partitions.reserve(topic.partitions.size());
+  for (const auto& partition : topic.partitions) {
+    Response::MetadataResponsePartition p;
+    p.error_code = Code(KafkaError::kNone);
+    p.partition_index = partition->partition();
+    p.leader_id = ctx.node_id;
+    p.leader_epoch = partition->leader_epoch().value();
+    p.replica_nodes = {ctx.node_id};
+    p.isr_nodes = {ctx.node_id};
+    out.partitions.push_back(std::move(p));
+  }
+  return out;
+}
+
+Response::MetadataResponseTopic TopicError(KafkaError error, std::optional<std::string> name,
+                                           const protocol::Uuid& id) {
+  Response::MetadataResponseTopic out;
+  out.error_code = Code(error);
+  out.name = std::move(name);
+  out.topic_id = id;
+  out.is_internal = out.name && IsInternalTopic(*out.name);
+  return out;
+}
+
+// A topic named in the request.
+Response::MetadataResponseTopic LookUpByName(BrokerContext& ctx, const std::string& name,
+                                             bool auto_create, bool include_operations) {
+  std::shared_ptr<const Topic> topic;
+  if (auto_create) {
+    auto found = ctx.topics().FindOrAutoCreate(name);
+    if (!found.ok()) return TopicError(ToKafkaError(found.status()), name, {});
+    topic = *found;
+  } else {
+    topic = ctx.topics().FindTopic(name);
+    if (!topic) {
+      KafkaError e = ValidateTopicName(name).ok() ? KafkaError::kUnknownTopicOrPartition
+                                                  : KafkaError::kInvalidTopicException;
+      return TopicError(e, name, {});
+    }
+  }
+  return DescribeTopic(ctx, *topic, include_operations);
+}
+
+// A topic given by id only (v10+ with a null name).
+Response::MetadataResponseTopic LookUpById(BrokerContext& ctx, const protocol::Uuid& id,
+                                           bool include_operations) {
+  auto topic = id.IsZero() ? nullptr : ctx.topics().FindTopicById(FromWireUuid(id));
+  if (!topic) return TopicError(KafkaError::kUnknownTopicId, std::nullopt, id);
+  return DescribeTopic(ctx, *topic, include_operations);
+}
+
+void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Request req) {
+  Response resp;
+  Response::MetadataResponseBroker self;
+  self.node_id = ctx.node_id;
+  self.host = ctx.advertised_host;
+  self.port = ctx.advertised_port.load();
+  resp.brokers.push_back(std::move(self));
+  resp.cluster_id = ctx.cluster_id();
+  resp.controller_id = ctx.node_id;
+  resp.cluster_authorized_operations =
+      request.include_cluster_authorized_operations ? kClusterOperations
+                                                    : kOperationsNotRequested;
+  const bool ops = request.include_topic_authorized_operations;
+  const bool all = !request.topics || (req.version() == 0 && request.topics->empty());
+  if (all) {
+    for (const auto& topic : ctx.topics().ListTopics())
+      resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
+  } else {
+    const bool auto_create =
+        request.allow_auto_topic_creation && ctx.config().auto_create_topics_enable;
+    for (const auto& t : *request.topics) {
+      if (t.name) {
+        resp.topics.push_back(LookUpByName(ctx, *t.name, auto_create, ops));
+      } else {
+        resp.topics.push_back(LookUpById(ctx, t.topic_id, ops));
+      }
+    }
+  }
+  req.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kMetadataHandler =
+    MakeHandler<protocol::MetadataRequest, HandleMetadata>(0, 12);
+
+}  // namespace headrace::broker

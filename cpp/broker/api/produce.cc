@@ -1,0 +1,177 @@
+// Produce (key 0), v3+ (RecordBatch v2 only). Appends each partition's
+// batches to its log and answers according to acks:
+//   0         no response (the connection is closed if any partition
+//             failed, as Kafka does, so the producer notices and refreshes);
+//   1         once appended;
+//   -1 (all)  once appended and, if headrace.acks.all.fsync, once the Flusher
+//             reports the batches fsynced (group commit);
+//   other     INVALID_REQUIRED_ACKS on every partition, nothing appended.
+// Topics are auto-created like Metadata does when auto.create.topics.enable.
+// Batches of any compression codec are stored as they came; the log
+// validates the outer batch (CRC, sizes) and assigns offsets in place in the
+// request frame.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "broker/api/handler.h"
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+namespace {
+
+using Response = protocol::ProduceResponse;
+using PartitionResponse = Response::PartitionProduceResponse;
+
+void SetError(PartitionResponse* out, KafkaError error, int16_t version, std::string message) {
+  // Kafka before v4 has no KAFKA_STORAGE_ERROR; clients then see the
+  // retriable NOT_LEADER_OR_FOLLOWER.
+  if (error == KafkaError::kKafkaStorageError && version < 4) {
+    error = KafkaError::kNotLeaderOrFollower;
+  }
+  out->error_code = Code(error);
+  out->base_offset = -1;
+  out->log_append_time_ms = -1;
+  out->log_start_offset = -1;
+  out->error_message = std::move(message);
+}
+
+// The append's error as Produce reports it.
+KafkaError AppendError(const Status& st) {
+  // A batch that is not magic v2: Kafka rejects it as an invalid record.
+  if (st.code() == StatusCode::kUnsupported) return KafkaError::kInvalidRecord;
+  return ToKafkaError(st);
+}
+
+// Appends one partition's records. Fills `out`; returns the partition when
+// the append succeeded (null otherwise) and sets *last_offset.
+std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_error,
+                                           const std::string& topic_message,
+                                           protocol::ProduceRequest::PartitionProduceData& data,
+                                           int16_t version, PartitionResponse* out,
+                                           Offset* last_offset) {
+  out->index = data.index;
+  if (topic == nullptr) {
+    SetError(out, topic_error, version, topic_message);
+    return nullptr;
+  }
+  if (data.index < 0 || data.index >= topic->partition_count()) {
+    SetError(out, KafkaError::kUnknownTopicOrPartition, version,
+             "partition " + std::to_string(data.index) + " of " + topic->name +
+                 " does not exist");
+    return nullptr;
+  }
+  if (data.records.is_null || data.records.data.empty()) {
+    SetError(out, KafkaError::kInvalidRecord, version, "no record batch for the partition");
+    return nullptr;
+  }
+  const std::shared_ptr<Partition>& partition = topic->partitions[data.index];
+  Result<AppendInfo> info = partition->Append(data.records.data);
+  if (!info.ok()) {
+    SetError(out, AppendError(info.status()), version, info.status().message());
+    return nullptr;
+  }
+  out->error_code = Code(KafkaError::kNone);
+  out->base_offset = info->base_offset.value();
+  out->log_append_time_ms = info->log_append_time.value();
+  out->log_start_offset = partition->log_start_offset().value();
+  *last_offset = info->last_offset;
+  return partition;
+}
+
+// An acks=all response waiting for its fsyncs. `remaining` counts the
+// flusher callbacks still due plus one held by the handler while it
+// registers them; whoever brings it to zero replies.
+struct PendingProduce {
+  explicit PendingProduce(Request r) : req(std::move(r)) {}
+  Request req;
+  std::mutex mu;  // guards resp while callbacks record errors
+  Response resp;
+  std::atomic<int> remaining{1};
+
+  void Release() {
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    std::lock_guard<std::mutex> l(mu);
+    req.Reply(resp);
+  }
+};
+
+struct Appended {
+  PartitionResponse* out;  // into the response being built
+  std::shared_ptr<Partition> partition;
+  Offset last_offset;
+};
+
+void ReplyAfterFlush(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending,
+                     std::vector<Appended> appended) {
+  const int16_t version = pending->req.version();
+  pending->remaining.fetch_add(static_cast<int>(appended.size()), std::memory_order_relaxed);
+  for (Appended& a : appended) {
+    PartitionResponse* out = a.out;
+    ctx.state->flusher().Request(a.partition, a.last_offset, [pending, out, version](Status st) {
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> l(pending->mu);
+        SetError(out, ToKafkaError(st), version, "appended but not flushed: " + st.message());
+      }
+      pending->Release();
+    });
+  }
+  pending->Release();
+}
+
+void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Request req) {
+  const int16_t acks = request.acks;
+  const int16_t version = req.version();
+  auto pending = std::make_shared<PendingProduce>(std::move(req));
+  Response& resp = pending->resp;
+  resp.responses.resize(request.topic_data.size());
+  std::vector<Appended> appended;
+  bool any_error = false;
+  for (size_t t = 0; t < request.topic_data.size(); ++t) {
+    auto& topic_data = request.topic_data[t];
+    auto& topic_resp = resp.responses[t];
+    topic_resp.name = topic_data.name;
+    topic_resp.partition_responses.resize(topic_data.partition_data.size());
+    std::shared_ptr<const Topic> topic;
+    KafkaError topic_error = KafkaError::kNone;
+    std::string topic_message;
+    if (acks != 0 && acks != 1 && acks != -1) {
+      topic_error = KafkaError::kInvalidRequiredAcks;
+      topic_message = "acks must be 0, 1 or -1 (all), not " + std::to_string(acks);
+    } else if (auto found = ctx.topics().FindOrAutoCreate(topic_data.name); found.ok()) {
+      topic = *found;
+    } else {
+      topic_error = ToKafkaError(found.status());
+      topic_message = found.status().message();
+    }
+    for (size_t p = 0; p < topic_data.partition_data.size(); ++p) {
+      PartitionResponse* out = &topic_resp.partition_responses[p];
+      Offset last{-1};
+      auto partition = AppendPartition(topic.get(), topic_error, topic_message,
+                                       topic_data.partition_data[p], version, out, &last);
+      if (partition) {
+        appended.push_back({out, std::move(partition), last});
+      } else {
+        any_error = true;
+      }
+    }
+  }
+  if (acks == 0) {
+    if (any_error) pending->req.Close("acks=0 produce failed on some partition");
+    else pending->req.NoResponse();
+    return;
+  }
+  if (acks == -1 && ctx.config().acks_all_fsync && !appended.empty()) {
+    ReplyAfterFlush(ctx, std::move(pending), std::move(appended));
+    return;
+  }
+  pending->req.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kProduceHandler = MakeHandler<protocol::ProduceRequest, HandleProduce>(3, 10);
+
+}  // namespace headrace::broker

@@ -1,0 +1,21 @@
+# Raw declarations of headrace/broker.h (the whole broker).
+from libc.stdint cimport int32_t
+from libcpp.map cimport map
+from libcpp.memory cimport unique_ptr
+from libcpp.string cimport string
+
+from libheadrace cimport CStatus, Result
+
+
+cdef extern from "headrace/broker.h" namespace "headrace" nogil:
+    cdef cppclass CBroker "headrace::Broker":
+        @staticmethod
+        Result[unique_ptr[CBroker]] Create(const map[string, string]& settings)
+        CStatus Start()
+        CStatus Stop()
+        string listen_address() const
+        string advertised_address() const
+        int32_t node_id() const
+        string data_dir() const
+        string network_backend() const
+        string cluster_id() const
