@@ -5,19 +5,21 @@
 import os
 
 from cython.operator cimport dereference as deref
-from libc.stdint cimport INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from libc.stdint cimport INT32_MAX, INT64_MAX
 
-# Config keys (Kafka's names, dots as underscores) -> width of the C++ field.
+# Config keys (Kafka's names, dots as underscores) -> (width of the C++
+# field, smallest value accepted). The minimums follow Kafka's validators,
+# with -1 meaning "no limit"/"never" where log.h says so.
 _INT_CONFIG_KEYS = {
-    "segment_bytes": 64,
-    "segment_ms": 64,
-    "retention_ms": 64,
-    "retention_bytes": 64,
-    "index_interval_bytes": 32,
-    "max_index_bytes": 32,          # segment.index.bytes
-    "max_message_bytes": 32,
-    "flush_messages": 64,           # flush.messages
-    "flush_ms": 64,                 # flush.ms
+    "segment_bytes": (64, 14),
+    "segment_ms": (64, 1),
+    "retention_ms": (64, -1),
+    "retention_bytes": (64, -1),
+    "index_interval_bytes": (32, 0),
+    "max_index_bytes": (32, 4),         # segment.index.bytes
+    "max_message_bytes": (32, 0),
+    "flush_messages": (64, -1),         # flush.messages (0 = every append)
+    "flush_ms": (64, -1),               # flush.ms
 }
 CONFIG_KEYS = frozenset(_INT_CONFIG_KEYS) | {"message_timestamp_type", "preallocate_indexes"}
 
@@ -25,12 +27,9 @@ CONFIG_KEYS = frozenset(_INT_CONFIG_KEYS) | {"message_timestamp_type", "prealloc
 cdef int64_t _config_int(str key, object value) except? -1:
     if isinstance(value, bool) or not isinstance(value, int):
         raise_invalid_argument(f"log config {key!r} must be an int, not {type(value).__name__}")
-    if _INT_CONFIG_KEYS[key] == 32:
-        in_range = INT32_MIN <= value <= INT32_MAX
-    else:
-        in_range = INT64_MIN <= value <= INT64_MAX
-    if not in_range:
-        raise_invalid_argument(f"log config {key!r} = {value} is out of range")
+    bits, minimum = _INT_CONFIG_KEYS[key]
+    if not minimum <= value <= (INT32_MAX if bits == 32 else INT64_MAX):
+        raise_invalid_argument(f"log config {key!r} = {value} is out of range (minimum {minimum})")
     return value
 
 

@@ -25,3 +25,7 @@ def open_log():
     yield _open
     for log in logs:
         log.close()
+
+
+# Real broker processes for the end-to-end tests (tests/broker_process.py).
+from broker_process import broker, broker_factory, module_broker  # noqa: E402,F401

@@ -74,6 +74,11 @@ def test_unknown_config_key_is_invalid_argument_naming_it(log_dir):
         headrace.Log(log_dir, message_timestamp_type="Now")
     with pytest.raises(InvalidArgumentError, match="max_message_bytes"):
         headrace.Log(log_dir, max_message_bytes=1 << 40)  # does not fit int32
+    for key, value in [("segment_bytes", 0), ("segment_ms", 0), ("retention_ms", -2),
+                       ("flush_messages", -2), ("max_index_bytes", 3)]:
+        with pytest.raises(InvalidArgumentError, match=key):
+            headrace.Log(log_dir, **{key: value})
+    assert not log_dir.exists()  # nothing was created for a bad config
 
 
 def test_every_documented_config_key_is_accepted(log_dir, open_log):

@@ -85,10 +85,10 @@ Status LogImpl::RecoverSegment(size_t i, const std::optional<Checkpoint>& cp, Of
       return Status::OK();
     }
   }
-  if (!recover) {
-    report_.indexes_rebuilt = true;
-    verify_from = INT64_MAX;  // flushed data: headers only
-  }
+  // A recovered segment's indexes are always rebuilt by the scan; report it
+  // when they were missing (garbled ones are indistinguishable from stale).
+  if (!recover || seg.indexes_were_missing()) report_.indexes_rebuilt = true;
+  if (!recover) verify_from = INT64_MAX;  // flushed data: headers only
   HR_ASSIGN_OR_RETURN(ScanOutcome outcome, seg.ScanAndRebuild(verify_from, config_.index_interval_bytes));
   if (outcome.error.empty() && !last && outcome.next_offset - seg.base_offset() != limit)
     outcome.error = "offsets end at " + std::to_string(outcome.next_offset.value()) +

@@ -257,7 +257,9 @@ Status ReadNullableStruct(Reader& r, std::optional<T>* out, int16_t version, boo
     out->reset();
     return Status::OK();
   }
-  return out->emplace().Decode(r, version);
+  // emplace(T{}) rather than emplace(): clang caches "not default-constructible"
+  // for nested structs with member initialisers while the outer class is open.
+  return out->emplace(T{}).Decode(r, version);
 }
 
 // A null struct is written as null when allow_null, else as a default one.

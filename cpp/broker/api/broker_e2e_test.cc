@@ -375,6 +375,23 @@ TEST_F(BrokerE2ETest, EmptyFetchAnswersAfterMaxWait) {
   EXPECT_EQ(Metadata("idle").topics.size(), 1u);
 }
 
+TEST_F(BrokerE2ETest, StopDoesNotWaitForAParkedFetchDeadline) {
+  Metadata("parked");
+  int32_t id = client_->Send(FetchOf("parked", {}, 0, /*max_wait_ms=*/30000), 12);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(broker_->Stop().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  broker_.reset();
+  // Answered (empty) or the connection closed; either way, not left hanging.
+  std::string error;
+  auto resp = client_->Receive<FetchResponse>(id, 12, &error);
+  if (resp) {
+    ASSERT_EQ(resp->responses.size(), 1u);
+    EXPECT_EQ(resp->responses[0].partitions[0].records.size(), 0);
+  }
+}
+
 TEST_F(BrokerE2ETest, ListOffsetsFindsEarliestLatestMaxAndByTime) {
   Produce("lo", Batch(1, 1000));
   Produce("lo", Batch(1, 3000));

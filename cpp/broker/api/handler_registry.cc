@@ -12,6 +12,14 @@ extern const ApiHandler kFetchHandler;
 extern const ApiHandler kListOffsetsHandler;
 extern const ApiHandler kMetadataHandler;
 extern const ApiHandler kApiVersionsHandler;
+extern const ApiHandler kCreateTopicsHandler;
+extern const ApiHandler kDeleteTopicsHandler;
+extern const ApiHandler kDeleteRecordsHandler;
+extern const ApiHandler kDescribeConfigsHandler;
+extern const ApiHandler kAlterConfigsHandler;
+extern const ApiHandler kCreatePartitionsHandler;
+extern const ApiHandler kIncrementalAlterConfigsHandler;
+extern const ApiHandler kDescribeClusterHandler;
 
 namespace {
 
@@ -22,6 +30,14 @@ constexpr std::array kHandlers = {
     &kListOffsetsHandler,  // 2
     &kMetadataHandler,     // 3
     &kApiVersionsHandler,
+    &kCreateTopicsHandler,             // 19
+    &kDeleteTopicsHandler,             // 20
+    &kDeleteRecordsHandler,            // 21
+    &kDescribeConfigsHandler,          // 32
+    &kAlterConfigsHandler,             // 33
+    &kCreatePartitionsHandler,         // 37
+    &kIncrementalAlterConfigsHandler,  // 44
+    &kDescribeClusterHandler,          // 60
 };
 
 }  // namespace
