@@ -73,8 +73,9 @@ class ConfluentClient:
 
     def create_topic(self, topic: str, partitions: int, **configs):
         from confluent_kafka.admin import NewTopic
-        fut = self.admin().create_topics([NewTopic(topic, partitions, 1, config=configs)],
-                                          request_timeout=30)[topic]
+        admin = self.admin()  # must outlive the future
+        fut = admin.create_topics([NewTopic(topic, partitions, 1, config=configs)],
+                                  request_timeout=30)[topic]
         fut.result(CLIENT_TIMEOUT_S)
 
     def producer(self, compression="none", **extra):
@@ -165,40 +166,51 @@ class ConfluentClient:
             c.close()
 
     def read_latest(self, topic, partitions, produce_late, expected):
-        from confluent_kafka import OFFSET_END, TopicPartition
-        c = self.consumer()
+        """OFFSET_END; position() stays unset until a message is consumed, so the
+        end-of-partition events (enable.partition.eof) tell when every partition
+        is positioned at its end."""
+        from confluent_kafka import OFFSET_END, KafkaError, TopicPartition
+        c = self.consumer(**{"enable.partition.eof": True})
         try:
             ends = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
                     for p in range(partitions)]
             c.assign([TopicPartition(topic, p, OFFSET_END) for p in range(partitions)])
-            # Wait until the end offsets are resolved (the fetcher asks the broker).
+            eof_at = {}
             deadline = _deadline()
-            while True:
-                got = self._poll_once(c)
-                assert got is None, f"record before late produce: {got}"
-                pos = c.position([TopicPartition(topic, p) for p in range(partitions)])
-                if [tp.offset for tp in pos] == ends:
-                    break
-                assert time.monotonic() < deadline, f"positions {pos} never reached {ends}"
+            while len(eof_at) < partitions:
+                assert time.monotonic() < deadline, f"end of partition reached only for {eof_at}"
+                m = c.poll(0.5)
+                if m is None:
+                    continue
+                assert m.error() is not None, f"record before late produce: {self._rec(m)}"
+                assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+                eof_at[m.partition()] = m.offset()
+            assert [eof_at[p] for p in range(partitions)] == ends
             produce_late()
-            return _sorted(self._poll_until(c, lambda r: len(r) >= expected, _deadline()))
+            recs = []
+            deadline = _deadline()
+            while len(recs) < expected:
+                assert time.monotonic() < deadline, f"timed out with {len(recs)} records"
+                m = c.poll(0.5)
+                if m is None or (m.error() and m.error().code() == KafkaError._PARTITION_EOF):
+                    continue
+                assert m.error() is None, m.error()
+                recs.append(self._rec(m))
+            return _sorted(recs)
         finally:
             c.close()
-
-    def _poll_once(self, c):
-        m = c.poll(0.2)
-        if m is None:
-            return None
-        assert m.error() is None, f"consume error: {m.error()}"
-        return self._rec(m)
 
 
 # -- kafka-python ------------------------------------------------------------------
 class KafkaPythonClient:
+    """kafka-python 3.x producers are idempotent by default (InitProducerId);
+    the matrix turns that off to test the plain data path, and
+    test_broker_clients.py has a separate test of the default producer."""
     name = "kafka-python"
 
-    def __init__(self, bootstrap: str):
+    def __init__(self, bootstrap: str, **producer_config):
         self.bootstrap = bootstrap
+        self.producer_config = producer_config or {"enable_idempotence": False}
 
     def admin(self):
         from kafka.admin import KafkaAdminClient
@@ -216,7 +228,7 @@ class KafkaPythonClient:
         from kafka import KafkaProducer
         p = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=20,
                           compression_type=None if compression == "none" else compression,
-                          request_timeout_ms=30000)
+                          request_timeout_ms=30000, **self.producer_config)
         try:
             futs = [p.send(topic, value=m.value, key=m.key, headers=list(m.headers),
                            partition=m.partition, timestamp_ms=m.timestamp) for m in msgs]

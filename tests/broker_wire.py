@@ -187,6 +187,7 @@ class BatchHeader:
     base_offset: int
     record_count: int
     attributes: int
+    producer_id: int = -1
 
     @property
     def compression(self) -> int:
@@ -208,8 +209,9 @@ def batch_headers(records: bytes | None) -> list[BatchHeader]:
             break
         assert data[pos + 16] == 2, f"magic {data[pos + 16]} at {pos}"
         (attributes,) = struct.unpack_from(">h", data, pos + 21)
+        (producer_id,) = struct.unpack_from(">q", data, pos + 43)
         (count,) = struct.unpack_from(">i", data, pos + 57)
-        out.append(BatchHeader(base, count, attributes))
+        out.append(BatchHeader(base, count, attributes, producer_id))
         pos += 12 + length
     return out
 

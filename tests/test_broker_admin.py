@@ -10,7 +10,10 @@ import time
 
 import pytest
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180),
+              # kafka-python 3.0 loads its schemas with deprecated importlib calls.
+              pytest.mark.filterwarnings("ignore:read_text is deprecated:DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore:open_text is deprecated:DeprecationWarning")]
 
 # Kafka error codes (protocol guide).
 OFFSET_OUT_OF_RANGE = 1

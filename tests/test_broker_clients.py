@@ -24,7 +24,10 @@ from broker_wire import batch_headers, fetch_once
 PARTITIONS = 3
 CLIENT_NAMES = list(CLIENTS)
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300),
+              # kafka-python 3.0 loads its schemas with deprecated importlib calls.
+              pytest.mark.filterwarnings("ignore:read_text is deprecated:DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore:open_text is deprecated:DeprecationWarning")]
 
 
 def _now_ms() -> int:
@@ -216,3 +219,21 @@ def test_what_one_client_produces_another_reads_identically(module_broker, produ
     _assert_same(by_reader, by_producer, f"{producer_name} -> {reader_name} ({codec})")
     assert [(r.partition, r.offset, r.key, r.value, r.headers) for r in by_reader] == \
         sorted([(r.partition, r.offset, r.key, r.value, r.headers) for r in old + new])
+
+
+def test_kafka_python_default_producer_is_idempotent(module_broker):
+    """kafka-python 3.x's default producer is idempotent: it needs InitProducerId
+    and stamps its batches with the producer id it got."""
+    from broker_kafka_clients import KafkaPythonClient
+    b = module_broker
+    client = KafkaPythonClient(b.bootstrap, enable_idempotence=True)
+    client.create_topic("kp-default-producer", 1)
+    msgs = [Out(_payload(f"kp-default-{i}"), key=b"k%d" % i, partition=0,
+                headers=(("i", b"%d" % i),)) for i in range(10)]
+    assert client.produce("kp-default-producer", msgs) == [(0, i) for i in range(10)]
+    got = client.read("kp-default-producer", 1, "earliest")
+    assert [(r.offset, r.key, r.value, r.headers) for r in got] == \
+        [(i, m.key, m.value, m.headers) for i, m in enumerate(msgs)]
+    batches = batch_headers(fetch_once(b.address, "kp-default-producer", 0, 0).records)
+    assert sum(x.record_count for x in batches) == 10
+    assert all(x.producer_id >= 0 for x in batches), batches

@@ -23,9 +23,8 @@ MEASURED = {}
 
 def _create_topic(bootstrap, topic, partitions=1):
     from confluent_kafka.admin import AdminClient, NewTopic
-    fut = AdminClient({"bootstrap.servers": bootstrap}).create_topics(
-        [NewTopic(topic, partitions, 1)], request_timeout=30)[topic]
-    fut.result(60)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future
+    admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=30)[topic].result(60)
 
 
 @pytest.fixture(scope="module")

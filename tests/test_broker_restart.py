@@ -19,14 +19,15 @@ def _admin(bootstrap):
 
 def _create(bootstrap, topic, partitions):
     from confluent_kafka.admin import NewTopic
-    _admin(bootstrap).create_topics([NewTopic(topic, partitions, 1)],
-                                    request_timeout=30)[topic].result(60)
+    admin = _admin(bootstrap)  # must outlive the future
+    admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=30)[topic].result(60)
 
 
 def _topic_shape(bootstrap, topics) -> dict[str, tuple[str, int]]:
     """{topic: (topic id, partition count)} through DescribeTopics/Metadata."""
     from confluent_kafka import TopicCollection
-    futs = _admin(bootstrap).describe_topics(TopicCollection(list(topics)), request_timeout=30)
+    admin = _admin(bootstrap)
+    futs = admin.describe_topics(TopicCollection(list(topics)), request_timeout=30)
     out = {}
     for name, f in futs.items():
         d = f.result(60)
@@ -42,15 +43,18 @@ def _produce_acked(bootstrap, topic, n, partitions, tag="m"):
     acked = {}
     errors = []
 
-    def cb(err, m):
-        if err:
-            errors.append(err)
-        else:
-            acked[(m.partition(), m.offset())] = (m.key(), m.value(), m.headers())
+    def cb_for(headers):
+        def cb(err, m):  # delivery reports carry no headers: keep what was sent
+            if err:
+                errors.append(err)
+            else:
+                acked[(m.partition(), m.offset())] = (m.key(), m.value(), headers)
+        return cb
 
     for i in range(n):
+        headers = [("n", str(i).encode())]
         p.produce(topic, key=f"{tag}-key-{i % 17}".encode(), value=f"{tag}-value-{i}".encode(),
-                  partition=i % partitions, headers=[("n", str(i).encode())], on_delivery=cb)
+                  partition=i % partitions, headers=headers, on_delivery=cb_for(headers))
         if i % 100 == 0:
             p.poll(0)
     assert p.flush(60) == 0

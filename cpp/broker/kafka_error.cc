@@ -38,6 +38,24 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kInconsistentClusterId: return "INCONSISTENT_CLUSTER_ID";
     case KafkaError::kMismatchedEndpointType: return "MISMATCHED_ENDPOINT_TYPE";
     case KafkaError::kUnsupportedEndpointType: return "UNSUPPORTED_ENDPOINT_TYPE";
+    // Consumer groups (cpp/broker/group/).
+    case KafkaError::kOffsetMetadataTooLarge: return "OFFSET_METADATA_TOO_LARGE";
+    case KafkaError::kCoordinatorLoadInProgress: return "COORDINATOR_LOAD_IN_PROGRESS";
+    case KafkaError::kCoordinatorNotAvailable: return "COORDINATOR_NOT_AVAILABLE";
+    case KafkaError::kNotCoordinator: return "NOT_COORDINATOR";
+    case KafkaError::kIllegalGeneration: return "ILLEGAL_GENERATION";
+    case KafkaError::kInconsistentGroupProtocol: return "INCONSISTENT_GROUP_PROTOCOL";
+    case KafkaError::kInvalidGroupId: return "INVALID_GROUP_ID";
+    case KafkaError::kUnknownMemberId: return "UNKNOWN_MEMBER_ID";
+    case KafkaError::kInvalidSessionTimeout: return "INVALID_SESSION_TIMEOUT";
+    case KafkaError::kRebalanceInProgress: return "REBALANCE_IN_PROGRESS";
+    case KafkaError::kInvalidCommitOffsetSize: return "INVALID_COMMIT_OFFSET_SIZE";
+    case KafkaError::kNonEmptyGroup: return "NON_EMPTY_GROUP";
+    case KafkaError::kGroupIdNotFound: return "GROUP_ID_NOT_FOUND";
+    case KafkaError::kMemberIdRequired: return "MEMBER_ID_REQUIRED";
+    case KafkaError::kGroupMaxSizeReached: return "GROUP_MAX_SIZE_REACHED";
+    case KafkaError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
+    case KafkaError::kGroupSubscribedToTopic: return "GROUP_SUBSCRIBED_TO_TOPIC";
   }
   return "UNKNOWN";
 }

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <climits>
 #include <map>
 #include <memory>
@@ -35,11 +36,19 @@ constexpr int8_t kSourceDynamicTopic = 1;
 constexpr int8_t kSourceStaticBroker = 4;
 constexpr int8_t kSourceDefault = 5;
 
+std::string OneRecord(std::string value) {
+  RecordInput r;
+  r.value = std::move(value);
+  return BuildBatch({r});
+}
+
 class AdminE2ETest : public ::testing::Test {
  protected:
   void SetUp() override { StartBroker(); }
   void TearDown() override {
-    if (broker_) EXPECT_TRUE(broker_->Stop().ok());
+    if (broker_) {
+      EXPECT_TRUE(broker_->Stop().ok());
+    }
   }
 
   void StartBroker() {
@@ -311,7 +320,7 @@ TEST_F(AdminE2ETest, CreateTopicsPerTopicErrors) {
     EXPECT_NE(r.error_message.value_or("").find(c.message_part), std::string::npos)
         << r.error_message.value_or("<null>");
     EXPECT_EQ(r.num_partitions, -1);
-    if (c.want != KafkaError::kTopicAlreadyExists) {
+    if (c.want != KafkaError::kTopicAlreadyExists && c.want != KafkaError::kInvalidTopicException) {
       EXPECT_EQ(PartitionCount(c.spec.name), -Code(KafkaError::kUnknownTopicOrPartition))
           << c.spec.name.substr(0, 20);
     }
@@ -404,6 +413,17 @@ TEST_F(AdminE2ETest, DeleteTopicsErrors) {
   EXPECT_EQ(resp.responses[2].error_code, Code(KafkaError::kInvalidRequest));
   EXPECT_EQ(resp.responses[3].error_code, Code(KafkaError::kInvalidRequest));
   EXPECT_EQ(PartitionCount("t"), 1);  // untouched
+
+  DeleteTopicsRequest dups;
+  dups.topics.push_back({.name = "t", .topic_id = {}});
+  dups.topics.push_back({.name = "t", .topic_id = {}});
+  dups.topics.push_back({.name = std::nullopt, .topic_id = unknown_id});
+  dups.topics.push_back({.name = std::nullopt, .topic_id = unknown_id});
+  auto d = Call<DeleteTopicsResponse>(dups, 6);
+  ASSERT_EQ(d.responses.size(), 2u);
+  EXPECT_EQ(d.responses[0].error_code, Code(KafkaError::kInvalidRequest));
+  EXPECT_EQ(d.responses[1].error_code, Code(KafkaError::kInvalidRequest));
+  EXPECT_EQ(PartitionCount("t"), 1);
 
   DeleteTopicsRequest old;
   old.topic_names = {"t", "missing", "dup", "dup"};
@@ -564,7 +584,7 @@ TEST_F(AdminE2ETest, AlterConfigsReplacesAllOverridesAndPersists) {
 
 TEST_F(AdminE2ETest, AlterConfigsTakesEffectOnLivePartitions) {
   MustCreate("live", 1);
-  std::string batch = BuildBatch({{.key = std::nullopt, .value = std::string(500, 'v')}});
+  std::string batch = OneRecord(std::string(500, 'v'));
   ASSERT_EQ(Produce("live", batch).error_code, 0);
   ASSERT_EQ(Alter(kTopic, "live", {{"max.message.bytes", "200"}}).error_code, 0);
   EXPECT_EQ(Produce("live", batch).error_code, Code(KafkaError::kMessageTooLarge));
@@ -602,7 +622,7 @@ TEST_F(AdminE2ETest, IncrementalAlterConfigsOperations) {
   EXPECT_EQ(cfg["segment.ms"].value, "60000");
 
   ASSERT_EQ(AlterIncr(kTopic, "inc", {{"cleanup.policy", 2, "compact"}}).error_code, 0);
-  EXPECT_EQ(TopicConfigs("inc")["cleanup.policy"].value, "delete,compact");
+  EXPECT_EQ(TopicConfigs("inc")["cleanup.policy"].value, "compact,delete");
   ASSERT_EQ(AlterIncr(kTopic, "inc", {{"cleanup.policy", 3, "delete"}}).error_code, 0);
   EXPECT_EQ(TopicConfigs("inc")["cleanup.policy"].value, "compact");
   ASSERT_EQ(AlterIncr(kTopic, "inc", {{"retention.ms", 1, std::nullopt}}).error_code, 0);
@@ -674,7 +694,7 @@ TEST_F(AdminE2ETest, DescribeClusterReportsThisBroker) {
 TEST_F(AdminE2ETest, DeleteRecordsMovesLogStart) {
   MustCreate("dr", 2);
   for (int i = 0; i < 5; ++i) {
-    ASSERT_EQ(Produce("dr", BuildBatch({{.key = std::nullopt, .value = "v"}})).error_code, 0);
+    ASSERT_EQ(Produce("dr", OneRecord("v")).error_code, 0);
   }
   auto r = DeleteRecords("dr", 0, 2);
   EXPECT_EQ(r.error_code, 0);
@@ -703,19 +723,17 @@ TEST_F(AdminE2ETest, DeleteRecordsMovesLogStart) {
 // A truncated admin request body closes the connection (as Kafka does); the
 // broker keeps serving others.
 TEST_F(AdminE2ETest, MalformedAdminBodiesCloseOnlyThatConnection) {
-  for (int16_t key : {19, 20, 21, 32, 33, 37, 44, 60}) {
-    KafkaTestClient raw(port_);
-    ASSERT_TRUE(raw.connected());
-    CreateTopicsRequest req;  // any body; only the header's key/version matter here
-    req.topics.push_back(TopicSpec("x", 1, 1));
+  const std::map<int16_t, int16_t> min_versions = {{19, 2}, {20, 1}, {21, 0}, {32, 1},
+                                                   {33, 0}, {37, 0}, {44, 0}, {60, 0}};
+  for (const auto& [key, version] : min_versions) {
     OutputBuffer out;
     Writer w(out);
     RequestHeader h;
     h.request_api_key = key;
-    h.request_api_version = 1;
+    h.request_api_version = version;
     h.correlation_id = 1;
     h.client_id = "junk";
-    h.Encode(w, RequestHeaderVersion(key, 1));
+    h.Encode(w, RequestHeaderVersion(key, version));
     w.Int32(INT32_MAX);  // an absurd array length, then nothing
     std::string body = out.Flatten();
     uint32_t size = htonl(static_cast<uint32_t>(body.size()));
@@ -734,6 +752,111 @@ TEST_F(AdminE2ETest, MalformedAdminBodiesCloseOnlyThatConnection) {
     char b;
     EXPECT_LE(::recv(fd, &b, 1, 0), 0) << "api key " << key;
     ::close(fd);
+  }
+  auto resp = Call<DescribeClusterResponse>(DescribeClusterRequest{}, 0);
+  EXPECT_EQ(resp.error_code, 0);
+}
+
+// Sends one raw frame on a fresh connection and waits for the broker to
+// answer it or close the connection. False when it does neither in time.
+bool AnsweredOrClosed(int port, const std::string& request) {
+  uint32_t size = htonl(static_cast<uint32_t>(request.size()));
+  std::string frame(reinterpret_cast<const char*>(&size), 4);
+  frame += request;
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+            ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) ==
+                static_cast<ssize_t>(frame.size());
+  char b;
+  ssize_t n = ok ? ::recv(fd, &b, 1, 0) : -1;
+  bool timed_out = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  ::close(fd);
+  return ok && !timed_out;
+}
+
+template <typename Req>
+std::string Encoded(const Req& req, int16_t version, size_t* header_size) {
+  OutputBuffer header_only;
+  Writer hw(header_only);
+  RequestHeader h;
+  h.request_api_key = Req::kApiKey;
+  h.request_api_version = version;
+  h.correlation_id = 9;
+  h.client_id = "fuzz";
+  h.Encode(hw, RequestHeaderVersion(Req::kApiKey, version));
+  *header_size = header_only.Flatten().size();
+  OutputBuffer out;
+  EncodeRequest(out, 9, "fuzz", version, req);
+  return out.Flatten();
+}
+
+// Valid requests with a few random body bytes changed: every one is answered
+// or its connection closed, and the broker keeps serving. (CreateTopics and
+// CreatePartitions are left out: a flipped count could create ~100000
+// partitions; their extreme values are covered by the tests above.)
+TEST_F(AdminE2ETest, MutatedAdminRequestsNeverHangOrCrashTheBroker) {
+  MustCreate("fz", 2);
+  ASSERT_EQ(Produce("fz", OneRecord("v")).error_code, 0);
+  std::vector<std::pair<std::string, size_t>> seeds;
+  size_t hs = 0;
+  {
+    DeleteTopicsRequest r;
+    r.topics.push_back({.name = "fz-missing", .topic_id = {}});
+    r.topic_names = {"fz-missing"};
+    for (int16_t v : {1, 5, 6}) seeds.emplace_back(Encoded(r, v, &hs), hs);
+  }
+  {
+    DescribeConfigsRequest r;
+    r.resources.push_back({kTopic, "fz", std::vector<std::string>{"retention.ms"}});
+    r.resources.push_back({kBroker, "0", std::nullopt});
+    r.include_synonyms = true;
+    for (int16_t v : {1, 3, 4}) seeds.emplace_back(Encoded(r, v, &hs), hs);
+  }
+  {
+    AlterConfigsRequest r;
+    r.resources.push_back({kTopic, "fz", {{"retention.ms", "1000"}}});
+    for (int16_t v : {0, 2}) seeds.emplace_back(Encoded(r, v, &hs), hs);
+  }
+  {
+    IncrementalAlterConfigsRequest r;
+    r.resources.push_back({kTopic, "fz", {{"cleanup.policy", 2, "compact"}}});
+    for (int16_t v : {0, 1}) seeds.emplace_back(Encoded(r, v, &hs), hs);
+  }
+  {
+    DeleteRecordsRequest r;
+    r.topics.push_back({"fz", {{0, 0}, {1, -1}}});
+    for (int16_t v : {0, 2}) seeds.emplace_back(Encoded(r, v, &hs), hs);
+  }
+  {
+    DescribeClusterRequest r;
+    for (int16_t v : {0, 1}) seeds.emplace_back(Encoded(r, v, &hs), hs);
+  }
+  uint64_t rng = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  };
+  for (const auto& [bytes, header_size] : seeds) {
+    ASSERT_TRUE(AnsweredOrClosed(port_, bytes));
+    for (int i = 0; i < 40; ++i) {
+      std::string m = bytes;
+      if (m.size() <= header_size) break;
+      int flips = 1 + static_cast<int>(next() % 3);
+      for (int f = 0; f < flips; ++f) {
+        size_t pos = header_size + next() % (m.size() - header_size);
+        m[pos] = static_cast<char>(next());
+      }
+      if (next() % 4 == 0) m.resize(header_size + next() % (m.size() - header_size + 1));
+      ASSERT_TRUE(AnsweredOrClosed(port_, m)) << "request hung, seed size " << bytes.size();
+    }
   }
   auto resp = Call<DescribeClusterResponse>(DescribeClusterRequest{}, 0);
   EXPECT_EQ(resp.error_code, 0);

@@ -7,6 +7,7 @@
 #include "broker/api/dispatcher.h"
 #include "broker/api/handler.h"
 #include "broker/broker_config.h"
+#include "broker/group/group_coordinator.h"
 #include "common/logging.h"
 #include "net/server.h"
 
@@ -20,15 +21,26 @@ constexpr const char* kBackendKey = "headrace.network.backend";  // auto|io_urin
 
 class BrokerImpl final : public Broker {
  public:
-  BrokerImpl(BrokerConfig config, net::Backend backend)
-      : config_(std::move(config)), backend_(backend) {}
+  BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config, net::Backend backend)
+      : config_(std::move(config)), group_config_(group_config), backend_(backend) {}
   ~BrokerImpl() override { (void)Stop(); }
 
   Status Start() override {
     std::lock_guard<std::mutex> l(mu_);
     if (state_) return Status::InvalidArgument("broker already started");
     HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_));
+    broker::group::GroupCoordinator::Options gopts;
+    gopts.config = group_config_;
+    gopts.data_dir = config_.data_dir;
+    auto groups = broker::group::GroupCoordinator::Open(std::move(gopts));
+    if (!groups.ok()) {
+      (void)state_->Close();
+      state_.reset();
+      return groups.status();
+    }
+    groups_ = std::move(groups).value();
     ctx_.state = state_.get();
+    ctx_.groups = groups_.get();
     ctx_.node_id = config_.node_id;
     ctx_.advertised_host = config_.effective_advertised_host();
     ctx_.advertised_port = config_.effective_advertised_port();
@@ -45,6 +57,8 @@ class BrokerImpl final : public Broker {
     Status st = server_->Start();
     if (!st.ok()) {
       server_.reset();
+      groups_->Stop();
+      groups_.reset();
       (void)state_->Close();
       state_.reset();
       return st;
@@ -57,10 +71,16 @@ class BrokerImpl final : public Broker {
   Status Stop() override {
     std::lock_guard<std::mutex> l(mu_);
     if (!state_) return Status::OK();
+    // Answer parked fetches now (kShutdown: they re-read and reply) so the
+    // server's drain below does not wait out their max_wait_ms.
+    state_->fetch_waiters().Shutdown();
+    groups_->Stop();  // answers parked JoinGroup/SyncGroup, closes the group log
     server_->Stop();  // finishes in-flight requests
     Status st = state_->Close();  // answers parked requests, flushes, closes logs
     server_.reset();
     dispatcher_.reset();
+    ctx_.groups = nullptr;
+    groups_.reset();
     state_.reset();
     return st;
   }
@@ -82,8 +102,10 @@ class BrokerImpl final : public Broker {
  private:
   mutable std::mutex mu_;  // serialises Start/Stop
   BrokerConfig config_;
+  broker::group::GroupConfig group_config_;
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
+  std::unique_ptr<broker::group::GroupCoordinator> groups_;  // after state_, stopped before it
   broker::BrokerContext ctx_;
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
@@ -100,10 +122,12 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
     backend = *b;
     props.erase(it);
   }
+  broker::group::GroupConfig group_config;  // takes the group.* / offsets.* keys
+  HR_RETURN_IF_ERROR(group_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
-  return std::unique_ptr<Broker>(new BrokerImpl(std::move(config), backend));
+  return std::unique_ptr<Broker>(new BrokerImpl(std::move(config), group_config, backend));
 }
 
 }  // namespace headrace

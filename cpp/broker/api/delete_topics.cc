@@ -61,9 +61,11 @@ void DeleteStates(BrokerContext& ctx, const std::vector<Req::DeleteTopicState>& 
                   Resp* resp) {
   std::set<std::string> names, dup_names, reported_names;
   std::set<protocol::Uuid> ids, dup_ids, reported_ids;
-  for (const auto& t : topics) {
-    if (t.name && !names.insert(*t.name).second) dup_names.insert(*t.name);
-    if (!t.topic_id.IsZero() && !ids.insert(t.topic_id).second) dup_ids.insert(t.topic_id);
+  for (const auto& t : topics) {  // only well-formed entries count as repeats
+    if (t.name && t.topic_id.IsZero() && !names.insert(*t.name).second) dup_names.insert(*t.name);
+    if (!t.name && !t.topic_id.IsZero() && !ids.insert(t.topic_id).second) {
+      dup_ids.insert(t.topic_id);
+    }
   }
   for (const auto& t : topics) {
     const bool has_id = !t.topic_id.IsZero();

@@ -19,6 +19,9 @@
 #include "protocol/codec.h"
 
 namespace headrace::broker {
+namespace group {
+class GroupCoordinator;  // broker/group/group_coordinator.h
+}  // namespace group
 
 // What handlers see of the broker. Lives as long as the broker serves.
 struct BrokerContext {
@@ -28,6 +31,7 @@ struct BrokerContext {
   std::string advertised_host;
   std::atomic<int32_t> advertised_port{0};
   int32_t node_id = 0;
+  group::GroupCoordinator* groups = nullptr;  // the consumer group coordinator
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }

@@ -20,6 +20,18 @@ extern const ApiHandler kAlterConfigsHandler;
 extern const ApiHandler kCreatePartitionsHandler;
 extern const ApiHandler kIncrementalAlterConfigsHandler;
 extern const ApiHandler kDescribeClusterHandler;
+// Consumer groups (broker/group/).
+extern const ApiHandler kOffsetCommitHandler;
+extern const ApiHandler kOffsetFetchHandler;
+extern const ApiHandler kFindCoordinatorHandler;
+extern const ApiHandler kJoinGroupHandler;
+extern const ApiHandler kHeartbeatHandler;
+extern const ApiHandler kLeaveGroupHandler;
+extern const ApiHandler kSyncGroupHandler;
+extern const ApiHandler kDescribeGroupsHandler;
+extern const ApiHandler kListGroupsHandler;
+extern const ApiHandler kDeleteGroupsHandler;
+extern const ApiHandler kOffsetDeleteHandler;
 
 namespace {
 
@@ -29,6 +41,15 @@ constexpr std::array kHandlers = {
     &kFetchHandler,        // 1
     &kListOffsetsHandler,  // 2
     &kMetadataHandler,     // 3
+    &kOffsetCommitHandler,     // 8
+    &kOffsetFetchHandler,      // 9
+    &kFindCoordinatorHandler,  // 10
+    &kJoinGroupHandler,        // 11
+    &kHeartbeatHandler,        // 12
+    &kLeaveGroupHandler,       // 13
+    &kSyncGroupHandler,        // 14
+    &kDescribeGroupsHandler,   // 15
+    &kListGroupsHandler,       // 16
     &kApiVersionsHandler,
     &kCreateTopicsHandler,             // 19
     &kDeleteTopicsHandler,             // 20
@@ -36,7 +57,9 @@ constexpr std::array kHandlers = {
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kCreatePartitionsHandler,         // 37
+    &kDeleteGroupsHandler,             // 42
     &kIncrementalAlterConfigsHandler,  // 44
+    &kOffsetDeleteHandler,             // 47
     &kDescribeClusterHandler,          // 60
 };
 

@@ -1,0 +1,28 @@
+// DeleteGroups (key 42), v0..2: deletes Empty groups and their committed
+// offsets (tombstones in the group log). NON_EMPTY_GROUP while members
+// remain, GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for "".
+#include "broker/api/handler.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+namespace {
+
+void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, Request request) {
+  protocol::DeleteGroupsResponse resp;
+  for (const std::string& id : req.groups_names) {
+    protocol::DeleteGroupsResponse::DeletableGroupResult r;
+    r.group_id = id;
+    r.error_code = Code(ctx.groups ? ctx.groups->DeleteGroup(id)
+                                   : KafkaError::kCoordinatorNotAvailable);
+    resp.results.push_back(std::move(r));
+  }
+  request.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kDeleteGroupsHandler =
+    MakeHandler<protocol::DeleteGroupsRequest, HandleDeleteGroups>(0, 2);
+
+}  // namespace headrace::broker

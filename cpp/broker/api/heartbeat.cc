@@ -1,0 +1,26 @@
+// Heartbeat (key 12), v0..4: keeps a member's session alive. Answers
+// REBALANCE_IN_PROGRESS while the group prepares a rebalance (the member must
+// rejoin), UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID.
+#include "broker/api/handler.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+namespace {
+
+void HandleHeartbeat(BrokerContext& ctx, protocol::HeartbeatRequest& req, Request request) {
+  protocol::HeartbeatResponse resp;
+  KafkaError e = ctx.groups == nullptr
+                     ? KafkaError::kCoordinatorNotAvailable
+                     : ctx.groups->Heartbeat(req.group_id, req.member_id, req.group_instance_id,
+                                             req.generation_id);
+  resp.error_code = Code(e);
+  request.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kHeartbeatHandler =
+    MakeHandler<protocol::HeartbeatRequest, HandleHeartbeat>(0, 4);
+
+}  // namespace headrace::broker

@@ -1,0 +1,51 @@
+// ListGroups (key 16), v0..5: every group this node coordinates (including
+// Empty ones that only hold offsets). v4+ filters by state
+// (case-insensitive); v5+ by type: all groups are "classic", so a types
+// filter without "classic" lists nothing.
+#include <algorithm>
+#include <cctype>
+
+#include "broker/api/handler.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+namespace {
+
+using Req = protocol::ListGroupsRequest;
+using Resp = protocol::ListGroupsResponse;
+
+bool WantsClassic(const std::vector<std::string>& types) {
+  if (types.empty()) return true;
+  return std::any_of(types.begin(), types.end(), [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t == "classic";
+  });
+}
+
+void HandleListGroups(BrokerContext& ctx, Req& req, Request request) {
+  Resp resp;
+  if (ctx.groups == nullptr) {
+    resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    return request.Reply(resp);
+  }
+  if (request.version() >= 5 && !WantsClassic(req.types_filter)) return request.Reply(resp);
+  std::vector<std::string> states;
+  if (request.version() >= 4) states = req.states_filter;
+  for (const group::GroupListing& g : ctx.groups->ListGroups(states)) {
+    Resp::ListedGroup out;
+    out.group_id = g.group_id;
+    out.protocol_type = g.protocol_type;
+    out.group_state = group::GroupStateName(g.state);
+    out.group_type = "classic";
+    resp.groups.push_back(std::move(out));
+  }
+  request.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kListGroupsHandler =
+    MakeHandler<protocol::ListGroupsRequest, HandleListGroups>(0, 5);
+
+}  // namespace headrace::broker

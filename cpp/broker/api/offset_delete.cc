@@ -1,0 +1,54 @@
+// OffsetDelete (key 47), v0: removes committed offsets of a group.
+// GROUP_ID_NOT_FOUND for an unknown group; per partition
+// GROUP_SUBSCRIBED_TO_TOPIC while active members subscribe to the topic;
+// UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist.
+#include "broker/api/handler.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+namespace {
+
+using Req = protocol::OffsetDeleteRequest;
+using Resp = protocol::OffsetDeleteResponse;
+
+void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
+  Resp resp;
+  std::vector<group::TopicPartitionKey> wanted;
+  std::vector<std::pair<size_t, size_t>> slots;
+  for (auto& t : req.topics) {
+    Resp::OffsetDeleteResponseTopic rt;
+    rt.name = t.name;
+    auto topic = ctx.topics().FindTopic(t.name);
+    for (auto& p : t.partitions) {
+      Resp::OffsetDeleteResponsePartition rp;
+      rp.partition_index = p.partition_index;
+      if (!topic || p.partition_index < 0 || p.partition_index >= topic->partition_count()) {
+        rp.error_code = Code(KafkaError::kUnknownTopicOrPartition);
+      } else {
+        slots.emplace_back(resp.topics.size(), rt.partitions.size());
+        wanted.emplace_back(t.name, p.partition_index);
+      }
+      rt.partitions.push_back(rp);
+    }
+    resp.topics.push_back(std::move(rt));
+  }
+  std::vector<KafkaError> per_partition;
+  KafkaError e = ctx.groups ? ctx.groups->DeleteOffsets(req.group_id, wanted, &per_partition)
+                            : KafkaError::kCoordinatorNotAvailable;
+  resp.error_code = Code(e);
+  if (e != KafkaError::kNone) {
+    resp.topics.clear();
+  } else {
+    for (size_t i = 0; i < slots.size(); ++i)
+      resp.topics[slots[i].first].partitions[slots[i].second].error_code = Code(per_partition[i]);
+  }
+  request.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kOffsetDeleteHandler =
+    MakeHandler<protocol::OffsetDeleteRequest, HandleOffsetDelete>(0, 0);
+
+}  // namespace headrace::broker

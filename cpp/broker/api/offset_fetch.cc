@@ -1,0 +1,86 @@
+// OffsetFetch (key 9), v0..9: a group's committed offsets (-1 where none).
+// v2+ null topics = every committed partition and a top-level error; v8+
+// batches groups. require_stable (v7+) always holds: there are no pending
+// transactional offsets. v9 member id/epoch are for KIP-848 groups and are
+// not checked for classic groups.
+#include "broker/api/handler.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+namespace {
+
+using Req = protocol::OffsetFetchRequest;
+using Resp = protocol::OffsetFetchResponse;
+using PartitionList = std::optional<std::vector<group::TopicPartitionKey>>;
+
+template <typename Topics>
+PartitionList Wanted(const std::optional<Topics>& topics) {
+  if (!topics) return std::nullopt;
+  std::vector<group::TopicPartitionKey> out;
+  for (const auto& t : *topics)
+    for (int32_t p : t.partition_indexes) out.emplace_back(t.name, p);
+  return out;
+}
+
+// Groups FetchedOffsets by topic (in first-seen order) into `TopicT`s.
+template <typename TopicT>
+std::vector<TopicT> ByTopic(const std::vector<group::FetchedOffset>& offsets, KafkaError e) {
+  std::vector<TopicT> out;
+  for (const group::FetchedOffset& f : offsets) {
+    if (out.empty() || out.back().name != f.topic) {
+      out.emplace_back();
+      out.back().name = f.topic;
+    }
+    auto& p = out.back().partitions.emplace_back();
+    p.partition_index = f.partition;
+    p.committed_offset = f.committed.offset;
+    p.committed_leader_epoch = f.committed.leader_epoch;
+    p.metadata = f.committed.metadata.value_or("");
+    p.error_code = Code(e);
+  }
+  return out;
+}
+
+KafkaError Fetch(BrokerContext& ctx, const std::string& group_id, const PartitionList& wanted,
+                 std::vector<group::FetchedOffset>* out) {
+  if (ctx.groups == nullptr) return KafkaError::kCoordinatorNotAvailable;
+  KafkaError e = ctx.groups->FetchOffsets(group_id, wanted, out);
+  if (e != KafkaError::kNone && wanted) {  // answer each asked partition with -1
+    out->clear();
+    for (const auto& tp : *wanted) out->push_back(group::FetchedOffset{tp.first, tp.second, {}});
+  }
+  return e;
+}
+
+void HandleOffsetFetch(BrokerContext& ctx, Req& req, Request request) {
+  Resp resp;
+  if (request.version() >= 8) {
+    for (auto& g : req.groups) {
+      std::vector<group::FetchedOffset> offsets;
+      KafkaError e = Fetch(ctx, g.group_id, Wanted(g.topics), &offsets);
+      Resp::OffsetFetchResponseGroup rg;
+      rg.group_id = g.group_id;
+      rg.error_code = Code(e);
+      rg.topics = ByTopic<Resp::OffsetFetchResponseTopics>(offsets, KafkaError::kNone);
+      resp.groups.push_back(std::move(rg));
+    }
+    return request.Reply(resp);
+  }
+  PartitionList wanted = Wanted(req.topics);
+  if (request.version() < 2 && !wanted) wanted.emplace();  // null not allowed before v2
+  std::vector<group::FetchedOffset> offsets;
+  KafkaError e = Fetch(ctx, req.group_id, wanted, &offsets);
+  resp.error_code = Code(e);
+  // Before v2 there is no top-level error: each partition carries it.
+  resp.topics = ByTopic<Resp::OffsetFetchResponseTopic>(
+      offsets, request.version() < 2 ? e : KafkaError::kNone);
+  request.Reply(resp);
+}
+
+}  // namespace
+
+extern const ApiHandler kOffsetFetchHandler =
+    MakeHandler<protocol::OffsetFetchRequest, HandleOffsetFetch>(0, 9);
+
+}  // namespace headrace::broker

@@ -1,0 +1,39 @@
+// Settings of the group coordinator (Kafka's group.* and offsets.* broker
+// properties). docs/consumer-groups.md is the reference.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "headrace/status.h"
+
+namespace headrace::broker::group {
+
+struct GroupConfig {
+  int32_t min_session_timeout_ms = 6000;      // group.min.session.timeout.ms
+  int32_t max_session_timeout_ms = 1800000;   // group.max.session.timeout.ms
+  // group.initial.rebalance.delay.ms: how long the first rebalance of an
+  // empty group waits for more members (capped by the rebalance timeout).
+  int32_t initial_rebalance_delay_ms = 3000;
+  int32_t max_size = 0x7fffffff;              // group.max.size
+  int64_t offsets_retention_ms = 7LL * 24 * 3600 * 1000;  // offsets.retention.minutes
+  int64_t offsets_retention_check_interval_ms = 600000;   // offsets.retention.check.interval.ms
+  int32_t offset_metadata_max_bytes = 4096;   // offset.metadata.max.bytes
+  // headrace.offsets.commit.fsync: an OffsetCommit (and group metadata
+  // change) is answered only after the coordinator's log is fsynced.
+  // false = answered once appended.
+  bool commit_fsync = true;
+  // headrace.group.timer.interval.ms: how often the coordinator checks
+  // session, rebalance and pending-member deadlines.
+  int32_t timer_interval_ms = 100;
+
+  // Sets one property. NotFound for a key that is not a group setting;
+  // InvalidArgument naming the key for a bad value.
+  Status Set(const std::string& key, const std::string& value);
+  // Moves every group setting out of `props` into this config (so the rest
+  // can go to BrokerConfig). Errors as Set.
+  Status Extract(std::map<std::string, std::string>& props);
+};
+
+}  // namespace headrace::broker::group

@@ -1,0 +1,322 @@
+#include "broker/group/group_coordinator.h"
+
+#include <algorithm>
+
+#include "broker/group/group_records.h"
+#include "common/logging.h"
+
+namespace headrace::broker::group {
+namespace {
+
+int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+GroupCoordinator::GroupCoordinator(Options options)
+    : config_(options.config),
+      data_dir_(std::move(options.data_dir)),
+      now_ms_(options.now_ms ? std::move(options.now_ms) : SystemNowMs) {}
+
+Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options) {
+  bool start_timer = options.start_timer;
+  std::unique_ptr<GroupCoordinator> c(new GroupCoordinator(std::move(options)));
+  HR_ASSIGN_OR_RETURN(c->log_, GroupLog::Open(c->data_dir_, c->config_.commit_fsync));
+  HR_RETURN_IF_ERROR(c->Load());
+  c->next_retention_check_ms_ = c->Now() + c->config_.offsets_retention_check_interval_ms;
+  if (start_timer) c->timer_ = std::thread([p = c.get()] { p->TimerLoop(); });
+  return c;
+}
+
+GroupCoordinator::~GroupCoordinator() { Stop(); }
+
+Status GroupCoordinator::Load() {
+  int64_t records = 0;
+  HR_RETURN_IF_ERROR(log_->Replay([&](const GroupLog::Entry& e) {
+    ++records;
+    ApplyLogEntry(e);
+  }));
+  // Groups come back as they were last stored: with members = Stable (they
+  // must heartbeat within their session timeout), without = Empty.
+  int64_t now = Now();
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    Group& g = it->second;
+    if (g.members.empty() && g.offsets.empty() && g.protocol_type.empty()) {
+      it = groups_.erase(it);
+      continue;
+    }
+    g.state = g.members.empty() ? GroupState::kEmpty : GroupState::kStable;
+    for (auto& [id, m] : g.members) m.session_deadline_ms = now + m.session_timeout_ms;
+    ++it;
+  }
+  HR_LOG(kInfo) << "group coordinator: loaded " << groups_.size() << " groups from " << records
+                << " records";
+  return Status::OK();
+}
+
+void GroupCoordinator::ApplyLogEntry(const GroupLog::Entry& e) {
+  auto key = DecodeKey(e.key);
+  if (!key.ok()) {
+    HR_LOG(kWarn) << "group log: skipping record: " << key.status().ToString();
+    return;
+  }
+  if (key->kind == RecordKind::kOffset) {
+    TopicPartitionKey tp{key->topic, key->partition};
+    if (!e.value) {
+      auto it = groups_.find(key->group);
+      if (it != groups_.end()) it->second.offsets.erase(tp);
+      return;
+    }
+    auto v = DecodeOffsetValue(*e.value);
+    if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
+    GetOrCreate(key->group).offsets[tp] =
+        CommittedOffset{v->offset, v->leader_epoch, v->metadata, v->commit_time_ms};
+    return;
+  }
+  if (!e.value) {
+    groups_.erase(key->group);
+    return;
+  }
+  auto v = DecodeGroupValue(*e.value);
+  if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
+  Group& g = GetOrCreate(key->group);
+  g.protocol_type = v->protocol_type;
+  g.generation = v->generation;
+  g.protocol = v->protocol;
+  g.leader = v->leader;
+  g.state_time_ms = v->state_time_ms;
+  g.members.clear();
+  g.static_members.clear();
+  for (StoredMember& sm : v->members) {
+    Member& m = g.members[sm.member_id];
+    m.member_id = sm.member_id;
+    m.instance_id = sm.instance_id;
+    m.client_id = sm.client_id;
+    m.client_host = sm.client_host;
+    m.session_timeout_ms = sm.session_timeout_ms;
+    m.rebalance_timeout_ms = sm.rebalance_timeout_ms;
+    m.protocol_type = v->protocol_type;
+    if (v->protocol) m.protocols = {Protocol{*v->protocol, sm.metadata}};
+    m.assignment = sm.assignment;
+    if (m.instance_id) g.static_members[*m.instance_id] = m.member_id;
+  }
+}
+
+void GroupCoordinator::RunAll(Done& done) {
+  for (auto& fn : done) fn();
+  done.clear();
+}
+
+void GroupCoordinator::Join(JoinRequest req, JoinCallback cb) {
+  Done done;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    int64_t now = Now();
+    KafkaError err = KafkaError::kNone;
+    if (stopped_) err = KafkaError::kCoordinatorNotAvailable;
+    else if (req.group_id.empty()) err = KafkaError::kInvalidGroupId;
+    else if (req.session_timeout_ms < config_.min_session_timeout_ms ||
+             req.session_timeout_ms > config_.max_session_timeout_ms)
+      err = KafkaError::kInvalidSessionTimeout;
+    if (req.rebalance_timeout_ms < 0) req.rebalance_timeout_ms = req.session_timeout_ms;
+    Group* g = nullptr;
+    if (err == KafkaError::kNone) {
+      g = &GetOrCreate(req.group_id);
+      Member* m = req.member_id.empty() ? nullptr : g->FindMember(req.member_id);
+      bool pending = g->pending_members.count(req.member_id) > 0;
+      if (!g->AcceptsProtocols(req.protocol_type, req.protocols))
+        err = KafkaError::kInconsistentGroupProtocol;
+      else if (!req.member_id.empty() && req.instance_id &&
+               CheckMember(*g, req.member_id, req.instance_id) == KafkaError::kFencedInstanceId)
+        err = KafkaError::kFencedInstanceId;
+      else if (!req.member_id.empty() && !m && !pending)
+        err = KafkaError::kUnknownMemberId;
+      else if (!m && !pending && g->members.size() >= static_cast<size_t>(config_.max_size))
+        err = KafkaError::kGroupMaxSizeReached;
+      if (err == KafkaError::kNone) {
+        if (req.member_id.empty()) JoinNew(*g, req, std::move(cb), now, done);
+        else if (pending) AddMember(*g, req.member_id, req, std::move(cb), now, done);
+        else JoinExisting(*g, *m, req, std::move(cb), now, done);
+      } else if (g->members.empty() && g->offsets.empty() && g->Is(GroupState::kEmpty) &&
+                 g->pending_members.empty() && g->generation == 0) {
+        groups_.erase(req.group_id);  // do not keep a group a failed join created
+      }
+    }
+    if (err != KafkaError::kNone) {
+      JoinResult r;
+      r.error = err;
+      r.member_id = req.member_id;
+      done.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
+    }
+  }
+  RunAll(done);
+}
+
+void GroupCoordinator::Sync(SyncRequest req, SyncCallback cb) {
+  Done done;
+  SyncResult r;
+  bool parked = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    int64_t now = Now();
+    auto it = groups_.find(req.group_id);
+    if (stopped_) r.error = KafkaError::kCoordinatorNotAvailable;
+    else if (req.group_id.empty()) r.error = KafkaError::kInvalidGroupId;
+    else if (it == groups_.end()) r.error = KafkaError::kUnknownMemberId;
+    else r.error = CheckMember(it->second, req.member_id, req.instance_id);
+    if (r.error == KafkaError::kNone) {
+      Group& g = it->second;
+      Member& m = *g.FindMember(req.member_id);
+      if (req.generation != g.generation) r.error = KafkaError::kIllegalGeneration;
+      else if ((req.protocol_type && *req.protocol_type != g.protocol_type) ||
+               (req.protocol_name && *req.protocol_name != g.protocol.value_or("")))
+        r.error = KafkaError::kInconsistentGroupProtocol;
+      else if (g.Is(GroupState::kPreparingRebalance)) r.error = KafkaError::kRebalanceInProgress;
+      else if (g.Is(GroupState::kStable)) {
+        m.session_deadline_ms = now + m.session_timeout_ms;
+        r.protocol_type = g.protocol_type;
+        r.protocol_name = g.protocol;
+        r.assignment = m.assignment;
+      } else if (g.Is(GroupState::kCompletingRebalance)) {
+        m.session_deadline_ms = now + m.session_timeout_ms;
+        m.awaiting_sync = std::move(cb);
+        parked = true;
+        if (req.member_id == g.leader) {
+          std::map<std::string, std::string> given(req.assignments.begin(), req.assignments.end());
+          for (auto& [id, member] : g.members) {
+            auto a = given.find(id);
+            member.assignment = a == given.end() ? "" : a->second;
+          }
+          SetState(g, GroupState::kStable, now);
+          Status st = PersistGroup(g);
+          if (!st.ok()) { HR_LOG(kWarn) << "group " << g.id << ": persisting: " << st.ToString(); }
+          for (auto& [id, member] : g.members) {
+            if (!member.awaiting_sync) continue;
+            SyncResult ok;
+            ok.protocol_type = g.protocol_type;
+            ok.protocol_name = g.protocol;
+            ok.assignment = member.assignment;
+            done.push_back([cb = std::move(member.awaiting_sync), ok]() { cb(ok); });
+            member.awaiting_sync = nullptr;
+          }
+        }
+      } else {
+        r.error = KafkaError::kUnknownMemberId;
+      }
+    }
+  }
+  if (!parked) cb(std::move(r));
+  RunAll(done);
+}
+
+KafkaError GroupCoordinator::Heartbeat(const std::string& group_id, const std::string& member_id,
+                                       const std::optional<std::string>& instance_id,
+                                       int32_t generation) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_) return KafkaError::kCoordinatorNotAvailable;
+  if (group_id.empty()) return KafkaError::kInvalidGroupId;
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) return KafkaError::kUnknownMemberId;
+  Group& g = it->second;
+  KafkaError e = CheckMember(g, member_id, instance_id);
+  if (e != KafkaError::kNone) return e;
+  if (generation != g.generation) return KafkaError::kIllegalGeneration;
+  Member& m = *g.FindMember(member_id);
+  m.session_deadline_ms = Now() + m.session_timeout_ms;
+  if (g.Is(GroupState::kPreparingRebalance)) return KafkaError::kRebalanceInProgress;
+  return KafkaError::kNone;
+}
+
+std::pair<KafkaError, std::vector<KafkaError>> GroupCoordinator::Leave(
+    const std::string& group_id, const std::vector<LeaveMember>& members) {
+  Done done;
+  std::pair<KafkaError, std::vector<KafkaError>> out{KafkaError::kNone, {}};
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = groups_.find(group_id);
+    if (stopped_) out.first = KafkaError::kCoordinatorNotAvailable;
+    else if (group_id.empty()) out.first = KafkaError::kInvalidGroupId;
+    else if (it == groups_.end()) out.first = KafkaError::kUnknownMemberId;
+    if (out.first == KafkaError::kNone) {
+      Group& g = it->second;
+      int64_t now = Now();
+      for (const LeaveMember& lm : members) {
+        std::string id = lm.member_id;
+        if (id.empty() && lm.instance_id) {
+          auto s = g.static_members.find(*lm.instance_id);
+          if (s != g.static_members.end()) id = s->second;
+        }
+        KafkaError e = CheckMember(g, id, lm.instance_id);
+        if (e == KafkaError::kNone) RemoveMember(g, id, KafkaError::kUnknownMemberId, now, done);
+        out.second.push_back(e);
+      }
+    }
+  }
+  RunAll(done);
+  return out;
+}
+
+void GroupCoordinator::Tick() {
+  Done done;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopped_) return;
+    int64_t now = Now();
+    for (auto& [id, g] : groups_) ExpireSessions(g, now, done);
+    if (now >= next_retention_check_ms_) {
+      ExpireOffsets(now);
+      next_retention_check_ms_ = now + config_.offsets_retention_check_interval_ms;
+    }
+  }
+  RunAll(done);
+}
+
+void GroupCoordinator::TimerLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stopped_) {
+    timer_cv_.wait_for(l, std::chrono::milliseconds(config_.timer_interval_ms));
+    if (stopped_) break;
+    l.unlock();
+    Tick();
+    l.lock();
+  }
+}
+
+void GroupCoordinator::Stop() {
+  Done done;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    for (auto& [gid, g] : groups_) {
+      for (auto& [id, m] : g.members) {
+        if (m.awaiting_join) {
+          JoinResult r;
+          r.error = KafkaError::kCoordinatorNotAvailable;
+          r.member_id = id;
+          done.push_back([cb = std::move(m.awaiting_join), r]() { cb(r); });
+          m.awaiting_join = nullptr;
+        }
+        if (m.awaiting_sync) {
+          SyncResult r;
+          r.error = KafkaError::kCoordinatorNotAvailable;
+          done.push_back([cb = std::move(m.awaiting_sync), r]() { cb(r); });
+          m.awaiting_sync = nullptr;
+        }
+      }
+    }
+    if (log_) {
+      Status st = log_->Close();
+      if (!st.ok()) { HR_LOG(kWarn) << "group log close: " << st.ToString(); }
+      log_.reset();
+    }
+  }
+  timer_cv_.notify_all();
+  if (timer_.joinable()) timer_.join();
+  RunAll(done);
+}
+
+}  // namespace headrace::broker::group

@@ -1,0 +1,208 @@
+// The group coordinator (Kafka's classic group protocol) of a single-node
+// broker: this node coordinates every group. It owns the groups' state
+// (group.h), their durable log (group_log.h) and a timer thread that expires
+// sessions, completes rebalances at their deadline and applies
+// offsets.retention.minutes.
+//
+// Threading: every public method may be called from any thread. One mutex
+// guards all groups and the log (group traffic is light; an OffsetCommit
+// holds it for one append + fsync). Join/Sync callbacks run with no lock held,
+// on the calling thread or the timer thread, exactly once each (Stop answers
+// parked ones with COORDINATOR_NOT_AVAILABLE).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/group/group.h"
+#include "broker/group/group_config.h"
+#include "broker/group/group_log.h"
+
+namespace headrace::broker::group {
+
+struct JoinRequest {
+  std::string group_id;
+  std::string member_id;  // "" = new member
+  std::optional<std::string> instance_id;
+  std::string client_id;
+  std::string client_host;
+  int32_t session_timeout_ms = 0;
+  int32_t rebalance_timeout_ms = 0;
+  std::string protocol_type;
+  std::vector<Protocol> protocols;
+  // JoinGroup v4+ (KIP-394): a new dynamic member first gets
+  // MEMBER_ID_REQUIRED with its id and must join again with it.
+  bool require_known_member_id = true;
+};
+
+struct SyncRequest {
+  std::string group_id;
+  std::string member_id;
+  std::optional<std::string> instance_id;
+  int32_t generation = -1;
+  std::optional<std::string> protocol_type;  // v5+: checked when set
+  std::optional<std::string> protocol_name;
+  std::vector<std::pair<std::string, std::string>> assignments;  // leader only
+};
+
+struct LeaveMember {
+  std::string member_id;  // may be "" when instance_id is set (v3+)
+  std::optional<std::string> instance_id;
+};
+
+struct CommitPartition {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int32_t leader_epoch = -1;
+  std::optional<std::string> metadata;
+};
+
+struct CommitRequest {
+  std::string group_id;
+  std::string member_id;
+  std::optional<std::string> instance_id;
+  int32_t generation = -1;
+  std::vector<CommitPartition> partitions;
+};
+
+struct FetchedOffset {
+  std::string topic;
+  int32_t partition = 0;
+  CommittedOffset committed;  // offset -1 when none is committed
+};
+
+struct GroupListing {
+  std::string group_id;
+  std::string protocol_type;
+  GroupState state = GroupState::kEmpty;
+};
+
+struct DescribedMember {
+  std::string member_id;
+  std::optional<std::string> instance_id;
+  std::string client_id;
+  std::string client_host;
+  std::string metadata;    // Stable groups only
+  std::string assignment;  // Stable groups only
+};
+
+struct GroupDescription {
+  KafkaError error = KafkaError::kNone;
+  std::string group_id;
+  GroupState state = GroupState::kDead;  // Dead for an unknown group
+  std::string protocol_type;
+  std::string protocol;  // Stable groups only
+  std::vector<DescribedMember> members;
+};
+
+class GroupCoordinator {
+ public:
+  // Callbacks collected under the mutex and run after unlocking.
+  using Done = std::vector<std::function<void()>>;
+
+  struct Options {
+    GroupConfig config;
+    std::string data_dir;          // the log lives in data_dir/__group_metadata
+    bool start_timer = true;       // false: tests call Tick() themselves
+    std::function<int64_t()> now_ms;  // default: the system clock
+  };
+
+  // Opens the log, replays it (groups with members come back Stable and must
+  // heartbeat within their session timeout) and starts the timer thread.
+  static Result<std::unique_ptr<GroupCoordinator>> Open(Options options);
+  ~GroupCoordinator();  // Stop()
+
+  void Join(JoinRequest req, JoinCallback done);
+  void Sync(SyncRequest req, SyncCallback done);
+  KafkaError Heartbeat(const std::string& group_id, const std::string& member_id,
+                       const std::optional<std::string>& instance_id, int32_t generation);
+  // Returns the group-level error and, when that is NONE, one error per member.
+  std::pair<KafkaError, std::vector<KafkaError>> Leave(const std::string& group_id,
+                                                       const std::vector<LeaveMember>& members);
+
+  // One error per partition, in order. The caller has already answered
+  // partitions of unknown topics (UNKNOWN_TOPIC_OR_PARTITION) and left them out.
+  std::vector<KafkaError> Commit(const CommitRequest& req);
+  // `topics` nullopt = every committed offset of the group. Unknown groups
+  // and partitions without a commit answer offset -1.
+  KafkaError FetchOffsets(const std::string& group_id,
+                          const std::optional<std::vector<TopicPartitionKey>>& partitions,
+                          std::vector<FetchedOffset>* out);
+  // OffsetDelete: group error, or NONE and one error per partition.
+  KafkaError DeleteOffsets(const std::string& group_id,
+                           const std::vector<TopicPartitionKey>& partitions,
+                           std::vector<KafkaError>* per_partition);
+
+  // `states` empty = all; matched case-insensitively against GroupStateName.
+  std::vector<GroupListing> ListGroups(const std::vector<std::string>& states);
+  GroupDescription Describe(const std::string& group_id);
+  // DeleteGroups: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, INVALID_GROUP_ID or NONE.
+  KafkaError DeleteGroup(const std::string& group_id);
+
+  // Runs the deadline checks once (the timer thread calls this).
+  void Tick();
+  // Answers parked requests with COORDINATOR_NOT_AVAILABLE, stops the timer
+  // and closes the log. Idempotent; later calls answer
+  // COORDINATOR_NOT_AVAILABLE.
+  void Stop();
+
+  const GroupConfig& config() const { return config_; }
+
+ private:
+  explicit GroupCoordinator(Options options);
+  Status Load();
+  void ApplyLogEntry(const GroupLog::Entry& e);
+  void TimerLoop();
+  int64_t Now() const { return now_ms_(); }
+  static void RunAll(Done& done);
+
+  // --- state machine (group_membership.cc); REQUIRES: mu_ held ---
+  Group& GetOrCreate(const std::string& group_id);
+  void JoinNew(Group& g, JoinRequest& req, JoinCallback cb, int64_t now, Done& done);
+  void JoinStaticKnown(Group& g, const std::string& old_id, JoinRequest& req, JoinCallback cb,
+                       int64_t now, Done& done);
+  void JoinExisting(Group& g, Member& m, JoinRequest& req, JoinCallback cb, int64_t now,
+                    Done& done);
+  void AddMember(Group& g, const std::string& member_id, JoinRequest& req, JoinCallback cb,
+                 int64_t now, Done& done);
+  void UpdateMember(Member& m, JoinRequest& req, int64_t now);
+  void PrepareRebalance(Group& g, int64_t now, Done& done);
+  void MaybeCompleteJoin(Group& g, int64_t now, Done& done);
+  void CompleteJoin(Group& g, int64_t now, Done& done);
+  JoinResult CurrentJoinResult(const Group& g, const Member& m) const;
+  void RemoveMember(Group& g, const std::string& member_id, KafkaError why, int64_t now,
+                    Done& done);
+  void SetState(Group& g, GroupState s, int64_t now);
+  // FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / NONE for a request naming a member.
+  KafkaError CheckMember(Group& g, const std::string& member_id,
+                         const std::optional<std::string>& instance_id);
+  void ExpireSessions(Group& g, int64_t now, Done& done);
+
+  // --- persistence (group_offsets.cc); REQUIRES: mu_ held ---
+  Status PersistGroup(const Group& g);
+  void ExpireOffsets(int64_t now);
+
+  GroupConfig config_;
+  std::string data_dir_;
+  std::function<int64_t()> now_ms_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, Group> groups_;  // guarded by mu_
+  std::unique_ptr<GroupLog> log_;        // guarded by mu_; null once stopped
+  bool stopped_ = false;                 // guarded by mu_
+  int64_t next_retention_check_ms_ = 0;  // guarded by mu_
+
+  std::condition_variable timer_cv_;
+  std::thread timer_;
+};
+
+}  // namespace headrace::broker::group

@@ -1,0 +1,48 @@
+// The coordinator's durable log: RecordBatch v2 batches (BuildBatch) whose
+// records carry the keys and values of group_records.h, in one partition log
+// at <data_dir>/__group_metadata/ (a name the topic registry never treats as
+// a partition directory). No compaction yet: every change is appended and the
+// whole log is replayed on start (docs/consumer-groups.md).
+//
+// Threading: not thread-safe; the coordinator serialises calls.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headrace/log.h"
+#include "headrace/status.h"
+
+namespace headrace::broker::group {
+
+inline constexpr const char* kGroupLogDirName = "__group_metadata";
+
+class GroupLog {
+ public:
+  struct Entry {
+    std::string key;
+    std::optional<std::string> value;  // nullopt = tombstone
+  };
+
+  // Opens (creating if missing) the log under `data_dir`, recovering it.
+  static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir, bool fsync);
+
+  // Appends `entries` as one batch (all or nothing) and, if fsync was asked
+  // for, flushes before returning. REQUIRES: !entries.empty().
+  Status Append(const std::vector<Entry>& entries);
+  // Calls `fn` for every record from the start, in offset order.
+  Status Replay(const std::function<void(const Entry&)>& fn) const;
+  Status Close();
+
+  int64_t size_bytes() const { return log_->size_bytes(); }
+
+ private:
+  GroupLog(std::unique_ptr<Log> log, bool fsync) : log_(std::move(log)), fsync_(fsync) {}
+  std::unique_ptr<Log> log_;
+  bool fsync_;
+};
+
+}  // namespace headrace::broker::group

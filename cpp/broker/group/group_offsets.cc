@@ -1,0 +1,251 @@
+// Committed offsets (OffsetCommit/OffsetFetch/OffsetDelete), persistence of
+// group metadata, and offsets.retention.minutes.
+#include <algorithm>
+
+#include "broker/group/group_coordinator.h"
+#include "broker/group/group_records.h"
+#include "common/logging.h"
+
+namespace headrace::broker::group {
+namespace {
+
+GroupLog::Entry OffsetEntry(const std::string& group, const TopicPartitionKey& tp,
+                            const std::optional<CommittedOffset>& c) {
+  GroupLog::Entry e;
+  e.key = EncodeKey(RecordKey{RecordKind::kOffset, group, tp.first, tp.second});
+  if (c)
+    e.value = EncodeOffsetValue(OffsetValue{c->offset, c->leader_epoch, c->metadata,
+                                            c->commit_time_ms});
+  return e;
+}
+
+GroupLog::Entry GroupTombstone(const std::string& group) {
+  return GroupLog::Entry{EncodeKey(RecordKey{RecordKind::kGroup, group, "", 0}), std::nullopt};
+}
+
+}  // namespace
+
+Status GroupCoordinator::PersistGroup(const Group& g) {
+  if (!log_) return Status::Closed("group coordinator stopped");
+  GroupValue v;
+  v.protocol_type = g.protocol_type;
+  v.generation = g.generation;
+  v.protocol = g.protocol;
+  v.leader = g.leader;
+  v.state_time_ms = g.state_time_ms;
+  for (const auto& [id, m] : g.members)
+    v.members.push_back(StoredMember{id, m.instance_id, m.client_id, m.client_host,
+                                     m.session_timeout_ms, m.rebalance_timeout_ms,
+                                     m.MetadataFor(g.protocol), m.assignment});
+  GroupLog::Entry e{EncodeKey(RecordKey{RecordKind::kGroup, g.id, "", 0}), EncodeGroupValue(v)};
+  return log_->Append({e});
+}
+
+std::vector<KafkaError> GroupCoordinator::Commit(const CommitRequest& req) {
+  std::vector<KafkaError> out(req.partitions.size(), KafkaError::kNone);
+  auto fail_all = [&](KafkaError e) {
+    std::fill(out.begin(), out.end(), e);
+    return out;
+  };
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_ || !log_) return fail_all(KafkaError::kCoordinatorNotAvailable);
+  if (req.group_id.empty()) return fail_all(KafkaError::kInvalidGroupId);
+  int64_t now = Now();
+  auto it = groups_.find(req.group_id);
+  if (it == groups_.end()) {
+    // Only a simple consumer (no generation) may create a group by committing.
+    if (req.generation >= 0) return fail_all(KafkaError::kIllegalGeneration);
+  } else {
+    Group& g = it->second;
+    bool simple = req.generation < 0 && g.Is(GroupState::kEmpty);
+    if (!simple) {
+      if (g.Is(GroupState::kCompletingRebalance)) return fail_all(KafkaError::kRebalanceInProgress);
+      KafkaError e = CheckMember(g, req.member_id, req.instance_id);
+      if (e != KafkaError::kNone) return fail_all(e);
+      if (req.generation != g.generation) return fail_all(KafkaError::kIllegalGeneration);
+      Member& m = *g.FindMember(req.member_id);
+      m.session_deadline_ms = now + m.session_timeout_ms;
+    }
+  }
+  std::vector<GroupLog::Entry> entries;
+  std::vector<std::pair<TopicPartitionKey, CommittedOffset>> apply;
+  for (size_t i = 0; i < req.partitions.size(); ++i) {
+    const CommitPartition& p = req.partitions[i];
+    if (p.metadata && p.metadata->size() > static_cast<size_t>(config_.offset_metadata_max_bytes)) {
+      out[i] = KafkaError::kOffsetMetadataTooLarge;
+      continue;
+    }
+    TopicPartitionKey tp{p.topic, p.partition};
+    CommittedOffset c{p.offset, p.leader_epoch, p.metadata, now};
+    entries.push_back(OffsetEntry(req.group_id, tp, c));
+    apply.emplace_back(std::move(tp), std::move(c));
+  }
+  if (entries.empty()) return out;
+  Status st = log_->Append(entries);
+  if (!st.ok()) {
+    HR_LOG(kWarn) << "group " << req.group_id << ": offset commit not stored: " << st.ToString();
+    for (KafkaError& e : out)
+      if (e == KafkaError::kNone) e = KafkaError::kCoordinatorNotAvailable;
+    return out;
+  }
+  Group& g = GetOrCreate(req.group_id);
+  for (auto& [tp, c] : apply) g.offsets[tp] = std::move(c);
+  return out;
+}
+
+KafkaError GroupCoordinator::FetchOffsets(
+    const std::string& group_id, const std::optional<std::vector<TopicPartitionKey>>& partitions,
+    std::vector<FetchedOffset>* out) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_) return KafkaError::kCoordinatorNotAvailable;
+  if (group_id.empty()) return KafkaError::kInvalidGroupId;
+  auto it = groups_.find(group_id);
+  const Group* g = it == groups_.end() ? nullptr : &it->second;
+  if (!partitions) {
+    if (g)
+      for (const auto& [tp, c] : g->offsets) out->push_back(FetchedOffset{tp.first, tp.second, c});
+    return KafkaError::kNone;
+  }
+  for (const TopicPartitionKey& tp : *partitions) {
+    FetchedOffset f{tp.first, tp.second, CommittedOffset{}};
+    if (g) {
+      auto c = g->offsets.find(tp);
+      if (c != g->offsets.end()) f.committed = c->second;
+    }
+    out->push_back(std::move(f));
+  }
+  return KafkaError::kNone;
+}
+
+KafkaError GroupCoordinator::DeleteOffsets(const std::string& group_id,
+                                           const std::vector<TopicPartitionKey>& partitions,
+                                           std::vector<KafkaError>* per_partition) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_ || !log_) return KafkaError::kCoordinatorNotAvailable;
+  if (group_id.empty()) return KafkaError::kInvalidGroupId;
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) return KafkaError::kGroupIdNotFound;
+  Group& g = it->second;
+  if (!g.members.empty() && g.protocol_type != "consumer") return KafkaError::kNonEmptyGroup;
+  std::vector<std::string> subscribed = g.SubscribedTopics();
+  std::vector<GroupLog::Entry> entries;
+  std::vector<TopicPartitionKey> removed;
+  for (const TopicPartitionKey& tp : partitions) {
+    bool busy = std::find(subscribed.begin(), subscribed.end(), tp.first) != subscribed.end();
+    per_partition->push_back(busy ? KafkaError::kGroupSubscribedToTopic : KafkaError::kNone);
+    if (busy || !g.offsets.count(tp)) continue;
+    entries.push_back(OffsetEntry(group_id, tp, std::nullopt));
+    removed.push_back(tp);
+  }
+  if (entries.empty()) return KafkaError::kNone;
+  Status st = log_->Append(entries);
+  if (!st.ok()) return KafkaError::kCoordinatorNotAvailable;
+  for (const TopicPartitionKey& tp : removed) g.offsets.erase(tp);
+  return KafkaError::kNone;
+}
+
+// offsets.retention.minutes: in an Empty group, an offset expires once the
+// retention has passed since the later of its commit and the group becoming
+// Empty. A group left with neither members nor offsets is deleted.
+void GroupCoordinator::ExpireOffsets(int64_t now) {
+  if (!log_) return;
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    Group& g = it->second;
+    if (!g.Is(GroupState::kEmpty)) {
+      ++it;
+      continue;
+    }
+    std::vector<GroupLog::Entry> entries;
+    std::vector<TopicPartitionKey> expired;
+    for (const auto& [tp, c] : g.offsets) {
+      int64_t base = std::max(c.commit_time_ms, g.state_time_ms);
+      if (now - base < config_.offsets_retention_ms) continue;
+      entries.push_back(OffsetEntry(g.id, tp, std::nullopt));
+      expired.push_back(tp);
+    }
+    bool drop_group = expired.size() == g.offsets.size();
+    if (drop_group) entries.push_back(GroupTombstone(g.id));
+    if (entries.empty()) {
+      ++it;
+      continue;
+    }
+    Status st = log_->Append(entries);
+    if (!st.ok()) {
+      HR_LOG(kWarn) << "group " << g.id << ": expiring offsets: " << st.ToString();
+      ++it;
+      continue;
+    }
+    if (!expired.empty()) {
+      HR_LOG(kInfo) << "group " << g.id << ": expired " << expired.size() << " offsets";
+    }
+    for (const TopicPartitionKey& tp : expired) g.offsets.erase(tp);
+    it = drop_group ? groups_.erase(it) : std::next(it);
+  }
+}
+
+std::vector<GroupListing> GroupCoordinator::ListGroups(const std::vector<std::string>& states) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::vector<std::string> wanted;
+  for (const std::string& s : states) wanted.push_back(lower(s));
+  std::vector<GroupListing> out;
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& [id, g] : groups_) {
+    if (!wanted.empty() &&
+        std::find(wanted.begin(), wanted.end(), lower(GroupStateName(g.state))) == wanted.end())
+      continue;
+    out.push_back(GroupListing{id, g.protocol_type, g.state});
+  }
+  return out;
+}
+
+GroupDescription GroupCoordinator::Describe(const std::string& group_id) {
+  GroupDescription d;
+  d.group_id = group_id;
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_) {
+    d.error = KafkaError::kCoordinatorNotAvailable;
+    return d;
+  }
+  if (group_id.empty()) {
+    d.error = KafkaError::kInvalidGroupId;
+    return d;
+  }
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) return d;  // Dead, no error (as Kafka's classic groups)
+  const Group& g = it->second;
+  bool stable = g.Is(GroupState::kStable);
+  d.state = g.state;
+  d.protocol_type = g.protocol_type;
+  if (stable) d.protocol = g.protocol.value_or("");
+  for (const auto& [id, m] : g.members) {
+    DescribedMember dm{id, m.instance_id, m.client_id, m.client_host, "", ""};
+    if (stable) {
+      dm.metadata = m.MetadataFor(g.protocol);
+      dm.assignment = m.assignment;
+    }
+    d.members.push_back(std::move(dm));
+  }
+  return d;
+}
+
+KafkaError GroupCoordinator::DeleteGroup(const std::string& group_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_ || !log_) return KafkaError::kCoordinatorNotAvailable;
+  if (group_id.empty()) return KafkaError::kInvalidGroupId;
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) return KafkaError::kGroupIdNotFound;
+  Group& g = it->second;
+  if (!g.Is(GroupState::kEmpty)) return KafkaError::kNonEmptyGroup;
+  std::vector<GroupLog::Entry> entries;
+  for (const auto& [tp, c] : g.offsets) entries.push_back(OffsetEntry(group_id, tp, std::nullopt));
+  entries.push_back(GroupTombstone(group_id));
+  Status st = log_->Append(entries);
+  if (!st.ok()) return KafkaError::kCoordinatorNotAvailable;
+  groups_.erase(it);
+  return KafkaError::kNone;
+}
+
+}  // namespace headrace::broker::group

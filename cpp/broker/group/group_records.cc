@@ -1,0 +1,185 @@
+#include "broker/group/group_records.h"
+
+#include <cstring>
+
+namespace headrace::broker::group {
+namespace {
+
+constexpr int16_t kValueVersion = 0;
+
+class Out {
+ public:
+  void I16(int16_t v) { Int(static_cast<uint16_t>(v), 2); }
+  void I32(int32_t v) { Int(static_cast<uint32_t>(v), 4); }
+  void I64(int64_t v) { Int(static_cast<uint64_t>(v), 8); }
+  void Str(const std::string& s) {
+    I16(static_cast<int16_t>(s.size()));
+    s_ += s;
+  }
+  void NullableStr(const std::optional<std::string>& s) {
+    if (!s) return I16(-1);
+    Str(*s);
+  }
+  void Bytes(const std::string& s) {
+    I32(static_cast<int32_t>(s.size()));
+    s_ += s;
+  }
+  std::string Take() { return std::move(s_); }
+
+ private:
+  void Int(uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; --i) s_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  std::string s_;
+};
+
+class In {
+ public:
+  explicit In(std::string_view b) : b_(b) {}
+  bool ok() const { return ok_; }
+  bool done() const { return pos_ == b_.size(); }
+  int16_t I16() { return static_cast<int16_t>(Int(2)); }
+  int32_t I32() { return static_cast<int32_t>(Int(4)); }
+  int64_t I64() { return static_cast<int64_t>(Int(8)); }
+  std::optional<std::string> NullableStr() {
+    int16_t n = I16();
+    if (n < 0) return std::nullopt;
+    return Take(static_cast<size_t>(n));
+  }
+  std::string Str() { return NullableStr().value_or(""); }
+  std::string Bytes() {
+    int32_t n = I32();
+    if (n < 0) return "";
+    return Take(static_cast<size_t>(n));
+  }
+
+ private:
+  uint64_t Int(int n) {
+    if (!ok_ || b_.size() - pos_ < static_cast<size_t>(n)) {
+      ok_ = false;
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v = (v << 8) | static_cast<uint8_t>(b_[pos_++]);
+    return v;
+  }
+  std::string Take(size_t n) {
+    if (!ok_ || b_.size() - pos_ < n) {
+      ok_ = false;
+      return "";
+    }
+    std::string s(b_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  std::string_view b_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+Status Truncated(const char* what) {
+  return Status::Corruption(std::string("group log: truncated or invalid ") + what);
+}
+
+}  // namespace
+
+std::string EncodeKey(const RecordKey& key) {
+  Out o;
+  o.I16(static_cast<int16_t>(key.kind));
+  o.Str(key.group);
+  if (key.kind == RecordKind::kOffset) {
+    o.Str(key.topic);
+    o.I32(key.partition);
+  }
+  return o.Take();
+}
+
+std::string EncodeOffsetValue(const OffsetValue& v) {
+  Out o;
+  o.I16(kValueVersion);
+  o.I64(v.offset);
+  o.I32(v.leader_epoch);
+  o.NullableStr(v.metadata);
+  o.I64(v.commit_time_ms);
+  return o.Take();
+}
+
+std::string EncodeGroupValue(const GroupValue& v) {
+  Out o;
+  o.I16(kValueVersion);
+  o.Str(v.protocol_type);
+  o.I32(v.generation);
+  o.NullableStr(v.protocol);
+  o.Str(v.leader);
+  o.I64(v.state_time_ms);
+  o.I32(static_cast<int32_t>(v.members.size()));
+  for (const StoredMember& m : v.members) {
+    o.Str(m.member_id);
+    o.NullableStr(m.instance_id);
+    o.Str(m.client_id);
+    o.Str(m.client_host);
+    o.I32(m.session_timeout_ms);
+    o.I32(m.rebalance_timeout_ms);
+    o.Bytes(m.metadata);
+    o.Bytes(m.assignment);
+  }
+  return o.Take();
+}
+
+Result<RecordKey> DecodeKey(std::string_view bytes) {
+  In in(bytes);
+  RecordKey k;
+  int16_t kind = in.I16();
+  k.group = in.Str();
+  if (kind == static_cast<int16_t>(RecordKind::kOffset)) {
+    k.kind = RecordKind::kOffset;
+    k.topic = in.Str();
+    k.partition = in.I32();
+  } else if (kind == static_cast<int16_t>(RecordKind::kGroup)) {
+    k.kind = RecordKind::kGroup;
+  } else {
+    return Status::Corruption("group log: unknown key kind " + std::to_string(kind));
+  }
+  if (!in.ok() || !in.done()) return Truncated("key");
+  return k;
+}
+
+Result<OffsetValue> DecodeOffsetValue(std::string_view bytes) {
+  In in(bytes);
+  if (in.I16() != kValueVersion) return Truncated("offset value version");
+  OffsetValue v;
+  v.offset = in.I64();
+  v.leader_epoch = in.I32();
+  v.metadata = in.NullableStr();
+  v.commit_time_ms = in.I64();
+  if (!in.ok() || !in.done()) return Truncated("offset value");
+  return v;
+}
+
+Result<GroupValue> DecodeGroupValue(std::string_view bytes) {
+  In in(bytes);
+  if (in.I16() != kValueVersion) return Truncated("group value version");
+  GroupValue v;
+  v.protocol_type = in.Str();
+  v.generation = in.I32();
+  v.protocol = in.NullableStr();
+  v.leader = in.Str();
+  v.state_time_ms = in.I64();
+  int32_t n = in.I32();
+  for (int32_t i = 0; in.ok() && i < n; ++i) {
+    StoredMember m;
+    m.member_id = in.Str();
+    m.instance_id = in.NullableStr();
+    m.client_id = in.Str();
+    m.client_host = in.Str();
+    m.session_timeout_ms = in.I32();
+    m.rebalance_timeout_ms = in.I32();
+    m.metadata = in.Bytes();
+    m.assignment = in.Bytes();
+    v.members.push_back(std::move(m));
+  }
+  if (!in.ok() || !in.done()) return Truncated("group value");
+  return v;
+}
+
+}  // namespace headrace::broker::group

@@ -1,0 +1,76 @@
+// The coordinator's record format: what one key/value pair in its log means.
+// docs/consumer-groups.md ("On-disk format") describes the same bytes.
+//
+// All integers are big-endian. "string" = int16 length + bytes (-1 = null);
+// "bytes" = int32 length + bytes.
+//
+// Key:   int16 kind, then
+//   kind 1 (committed offset):  string group, string topic, int32 partition
+//   kind 2 (group metadata):    string group
+// Value: null = tombstone (the key was deleted), otherwise int16 version (0):
+//   kind 1: int64 offset, int32 leader epoch, string metadata (nullable),
+//           int64 commit time ms
+//   kind 2: string protocol type, int32 generation, string protocol (nullable),
+//           string leader, int64 state time ms, int32 member count, then per
+//           member: string member id, string instance id (nullable),
+//           string client id, string client host, int32 session timeout ms,
+//           int32 rebalance timeout ms, bytes metadata (for the chosen
+//           protocol), bytes assignment
+// The newest record of a key wins on replay.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headrace/status.h"
+
+namespace headrace::broker::group {
+
+enum class RecordKind : int16_t { kOffset = 1, kGroup = 2 };
+
+struct RecordKey {
+  RecordKind kind = RecordKind::kOffset;
+  std::string group;
+  std::string topic;      // kOffset only
+  int32_t partition = 0;  // kOffset only
+};
+
+struct OffsetValue {
+  int64_t offset = -1;
+  int32_t leader_epoch = -1;
+  std::optional<std::string> metadata;
+  int64_t commit_time_ms = 0;
+};
+
+struct StoredMember {
+  std::string member_id;
+  std::optional<std::string> instance_id;
+  std::string client_id;
+  std::string client_host;
+  int32_t session_timeout_ms = 0;
+  int32_t rebalance_timeout_ms = 0;
+  std::string metadata;
+  std::string assignment;
+};
+
+struct GroupValue {
+  std::string protocol_type;
+  int32_t generation = 0;
+  std::optional<std::string> protocol;
+  std::string leader;
+  int64_t state_time_ms = 0;
+  std::vector<StoredMember> members;
+};
+
+std::string EncodeKey(const RecordKey& key);
+std::string EncodeOffsetValue(const OffsetValue& v);
+std::string EncodeGroupValue(const GroupValue& v);
+
+// Errors: Corruption for truncated or unknown layouts.
+Result<RecordKey> DecodeKey(std::string_view bytes);
+Result<OffsetValue> DecodeOffsetValue(std::string_view bytes);
+Result<GroupValue> DecodeGroupValue(std::string_view bytes);
+
+}  // namespace headrace::broker::group

@@ -1,0 +1,52 @@
+#include "broker/group/group_records.h"
+
+#include <gtest/gtest.h>
+
+namespace headrace::broker::group {
+namespace {
+
+TEST(GroupRecords, OffsetKeyBytesAreTheDocumentedLayout) {
+  std::string k = EncodeKey(RecordKey{RecordKind::kOffset, "g", "t", 3});
+  EXPECT_EQ(k, std::string("\x00\x01\x00\x01g\x00\x01t\x00\x00\x00\x03", 12));
+  auto d = DecodeKey(k);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->kind, RecordKind::kOffset);
+  EXPECT_EQ(d->group, "g");
+  EXPECT_EQ(d->topic, "t");
+  EXPECT_EQ(d->partition, 3);
+}
+
+TEST(GroupRecords, OffsetValueRoundTripsWithNullMetadata) {
+  OffsetValue v{42, 7, std::nullopt, 1234};
+  auto d = DecodeOffsetValue(EncodeOffsetValue(v));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->offset, 42);
+  EXPECT_EQ(d->leader_epoch, 7);
+  EXPECT_FALSE(d->metadata.has_value());
+  EXPECT_EQ(d->commit_time_ms, 1234);
+}
+
+TEST(GroupRecords, GroupValueRoundTrips) {
+  GroupValue v;
+  v.protocol_type = "consumer";
+  v.generation = 5;
+  v.protocol = "range";
+  v.leader = "m1";
+  v.members.push_back(StoredMember{"m1", "i1", "c", "/1.2.3.4", 6000, 30000, "meta", "asg"});
+  auto d = DecodeGroupValue(EncodeGroupValue(v));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->generation, 5);
+  ASSERT_EQ(d->members.size(), 1u);
+  EXPECT_EQ(d->members[0].instance_id, "i1");
+  EXPECT_EQ(d->members[0].assignment, "asg");
+}
+
+TEST(GroupRecords, TruncatedValueIsCorruption) {
+  std::string b = EncodeOffsetValue(OffsetValue{1, 1, "x", 1});
+  b.pop_back();
+  EXPECT_EQ(DecodeOffsetValue(b).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(DecodeKey(std::string("\x00\x09", 2)).status().code(), StatusCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace headrace::broker::group
