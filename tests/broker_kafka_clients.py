@@ -427,7 +427,7 @@ class KcatClient:
             else:
                 groups.append((k, [m]))
         for (partition, headers, unkeyed), run in groups:
-            args = ["-P", "-t", topic, "-X", "acks=all", "-X", f"compression.codec={compression}"]
+            args = ["-P", "-t", topic, "-X", "acks=all", "-z", compression]
             if partition is not None:
                 args += ["-p", str(partition)]
             for hk, hv in headers:

@@ -13,6 +13,7 @@ Fixtures (imported into conftest.py):
 """
 from __future__ import annotations
 
+import gc
 import os
 import re
 import signal
@@ -178,7 +179,10 @@ class BrokerProcess:
 
 
 def _finish(procs: list[BrokerProcess]) -> None:
-    """Stops every broker still running; a broker that dies uncleanly fails the test."""
+    """Stops every broker still running; a broker that dies uncleanly fails the test.
+    Client handles caught in reference cycles are collected first, while their
+    broker still answers (otherwise librdkafka logs reconnect failures later)."""
+    gc.collect()
     errors = []
     for b in procs:
         if b.running:

@@ -127,7 +127,8 @@ def _assert_compression(address, topic, recs: list[Rec], codec: str):
         assert fp.error_code == 0 and fp.high_watermark == n
         batches = batch_headers(fp.records)
         assert sum(b.record_count for b in batches) == n, batches
-        assert {b.compression for b in batches} == {CODEC_IDS[codec]}, batches
+        assert {b.compression for b in batches} == {CODEC_IDS[codec]}, \
+            f"partition {p}: producer asked for {codec}, stored batches {batches}"
 
 
 def _produce_groups(client, topic, codec):

@@ -27,6 +27,7 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kInvalidReplicaAssignment: return "INVALID_REPLICA_ASSIGNMENT";
     case KafkaError::kInvalidConfig: return "INVALID_CONFIG";
     case KafkaError::kInvalidRequest: return "INVALID_REQUEST";
+    case KafkaError::kUnsupportedForMessageFormat: return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case KafkaError::kPolicyViolation: return "POLICY_VIOLATION";
     case KafkaError::kKafkaStorageError: return "KAFKA_STORAGE_ERROR";
     case KafkaError::kFencedLeaderEpoch: return "FENCED_LEADER_EPOCH";

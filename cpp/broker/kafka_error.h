@@ -52,6 +52,7 @@ enum class KafkaError : int16_t {
   kInvalidReplicaAssignment = 39,
   kInvalidConfig = 40,
   kInvalidRequest = 42,
+  kUnsupportedForMessageFormat = 43,
   kPolicyViolation = 44,
   kKafkaStorageError = 56,
   kNonEmptyGroup = 68,

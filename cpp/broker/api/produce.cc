@@ -121,6 +121,9 @@ void ReplyAfterFlush(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending
   pending->Release();
 }
 
+// The first Produce version whose records are RecordBatch v2 (magic 2).
+constexpr int16_t kFirstRecordBatchVersion = 3;
+
 void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Request req) {
   const int16_t acks = request.acks;
   const int16_t version = req.version();
@@ -137,7 +140,11 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     std::shared_ptr<const Topic> topic;
     KafkaError topic_error = KafkaError::kNone;
     std::string topic_message;
-    if (acks != 0 && acks != 1 && acks != -1) {
+    if (version < kFirstRecordBatchVersion) {
+      topic_error = KafkaError::kUnsupportedForMessageFormat;
+      topic_message = "Produce v" + std::to_string(version) +
+                      " carries message format v0/v1; this broker stores RecordBatch v2 (Produce v3+)";
+    } else if (acks != 0 && acks != 1 && acks != -1) {
       topic_error = KafkaError::kInvalidRequiredAcks;
       topic_message = "acks must be 0, 1 or -1 (all), not " + std::to_string(acks);
     } else if (auto found = ctx.topics().FindOrAutoCreate(topic_data.name); found.ok()) {
@@ -172,6 +179,9 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
 
 }  // namespace
 
-extern const ApiHandler kProduceHandler = MakeHandler<protocol::ProduceRequest, HandleProduce>(3, 10);
+// Versions 0-2 are advertised but refused per partition: librdkafka < 2.1
+// (Debian's kcat) enables gzip/snappy/lz4 only when a broker lists Produce v0,
+// and never sends v0-2 to a broker that also lists v3+.
+extern const ApiHandler kProduceHandler = MakeHandler<protocol::ProduceRequest, HandleProduce>(0, 10);
 
 }  // namespace headrace::broker

@@ -151,7 +151,7 @@ void GroupCoordinator::ExpireOffsets(int64_t now) {
   if (!log_) return;
   for (auto it = groups_.begin(); it != groups_.end();) {
     Group& g = it->second;
-    if (!g.Is(GroupState::kEmpty)) {
+    if (!g.Is(GroupState::kEmpty) || !g.pending_members.empty()) {
       ++it;
       continue;
     }
