@@ -57,6 +57,10 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kGroupMaxSizeReached: return "GROUP_MAX_SIZE_REACHED";
     case KafkaError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
     case KafkaError::kGroupSubscribedToTopic: return "GROUP_SUBSCRIBED_TO_TOPIC";
+    // Idempotent producers (producer_state.h, api/init_producer_id.cc).
+    case KafkaError::kOutOfOrderSequenceNumber: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
+    case KafkaError::kInvalidProducerEpoch: return "INVALID_PRODUCER_EPOCH";
+    case KafkaError::kTransactionalIdAuthorizationFailed: return "TRANSACTIONAL_ID_AUTHORIZATION_FAILED";
   }
   return "UNKNOWN";
 }

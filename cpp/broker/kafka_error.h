@@ -54,6 +54,9 @@ enum class KafkaError : int16_t {
   kInvalidRequest = 42,
   kUnsupportedForMessageFormat = 43,
   kPolicyViolation = 44,
+  kOutOfOrderSequenceNumber = 45,   // idempotent producers (producer_state.h)
+  kInvalidProducerEpoch = 47,
+  kTransactionalIdAuthorizationFailed = 53,
   kKafkaStorageError = 56,
   kNonEmptyGroup = 68,
   kGroupIdNotFound = 69,
