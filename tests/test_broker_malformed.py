@@ -166,7 +166,7 @@ def test_unsupported_api_versions_version_gets_v0_error_35_and_api_list(module_b
         assert cid == 31338 and decode_api_versions(r, 0).apis == resp.apis
 
 
-@pytest.mark.parametrize("api_key,version", [(API_METADATA, 99), (API_PRODUCE, 0),
+@pytest.mark.parametrize("api_key,version", [(API_METADATA, 99), (API_PRODUCE, 99),
                                              (API_FETCH, 0), (API_FETCH, 99), (2, 0)])
 def test_unsupported_version_of_other_api_closes_connection(module_broker, api_key, version):
     with Connection(module_broker.address) as c:

@@ -13,6 +13,7 @@
 #include "broker/flusher.h"
 #include "broker/maintenance.h"
 #include "broker/metadata_store.h"
+#include "broker/producer_id_allocator.h"
 #include "broker/topic_registry.h"
 
 namespace headrace::broker {
@@ -29,6 +30,8 @@ class BrokerState {
   FetchWaiters& fetch_waiters() { return *waiters_; }
   Flusher& flusher() { return *flusher_; }
   MetadataStore& metadata() { return *store_; }
+  // Producer ids for InitProducerId (idempotent producers).
+  ProducerIdAllocator& producer_ids() { return *producer_ids_; }
   const BrokerConfig& config() const { return registry_->config(); }
   const ClusterIdentity& identity() const { return registry_->identity(); }
 
@@ -42,6 +45,7 @@ class BrokerState {
 
   // Declaration order = construction order; destruction runs in reverse.
   std::unique_ptr<FileMetadataStore> store_;
+  std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<FetchWaiters> waiters_;
   std::unique_ptr<TopicRegistry> registry_;
   std::unique_ptr<Flusher> flusher_;

@@ -25,6 +25,8 @@ inline std::string FakeBatch(int records) {
   b[16] = 2;
   put32(23, static_cast<uint32_t>(records - 1));
   put32(57, static_cast<uint32_t>(records));
+  // No producer: id -1, epoch -1, base sequence -1 (bytes 43..56).
+  for (size_t i = 43; i < 57; ++i) b[i] = '\xff';
   return b;
 }
 

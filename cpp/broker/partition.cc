@@ -1,5 +1,8 @@
 #include "broker/partition.h"
 
+#include <optional>
+#include <vector>
+
 #include "headrace/record_batch.h"
 
 namespace headrace::broker {
@@ -19,6 +22,25 @@ void StampLeaderEpoch(std::span<uint8_t> bytes, LeaderEpoch epoch) {
     SetPartitionLeaderEpoch(bytes.subspan(pos, total), epoch);
     pos += total;
   }
+}
+
+// Headers of the batches in `bytes` when at least one is an idempotent
+// producer's (IsIdempotentBatch); empty otherwise, without allocating.
+// Batches that do not parse are left to the Log to reject.
+std::vector<BatchHeader> ProducerBatchHeaders(std::span<const uint8_t> bytes) {
+  std::vector<BatchHeader> headers;
+  bool any = false;
+  for (int pass = 0; pass < 2 && (pass == 0 || any); ++pass) {
+    size_t pos = 0;
+    while (pos < bytes.size()) {
+      Result<BatchHeader> h = ParseBatchHeader(bytes.subspan(pos));
+      if (!h.ok()) break;
+      if (pass == 0) any = any || IsIdempotentBatch(*h);
+      else headers.push_back(*h);
+      pos += static_cast<size_t>(h->total_size());
+    }
+  }
+  return headers;
 }
 
 }  // namespace
@@ -56,12 +78,37 @@ bool Partition::AdvanceHighWatermarkLocked(Offset offset) {
 Result<AppendInfo> Partition::Append(std::span<uint8_t> batches) {
   std::unique_lock<std::mutex> lock(append_mu_);
   StampLeaderEpoch(batches, leader_epoch());
+  std::vector<BatchHeader> producer_batches = ProducerBatchHeaders(batches);
+  if (!producer_batches.empty()) {
+    Result<std::optional<AppendInfo>> dup = CheckProducerStateLocked(producer_batches);
+    if (!dup.ok()) return dup.status();
+    if (dup->has_value()) return **dup;  // already appended: answer the original offsets
+  }
   Result<AppendInfo> info = log_->Append(batches);
+  if (info.ok() && !producer_batches.empty()) {
+    // The log assigned the base offsets in place; record them.
+    for (const BatchHeader& h : ProducerBatchHeaders(batches)) producer_state_.Update(h);
+  }
   // Single node: the ISR is this broker, so appended == committed.
   bool advanced = info.ok() && AdvanceHighWatermarkLocked(log_->end_offset());
   lock.unlock();
   if (advanced && listener_) listener_->OnHighWatermarkAdvanced(*this);
   return info;
+}
+
+Result<std::optional<AppendInfo>> Partition::CheckProducerStateLocked(
+    std::span<const BatchHeader> headers) {
+  if (!producer_state_.loaded()) {
+    HR_RETURN_IF_ERROR(RebuildProducerState(*log_, &producer_state_));
+    producer_state_.set_loaded();
+  }
+  HR_ASSIGN_OR_RETURN(ProducerStateTable::Verdict verdict, producer_state_.CheckAppend(headers));
+  if (!verdict.duplicate) return std::optional<AppendInfo>();
+  AppendInfo info;
+  info.base_offset = verdict.original.first_offset;
+  info.last_offset = verdict.original.last_offset;
+  info.offset_of_max_timestamp = Offset(-1);
+  return std::optional<AppendInfo>(info);
 }
 
 void Partition::AdvanceHighWatermark(Offset offset) {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -93,8 +94,13 @@ class Partition {
 
   // Stamps the leader epoch into each batch, appends them (assigning
   // offsets in place), advances the HW to the LEO and notifies the listener.
+  // Batches of idempotent producers are checked against producer_state()
+  // first (producer_state.h): a duplicate appends nothing and returns the
+  // original base/last offsets (record_count 0).
   // Errors are the Log's (Corruption, TooLarge, InvalidArgument, Closed,
-  // IOError); on error nothing is appended.
+  // IOError) or the producer state's (INVALID_PRODUCER_EPOCH,
+  // OUT_OF_ORDER_SEQUENCE_NUMBER as Kafka details); on error nothing is
+  // appended.
   Result<AppendInfo> Append(std::span<uint8_t> batches);
 
   // Consumer read: whole batches from `offset`, at most `max_bytes` (but at
@@ -148,6 +154,9 @@ class Partition {
   std::mutex& append_mutex() { return append_mu_; }
 
  private:
+  // REQUIRES: append_mu_ held. Rebuilds producer_state_ on first use, then
+  // checks `headers`; returns the original offsets for a duplicate.
+  Result<std::optional<AppendInfo>> CheckProducerStateLocked(std::span<const BatchHeader> headers);
   // REQUIRES: append_mu_ held. Returns true if the HW moved.
   bool AdvanceHighWatermarkLocked(Offset offset);
 

@@ -25,9 +25,11 @@
 // Batches without a producer id cost one header walk and no lookup.
 //
 // Recovery: Partition rebuilds the table lazily, on the first idempotent
-// append, by reading only the batch headers of the log's tail (see
-// kRebuildWindowOffsets in partition.cc). Entries never expire yet and are
-// not snapshotted to disk.
+// append, with RebuildProducerState: only the batch headers of the last
+// kProducerStateRebuildWindow offsets of the log are read (61-byte preads,
+// no record decoding). A producer whose last batch is older than that is
+// unknown after a restart (and so accepted, see above). Entries never
+// expire yet and are not snapshotted to disk.
 //
 // Threading: not thread-safe; Partition guards its table with append_mutex().
 #pragma once
@@ -38,6 +40,7 @@
 #include <unordered_map>
 
 #include "broker/kafka_error.h"
+#include "headrace/log.h"
 #include "headrace/record_batch.h"
 #include "headrace/status.h"
 #include "headrace/types.h"
@@ -109,5 +112,14 @@ class ProducerStateTable {
   std::unordered_map<int64_t, ProducerEntry> producers_;
   bool loaded_ = false;
 };
+
+inline constexpr int64_t kProducerStateRebuildWindow = 1'000'000;  // offsets
+
+// Clears `table` and replays the headers of the batches in
+// [max(log start, log end - window), log end) into it. Slices without a
+// file (fd < 0, test fakes) are skipped. Errors: the log's Read errors,
+// IOError from pread, Corruption for a garbled header.
+Status RebuildProducerState(const Log& log, ProducerStateTable* table,
+                            int64_t window = kProducerStateRebuildWindow);
 
 }  // namespace headrace::broker

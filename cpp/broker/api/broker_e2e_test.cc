@@ -253,6 +253,9 @@ TEST_F(BrokerE2ETest, ProduceReportsPerPartitionErrors) {
   EXPECT_EQ(Produce("e", "", 1).error_code, Code(KafkaError::kInvalidRecord));
   EXPECT_EQ(Produce("e", Batch(1), /*acks=*/2).error_code, Code(KafkaError::kInvalidRequiredAcks));
   EXPECT_EQ(Produce("bad/name", Batch(1)).error_code, Code(KafkaError::kInvalidTopicException));
+  // v0-2 are advertised (old librdkafka needs that to compress) but refused.
+  EXPECT_EQ(Produce("e", Batch(1), 1, /*version=*/2).error_code,
+            Code(KafkaError::kUnsupportedForMessageFormat));
   // Nothing above was appended.
   EXPECT_EQ(ListOffset("e", -1).offset, 0);
 }

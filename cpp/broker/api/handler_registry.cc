@@ -15,6 +15,7 @@ extern const ApiHandler kApiVersionsHandler;
 extern const ApiHandler kCreateTopicsHandler;
 extern const ApiHandler kDeleteTopicsHandler;
 extern const ApiHandler kDeleteRecordsHandler;
+extern const ApiHandler kInitProducerIdHandler;
 extern const ApiHandler kDescribeConfigsHandler;
 extern const ApiHandler kAlterConfigsHandler;
 extern const ApiHandler kCreatePartitionsHandler;
@@ -54,6 +55,7 @@ constexpr std::array kHandlers = {
     &kCreateTopicsHandler,             // 19
     &kDeleteTopicsHandler,             // 20
     &kDeleteRecordsHandler,            // 21
+    &kInitProducerIdHandler,           // 22
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kCreatePartitionsHandler,         // 37
