@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "broker/topic_config.h"
-#include "broker/uuid.h"
+#include "common/uuid.h"
 #include "headrace/status.h"
 
 namespace headrace::broker {

@@ -29,7 +29,7 @@
 #include "broker/partition_dir.h"
 #include "broker/producer_state.h"
 #include "broker/topic_config.h"
-#include "broker/uuid.h"
+#include "common/uuid.h"
 #include "headrace/log.h"
 #include "headrace/status.h"
 #include "headrace/types.h"

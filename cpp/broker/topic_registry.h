@@ -26,7 +26,7 @@
 #include "broker/metadata_store.h"
 #include "broker/partition.h"
 #include "broker/topic_config.h"
-#include "broker/uuid.h"
+#include "common/uuid.h"
 
 namespace headrace::broker {
 

@@ -98,7 +98,7 @@ TEST(CapturedTest, FetchV16UsesTopicIdsAndV11UsesNames) {
   RequestHeader h;
   auto f16 = DecodeBody<FetchRequest>(captures["ck_Fetch_v16.hex"], &h);
   ASSERT_EQ(f16.topics.size(), 1u);
-  EXPECT_FALSE(f16.topics[0].topic_id.IsZero());
+  EXPECT_FALSE(f16.topics[0].topic_id.is_zero());
   EXPECT_TRUE(f16.topics[0].topic.empty());
   auto f11 = DecodeBody<FetchRequest>(captures["kcat_Fetch_v11.hex"], &h);
   EXPECT_EQ(f11.topics.at(0).topic, "t1");

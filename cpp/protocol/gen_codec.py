@@ -269,7 +269,7 @@ def nondefault_expr(f):
     if d == 'std::nullopt':
         return f'{m}.has_value()'
     if f.elem == 'uuid' and not f.is_array:
-        return f'!{m}.IsZero()'
+        return f'!{m}.is_zero()'
     if d is None:
         if f.is_array:
             return f'!{m}.empty()'

@@ -7,12 +7,6 @@
 namespace headrace::protocol {
 namespace {
 
-constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-int B64Value(char c) {
-  const char* p = std::strchr(kB64, c);
-  return (c != '\0' && p != nullptr) ? static_cast<int>(p - kB64) : -1;
-}
 
 template <typename U>
 U LoadBE(const uint8_t* p) {
@@ -30,52 +24,7 @@ void StoreBE(Writer& w, U v) {
 
 }  // namespace
 
-// ---- Uuid, Records ---------------------------------------------------------
-
-bool Uuid::IsZero() const {
-  return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
-}
-
-std::string Uuid::ToString() const {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (uint8_t b : bytes) {
-    acc = (acc << 8) | b;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kB64[(acc >> bits) & 0x3f]);
-    }
-  }
-  if (bits > 0) out.push_back(kB64[(acc << (6 - bits)) & 0x3f]);
-  return out;  // 128 bits -> 22 chars
-}
-
-std::optional<Uuid> Uuid::Parse(std::string_view text) {
-  if (text.size() != 22) return std::nullopt;
-  Uuid u;
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t n = 0;
-  for (char c : text) {
-    int v = B64Value(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      if (n < 16) u.bytes[n++] = static_cast<uint8_t>(acc >> bits);
-    }
-  }
-  if ((acc & ((1u << bits) - 1)) != 0) return std::nullopt;  // non-canonical tail
-  return u;
-}
-
-size_t UuidHash::operator()(const Uuid& u) const noexcept {
-  uint64_t a = LoadBE<uint64_t>(u.bytes.data()), b = LoadBE<uint64_t>(u.bytes.data() + 8);
-  return static_cast<size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
-}
+// ---- Records ---------------------------------------------------------------
 
 int64_t Records::size() const {
   if (is_null) return 0;

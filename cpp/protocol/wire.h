@@ -27,26 +27,16 @@
 #include <vector>
 
 #include "common/output_buffer.h"
+#include "common/uuid.h"
 #include "headrace/status.h"
 #include "headrace/types.h"
 
 namespace headrace::protocol {
 
-// A Kafka UUID (topic ids, directory ids): 16 bytes, big-endian on the wire.
-struct Uuid {
-  std::array<uint8_t, 16> bytes{};
-
-  bool IsZero() const;
-  // Kafka's text form: URL-safe base64 without padding (22 chars).
-  std::string ToString() const;
-  // Parses the 22-char form; nullopt on anything else.
-  static std::optional<Uuid> Parse(std::string_view text);
-  auto operator<=>(const Uuid&) const = default;
-};
-
-struct UuidHash {
-  size_t operator()(const Uuid& u) const noexcept;
-};
+// Kafka UUIDs (topic ids, directory ids) are the project's one Uuid type
+// (common/uuid.h): 16 bytes, big-endian on the wire.
+using Uuid = ::headrace::Uuid;
+using UuidHash = ::headrace::UuidHash;
 
 // The value of a `records` field (a RecordBatch sequence, opaque to the
 // codec). Exactly one source is normally used:

@@ -159,20 +159,6 @@ TEST(WireTest, ArraysClassicCompactAndNull) {
   EXPECT_EQ(out, (std::vector<std::string>{"a", "b"}));
 }
 
-TEST(WireTest, UuidTextFormRoundTrips) {
-  Uuid u;
-  for (int i = 0; i < 16; ++i) u.bytes[i] = static_cast<uint8_t>(i * 17);
-  std::string text = u.ToString();
-  EXPECT_EQ(text.size(), 22u);
-  auto back = Uuid::Parse(text);
-  ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(*back, u);
-  EXPECT_TRUE(Uuid().IsZero());
-  EXPECT_EQ(Uuid().ToString(), "AAAAAAAAAAAAAAAAAAAAAA");
-  EXPECT_FALSE(Uuid::Parse("short").has_value());
-  EXPECT_FALSE(Uuid::Parse("AAAAAAAAAAAAAAAAAAAAA!").has_value());
-}
-
 TEST(WireTest, TaggedFieldsSkipUnknownAndBoundValues) {
   // two tags: tag 5 size 2 "ab", tag 9 size 0; then a trailing byte.
   auto bytes = FromHex("02 05 02 6162 09 00 7f");

@@ -248,7 +248,7 @@ TEST_F(AdminE2ETest, CreateTopicsReturnsIdPartitionsAndConfigs) {
   auto r = Create(TopicSpec("orders", 3, 1, {{"retention.ms", "86400000"}}));
   ASSERT_EQ(r.error_code, 0) << r.error_message.value_or("");
   EXPECT_FALSE(r.error_message.has_value());
-  EXPECT_FALSE(r.topic_id.IsZero());
+  EXPECT_FALSE(r.topic_id.is_zero());
   EXPECT_EQ(r.num_partitions, 3);
   EXPECT_EQ(r.replication_factor, 1);
   ASSERT_TRUE(r.configs.has_value());
@@ -274,7 +274,7 @@ TEST_F(AdminE2ETest, CreateTopicsDefaultsAndOlderVersions) {
   ASSERT_EQ(r.error_code, 0) << r.error_message.value_or("");
   EXPECT_EQ(r.num_partitions, 1);
   EXPECT_EQ(r.replication_factor, 1);
-  EXPECT_TRUE(r.topic_id.IsZero() == false);
+  EXPECT_TRUE(r.topic_id.is_zero() == false);
 
   auto v2 = Create(TopicSpec("old-v2", 2, 1), false, 2);
   EXPECT_EQ(v2.error_code, 0);
@@ -343,7 +343,7 @@ TEST_F(AdminE2ETest, CreateTopicsValidateOnlyCreatesNothing) {
   auto r = Create(TopicSpec("dry", 4, 1, {{"cleanup.policy", "compact"}}), true);
   EXPECT_EQ(r.error_code, 0);
   EXPECT_EQ(r.num_partitions, 4);
-  EXPECT_TRUE(r.topic_id.IsZero());
+  EXPECT_TRUE(r.topic_id.is_zero());
   ASSERT_TRUE(r.configs.has_value());
   EXPECT_FALSE(r.configs->empty());
   EXPECT_EQ(PartitionCount("dry"), -Code(KafkaError::kUnknownTopicOrPartition));
@@ -387,7 +387,7 @@ TEST_F(AdminE2ETest, DeleteTopicsByNameAndById) {
   auto resp = Call<DeleteTopicsResponse>(req, 6);
   ASSERT_EQ(resp.responses.size(), 2u);
   EXPECT_EQ(resp.responses[0].error_code, 0);
-  EXPECT_FALSE(resp.responses[0].topic_id.IsZero());
+  EXPECT_FALSE(resp.responses[0].topic_id.is_zero());
   EXPECT_EQ(resp.responses[1].error_code, 0);
   EXPECT_EQ(resp.responses[1].name, "by-id");
   EXPECT_EQ(PartitionCount("by-name"), -Code(KafkaError::kUnknownTopicOrPartition));

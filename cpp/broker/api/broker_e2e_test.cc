@@ -166,7 +166,7 @@ TEST_F(BrokerE2ETest, MetadataAutoCreatesTopicAndDescribesThisBroker) {
   const auto& t = md.topics[0];
   EXPECT_EQ(t.error_code, 0);
   EXPECT_EQ(t.name, "auto-t");
-  EXPECT_FALSE(t.topic_id.IsZero());
+  EXPECT_FALSE(t.topic_id.is_zero());
   EXPECT_EQ(t.topic_authorized_operations, INT32_MIN);
   ASSERT_EQ(t.partitions.size(), 1u);
   EXPECT_EQ(t.partitions[0].leader_id, 0);

@@ -103,7 +103,7 @@ Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Req::CreatableTop
   }
   r.error_code = Code(KafkaError::kNone);
   r.error_message = std::nullopt;
-  r.topic_id = ToWireUuid(created->id);
+  r.topic_id = created->id;
   r.num_partitions = created->num_partitions;
   r.replication_factor = created->replication_factor;
   r.configs.emplace();

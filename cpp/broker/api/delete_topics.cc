@@ -34,7 +34,7 @@ Resp::DeletableTopicResult Failed(std::optional<std::string> name, const protoco
 
 Resp::DeletableTopicResult DeleteByName(BrokerContext& ctx, const std::string& name) {
   std::shared_ptr<const Topic> topic = ctx.topics().FindTopic(name);
-  protocol::Uuid id = topic ? ToWireUuid(topic->id) : protocol::Uuid{};
+  protocol::Uuid id = topic ? topic->id : protocol::Uuid{};
   Status st = ctx.topics().DeleteTopic(name);
   if (!st.ok()) return Failed(name, protocol::Uuid{}, st);
   Resp::DeletableTopicResult r;
@@ -45,7 +45,7 @@ Resp::DeletableTopicResult DeleteByName(BrokerContext& ctx, const std::string& n
 }
 
 Resp::DeletableTopicResult DeleteById(BrokerContext& ctx, const protocol::Uuid& id) {
-  Result<std::string> deleted = ctx.topics().DeleteTopicById(FromWireUuid(id));
+  Result<std::string> deleted = ctx.topics().DeleteTopicById(id);
   if (!deleted.ok()) return Failed(std::nullopt, id, deleted.status());
   Resp::DeletableTopicResult r;
   r.name = *deleted;
@@ -62,13 +62,13 @@ void DeleteStates(BrokerContext& ctx, const std::vector<Req::DeleteTopicState>& 
   std::set<std::string> names, dup_names, reported_names;
   std::set<protocol::Uuid> ids, dup_ids, reported_ids;
   for (const auto& t : topics) {  // only well-formed entries count as repeats
-    if (t.name && t.topic_id.IsZero() && !names.insert(*t.name).second) dup_names.insert(*t.name);
-    if (!t.name && !t.topic_id.IsZero() && !ids.insert(t.topic_id).second) {
+    if (t.name && t.topic_id.is_zero() && !names.insert(*t.name).second) dup_names.insert(*t.name);
+    if (!t.name && !t.topic_id.is_zero() && !ids.insert(t.topic_id).second) {
       dup_ids.insert(t.topic_id);
     }
   }
   for (const auto& t : topics) {
-    const bool has_id = !t.topic_id.IsZero();
+    const bool has_id = !t.topic_id.is_zero();
     if (t.name && has_id) {
       resp->responses.push_back(
           Failed(t.name, t.topic_id, Invalid("You may not specify both topic name and topic id.")));

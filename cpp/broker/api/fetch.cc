@@ -67,7 +67,7 @@ std::vector<Target> ResolveTopic(BrokerContext& ctx, const protocol::FetchReques
   KafkaError missing = KafkaError::kUnknownTopicOrPartition;
   if (version >= kFirstTopicIdVersion) {
     missing = KafkaError::kUnknownTopicId;
-    if (!t.topic_id.IsZero()) topic = ctx.topics().FindTopicById(FromWireUuid(t.topic_id));
+    if (!t.topic_id.is_zero()) topic = ctx.topics().FindTopicById(t.topic_id);
   } else {
     topic = ctx.topics().FindTopic(t.topic);
   }

@@ -43,7 +43,7 @@ Response::MetadataResponseTopic DescribeTopic(const BrokerContext& ctx, const To
   Response::MetadataResponseTopic out;
   out.error_code = Code(KafkaError::kNone);
   out.name = topic.name;
-  out.topic_id = ToWireUuid(topic.id);
+  out.topic_id = topic.id;
   out.is_internal = IsInternalTopic(topic.name);
   out.topic_authorized_operations =
       include_operations ? kTopicOperations : kOperationsNotRequested;
@@ -93,7 +93,7 @@ Response::MetadataResponseTopic LookUpByName(BrokerContext& ctx, const std::stri
 // A topic given by id only (v10+ with a null name).
 Response::MetadataResponseTopic LookUpById(BrokerContext& ctx, const protocol::Uuid& id,
                                            bool include_operations) {
-  auto topic = id.IsZero() ? nullptr : ctx.topics().FindTopicById(FromWireUuid(id));
+  auto topic = id.is_zero() ? nullptr : ctx.topics().FindTopicById(id);
   if (!topic) return TopicError(KafkaError::kUnknownTopicId, std::nullopt, id);
   return DescribeTopic(ctx, *topic, include_operations);
 }

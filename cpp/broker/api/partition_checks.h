@@ -1,6 +1,6 @@
 // Small helpers shared by the data-path handlers (Metadata, Produce, Fetch,
-// ListOffsets): topic id conversion between the state layer's Uuid and the
-// codec's, the leader-epoch fencing check (KIP-320) and the isolation level.
+// ListOffsets): the leader-epoch fencing check (KIP-320) and the isolation
+// level.
 #pragma once
 
 #include <cstdint>
@@ -8,22 +8,10 @@
 
 #include "broker/kafka_error.h"
 #include "broker/partition.h"
-#include "broker/uuid.h"
+#include "common/uuid.h"
 #include "protocol/wire.h"
 
 namespace headrace::broker {
-
-inline protocol::Uuid ToWireUuid(const Uuid& id) {
-  protocol::Uuid out;
-  std::memcpy(out.bytes.data(), id.bytes.data(), out.bytes.size());
-  return out;
-}
-
-inline Uuid FromWireUuid(const protocol::Uuid& id) {
-  Uuid out;
-  std::memcpy(out.bytes.data(), id.bytes.data(), out.bytes.size());
-  return out;
-}
 
 // KIP-320: a client that sends the leader epoch it knows is fenced when it is
 // older than ours and told to wait when it is newer; -1 skips the check.

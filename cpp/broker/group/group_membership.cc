@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "broker/group/group_coordinator.h"
-#include "broker/uuid.h"
+#include "common/uuid.h"
 #include "common/logging.h"
 
 namespace headrace::broker::group {

@@ -1,10 +1,10 @@
-#include "broker/uuid.h"
+#include "common/uuid.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-namespace headrace::broker {
+namespace headrace {
 namespace {
 
 TEST(UuidTest, RandomIsVersion4NonZeroAndUnique) {
@@ -48,4 +48,4 @@ TEST(UuidTest, FromBase64RejectsBadText) {
 }
 
 }  // namespace
-}  // namespace headrace::broker
+}  // namespace headrace

@@ -1,16 +1,18 @@
-// Kafka's Uuid: 16 random bytes, used for topic ids (KIP-516) and the
-// cluster id. Its text form is URL-safe base64 without padding (22 chars),
+// Kafka's Uuid: 16 bytes, big-endian on the wire (the codec reads and writes
+// `bytes`), used for topic ids (KIP-516) and the cluster id. The one Uuid type
+// of the project: the codec and the broker share it. Its text form is URL-safe base64 without padding (22 chars),
 // the way Kafka tools print ids.
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "headrace/status.h"
 
-namespace headrace::broker {
+namespace headrace {
 
 struct Uuid {
   std::array<uint8_t, 16> bytes{};
@@ -32,7 +34,7 @@ struct Uuid {
   uint64_t least_significant() const;
   static Uuid FromHalves(uint64_t msb, uint64_t lsb);
 
-  bool operator==(const Uuid&) const = default;
+  auto operator<=>(const Uuid&) const = default;
 };
 
 struct UuidHash {
@@ -41,4 +43,4 @@ struct UuidHash {
   }
 };
 
-}  // namespace headrace::broker
+}  // namespace headrace

@@ -1,8 +1,8 @@
-#include "broker/uuid.h"
+#include "common/uuid.h"
 
 #include <random>
 
-namespace headrace::broker {
+namespace headrace {
 namespace {
 
 constexpr char kAlphabet[] =
@@ -118,4 +118,4 @@ Uuid Uuid::FromHalves(uint64_t msb, uint64_t lsb) {
   return u;
 }
 
-}  // namespace headrace::broker
+}  // namespace headrace
