@@ -12,10 +12,12 @@ from headrace.errors import (
     RecordTooLargeError,
     UnsupportedError,
 )
+from headrace.embedded import EmbeddedBroker
 from headrace.log import Log, Record, RetentionResult
 
 __all__ = [
     "__version__",
+    "EmbeddedBroker",
     "Log",
     "Record",
     "RetentionResult",

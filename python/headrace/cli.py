@@ -6,8 +6,14 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from headrace.cli_config import add_config_parser
+from headrace.cli_consume import add_consume_parser
+from headrace.cli_group import add_group_parser
+from headrace.cli_produce import add_produce_parser
+from headrace.cli_topic import add_topic_parser
 from headrace.errors import HeadraceError
 from headrace.settings import SettingsError, gather
 
@@ -61,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _add_broker_parser(sub)
+    add_topic_parser(sub)
+    add_produce_parser(sub)
+    add_consume_parser(sub)
+    add_group_parser(sub)
+    add_config_parser(sub)
     return parser
 
 
@@ -69,11 +80,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # Output piped into e.g. `head`: stop quietly, as other tools do.
+        _silence_stdout()
+        return 141
     except (HeadraceError, SettingsError, OSError) as e:
         print(f"headrace: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # noqa: BLE001 - the contract is one line, never a traceback
+        if os.environ.get("HEADRACE_DEBUG"):
+            raise
+        from headrace.admin import describe_error
+        print(f"headrace: error: {describe_error(e)}", file=sys.stderr)
+        return 1
+
+
+def _silence_stdout() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

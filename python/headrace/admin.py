@@ -1,0 +1,186 @@
+"""A thin helper over confluent_kafka's AdminClient.
+
+Every call waits at most ``timeout`` seconds and turns a Kafka error into
+:class:`AdminError` (a :class:`headrace.HeadraceError`) with a one-line
+message, so tools can print it as is. librdkafka's own log lines are
+silenced: callers see errors as exceptions only.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable, Mapping
+
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   NewPartitions, NewTopic, OffsetSpec)
+
+from headrace.errors import HeadraceError
+
+DEFAULT_BROKERS = "127.0.0.1:9092"
+DEFAULT_TIMEOUT_S = 10.0
+
+_SILENT = logging.getLogger("headrace.librdkafka")
+_SILENT.addHandler(logging.NullHandler())
+_SILENT.propagate = False
+
+
+class AdminError(HeadraceError):
+    """A request the cluster refused or did not answer in time."""
+
+
+def client_config(brokers: str, **extra: Any) -> dict[str, Any]:
+    """librdkafka settings shared by every headrace tool: bootstrap servers,
+    no log lines on stderr (errors surface as exceptions)."""
+    conf = {"bootstrap.servers": brokers, "logger": _SILENT, "error_cb": lambda err: None,
+            "log.connection.close": False}
+    conf.update(extra)
+    return conf
+
+
+def describe_error(e: BaseException) -> str:
+    """One line for a KafkaException / KafkaError / anything else."""
+    err = e.args[0] if isinstance(e, KafkaException) and e.args else e
+    if isinstance(err, KafkaError):
+        text = err.str() or err.name()
+        if err.code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
+                          KafkaError._ALL_BROKERS_DOWN):
+            return f"broker unreachable or not answering ({text})"
+        return f"{text} ({err.name()})" if err.name() not in text else text
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def _wait(future, timeout: float, what: str):
+    try:
+        return future.result(timeout=timeout)
+    except KafkaException as e:
+        raise AdminError(f"{what}: {describe_error(e)}") from None
+    except TimeoutError:
+        raise AdminError(f"{what}: broker unreachable or not answering within "
+                         f"{timeout:g}s") from None
+
+
+class Admin:
+    """Cluster administration over one AdminClient.
+
+    REQUIRES: ``brokers`` is ``HOST:PORT[,HOST:PORT...]``.
+    """
+
+    def __init__(self, brokers: str = DEFAULT_BROKERS, timeout: float = DEFAULT_TIMEOUT_S):
+        self.brokers = brokers
+        self.timeout = timeout
+        self.client = AdminClient(client_config(brokers))
+
+    # -- metadata ------------------------------------------------------------
+    def metadata(self, topic: str | None = None):
+        """ClusterMetadata of every topic (no auto-creation); raises AdminError
+        if no broker answers within the timeout."""
+        try:
+            return self.client.list_topics(timeout=self.timeout)
+        except KafkaException as e:
+            raise AdminError(describe_error(e)) from None
+
+    def topic_metadata(self, topic: str):
+        """TopicMetadata of an existing topic; AdminError if it is unknown."""
+        md = self.metadata().topics.get(topic)
+        if md is None or md.error is not None and md.error.code() == \
+                KafkaError.UNKNOWN_TOPIC_OR_PART:
+            raise AdminError(f"unknown topic {topic!r}")
+        return md
+
+    def topics(self) -> list[str]:
+        return sorted(self.metadata().topics)
+
+    # -- topics --------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int, replication_factor: int = 1,
+                     config: Mapping[str, str] | None = None) -> None:
+        nt = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
+                      config=dict(config or {}))
+        fs = self.client.create_topics([nt], operation_timeout=self.timeout)
+        _wait(fs[name], self.timeout, f"cannot create topic {name!r}")
+
+    def delete_topic(self, name: str) -> None:
+        self.topic_metadata(name)
+        fs = self.client.delete_topics([name], operation_timeout=self.timeout)
+        _wait(fs[name], self.timeout, f"cannot delete topic {name!r}")
+
+    def add_partitions(self, name: str, new_total: int) -> None:
+        fs = self.client.create_partitions([NewPartitions(name, new_total)],
+                                           operation_timeout=self.timeout)
+        _wait(fs[name], self.timeout, f"cannot add partitions to {name!r}")
+
+    def topic_config(self, name: str) -> dict[str, Any]:
+        """{key: ConfigEntry} of a topic."""
+        res = ConfigResource(ConfigResource.Type.TOPIC, name)
+        fs = self.client.describe_configs([res], request_timeout=self.timeout)
+        return _wait(fs[res], self.timeout, f"cannot describe configs of {name!r}")
+
+    def alter_topic_config(self, name: str, set_: Mapping[str, str],
+                           delete: Iterable[str] = ()) -> None:
+        """Incremental: sets ``set_`` keys, resets ``delete`` keys to default."""
+        entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
+                   for k, v in set_.items()]
+        entries += [ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE)
+                    for k in delete]
+        res = ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=entries)
+        fs = self.client.incremental_alter_configs([res], request_timeout=self.timeout)
+        _wait(fs[res], self.timeout, f"cannot alter configs of {name!r}")
+
+    # -- offsets -------------------------------------------------------------
+    def list_offsets(self, partitions: Iterable[TopicPartition], spec: str | int
+                     ) -> dict[tuple[str, int], int]:
+        """Offsets by ``spec``: "earliest", "latest" or a timestamp in ms
+        (the first offset at/after it; the end offset if none)."""
+        if spec == "earliest":
+            s = OffsetSpec.earliest()
+        elif spec == "latest":
+            s = OffsetSpec.latest()
+        else:
+            s = OffsetSpec.for_timestamp(int(spec))
+        req = {TopicPartition(tp.topic, tp.partition): s for tp in partitions}
+        if not req:
+            return {}
+        fs = self.client.list_offsets(req, request_timeout=self.timeout)
+        out = {}
+        for tp, f in fs.items():
+            out[(tp.topic, tp.partition)] = _wait(f, self.timeout, "cannot list offsets").offset
+        if spec not in ("earliest", "latest"):
+            missing = [tp for tp in req if out[(tp.topic, tp.partition)] < 0]
+            if missing:
+                ends = self.list_offsets(missing, "latest")
+                out.update(ends)
+        return out
+
+    # -- groups --------------------------------------------------------------
+    def groups(self) -> list[Any]:
+        """ConsumerGroupListing of every group."""
+        res = _wait(self.client.list_consumer_groups(request_timeout=self.timeout),
+                    self.timeout, "cannot list groups")
+        return sorted(res.valid, key=lambda g: g.group_id)
+
+    def describe_group(self, group: str):
+        fs = self.client.describe_consumer_groups([group], request_timeout=self.timeout)
+        return _wait(fs[group], self.timeout, f"cannot describe group {group!r}")
+
+    def committed(self, group: str) -> dict[tuple[str, int], int]:
+        """{(topic, partition): committed offset} of a group."""
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        fs = self.client.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                     request_timeout=self.timeout)
+        res = _wait(fs[group], self.timeout, f"cannot fetch offsets of group {group!r}")
+        return {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions
+                if tp.offset >= 0}
+
+    def alter_committed(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        tps = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
+        fs = self.client.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=self.timeout)
+        res = _wait(fs[group], self.timeout, f"cannot set offsets of group {group!r}")
+        for tp in res.topic_partitions:
+            if tp.error is not None:
+                raise AdminError(f"cannot set offset of {tp.topic}[{tp.partition}]: "
+                                 f"{describe_error(tp.error)}")
+
+    def delete_group(self, group: str) -> None:
+        fs = self.client.delete_consumer_groups([group], request_timeout=self.timeout)
+        _wait(fs[group], self.timeout, f"cannot delete group {group!r}")
