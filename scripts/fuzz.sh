@@ -32,5 +32,5 @@ echo "== fuzzing the protocol decoder ($RUNS runs)"
 # New corpus entries go to a scratch dir so the seeds stay as committed.
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
-"$FUZZER" -runs="$RUNS" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+"$FUZZER" -runs="$RUNS" -print_funcs=0 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="$BUILD/" "$SCRATCH" "$CORPUS"
