@@ -163,6 +163,28 @@ cdef extern from "headrace/record_batch.h" namespace "headrace" nogil:
         optional[string] value
         vector[RecordHeader] headers
 
+    cdef cppclass BatchHeader:
+        Offset base_offset
+        int32_t batch_length
+        int32_t partition_leader_epoch
+        int8_t magic
+        uint32_t crc
+        int16_t attributes
+        int32_t last_offset_delta
+        TimestampMs base_timestamp
+        TimestampMs max_timestamp
+        int64_t producer_id
+        int16_t producer_epoch
+        int32_t base_sequence
+        int32_t record_count
+        int64_t total_size() const
+        Offset last_offset() const
+        bint is_transactional() const
+        bint is_control() const
+
+    Result[BatchHeader] ParseBatchHeader(span[uint8_t] bytes)
+    Result[BatchHeader] ValidateBatch(span[uint8_t] bytes)
+
     string BuildBatch(const vector[RecordInput]& records)
     # Declared with span<uint8_t>; C++ converts it to span<const uint8_t>.
     Result[vector[CRecord]] DecodeRecords(span[uint8_t] bytes)

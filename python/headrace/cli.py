@@ -12,6 +12,7 @@ import sys
 from headrace.cli_config import add_config_parser
 from headrace.cli_consume import add_consume_parser
 from headrace.cli_group import add_group_parser
+from headrace.cli_log import add_log_parser
 from headrace.cli_produce import add_produce_parser
 from headrace.cli_topic import add_topic_parser
 from headrace.errors import HeadraceError
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_consume_parser(sub)
     add_group_parser(sub)
     add_config_parser(sub)
+    add_log_parser(sub)
     return parser
 
 
