@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/api/kafka_test_client.h"
+#include "broker/api/broker_test_fixture.h"
 #include "broker/kafka_error.h"
 #include "headrace/broker.h"
 #include "headrace/record_batch.h"
@@ -41,42 +41,9 @@ std::string OneRecord(std::string value) {
   return BuildBatch({r});
 }
 
-class AdminE2ETest : public ::testing::Test {
+class AdminE2ETest : public testing::BrokerFixture {
  protected:
-  void SetUp() override { StartBroker(); }
-  void TearDown() override {
-    if (broker_) {
-      EXPECT_TRUE(broker_->Stop().ok());
-    }
-  }
-
-  void StartBroker() {
-    auto created = Broker::Create({{"log.dirs", dir_.path()},
-                                   {"listeners", "PLAINTEXT://127.0.0.1:0"},
-                                   {"log.retention.bytes", "1000000"}});
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    broker_ = std::move(*created);
-    Status st = broker_->Start();
-    ASSERT_TRUE(st.ok()) << st.ToString();
-    std::string addr = broker_->listen_address();
-    port_ = std::stoi(addr.substr(addr.rfind(':') + 1));
-    client_ = std::make_unique<KafkaTestClient>(port_);
-    ASSERT_TRUE(client_->connected());
-  }
-  void RestartBroker() {
-    client_.reset();
-    ASSERT_TRUE(broker_->Stop().ok());
-    broker_.reset();
-    StartBroker();
-  }
-
-  template <typename Resp, typename Req>
-  Resp Call(const Req& req, int16_t version) {
-    std::string error;
-    auto resp = client_->Call<Resp>(req, version, &error);
-    EXPECT_TRUE(resp.has_value()) << error;
-    return resp.value_or(Resp{});
-  }
+  AdminE2ETest() { base_settings_ = {{"log.retention.bytes", "1000000"}}; }
 
   static CreateTopicsRequest::CreatableTopic TopicSpec(
       const std::string& name, int32_t partitions, int16_t rf,
@@ -221,11 +188,6 @@ class AdminE2ETest : public ::testing::Test {
     if (resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1) return INT64_MIN;
     return resp.topics[0].partitions[0].offset;
   }
-
-  TempDir dir_;
-  std::unique_ptr<Broker> broker_;
-  std::unique_ptr<KafkaTestClient> client_;
-  int port_ = 0;
 };
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "broker/api/kafka_test_client.h"
+#include "broker/api/broker_test_fixture.h"
 #include "broker/kafka_error.h"
 #include "headrace/broker.h"
 #include "headrace/record_batch.h"
@@ -25,42 +25,8 @@ using namespace protocol;  // message structs
 using testing::KafkaTestClient;
 using testing::TempDir;
 
-class BrokerE2ETest : public ::testing::Test {
+class BrokerE2ETest : public testing::BrokerFixture {
  protected:
-  void SetUp() override { StartBroker(); }
-  void TearDown() override {
-    if (broker_) EXPECT_TRUE(broker_->Stop().ok());
-  }
-
-  void StartBroker(std::map<std::string, std::string> extra = {}) {
-    std::map<std::string, std::string> settings = {{"log.dirs", dir_.path()},
-                                                   {"listeners", "PLAINTEXT://127.0.0.1:0"}};
-    settings.insert(extra.begin(), extra.end());
-    auto created = Broker::Create(settings);
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    broker_ = std::move(*created);
-    Status st = broker_->Start();
-    ASSERT_TRUE(st.ok()) << st.ToString();
-    std::string addr = broker_->listen_address();
-    port_ = std::stoi(addr.substr(addr.rfind(':') + 1));
-    client_ = std::make_unique<KafkaTestClient>(port_);
-    ASSERT_TRUE(client_->connected());
-  }
-  void RestartBroker() {
-    client_.reset();
-    ASSERT_TRUE(broker_->Stop().ok());
-    broker_.reset();
-    StartBroker();
-  }
-
-  template <typename Resp, typename Req>
-  Resp Call(const Req& req, int16_t version) {
-    std::string error;
-    auto resp = client_->Call<Resp>(req, version, &error);
-    EXPECT_TRUE(resp.has_value()) << error;
-    return resp.value_or(Resp{});
-  }
-
   MetadataResponse Metadata(const std::string& topic, int16_t version = 12) {
     MetadataRequest req;
     req.topics->push_back({.topic_id = {}, .name = topic});
@@ -131,11 +97,6 @@ class BrokerE2ETest : public ::testing::Test {
     auto md = Metadata(topic);
     return md.topics.empty() ? Uuid{} : md.topics[0].topic_id;
   }
-
-  TempDir dir_;
-  std::unique_ptr<Broker> broker_;
-  std::unique_ptr<KafkaTestClient> client_;
-  int port_ = 0;
 };
 
 // What a produced batch looks like in the log: base offset assigned and the
