@@ -19,7 +19,9 @@ class BrokerFixture : public ::testing::Test {
  protected:
   void SetUp() override { StartBroker(); }
   void TearDown() override {
-    if (broker_) EXPECT_TRUE(broker_->Stop().ok());
+    if (broker_) {
+      EXPECT_TRUE(broker_->Stop().ok());
+    }
   }
 
   // Starts a broker on the fixture's data dir with base_settings_ plus
