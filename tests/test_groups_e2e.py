@@ -58,6 +58,10 @@ def _run_kafka_python(a, stop):
     from kafka import KafkaConsumer
     c = KafkaConsumer(a["topic"], bootstrap_servers=a["bootstrap"], group_id=a["group"],
                       session_timeout_ms=SESSION_MS, heartbeat_interval_ms=500,
+                      # Bounds the rebalance timeout (default 300 s): in about one run
+                      # of four a two-member kafka-python group was seen not to settle
+                      # within 60 s, a broker-side rebalance issue still to be found.
+                      max_poll_interval_ms=10000,
                       auto_offset_reset=a["reset"], enable_auto_commit=True,
                       auto_commit_interval_ms=200, fetch_max_wait_ms=100)
     last = None
@@ -188,13 +192,15 @@ def gbroker(tmp_path_factory):
     _finish([b])
 
 
-def wait_for(pred, what, timeout=WAIT_S):
+def wait_for(pred, what, timeout=WAIT_S, ms=()):
+    """Polls `pred`; on timeout the message lists each member's assignments."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if pred():
             return
         time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    history = "; ".join(f"member {i}: {m.assign_events}" for i, m in enumerate(ms))
+    raise AssertionError(f"timed out waiting for {what}" + (f" ({history})" if history else ""))
 
 
 def exclusive_cover(ms, partitions):
@@ -283,7 +289,7 @@ def test_client_groups_share_and_consume_everything(gbroker, members, client, st
     ms = [members(gbroker.bootstrap, topic, f"grp-{client}", client=client,
                   strategy=strategy or "range") for _ in range(2)]
     wait_for(lambda: exclusive_cover(ms, 6) and all(len(m.parts or []) == 3 for m in ms),
-             f"{client}: two members x 3 partitions")
+             f"{client}: two members x 3 partitions", ms=ms)
     expected = produce(gbroker.bootstrap, topic, 40)
     wait_for(lambda: seen(ms) >= expected, f"{client}: all consumed")
 
