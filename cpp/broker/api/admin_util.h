@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "headrace/status.h"
 
@@ -86,6 +87,37 @@ std::set<std::pair<int8_t, std::string>> DuplicateResources(const Resources& res
     }
   }
   return dups;
+}
+
+// Answers AlterConfigs or IncrementalAlterConfigs (same response shape): one
+// result per resource; a resource named twice is INVALID_REQUEST; TOPIC
+// resources go to `alter_topic(resource)`, BROKER resources are refused by
+// RejectDynamicBrokerConfig, other types are INVALID_REQUEST.
+template <typename Resp, typename Req, typename AlterTopicFn>
+void ReplyAlterConfigs(const BrokerContext& ctx, const Req& req, const Request& request,
+                       AlterTopicFn alter_topic) {
+  const auto dups = DuplicateResources(req.resources);
+  Resp resp;
+  for (const auto& r : req.resources) {
+    Status st;
+    if (dups.count({r.resource_type, r.resource_name})) {
+      st = KafkaStatus(KafkaError::kInvalidRequest, "Duplicate resource in request.");
+    } else if (r.resource_type == kResourceTopic) {
+      st = alter_topic(r);
+    } else if (r.resource_type == kResourceBroker) {
+      std::vector<std::string> keys;
+      for (const auto& c : r.configs) keys.push_back(c.name);
+      st = RejectDynamicBrokerConfig(r.resource_name, ctx.node_id, keys);
+    } else {
+      st = UnsupportedResourceType(r.resource_type);
+    }
+    auto& out = resp.responses.emplace_back();
+    out.error_code = Code(ToKafkaError(st));
+    out.error_message = ErrorMessageOf(st);
+    out.resource_type = r.resource_type;
+    out.resource_name = r.resource_name;
+  }
+  request.Reply(resp);
 }
 
 }  // namespace headrace::broker

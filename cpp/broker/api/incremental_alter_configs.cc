@@ -51,33 +51,10 @@ Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool v
   return ctx.topics().IncrementalAlterTopicConfig(r.resource_name, ops, validate_only);
 }
 
-Status AlterBroker(BrokerContext& ctx, const Req::AlterConfigsResource& r) {
-  std::vector<std::string> keys;
-  for (const auto& c : r.configs) keys.push_back(c.name);
-  return RejectDynamicBrokerConfig(r.resource_name, ctx.node_id, keys);
-}
-
-Status AlterOne(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
-  if (r.resource_type == kResourceTopic) return AlterTopic(ctx, r, validate_only);
-  if (r.resource_type == kResourceBroker) return AlterBroker(ctx, r);
-  return UnsupportedResourceType(r.resource_type);
-}
-
 void HandleIncrementalAlterConfigs(BrokerContext& ctx, Req& req, Request request) {
-  const auto dups = DuplicateResources(req.resources);
-  Resp resp;
-  for (const auto& r : req.resources) {
-    Status st = dups.count({r.resource_type, r.resource_name})
-                    ? KafkaStatus(KafkaError::kInvalidRequest, "Duplicate resource in request.")
-                    : AlterOne(ctx, r, req.validate_only);
-    Resp::AlterConfigsResourceResponse out;
-    out.error_code = Code(ToKafkaError(st));
-    out.error_message = ErrorMessageOf(st);
-    out.resource_type = r.resource_type;
-    out.resource_name = r.resource_name;
-    resp.responses.push_back(std::move(out));
-  }
-  request.Reply(resp);
+  ReplyAlterConfigs<Resp>(ctx, req, request, [&](const Req::AlterConfigsResource& r) {
+    return AlterTopic(ctx, r, req.validate_only);
+  });
 }
 
 }  // namespace
