@@ -54,12 +54,14 @@ def test_big_appends_reads_and_flushes_let_other_threads_run(log_dir, open_log, 
     try:
         appends = _progress_during([lambda: log.append([(b"k", BIG)])] * 8, ticker)
         flushes = _progress_during([log.flush], ticker)
-        reads = _progress_during([lambda: log.read(3)] * 4, ticker)
+        reads = _progress_during([lambda: log.read(3)] * 8, ticker)
     finally:
         ticker.stop.set()
         ticker.join()
     assert log.end_offset == 8
     # Most big calls saw the other thread tick; a GIL-holding call would see 0.
+    # A read's I/O part (pread of 6 MiB from the page cache) is short, so on a
+    # loaded machine some reads finish before the ticker is scheduled.
     assert sum(d > 0 for d in appends) >= 6, appends
     assert sum(d > 0 for d in reads) >= 3, reads
     assert len(flushes) == 1
