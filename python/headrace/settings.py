@@ -7,6 +7,8 @@ value, so there is one source of truth for what a setting means.
 
 Precedence, lowest first: built-in default < config file < environment
 (``HEADRACE_LOG_RETENTION_MS=...`` sets ``log.retention.ms``) < flags.
+:func:`effective` lists every known setting (from the core) with the value
+these sources give it and where that value came from.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from typing import Any, Mapping
 
 ENV_PREFIX = "HEADRACE_"
 # Environment variables with this prefix that are not broker settings.
-_NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR"}
+_NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR", "HEADRACE_DEBUG",
+                 "HEADRACE_LOG_LEVEL"}  # read by the C++ logger itself
 
 
 class SettingsError(ValueError):
@@ -34,6 +37,21 @@ class Settings:
     def set(self, key: str, value: Any, source: str) -> None:
         self.values[key] = _to_str(value)
         self.sources[key] = source
+
+
+DEFAULT_SOURCE = "default"
+
+
+@dataclass(frozen=True)
+class EffectiveSetting:
+    """One broker setting as the broker would run with it."""
+
+    name: str      # Kafka broker property, e.g. "log.retention.ms"
+    value: str     # effective value
+    default: str   # built-in default
+    doc: str       # one line
+    source: str    # "default", "file PATH", "environment" or "flag"
+    set_as: str    # the key that set it ("log.retention.hours"); "" for a default
 
 
 def _to_str(value: Any) -> str:
@@ -88,3 +106,30 @@ def gather(config_file: str | None, flags: Mapping[str, Any],
         if v is not None:
             s.set(k, v, "flag")
     return s
+
+
+def effective(settings: Settings) -> list[EffectiveSetting]:
+    """Every setting the broker knows, sorted by name, with the value
+    ``settings`` give it and that value's source.
+
+    Validates exactly as starting a broker would: an unknown key or a bad
+    value raises :class:`SettingsError` naming the key and where it was set.
+    """
+    from headrace._core import describe_settings
+    from headrace.errors import HeadraceError
+
+    try:
+        rows = describe_settings(settings.values)
+    except HeadraceError as e:
+        raise SettingsError(_with_source(str(e), settings)) from None
+    return [EffectiveSetting(name, value, default, doc,
+                             settings.sources.get(set_by, DEFAULT_SOURCE), set_by)
+            for name, value, default, doc, set_by in rows]
+
+
+def _with_source(message: str, settings: Settings) -> str:
+    """Appends where the key a core error names was set ("... (environment)")."""
+    for key, source in settings.sources.items():
+        if message.startswith(f"{key}:") or message.endswith(f": {key}"):
+            return f"{message} ({source})"
+    return message

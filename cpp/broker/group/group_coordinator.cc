@@ -136,6 +136,9 @@ void GroupCoordinator::Join(JoinRequest req, JoinCallback cb) {
         err = KafkaError::kUnknownMemberId;
       else if (!m && !pending && g->members.size() >= static_cast<size_t>(config_.max_size))
         err = KafkaError::kGroupMaxSizeReached;
+      HR_LOG(kDebug) << "group " << req.group_id << ": JoinGroup member '" << req.member_id
+                     << "' (" << (m ? "known" : pending ? "pending" : "new") << ") in "
+                     << GroupStateName(g->state) << " generation " << g->generation;
       if (err == KafkaError::kNone) {
         if (req.member_id.empty()) JoinNew(*g, req, std::move(cb), now, done);
         else if (pending) AddMember(*g, req.member_id, req, std::move(cb), now, done);
@@ -208,6 +211,9 @@ void GroupCoordinator::Sync(SyncRequest req, SyncCallback cb) {
       }
     }
   }
+  HR_LOG(kDebug) << "group " << req.group_id << ": SyncGroup member " << req.member_id
+                 << " generation " << req.generation << " -> "
+                 << (parked ? "parked" : KafkaErrorName(r.error));
   if (!parked) cb(std::move(r));
   RunAll(done);
 }
@@ -222,12 +228,17 @@ KafkaError GroupCoordinator::Heartbeat(const std::string& group_id, const std::s
   if (it == groups_.end()) return KafkaError::kUnknownMemberId;
   Group& g = it->second;
   KafkaError e = CheckMember(g, member_id, instance_id);
-  if (e != KafkaError::kNone) return e;
-  if (generation != g.generation) return KafkaError::kIllegalGeneration;
-  Member& m = *g.FindMember(member_id);
-  m.session_deadline_ms = Now() + m.session_timeout_ms;
-  if (g.Is(GroupState::kPreparingRebalance)) return KafkaError::kRebalanceInProgress;
-  return KafkaError::kNone;
+  if (e == KafkaError::kNone && generation != g.generation) e = KafkaError::kIllegalGeneration;
+  if (e == KafkaError::kNone) {
+    Member& m = *g.FindMember(member_id);
+    m.session_deadline_ms = Now() + m.session_timeout_ms;
+    if (g.Is(GroupState::kPreparingRebalance)) e = KafkaError::kRebalanceInProgress;
+  }
+  if (e != KafkaError::kNone) {
+    HR_LOG(kDebug) << "group " << group_id << ": Heartbeat member " << member_id << " generation "
+                   << generation << " -> " << KafkaErrorName(e);
+  }
+  return e;
 }
 
 std::pair<KafkaError, std::vector<KafkaError>> GroupCoordinator::Leave(

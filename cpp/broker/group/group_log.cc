@@ -43,7 +43,7 @@ Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir, bo
   return std::unique_ptr<GroupLog>(new GroupLog(std::move(log), fsync));
 }
 
-Status GroupLog::Append(const std::vector<Entry>& entries) {
+Status GroupLog::Append(const std::vector<Entry>& entries, bool durable) {
   std::vector<RecordInput> records;
   records.reserve(entries.size());
   for (const Entry& e : entries) {
@@ -55,7 +55,7 @@ Status GroupLog::Append(const std::vector<Entry>& entries) {
   std::string batch = BuildBatch(records);
   std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(batch.data()), batch.size());
   HR_RETURN_IF_ERROR(log_->Append(bytes).status());
-  if (fsync_) HR_RETURN_IF_ERROR(log_->Flush());
+  if (fsync_ && durable) HR_RETURN_IF_ERROR(log_->Flush());
   return Status::OK();
 }
 

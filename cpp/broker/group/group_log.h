@@ -30,9 +30,11 @@ class GroupLog {
   // Opens (creating if missing) the log under `data_dir`, recovering it.
   static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir, bool fsync);
 
-  // Appends `entries` as one batch (all or nothing) and, if fsync was asked
-  // for, flushes before returning. REQUIRES: !entries.empty().
-  Status Append(const std::vector<Entry>& entries);
+  // Appends `entries` as one batch (all or nothing). With `durable` and a log
+  // opened with fsync, flushes before returning; otherwise the batch reaches
+  // disk with the next durable append (one fsync covers the whole file) or
+  // the OS's writeback. REQUIRES: !entries.empty().
+  Status Append(const std::vector<Entry>& entries, bool durable = true);
   // Calls `fn` for every record from the start, in offset order.
   Status Replay(const std::function<void(const Entry&)>& fn) const;
   Status Close();

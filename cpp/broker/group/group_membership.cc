@@ -166,6 +166,8 @@ void GroupCoordinator::PrepareRebalance(Group& g, int64_t now, Done& done) {
     ReplySync(done, std::move(m.awaiting_sync), r);
     m.awaiting_sync = nullptr;
   }
+  HR_LOG(kDebug) << "group " << g.id << ": preparing rebalance from " << GroupStateName(g.state)
+                 << " generation " << g.generation << ", " << g.members.size() << " members";
   bool was_empty = g.Is(GroupState::kEmpty);
   int32_t timeout = 0;
   for (const auto& [id, m] : g.members) timeout = std::max(timeout, m.rebalance_timeout_ms);
@@ -208,6 +210,8 @@ void GroupCoordinator::CompleteJoin(Group& g, int64_t now, Done& done) {
   }
   g.protocol = g.SelectProtocol();
   if (!g.FindMember(g.leader)) g.leader = g.members.begin()->first;
+  HR_LOG(kDebug) << "group " << g.id << ": generation " << g.generation << " with "
+                 << g.members.size() << " members, leader " << g.leader;
   SetState(g, GroupState::kCompletingRebalance, now);
   for (auto& [id, m] : g.members) {
     m.assignment.clear();
