@@ -1,1 +1,17 @@
-"""placeholder"""
+"""headrace.storm: Apache Storm components (streamparse) reading and writing
+Kafka topics on headrace or any Kafka-compatible cluster.
+
+- :class:`KafkaSpout`: consumer-group spout with AT_MOST_ONCE, AT_LEAST_ONCE
+  and NONE processing guarantees (storm-kafka-client's model).
+- :class:`KafkaBolt`: writes tuples as records, acked when the broker
+  acknowledged them, or fire-and-forget.
+
+Both run as Storm shell components: ``streamparse_run headrace.storm.KafkaSpout``
+(what ``KafkaSpout.spec()`` declares). See docs/storm.md.
+"""
+from .bolt import KafkaBolt
+from .config import ConfigError, FirstPollOffsetStrategy, ProcessingGuarantee
+from .spout import KafkaSpout
+
+__all__ = ["KafkaSpout", "KafkaBolt", "ProcessingGuarantee", "FirstPollOffsetStrategy",
+           "ConfigError"]

@@ -1,0 +1,339 @@
+"""KafkaSpout: a streamparse spout reading Kafka topics, modelled on
+storm-kafka-client's KafkaSpout.
+
+Storm drives a shell spout synchronously (next / ack / fail, each answered by
+``sync``), so everything here runs in the component's one thread, rebalance
+callbacks included (they run inside ``consume()``).
+
+Guarantees (see docs/storm.md for the precise statements):
+- AT_LEAST_ONCE: each tuple is emitted with a message id
+  ``"<topic>:<partition>:<offset>"``; an offset is committed only once it and
+  every emitted offset below it in its partition are acked. Failed tuples are
+  re-emitted from memory after an exponential back-off; one that exhausts its
+  retries is logged and treated as acked.
+- AT_MOST_ONCE: the offsets of a polled batch are committed synchronously
+  before any of its records is emitted; tuples carry no message id.
+- NONE: tuples carry no message id; the emitted position is committed every
+  commit period.
+EXACTLY_ONCE: not built. It needs the transactions issue: the spout would
+hand its acked offsets to a transactional KafkaBolt
+(``send_offsets_to_transaction``) instead of committing them itself; that
+would replace ``_commit_acked`` below.
+"""
+from __future__ import annotations
+
+import base64
+import time
+from collections import deque
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
+from streamparse.storm.spout import Spout
+
+from . import config as cfg
+from .config import ConfigError, FirstPollOffsetStrategy, ProcessingGuarantee
+from .consumer import commit_metadata, consumer_config, start_offset, subscription
+from .offsets import PartitionOffsets
+from .retry import RetrySchedule
+
+TP = tuple[str, int]
+COMMIT_TIMEOUT_S = 10.0
+
+
+def message_id(tp: TP, offset: int) -> str:
+    """The Storm message id of a record: ``topic:partition:offset``."""
+    return f"{tp[0]}:{tp[1]}:{offset}"
+
+
+def parse_message_id(msg_id: Any) -> tuple[TP, int] | None:
+    """Inverse of message_id (topic names cannot contain ':'); None if foreign."""
+    try:
+        topic, part, off = str(msg_id).rsplit(":", 2)
+        return (topic, int(part)), int(off)
+    except ValueError:
+        return None
+
+
+class KafkaSpout(Spout):
+    """Emits one tuple per Kafka record. Configure by subclass attributes or
+    ``headrace.*`` keys of the Storm configuration (those win); see
+    docs/storm.md for the table. Override :meth:`translate` (and ``outputs``)
+    to shape tuples."""
+
+    outputs = ["topic", "partition", "offset", "key", "value"]
+
+    brokers: str | list[str] | None = None
+    topics: list[str] | str | None = None
+    topic_pattern: str | None = None
+    group: str | None = None       # default: headrace-storm-<topology name>-<component>
+    guarantee = ProcessingGuarantee.AT_LEAST_ONCE
+    first_poll = FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST
+    max_uncommitted = 10_000_000
+    commit_period_ms = 30_000
+    poll_timeout_ms = 100
+    max_poll_records = 500
+    retry_initial_delay_ms = 0
+    retry_delay_period_ms = 2
+    retry_max_delay_ms = 10_000
+    retry_max_retries = -1
+    encoding = "utf-8"
+    consumer: dict | None = None
+
+    # -- lifecycle -----------------------------------------------------------
+    def initialize(self, storm_conf: dict, context: dict) -> None:
+        """Validates settings (fails fast with an error sent to Storm), creates
+        the consumer and subscribes."""
+        try:
+            self.settings = self._settings(storm_conf)
+            conf = consumer_config(self.settings, self.settings["group"],
+                                   f"headrace-storm-{self.component_name}-{self.task_id}")
+        except ConfigError as e:
+            self._fail_fast(e)
+        s = self.settings
+        self._guarantee: ProcessingGuarantee = s["guarantee"]
+        self._storm_id = str(storm_conf.get("storm.id") or storm_conf.get("topology.name", ""))
+        self._metadata = commit_metadata(self._storm_id, self.task_id)
+        self._offsets: dict[TP, PartitionOffsets] = {}
+        self._waiting: dict[TP, deque[Message]] = {}
+        self._fetched: dict[TP, int] = {}      # next offset expected from the broker
+        self._emitted_pos: dict[TP, int] = {}  # one past the last emitted offset
+        self._committed_pos: dict[TP, int] = {}
+        self._paused: set[TP] = set()
+        self._retries = RetrySchedule(s["retry_initial_delay_ms"], s["retry_delay_period_ms"],
+                                      s["retry_max_delay_ms"], s["retry_max_retries"])
+        self._last_commit = time.monotonic()
+        self._consumer = Consumer(conf)
+        self._consumer.subscribe(subscription(s), on_assign=self._on_assign,
+                                 on_revoke=self._on_revoke, on_lost=self._on_lost)
+
+    def _settings(self, storm_conf: dict) -> dict:
+        s = cfg.resolve(self, cfg.SPOUT, storm_conf)
+        cfg.require(s, "brokers", "the bootstrap servers of the cluster to read")
+        if bool(s.get("topics")) == bool(s.get("topic_pattern")):
+            raise ConfigError("set exactly one of headrace.topics and headrace.topic_pattern")
+        if not s.get("group"):
+            s["group"] = f"headrace-storm-{self.topology_name}-{self.component_name}"
+        return s
+
+    def _fail_fast(self, e: Exception) -> None:
+        """Reports a configuration error to the worker log and Storm's UI, then exits."""
+        msg = f"{type(self).__name__} configuration error: {e}"
+        self.log(msg, level="error")
+        self.send_message({"command": "error", "msg": msg})
+        self._exit(1)
+
+    def deactivate(self) -> None:
+        """Storm stops calling next: commit what is safe now."""
+        self._commit()
+
+    # -- Storm commands ------------------------------------------------------
+    def next_tuple(self) -> None:
+        """Emits at most one tuple: a due retry first, then the next polled record."""
+        if self._guarantee is not ProcessingGuarantee.AT_MOST_ONCE and \
+                time.monotonic() - self._last_commit >= self.settings["commit_period_ms"] / 1e3:
+            self._commit()
+        if self._emit_due_retry():
+            return
+        if not self._emit_waiting():
+            self._poll()
+            self._emit_waiting()
+
+    def ack(self, tup_id: Any) -> None:
+        parsed = parse_message_id(tup_id)
+        if parsed is None:
+            return
+        tp, off = parsed
+        po = self._offsets.get(tp)
+        if po is not None and po.ack(off):
+            self._retries.forget((tp, off))
+
+    def fail(self, tup_id: Any) -> None:
+        parsed = parse_message_id(tup_id)
+        if parsed is None:
+            return
+        tp, off = parsed
+        po = self._offsets.get(tp)
+        if po is None or not po.is_in_flight(off):
+            return   # acked meanwhile, or the partition was revoked
+        if not self._retries.schedule((tp, off)):
+            self.logger.warning("dropping %s after %d retries (headrace.retry_max_retries)",
+                                tup_id, self.settings["retry_max_retries"])
+            po.ack(off)
+
+    # -- shaping tuples --------------------------------------------------------
+    def translate(self, record: Message) -> list[Any] | None:
+        """Record -> tuple values (must match ``outputs``); None skips the
+        record (it counts as acked). Default: topic, partition, offset, key,
+        value, key and value as text (headrace.encoding)."""
+        return [record.topic(), record.partition(), record.offset(),
+                self._text(record.key()), self._text(record.value())]
+
+    def _text(self, data: bytes | None) -> str | None:
+        if data is None:
+            return None
+        if self.settings["encoding"] == "base64":
+            return base64.b64encode(data).decode("ascii")
+        return data.decode("utf-8", "replace")
+
+    # -- emission --------------------------------------------------------------
+    def _emit_due_retry(self) -> bool:
+        while (key := self._retries.pop_due()) is not None:
+            tp, off = key
+            po = self._offsets.get(tp)
+            values = po.values(off) if po is not None else None
+            if values is not None:
+                self.emit(values, tup_id=message_id(tp, off))
+                return True
+        return False
+
+    def _has_room(self, tp: TP) -> bool:
+        if self._guarantee is not ProcessingGuarantee.AT_LEAST_ONCE:
+            return True
+        return self._offsets[tp].uncommitted < self.settings["max_uncommitted"]
+
+    def _emit_waiting(self) -> bool:
+        """Emits the next waiting record of the first partition (round robin)
+        that is under its max uncommitted offsets."""
+        for tp in list(self._waiting):
+            if not self._has_room(tp):
+                continue
+            queue = self._waiting.pop(tp)
+            record = queue.popleft()
+            if queue:
+                self._waiting[tp] = queue   # re-inserted last: round robin
+            self._emit_record(tp, record)
+            return True
+        return False
+
+    def _emit_record(self, tp: TP, record: Message) -> None:
+        off = record.offset()
+        values = self.translate(record)
+        self._emitted_pos[tp] = off + 1
+        if self._guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+            po = self._offsets[tp]
+            po.emitted(off, values)
+            if values is None:
+                po.ack(off)
+                return
+            self.emit(values, tup_id=message_id(tp, off))
+        elif values is not None:
+            self.emit(values)   # unanchored: Storm never acks or fails it
+
+    # -- polling -------------------------------------------------------------
+    def _poll(self) -> None:
+        """One consume(); serves rebalance callbacks; buffers new records.
+        AT_MOST_ONCE commits the batch before any of it is emitted."""
+        self._update_pause()
+        records = self._consumer.consume(self.settings["max_poll_records"],
+                                         self.settings["poll_timeout_ms"] / 1e3)
+        first: dict[TP, int] = {}
+        last: dict[TP, int] = {}
+        for r in records:
+            if r.error() is not None:
+                self.logger.warning("consumer: %s", r.error())
+                continue
+            tp = (r.topic(), r.partition())
+            if tp not in self._offsets or r.offset() < self._fetched.get(tp, -1):
+                continue   # revoked meanwhile, or already buffered
+            self._fetched[tp] = r.offset() + 1
+            self._waiting.setdefault(tp, deque()).append(r)
+            first.setdefault(tp, r.offset())
+            last[tp] = r.offset()
+        if last and self._guarantee is ProcessingGuarantee.AT_MOST_ONCE:
+            self._commit_before_emit(first, last)
+
+    def _update_pause(self) -> None:
+        """Pauses partitions at max uncommitted offsets or with a full buffer."""
+        limit = self.settings["max_poll_records"]
+        want = {tp for tp in self._offsets
+                if not self._has_room(tp) or len(self._waiting.get(tp, ())) >= limit}
+        if want - self._paused:
+            self._consumer.pause([TopicPartition(*tp) for tp in want - self._paused])
+        if self._paused - want:
+            self._consumer.resume([TopicPartition(*tp) for tp in self._paused - want])
+        self._paused = want
+
+    # -- commits -------------------------------------------------------------
+    def _commit_sync(self, positions: dict[TP, int]) -> set[TP]:
+        """Commits ``positions``; returns the partitions stored. Errors are logged."""
+        if not positions:
+            return set()
+        tps = [TopicPartition(t, p, off, metadata=self._metadata)
+               for (t, p), off in positions.items()]
+        try:
+            result = self._consumer.commit(offsets=tps, asynchronous=False)
+        except KafkaException as e:
+            self.logger.warning("commit of %s failed: %s", positions, e)
+            return set()
+        done = {(r.topic, r.partition) for r in result if r.error is None}
+        for tp in done:
+            self._committed_pos[tp] = positions[tp]
+        return done
+
+    def _commit_before_emit(self, first: dict[TP, int], last: dict[TP, int]) -> None:
+        done = self._commit_sync({tp: off + 1 for tp, off in last.items()})
+        for tp in set(last) - done:   # not committed: must not be emitted; re-read later
+            self._waiting[tp] = deque(r for r in self._waiting.get(tp, ())
+                                      if r.offset() < first[tp])
+            if not self._waiting[tp]:
+                del self._waiting[tp]
+            self._fetched[tp] = first[tp]
+            self._consumer.seek(TopicPartition(tp[0], tp[1], first[tp]))
+
+    def _commit(self, only: set[TP] | None = None) -> None:
+        """The periodic commit: acked prefixes (AT_LEAST_ONCE) or emitted
+        positions (NONE)."""
+        self._last_commit = time.monotonic()
+        if self._guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+            self._commit_acked(only)
+        elif self._guarantee is ProcessingGuarantee.NONE:
+            pos = {tp: off for tp, off in self._emitted_pos.items()
+                   if (only is None or tp in only) and self._committed_pos.get(tp) != off}
+            self._commit_sync(pos)
+
+    def _commit_acked(self, only: set[TP] | None) -> None:
+        want = {}
+        for tp, po in self._offsets.items():
+            nxt = po.next_commit()
+            if nxt is not None and (only is None or tp in only):
+                want[tp] = nxt
+        for tp in self._commit_sync(want):
+            self._offsets[tp].commit_done(want[tp])
+
+    # -- rebalance callbacks (run inside consume()) ----------------------------
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        committed = consumer.committed(partitions, timeout=COMMIT_TIMEOUT_S) if partitions else []
+        strategy: FirstPollOffsetStrategy = self.settings["first_poll"]
+        for p, c in zip(partitions, committed):
+            p.offset = start_offset(strategy, c, self._storm_id)
+            tp = (p.topic, p.partition)
+            self._offsets[tp] = PartitionOffsets()
+            if c.offset >= 0:
+                self._committed_pos[tp] = c.offset
+        consumer.assign(partitions)
+        self.logger.info("assigned %s", [(p.topic, p.partition, p.offset) for p in partitions])
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Commits what is safe for the revoked partitions, then drops their state."""
+        tps = {(p.topic, p.partition) for p in partitions}
+        if self._guarantee is ProcessingGuarantee.AT_MOST_ONCE:
+            # Polled-but-unemitted records were committed already: move the
+            # commit back to the first of them, so the next owner emits them.
+            self._commit_sync({tp: q[0].offset() for tp, q in self._waiting.items()
+                               if tp in tps and q})
+        else:
+            self._commit(only=tps)
+        self._drop(tps)
+        self.logger.info("revoked %s", sorted(tps))
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Ownership already gone (session expired): drop without committing."""
+        self._drop({(p.topic, p.partition) for p in partitions})
+
+    def _drop(self, tps: set[TP]) -> None:
+        for state in (self._offsets, self._waiting, self._fetched, self._emitted_pos,
+                      self._committed_pos):
+            for tp in tps:
+                state.pop(tp, None)
+        self._paused -= tps
+        self._retries.forget_where(lambda key: key[0] in tps)
