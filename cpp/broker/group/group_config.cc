@@ -31,6 +31,12 @@ Status GroupConfig::Set(const std::string& key, const std::string& value) {
   if (key == "group.max.size") return set32(max_size, 1);
   if (key == "offset.metadata.max.bytes") return set32(offset_metadata_max_bytes, 0);
   if (key == "headrace.group.timer.interval.ms") return set32(timer_interval_ms, 1);
+  if (key == "offsets.topic.segment.bytes") {
+    int32_t v = 0;
+    HR_RETURN_IF_ERROR(set32(v, 4096));
+    log_segment_bytes = v;
+    return Status::OK();
+  }
   if (key == "offsets.retention.minutes") {
     HR_ASSIGN_OR_RETURN(int64_t v, ParseInt(key, value, 1, kI32Max));
     offsets_retention_ms = v * 60000;

@@ -27,6 +27,11 @@ struct GroupConfig {
   // headrace.group.timer.interval.ms: how often the coordinator checks
   // session, rebalance and pending-member deadlines.
   int32_t timer_interval_ms = 100;
+  // offsets.topic.segment.bytes: segment size of the coordinator's log. It is
+  // also the compaction step: the log is compacted (rewritten as its live
+  // records) once this many bytes, or the live state's size if larger, were
+  // appended since the last compaction.
+  int64_t log_segment_bytes = 104857600;
 
   // Sets one property. NotFound for a key that is not a group setting;
   // InvalidArgument naming the key for a bad value.

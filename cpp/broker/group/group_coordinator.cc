@@ -24,8 +24,10 @@ GroupCoordinator::GroupCoordinator(Options options)
 Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options) {
   bool start_timer = options.start_timer;
   std::unique_ptr<GroupCoordinator> c(new GroupCoordinator(std::move(options)));
-  HR_ASSIGN_OR_RETURN(c->log_, GroupLog::Open(c->data_dir_, c->config_.commit_fsync));
+  HR_ASSIGN_OR_RETURN(c->log_, GroupLog::Open(c->data_dir_, c->config_.commit_fsync,
+                                                c->config_.log_segment_bytes));
   HR_RETURN_IF_ERROR(c->Load());
+  c->next_compaction_bytes_ = c->config_.log_segment_bytes;
   c->next_retention_check_ms_ = c->Now() + c->config_.offsets_retention_check_interval_ms;
   if (start_timer) c->timer_ = std::thread([p = c.get()] { p->TimerLoop(); });
   return c;
@@ -281,6 +283,7 @@ void GroupCoordinator::Tick() {
       ExpireOffsets(now);
       next_retention_check_ms_ = now + config_.offsets_retention_check_interval_ms;
     }
+    MaybeCompact();
   }
   RunAll(done);
 }

@@ -189,6 +189,9 @@ class GroupCoordinator {
 
   // --- persistence (group_offsets.cc); REQUIRES: mu_ held ---
   Status PersistGroup(const Group& g);
+  // Compacts the log when enough was appended since the last compaction
+  // (GroupConfig::log_segment_bytes). REQUIRES mu_.
+  void MaybeCompact();
   void ExpireOffsets(int64_t now);
 
   GroupConfig config_;
@@ -200,6 +203,7 @@ class GroupCoordinator {
   std::unique_ptr<GroupLog> log_;        // guarded by mu_; null once stopped
   bool stopped_ = false;                 // guarded by mu_
   int64_t next_retention_check_ms_ = 0;  // guarded by mu_
+  int64_t next_compaction_bytes_ = 0;    // guarded by mu_: log size that triggers MaybeCompact
 
   std::condition_variable timer_cv_;
   std::thread timer_;

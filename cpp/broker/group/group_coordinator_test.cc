@@ -265,6 +265,55 @@ TEST_F(GroupCoordinatorTest, RetentionExpiresOffsetsOfEmptyGroups) {
   EXPECT_TRUE(c_->ListGroups({}).empty());
 }
 
+int64_t GroupLogBytes(const fs::path& data_dir) {
+  int64_t total = 0;
+  for (const auto& e : fs::directory_iterator(data_dir / kGroupLogDirName))
+    if (e.path().extension() == ".log") total += static_cast<int64_t>(e.file_size());
+  return total;
+}
+
+TEST_F(GroupCoordinatorTest, CompactionKeepsTheLiveStateAndShrinksTheLog) {
+  c_.reset();
+  GroupCoordinator::Options o;
+  o.config.min_session_timeout_ms = 100;
+  o.config.initial_rebalance_delay_ms = 0;
+  o.config.log_segment_bytes = 16384;
+  o.config.commit_fsync = false;
+  o.data_dir = dir_.string();
+  o.start_timer = false;
+  o.now_ms = [this] { return now_; };
+  c_ = std::move(GroupCoordinator::Open(std::move(o))).value();
+
+  std::optional<JoinResult> r1;
+  std::string a = JoinNewMember(&r1);
+  Sync(a, 1, {{a, "assignment-a"}});
+  c_->Commit(CommitRequest{"simple", "", std::nullopt, -1, {{"t", 9, 99, -1, "x"}}});
+  // 3000 commits of the same two partitions: all but the last two are garbage.
+  for (int i = 1; i <= 3000; ++i) {
+    CommitRequest req{"g", a, std::nullopt, 1, {{"t", 0, i, -1, ""}, {"t", 1, 2 * i, -1, ""}}};
+    ASSERT_EQ(c_->Commit(req)[0], KafkaError::kNone);
+    if (i % 100 == 0) c_->Tick();
+  }
+  // A deleted group leaves a tombstone; compaction must not resurrect it.
+  ASSERT_EQ(c_->DeleteGroup("simple"), KafkaError::kNone);
+  c_->Tick();
+  const int64_t compacted = GroupLogBytes(dir_);
+  // Uncompacted, 3000 commits take > 200 KiB; the live state is a few hundred
+  // bytes, plus at most the active segment's older records.
+  EXPECT_LT(compacted, 3 * 16384) << "log not compacted";
+
+  Reopen();
+  std::vector<FetchedOffset> got;
+  EXPECT_EQ(c_->FetchOffsets("g", std::nullopt, &got), KafkaError::kNone);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].committed.offset, 3000);
+  EXPECT_EQ(got[1].committed.offset, 6000);
+  // The member and its assignment survived compaction and reopen.
+  EXPECT_EQ(c_->Heartbeat("g", a, std::nullopt, 1), KafkaError::kNone);
+  EXPECT_EQ(c_->Describe("g").members.at(0).assignment, "assignment-a");
+  EXPECT_EQ(c_->ListGroups({}).size(), 1u);  // "simple" stays deleted
+}
+
 TEST_F(GroupCoordinatorTest, StopAnswersParkedJoins) {
   std::optional<JoinResult> r1, r2;
   std::string a = JoinNewMember(&r1);

@@ -11,6 +11,7 @@ namespace headrace::broker::group {
 namespace {
 
 constexpr int64_t kReplayChunkBytes = 4 << 20;
+constexpr size_t kRewriteBatchBytes = 1 << 20;  // one batch per ~1 MiB of live records
 
 // Reads the bytes of `slices` into one buffer.
 Result<std::vector<uint8_t>> ReadSlices(const std::vector<FileSlice>& slices, int64_t total) {
@@ -32,9 +33,10 @@ Result<std::vector<uint8_t>> ReadSlices(const std::vector<FileSlice>& slices, in
 
 }  // namespace
 
-Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir, bool fsync) {
+Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir, bool fsync,
+                                                 int64_t segment_bytes) {
   LogConfig cfg;
-  cfg.segment_bytes = 64LL << 20;
+  cfg.segment_bytes = segment_bytes;
   cfg.retention_ms = -1;
   cfg.max_message_bytes = 64 << 20;
   cfg.max_index_bytes = 1 << 20;
@@ -80,6 +82,24 @@ Status GroupLog::Replay(const std::function<void(const Entry&)>& fn) const {
     if (pos == 0) break;
   }
   return Status::OK();
+}
+
+Status GroupLog::Rewrite(const std::vector<Entry>& live) {
+  const Offset first = log_->end_offset();
+  std::vector<Entry> chunk;
+  size_t chunk_bytes = 0;
+  for (const Entry& e : live) {
+    chunk.push_back(e);
+    chunk_bytes += e.key.size() + (e.value ? e.value->size() : 0);
+    if (chunk_bytes >= kRewriteBatchBytes) {
+      HR_RETURN_IF_ERROR(Append(chunk, /*durable=*/false));
+      chunk.clear();
+      chunk_bytes = 0;
+    }
+  }
+  if (!chunk.empty()) HR_RETURN_IF_ERROR(Append(chunk, /*durable=*/false));
+  HR_RETURN_IF_ERROR(log_->Flush());  // the new copy is on disk before the old one goes
+  return log_->DeleteRecordsBefore(first);
 }
 
 Status GroupLog::Close() { return log_->Close(); }

@@ -1,8 +1,9 @@
 // The coordinator's durable log: RecordBatch v2 batches (BuildBatch) whose
 // records carry the keys and values of group_records.h, in one partition log
 // at <data_dir>/__group_metadata/ (a name the topic registry never treats as
-// a partition directory). No compaction yet: every change is appended and the
-// whole log is replayed on start (docs/consumer-groups.md).
+// a partition directory). Every change is appended; Rewrite() compacts the
+// log to the live state, and the log is replayed from its start on open
+// (docs/consumer-groups.md).
 //
 // Threading: not thread-safe; the coordinator serialises calls.
 #pragma once
@@ -28,7 +29,8 @@ class GroupLog {
   };
 
   // Opens (creating if missing) the log under `data_dir`, recovering it.
-  static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir, bool fsync);
+  static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir, bool fsync,
+                                                int64_t segment_bytes);
 
   // Appends `entries` as one batch (all or nothing). With `durable` and a log
   // opened with fsync, flushes before returning; otherwise the batch reaches
@@ -37,6 +39,11 @@ class GroupLog {
   Status Append(const std::vector<Entry>& entries, bool durable = true);
   // Calls `fn` for every record from the start, in offset order.
   Status Replay(const std::function<void(const Entry&)>& fn) const;
+  // Compaction: appends `live` (every record of the current state) in
+  // batches, fsyncs, then moves the log start past all older records,
+  // deleting the segments wholly below it. A crash in between leaves old and
+  // new records, and replaying both yields the same state.
+  Status Rewrite(const std::vector<Entry>& live);
   Status Close();
 
   int64_t size_bytes() const { return log_->size_bytes(); }

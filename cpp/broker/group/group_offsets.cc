@@ -19,14 +19,8 @@ GroupLog::Entry OffsetEntry(const std::string& group, const TopicPartitionKey& t
   return e;
 }
 
-GroupLog::Entry GroupTombstone(const std::string& group) {
-  return GroupLog::Entry{EncodeKey(RecordKey{RecordKind::kGroup, group, "", 0}), std::nullopt};
-}
-
-}  // namespace
-
-Status GroupCoordinator::PersistGroup(const Group& g) {
-  if (!log_) return Status::Closed("group coordinator stopped");
+// The group's metadata record (members, generation, assignments).
+GroupLog::Entry GroupEntry(const Group& g) {
   GroupValue v;
   v.protocol_type = g.protocol_type;
   v.generation = g.generation;
@@ -37,11 +31,44 @@ Status GroupCoordinator::PersistGroup(const Group& g) {
     v.members.push_back(StoredMember{id, m.instance_id, m.client_id, m.client_host,
                                      m.session_timeout_ms, m.rebalance_timeout_ms,
                                      m.MetadataFor(g.protocol), m.assignment});
-  GroupLog::Entry e{EncodeKey(RecordKey{RecordKind::kGroup, g.id, "", 0}), EncodeGroupValue(v)};
+  return GroupLog::Entry{EncodeKey(RecordKey{RecordKind::kGroup, g.id, "", 0}),
+                         EncodeGroupValue(v)};
+}
+
+GroupLog::Entry GroupTombstone(const std::string& group) {
+  return GroupLog::Entry{EncodeKey(RecordKey{RecordKind::kGroup, group, "", 0}), std::nullopt};
+}
+
+}  // namespace
+
+Status GroupCoordinator::PersistGroup(const Group& g) {
+  if (!log_) return Status::Closed("group coordinator stopped");
   // Membership is not fsynced (as in Kafka): losing the last generation in a
   // crash only costs a rebalance, while an fsync here sits on every
-  // JoinGroup/SyncGroup round trip. Offsets stay durable (CommitOffsets).
-  return log_->Append({e}, /*durable=*/false);
+  // JoinGroup/SyncGroup round trip. Offsets stay durable (Commit).
+  return log_->Append({GroupEntry(g)}, /*durable=*/false);
+}
+
+void GroupCoordinator::MaybeCompact() {
+  if (!log_ || log_->size_bytes() < next_compaction_bytes_) return;
+  const int64_t before = log_->size_bytes();
+  std::vector<GroupLog::Entry> live;
+  int64_t live_bytes = 0;
+  for (const auto& [id, g] : groups_) {
+    if (!g.protocol_type.empty() || g.generation > 0) live.push_back(GroupEntry(g));
+    for (const auto& [tp, c] : g.offsets) live.push_back(OffsetEntry(id, tp, c));
+  }
+  for (const GroupLog::Entry& e : live) live_bytes += e.key.size() + (e.value ? e.value->size() : 0);
+  Status st = log_->Rewrite(live);
+  // Next time once as much again as the live state (at least one segment)
+  // has been appended: compaction costs O(1) per appended byte.
+  next_compaction_bytes_ = log_->size_bytes() + std::max(config_.log_segment_bytes, live_bytes);
+  if (!st.ok()) {
+    HR_LOG(kWarn) << "group log compaction: " << st.ToString();
+    return;
+  }
+  HR_LOG(kInfo) << "group log compacted: " << live.size() << " live records (" << live_bytes
+                << " bytes); log " << before << " -> " << log_->size_bytes() << " bytes";
 }
 
 std::vector<KafkaError> GroupCoordinator::Commit(const CommitRequest& req) {
