@@ -1,9 +1,19 @@
 # headrace._core.Broker: a thin wrapper over headrace::Broker. Start and
 # Stop release the GIL; the broker's own threads never take it.
+# describe_settings: every broker setting with its default and effective value.
 from libcpp.map cimport map
 from libcpp.memory cimport unique_ptr
 from libcpp.string cimport string
-from libbroker cimport CBroker
+from libcpp.vector cimport vector
+from libbroker cimport CBroker, CBrokerSetting, DescribeBrokerSettings
+
+
+cdef map[string, string] _settings_map(settings) except *:
+    """{key: value} -> std::map of UTF-8 strings (values through str())."""
+    cdef map[string, string] props
+    for key, value in (settings or {}).items():
+        props[str(key).encode("utf-8")] = str(value).encode("utf-8")
+    return props
 
 
 cdef class Broker:
@@ -13,10 +23,7 @@ cdef class Broker:
     cdef unique_ptr[CBroker] _broker
 
     def __cinit__(self, settings=None):
-        cdef map[string, string] props
-        for key, value in (settings or {}).items():
-            props[str(key).encode("utf-8")] = str(value).encode("utf-8")
-        check_status(MoveResult(CBroker.Create(props), &self._broker))
+        check_status(MoveResult(CBroker.Create(_settings_map(settings)), &self._broker))
 
     def start(self):
         """Opens the data directory (recovering logs) and starts serving."""
@@ -61,3 +68,18 @@ cdef class Broker:
         if self._broker.get() != NULL:
             with nogil:
                 self._broker.get().Stop()
+
+
+def describe_settings(settings=None):
+    """Every broker setting, sorted by name, as tuples (name, value,
+    default, doc, set_by): `value` once `settings` ({key: str}) are applied,
+    `set_by` the key of `settings` that gave it ("" = built-in default).
+    Raises like Broker(settings) for an unknown key or a bad value."""
+    cdef map[string, string] props = _settings_map(settings)
+    cdef vector[CBrokerSetting] rows
+    cdef CStatus st
+    with nogil:
+        st = MoveResult(DescribeBrokerSettings(props), &rows)
+    check_status(st)
+    return [(r.name.decode(), r.value.decode(), r.default_value.decode(), r.doc.decode(),
+             r.set_by.decode()) for r in rows]

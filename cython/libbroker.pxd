@@ -1,8 +1,10 @@
-# Raw declarations of headrace/broker.h (the whole broker).
+# Raw declarations of headrace/broker.h (the whole broker) and
+# headrace/broker_settings.h (every setting with its default).
 from libc.stdint cimport int32_t
 from libcpp.map cimport map
 from libcpp.memory cimport unique_ptr
 from libcpp.string cimport string
+from libcpp.vector cimport vector
 
 from libheadrace cimport CStatus, Result
 
@@ -19,3 +21,14 @@ cdef extern from "headrace/broker.h" namespace "headrace" nogil:
         string data_dir() const
         string network_backend() const
         string cluster_id() const
+
+
+cdef extern from "headrace/broker_settings.h" namespace "headrace" nogil:
+    cdef cppclass CBrokerSetting "headrace::BrokerSetting":
+        string name
+        string value
+        string default_value
+        string doc
+        string set_by
+
+    Result[vector[CBrokerSetting]] DescribeBrokerSettings(const map[string, string]& settings)

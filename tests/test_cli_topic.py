@@ -1,24 +1,26 @@
 """`headrace topic ...` end to end against a real broker process: create,
-list, describe (partitions, leaders, offsets, configs), alter-config,
+list, describe (partitions, leaders, offsets, sizes, configs), alter-config,
 add-partitions, delete, and the error paths (unknown topic, duplicate,
 invalid config, unreachable broker)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from cli_run import headrace, ok, one_error_line
+from headrace.admin import Admin
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def _describe_rows(text: str) -> dict[int, list[str]]:
     lines = text.splitlines()
-    start = lines.index("PARTITION\tLEADER\tREPLICAS\tSTART\tEND\tRECORDS") + 1
+    start = lines.index("PARTITION\tLEADER\tREPLICAS\tSTART\tEND\tRECORDS\tSIZE") + 1
     rows = {}
     for ln in lines[start:]:
-        if ln == "CONFIG":
+        if ln == "CONFIG" or ln.startswith("TOTAL\t"):
             break
         cols = ln.split("\t")
         rows[int(cols[0])] = cols
@@ -35,11 +37,51 @@ def test_create_list_describe_delete(module_broker):
     d = ok(headrace("topic", "describe", "orders", brokers=b)).stdout
     rows = _describe_rows(d)
     assert sorted(rows) == [0, 1, 2]
-    assert rows[2][1:] == ["0", "0", "0", "2", "2"]   # leader 0, replicas 0, start 0, end 2
+    assert rows[2][1:6] == ["0", "0", "0", "2", "2"]   # leader 0, replicas 0, start 0, end 2
     assert rows[0][4] == "0"
     assert "retention.ms=60000\t(override)" in d
     ok(headrace("topic", "delete", "orders", brokers=b))
     assert "orders" not in ok(headrace("topic", "list", brokers=b)).stdout.split()
+
+
+def _segment_bytes_on_disk(data_dir: Path, topic: str, partition: int) -> int:
+    return sum(f.stat().st_size for f in (data_dir / f"{topic}-{partition}").glob("*.log"))
+
+
+def test_describe_shows_sizes_of_the_segment_files(module_broker):
+    b = module_broker.bootstrap
+    ok(headrace("topic", "create", "sized", "--partitions", "3", brokers=b))
+    records, value_size = 200, 100
+    payload = "".join(f"{i:0{value_size}d}\n" for i in range(records))
+    ok(headrace("produce", "sized", "--partition", "1", input=payload, brokers=b))
+    ok(headrace("produce", "sized", "--partition", "2", input="x\n", brokers=b))
+    out = ok(headrace("topic", "describe", "sized", brokers=b)).stdout
+    rows = _describe_rows(out)
+    sizes = {p: int(cols[6]) for p, cols in rows.items()}
+    assert sizes[0] == 0
+    assert sizes[1] >= records * value_size  # the values plus batch/record framing
+    assert sizes[2] > 0
+    for p in range(3):
+        assert sizes[p] == _segment_bytes_on_disk(module_broker.data_dir, "sized", p), p
+    total = next(ln for ln in out.splitlines() if ln.startswith("TOTAL\t")).split("\t")
+    assert int(total[5]) == records + 1
+    assert int(total[6]) == sum(sizes.values())
+
+
+def test_admin_log_dirs_reports_the_data_dir(module_broker):
+    b = module_broker.bootstrap
+    ok(headrace("topic", "create", "dirs-a", brokers=b))
+    ok(headrace("produce", "dirs-a", input="hello\n", brokers=b))
+    admin = Admin(b)
+    dirs = admin.log_dirs()
+    assert len(dirs) == 1
+    d = dirs[0]
+    assert Path(d.path) == module_broker.data_dir.absolute()
+    assert 0 < d.usable_bytes <= d.total_bytes
+    assert d.sizes[("dirs-a", 0)] == _segment_bytes_on_disk(module_broker.data_dir, "dirs-a", 0)
+    only = admin.log_dirs(["dirs-a"])
+    assert set(only[0].sizes) == {("dirs-a", 0)}
+    assert admin.partition_sizes("dirs-a") == {0: d.sizes[("dirs-a", 0)]}
 
 
 def test_env_var_names_the_brokers(module_broker):

@@ -4,10 +4,14 @@ Every call waits at most ``timeout`` seconds and turns a Kafka error into
 :class:`AdminError` (a :class:`headrace.HeadraceError`) with a one-line
 message, so tools can print it as is. librdkafka's own log lines are
 silenced: callers see errors as exceptions only.
+
+confluent-kafka 2.16 has no DescribeLogDirs call, so :meth:`Admin.log_dirs`
+uses kafka-python's ``KafkaAdminClient.describe_log_dirs`` instead.
 """
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
@@ -26,6 +30,18 @@ _SILENT.propagate = False
 
 class AdminError(HeadraceError):
     """A request the cluster refused or did not answer in time."""
+
+
+@dataclass
+class LogDir:
+    """One log directory of one broker (DescribeLogDirs)."""
+
+    broker: int
+    path: str
+    total_bytes: int = -1   # size of its volume; -1 if the broker does not say
+    usable_bytes: int = -1  # what is left for writers; -1 if unknown
+    # {(topic, partition): bytes of its segment files}
+    sizes: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
 def client_config(brokers: str, **extra: Any) -> dict[str, Any]:
@@ -184,3 +200,52 @@ class Admin:
     def delete_group(self, group: str) -> None:
         fs = self.client.delete_consumer_groups([group], request_timeout=self.timeout)
         _wait(fs[group], self.timeout, f"cannot delete group {group!r}")
+
+    # -- log dirs (kafka-python: confluent-kafka has no DescribeLogDirs) ------
+    def log_dirs(self, topics: Iterable[str] | None = None) -> list[LogDir]:
+        """Every broker's log directories with the size of each partition in
+        them; ``topics`` limits the partitions to those topics (None = all).
+        Raises AdminError if a broker reports a log dir error or does not
+        answer."""
+        from kafka.admin import KafkaAdminClient
+        from kafka.errors import KafkaError as KpError
+        from kafka.errors import KafkaConnectionError, KafkaTimeoutError
+
+        logging.getLogger("kafka").addHandler(logging.NullHandler())  # no stray warnings
+        ms = int(self.timeout * 1000)
+        try:
+            client = KafkaAdminClient(bootstrap_servers=self.brokers.split(","),
+                                      request_timeout_ms=ms, bootstrap_timeout_ms=ms,
+                                      client_id="headrace-admin")
+        except (KafkaConnectionError, KafkaTimeoutError) as e:
+            raise AdminError(f"broker unreachable or not answering ({e})") from None
+        except KpError as e:
+            raise AdminError(f"cannot describe log dirs: {e}") from None
+        try:
+            wanted = None if topics is None else list(topics)
+            answers = client.describe_log_dirs(wanted) if wanted != [] else []
+        except KpError as e:
+            raise AdminError(f"cannot describe log dirs: {e}") from None
+        finally:
+            client.close()
+        return [_log_dir(a["broker"], d) for a in answers for d in a["log_dirs"]]
+
+    def partition_sizes(self, topic: str) -> dict[int, int]:
+        """{partition: bytes} of one topic, summed over log dirs and brokers."""
+        out: dict[int, int] = {}
+        for d in self.log_dirs([topic]):
+            for (t, p), size in d.sizes.items():
+                if t == topic:
+                    out[p] = out.get(p, 0) + size
+        return out
+
+
+def _log_dir(broker: int, d: Mapping[str, Any]) -> LogDir:
+    """A kafka-python DescribeLogDirs result dict -> LogDir."""
+    if d.get("error_code", 0):
+        from kafka.errors import for_code
+        raise AdminError(f"log dir {d.get('log_dir')!r} of broker {broker}: "
+                         f"{for_code(d['error_code']).__name__}")
+    sizes = {(t["name"], p["partition_index"]): p["partition_size"]
+             for t in d.get("topics", []) for p in t.get("partitions", [])}
+    return LogDir(broker, d["log_dir"], d.get("total_bytes", -1), d.get("usable_bytes", -1), sizes)

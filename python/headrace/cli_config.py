@@ -1,28 +1,46 @@
-"""``headrace config show``: the broker settings `headrace broker` would use
-with the same --config/--set, and where each value came from (file,
-environment, flag). Unlisted keys keep the core's built-in defaults
-(docs/configuration.md)."""
+"""``headrace config show``: every broker setting `headrace broker` would use
+with the same --config/--set (and environment), its effective value and
+where that value came from: ``default``, ``file PATH``, ``environment`` or
+``flag``. The settings are validated as a broker start would validate them,
+so an unknown key or a bad value is one error line and a non-zero exit."""
 from __future__ import annotations
 
 import argparse
 
 from headrace.cli_common import parse_pairs
-from headrace.settings import gather
+from headrace.settings import DEFAULT_SOURCE, EffectiveSetting, effective, gather
 
 
 def add_config_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("config", help="inspect broker configuration")
     csub = p.add_subparsers(dest="config_command", metavar="ACTION")
     csub.required = True
-    s = csub.add_parser("show", help="effective broker settings and their sources")
+    s = csub.add_parser("show", help="effective broker settings and their sources",
+                        description="Print every broker setting as KEY=VALUE<TAB>(SOURCE), "
+                                    "SOURCE being default, file PATH, environment or flag.")
     s.add_argument("--config", metavar="FILE", help="TOML config file, as for `headrace broker`")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="as for `headrace broker`")
+    s.add_argument("--changed", action="store_true",
+                   help="only the settings a file, the environment or a flag set")
+    s.add_argument("--doc", action="store_true",
+                   help="append each setting's built-in default and a one-line description")
     s.set_defaults(func=_show)
 
 
+def _source(row: EffectiveSetting) -> str:
+    if row.set_as and row.set_as != row.name:
+        return f"{row.source}, as {row.set_as}"
+    return row.source
+
+
 def _show(args) -> int:
-    settings = gather(args.config, parse_pairs(args.set, "--set"))
-    for key in sorted(settings.values):
-        print(f"{key}={settings.values[key]}\t({settings.sources[key]})")
-    print("# every other key: built-in default (docs/configuration.md)")
+    rows = effective(gather(args.config, parse_pairs(args.set, "--set")))
+    for row in rows:
+        if args.changed and row.source == DEFAULT_SOURCE:
+            continue
+        line = f"{row.name}={row.value}\t({_source(row)})"
+        if args.doc:
+            default = row.default if row.default else '""'
+            line += f"\t# default {default}: {row.doc}"
+        print(line)
     return 0

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from confluent_kafka import TopicPartition
 
+from headrace.admin import AdminError
 from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
 
 
@@ -25,7 +27,8 @@ def add_topic_parser(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--long", "-l", action="store_true", help="also print partition counts")
     ls.set_defaults(func=_list)
 
-    d = tsub.add_parser("describe", help="partitions, leaders, offsets and configs of a topic")
+    d = tsub.add_parser("describe",
+                        help="partitions, leaders, offsets, sizes (bytes) and configs of a topic")
     d.add_argument("name")
     d.set_defaults(func=_describe)
 
@@ -72,18 +75,39 @@ def _describe(args) -> int:
     tps = [TopicPartition(args.name, p) for p in sorted(md.partitions)]
     starts = admin.list_offsets(tps, "earliest")
     ends = admin.list_offsets(tps, "latest")
+    try:
+        sizes = admin.partition_sizes(args.name)
+    except AdminError as e:  # e.g. a cluster without DescribeLogDirs: show the rest
+        sizes = {}
+        print(f"headrace: note: sizes unavailable: {e}", file=sys.stderr)
     print(f"topic {args.name}: {len(tps)} partitions")
-    print("PARTITION\tLEADER\tREPLICAS\tSTART\tEND\tRECORDS")
+    print("PARTITION\tLEADER\tREPLICAS\tSTART\tEND\tRECORDS\tSIZE")
     for tp in tps:
         pm = md.partitions[tp.partition]
         s, e = starts[(args.name, tp.partition)], ends[(args.name, tp.partition)]
         replicas = ",".join(str(r) for r in pm.replicas)
-        print(f"{tp.partition}\t{pm.leader}\t{replicas}\t{s}\t{e}\t{e - s}")
+        size = sizes.get(tp.partition)
+        print(f"{tp.partition}\t{pm.leader}\t{replicas}\t{s}\t{e}\t{e - s}\t"
+              f"{'?' if size is None else size}")
+    total_records = sum(ends[(args.name, p.partition)] - starts[(args.name, p.partition)]
+                        for p in tps)
+    print(f"TOTAL\t\t\t\t\t{total_records}\t{sum(sizes.values())}"
+          f"\t({format_bytes(sum(sizes.values()))})")
     print("CONFIG")
     for key, entry in sorted(admin.topic_config(args.name).items()):
         source = "default" if entry.is_default else "override"
         print(f"{key}={entry.value}\t({source})")
     return 0
+
+
+def format_bytes(n: int) -> str:
+    """1536 -> "1.5 KiB" (binary units, one decimal; bytes as they are)."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # not reached
 
 
 def _delete(args) -> int:

@@ -90,20 +90,25 @@ std::string Listener(const std::string& host, int32_t port) {
 }  // namespace
 
 std::vector<ConfigEntry> DescribeBrokerConfigs(const BrokerContext& ctx) {
+  return DescribeBrokerConfigs(ctx.config(), ctx.advertised_host, ctx.advertised_port.load());
+}
+
+std::vector<ConfigEntry> DescribeBrokerConfigs(const BrokerConfig& config,
+                                               const std::string& advertised_host,
+                                               int32_t advertised_port) {
   static const BrokerConfig kBuiltIn;
-  const BrokerConfig& config = ctx.config();
   std::vector<ConfigEntry> out;
   for (const BrokerKey& k : ScalarKeys()) {
     out.push_back(Entry(k.name, k.value(config), k.value(kBuiltIn), IsSet(config, k.name), k.type,
                         k.doc));
   }
-  const int32_t port = ctx.advertised_port.load();
+  const int32_t port = advertised_port;
   const int32_t listen_port = config.listen_port == 0 ? port : config.listen_port;
   out.push_back(Entry("listeners", Listener(config.listen_host, listen_port),
                       Listener(kBuiltIn.listen_host, kBuiltIn.listen_port),
                       IsSet(config, "listeners"), ConfigType::kString,
                       "The address this broker listens on."));
-  out.push_back(Entry("advertised.listeners", Listener(ctx.advertised_host, port),
+  out.push_back(Entry("advertised.listeners", Listener(advertised_host, port),
                       Listener(kBuiltIn.listen_host, kBuiltIn.listen_port),
                       IsSet(config, "advertised.listeners"), ConfigType::kString,
                       "The address given to clients in Metadata responses."));

@@ -18,6 +18,7 @@ extern const ApiHandler kDeleteRecordsHandler;
 extern const ApiHandler kInitProducerIdHandler;
 extern const ApiHandler kDescribeConfigsHandler;
 extern const ApiHandler kAlterConfigsHandler;
+extern const ApiHandler kDescribeLogDirsHandler;
 extern const ApiHandler kCreatePartitionsHandler;
 extern const ApiHandler kIncrementalAlterConfigsHandler;
 extern const ApiHandler kDescribeClusterHandler;
@@ -58,6 +59,7 @@ constexpr std::array kHandlers = {
     &kInitProducerIdHandler,           // 22
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
+    &kDescribeLogDirsHandler,          // 35
     &kCreatePartitionsHandler,         // 37
     &kDeleteGroupsHandler,             // 42
     &kIncrementalAlterConfigsHandler,  // 44

@@ -1,0 +1,129 @@
+// DescribeBrokerSettings (headrace/broker_settings.h): the BrokerConfig keys
+// as DescribeConfigs reports them for the BROKER resource
+// (broker_config_entries.h), plus the group coordinator's keys and the
+// network backend, which Broker::Create takes out before BrokerConfig.
+#include "headrace/broker_settings.h"
+
+#include <algorithm>
+#include <functional>
+#include <initializer_list>
+
+#include "broker/api/broker_config_entries.h"
+#include "broker/broker_config.h"
+#include "broker/group/group_config.h"
+#include "headrace/broker.h"
+
+namespace headrace {
+namespace {
+
+using broker::BrokerConfig;
+using broker::group::GroupConfig;
+
+constexpr const char* kBackendKey = "headrace.network.backend";  // as in broker.cc
+
+// Other keys that set a BrokerConfig setting, in the order BrokerConfig
+// lets them win (the setting's own name first).
+std::vector<std::string> KeysSetting(const std::string& name) {
+  if (name == "node.id" || name == "broker.id") return {"node.id", "broker.id"};
+  if (name == "log.dirs") return {"log.dirs", "log.dir"};
+  if (name == "log.retention.ms") {
+    return {"log.retention.ms", "log.retention.minutes", "log.retention.hours"};
+  }
+  if (name == "log.roll.ms") return {"log.roll.ms", "log.roll.hours"};
+  return {name};
+}
+
+std::string FirstPresent(const std::vector<std::string>& keys,
+                         const std::map<std::string, std::string>& settings) {
+  for (const std::string& k : keys)
+    if (settings.count(k)) return k;
+  return "";
+}
+
+struct GroupKey {
+  const char* name;
+  const char* doc;
+  std::function<int64_t(const GroupConfig&)> value;
+};
+
+// The keys GroupConfig::Set accepts (broker/group/group_config.h).
+const std::vector<GroupKey>& GroupKeys() {
+  static const std::vector<GroupKey> keys = {
+      {"group.initial.rebalance.delay.ms",
+       "How long the first rebalance of an empty group waits for more members.",
+       [](const GroupConfig& g) { return g.initial_rebalance_delay_ms; }},
+      {"group.max.session.timeout.ms", "Largest session timeout a member may ask for.",
+       [](const GroupConfig& g) { return g.max_session_timeout_ms; }},
+      {"group.max.size", "Most members a consumer group may have.",
+       [](const GroupConfig& g) { return g.max_size; }},
+      {"group.min.session.timeout.ms", "Smallest session timeout a member may ask for.",
+       [](const GroupConfig& g) { return g.min_session_timeout_ms; }},
+      {"headrace.group.timer.interval.ms",
+       "How often the coordinator checks session and rebalance deadlines.",
+       [](const GroupConfig& g) { return g.timer_interval_ms; }},
+      {"offset.metadata.max.bytes", "Largest metadata string of a committed offset.",
+       [](const GroupConfig& g) { return g.offset_metadata_max_bytes; }},
+      {"offsets.retention.check.interval.ms", "How often expired committed offsets are removed.",
+       [](const GroupConfig& g) { return g.offsets_retention_check_interval_ms; }},
+      {"offsets.retention.minutes", "How long committed offsets of an empty group are kept.",
+       [](const GroupConfig& g) { return g.offsets_retention_ms / 60000; }},
+      {"offsets.topic.segment.bytes",
+       "Segment size of the coordinator's log and the bytes appended between compactions.",
+       [](const GroupConfig& g) { return g.log_segment_bytes; }},
+  };
+  return keys;
+}
+
+void AddGroupSettings(const GroupConfig& config, const std::map<std::string, std::string>& settings,
+                      std::vector<BrokerSetting>* out) {
+  static const GroupConfig kBuiltIn;
+  for (const GroupKey& k : GroupKeys()) {
+    out->push_back({k.name, std::to_string(k.value(config)), std::to_string(k.value(kBuiltIn)),
+                    k.doc, FirstPresent({k.name}, settings)});
+  }
+  auto bool_text = [](bool b) { return std::string(b ? "true" : "false"); };
+  out->push_back({"headrace.offsets.commit.fsync", bool_text(config.commit_fsync),
+                  bool_text(kBuiltIn.commit_fsync),
+                  "Answer OffsetCommit only after the coordinator's log is fsynced.",
+                  FirstPresent({"headrace.offsets.commit.fsync"}, settings)});
+}
+
+}  // namespace
+
+Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
+    const std::map<std::string, std::string>& settings) {
+  HR_RETURN_IF_ERROR(Broker::Create(settings).status());  // the one validation
+  std::map<std::string, std::string> props = settings;
+  std::string backend = "auto";
+  if (auto it = props.find(kBackendKey); it != props.end()) {
+    backend = it->second;
+    props.erase(it);
+  }
+  GroupConfig group;
+  HR_RETURN_IF_ERROR(group.Extract(props));
+  BrokerConfig config;
+  HR_RETURN_IF_ERROR(config.SetAll(props));
+
+  std::vector<BrokerSetting> out;
+  for (const broker::ConfigEntry& e : broker::DescribeBrokerConfigs(
+           config, config.effective_advertised_host(), config.effective_advertised_port())) {
+    BrokerSetting s{e.name, e.value.value_or(""), "", e.documentation, ""};
+    if (!e.synonyms.empty()) s.default_value = e.synonyms.back().value.value_or("");
+    if (e.source != broker::ConfigSource::kDefaultConfig) {
+      s.set_by = FirstPresent(KeysSetting(e.name), settings);
+    }
+    out.push_back(std::move(s));
+  }
+  // Not a DescribeConfigs row (the serving broker reports it in Metadata).
+  out.push_back({"cluster.id", config.cluster_id, "",
+                 "Cluster id; empty = the stored one, or a new one at first start.",
+                 FirstPresent({"cluster.id"}, settings)});
+  AddGroupSettings(group, settings, &out);
+  out.push_back({kBackendKey, backend, "auto", "Network I/O backend: auto, io_uring or epoll.",
+                 FirstPresent({kBackendKey}, settings)});
+  std::sort(out.begin(), out.end(),
+            [](const BrokerSetting& a, const BrokerSetting& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace headrace
