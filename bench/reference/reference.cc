@@ -1,0 +1,182 @@
+// headrace-reference: what this machine can move over loopback without a
+// broker, so broker figures can be given as a fraction of it.
+//
+//   tcp       one sender thread write()s `--chunk` bytes at a time to a
+//             loopback TCP socket; one receiver thread read()s them into a
+//             buffer of the same size. (Reference for produce.)
+//   sendfile  the sender sendfile()s `--chunk` bytes at a time from a file
+//             already in the page cache (written, then read once) to the
+//             socket; the receiver read()s as above. (Reference for fetch.)
+//
+// Both use the kernel's default socket buffer sizes, as the broker does.
+// Prints MB/s (10^6 bytes per second) per mode and, with --json, one JSON
+// line per mode on stdout. Usage: headrace-reference [tcp|sendfile|all]
+// [--seconds S] [--chunk BYTES] [--file-mb N] [--json]
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string mode = "all";
+  double seconds = 3;
+  size_t chunk = 1 << 20;
+  size_t file_mb = 256;
+  bool json = false;
+};
+
+[[noreturn]] void Die(const char* what) {
+  std::perror(what);
+  std::exit(1);
+}
+
+// A connected loopback pair: {sender fd, receiver fd}.
+std::pair<int, int> LoopbackPair() {
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) Die("bind");
+  if (listen(listener, 1) != 0) Die("listen");
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  int sender = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(sender, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) Die("connect");
+  int receiver = accept(listener, nullptr, nullptr);
+  if (receiver < 0) Die("accept");
+  close(listener);
+  return {sender, receiver};
+}
+
+// Reads until EOF; returns the bytes read.
+int64_t Drain(int fd, size_t chunk) {
+  std::vector<char> buf(chunk);
+  int64_t total = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf.data(), buf.size());
+    if (n <= 0) return total;
+    total += n;
+  }
+}
+
+// Runs `send(fd, deadline)` against a draining receiver; returns MB/s.
+template <typename SendFn>
+double Measure(const Args& a, SendFn send) {
+  auto [tx, rx] = LoopbackPair();
+  int64_t received = 0;
+  std::thread receiver([&, rx = rx] { received = Drain(rx, a.chunk); });
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(a.seconds));
+  send(tx, deadline);
+  shutdown(tx, SHUT_WR);
+  receiver.join();
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  close(tx);
+  close(rx);
+  return received / secs / 1e6;
+}
+
+double MeasureTcp(const Args& a) {
+  std::vector<char> buf(a.chunk, 'x');
+  return Measure(a, [&](int fd, Clock::time_point deadline) {
+    while (Clock::now() < deadline) {
+      size_t off = 0;
+      while (off < buf.size()) {
+        ssize_t n = write(fd, buf.data() + off, buf.size() - off);
+        if (n <= 0) Die("write");
+        off += n;
+      }
+    }
+  });
+}
+
+// A file of `mb` MiB under $TMPDIR, written and read once so it is cached.
+int CachedFile(size_t mb, std::string* path) {
+  *path = (std::filesystem::temp_directory_path() / "headrace-reference-XXXXXX").string();
+  int fd = mkstemp(path->data());
+  if (fd < 0) Die("mkstemp");
+  std::vector<char> buf(1 << 20, 'y');
+  for (size_t i = 0; i < mb; ++i)
+    if (write(fd, buf.data(), buf.size()) != static_cast<ssize_t>(buf.size())) Die("write file");
+  for (off_t off = 0; pread(fd, buf.data(), buf.size(), off) > 0; off += buf.size()) {
+  }
+  return fd;
+}
+
+double MeasureSendfile(const Args& a) {
+  std::string path;
+  int file = CachedFile(a.file_mb, &path);
+  const off_t size = static_cast<off_t>(a.file_mb) << 20;
+  double mbs = Measure(a, [&](int fd, Clock::time_point deadline) {
+    off_t off = 0;
+    while (Clock::now() < deadline) {
+      if (off + static_cast<off_t>(a.chunk) > size) off = 0;
+      off_t end = off + static_cast<off_t>(a.chunk);
+      while (off < end) {
+        ssize_t n = sendfile(fd, file, &off, end - off);
+        if (n <= 0) Die("sendfile");
+      }
+    }
+  });
+  close(file);
+  unlink(path.c_str());
+  return mbs;
+}
+
+void Report(const Args& a, const char* mode, double mbs) {
+  std::fprintf(a.json ? stderr : stdout, "%-9s %.0f MB/s (chunk %zu bytes, %.1f s)\n", mode, mbs,
+               a.chunk, a.seconds);
+  if (a.json)
+    std::printf("{\"reference\":\"%s\",\"mb_per_s\":%.1f,\"chunk\":%zu,\"seconds\":%.2f}\n", mode,
+                mbs, a.chunk, a.seconds);
+  std::fflush(stdout);
+}
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    bool has_value = i + 1 < argc;
+    if (s == "--json") a.json = true;
+    else if (s == "--seconds" && has_value) a.seconds = std::atof(argv[++i]);
+    else if (s == "--chunk" && has_value) a.chunk = std::strtoull(argv[++i], nullptr, 10);
+    else if (s == "--file-mb" && has_value) a.file_mb = std::strtoull(argv[++i], nullptr, 10);
+    else if (s == "tcp" || s == "sendfile" || s == "all") a.mode = s;
+    else {
+      std::fprintf(stderr,
+                   "usage: headrace-reference [tcp|sendfile|all] [--seconds S] "
+                   "[--chunk BYTES] [--file-mb N] [--json]\n");
+      std::exit(2);
+    }
+  }
+  if (a.chunk == 0 || a.file_mb * (1 << 20) < a.chunk) {
+    std::fprintf(stderr, "headrace-reference: --chunk must be > 0 and fit in --file-mb\n");
+    std::exit(2);
+  }
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = Parse(argc, argv);
+  if (a.mode == "tcp" || a.mode == "all") Report(a, "tcp", MeasureTcp(a));
+  if (a.mode == "sendfile" || a.mode == "all") Report(a, "sendfile", MeasureSendfile(a));
+  return 0;
+}

@@ -1,0 +1,1 @@
+"""Helpers of bench/run_suite.py: broker process, tools, scenarios, tables."""
