@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev libgtest-dev libgmock-dev
               libbenchmark-dev librdkafka-dev kcat clang libclang-rt-14-dev)
+# Spark (tests/test_spark_*.py) needs a Java 17+ runtime; this machine kind
+# ships OpenJDK 17, install it only where it is missing.
+command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
