@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <random>
 
 namespace headrace::broker::group {
@@ -22,11 +23,13 @@ class GroupCoordinatorTest : public ::testing::Test {
     c_.reset();
     fs::remove_all(dir_);
   }
-  void Reopen() {
+  // Reopens on the same data dir; `config` overrides the test defaults.
+  void Reopen(std::function<void(GroupConfig&)> config = {}) {
     c_.reset();
     GroupCoordinator::Options o;
     o.config.min_session_timeout_ms = 100;
     o.config.initial_rebalance_delay_ms = 0;
+    if (config) config(o.config);
     o.data_dir = dir_.string();
     o.start_timer = false;
     o.now_ms = [this] { return now_; };
@@ -246,14 +249,10 @@ TEST_F(GroupCoordinatorTest, CommitRulesAndOffsetsSurviveReopen) {
 }
 
 TEST_F(GroupCoordinatorTest, RetentionExpiresOffsetsOfEmptyGroups) {
-  c_.reset();
-  GroupCoordinator::Options o;
-  o.config.offsets_retention_ms = 1000;
-  o.config.offsets_retention_check_interval_ms = 100;
-  o.data_dir = dir_.string();
-  o.start_timer = false;
-  o.now_ms = [this] { return now_; };
-  c_ = std::move(GroupCoordinator::Open(std::move(o))).value();
+  Reopen([](GroupConfig& c) {
+    c.offsets_retention_ms = 1000;
+    c.offsets_retention_check_interval_ms = 100;
+  });
   c_->Commit(CommitRequest{"g", "", std::nullopt, -1, {{"t", 0, 1, -1, ""}}});
   now_ += 500;
   c_->Tick();
@@ -273,16 +272,10 @@ int64_t GroupLogBytes(const fs::path& data_dir) {
 }
 
 TEST_F(GroupCoordinatorTest, CompactionKeepsTheLiveStateAndShrinksTheLog) {
-  c_.reset();
-  GroupCoordinator::Options o;
-  o.config.min_session_timeout_ms = 100;
-  o.config.initial_rebalance_delay_ms = 0;
-  o.config.log_segment_bytes = 16384;
-  o.config.commit_fsync = false;
-  o.data_dir = dir_.string();
-  o.start_timer = false;
-  o.now_ms = [this] { return now_; };
-  c_ = std::move(GroupCoordinator::Open(std::move(o))).value();
+  Reopen([](GroupConfig& c) {
+    c.log_segment_bytes = 16384;
+    c.commit_fsync = false;
+  });
 
   std::optional<JoinResult> r1;
   std::string a = JoinNewMember(&r1);
