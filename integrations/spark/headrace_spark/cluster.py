@@ -1,0 +1,163 @@
+"""Driver-side questions to the cluster: which partitions, which offsets.
+
+One confluent-kafka Consumer (never subscribed, never committing) answers
+metadata, watermark and offsets-for-times requests. It is created on first
+use and is not picklable: holders drop it in ``__getstate__``.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from typing import Iterable
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from .offsets import EARLIEST, LATEST, OffsetSpec, OffsetSpecError, Positions
+from .options import SourceOptions, TopicSelection
+
+log = logging.getLogger("headrace.spark")
+_QUIET = logging.getLogger("headrace.spark.librdkafka")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+
+REQUEST_TIMEOUT_S = 30.0
+
+
+def consumer_config(opts: SourceOptions, purpose: str) -> dict:
+    """librdkafka settings for a consumer that only assigns and seeks: no
+    group membership, no commits, and out-of-range fetches reported as errors
+    (the source decides what data loss means)."""
+    conf = {"group.id": f"{opts.group_id_prefix}-{purpose}-{uuid.uuid4()}",
+            "enable.auto.commit": False, "enable.auto.offset.store": False,
+            "auto.offset.reset": "error", "enable.partition.eof": True,
+            "logger": _QUIET, "error_cb": lambda err: None}
+    conf.update(opts.kafka_conf)
+    return conf
+
+
+class ClusterView:
+    """Answers the driver's questions for one source. Not thread-safe."""
+
+    def __init__(self, opts: SourceOptions):
+        self._opts = opts
+        self._consumer: Consumer | None = None
+        self._committer: Consumer | None = None
+
+    def _client(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = Consumer(consumer_config(self._opts, "driver"))
+        return self._consumer
+
+    def close(self) -> None:
+        for name in ("_consumer", "_committer"):
+            client = getattr(self, name)
+            setattr(self, name, None)
+            if client is not None:
+                client.close()
+
+    def partitions(self) -> list[tuple[str, int]]:
+        """The partitions the topic selection names now, sorted. Topics that
+        do not exist (yet) contribute nothing; 'assign' is taken as given."""
+        sel: TopicSelection = self._opts.topics
+        if sel.strategy == "assign":
+            return list(sel.value)
+        md = self._client().list_topics(timeout=REQUEST_TIMEOUT_S)
+        if sel.strategy == "subscribe":
+            names: Iterable[str] = [t for t in sel.value if t in md.topics]
+        else:
+            pattern = re.compile(sel.value)
+            names = [t for t in md.topics if pattern.fullmatch(t) and not t.startswith("__")]
+        out = []
+        for name in names:
+            topic = md.topics[name]
+            if topic.error is None:
+                out.extend((name, p) for p in topic.partitions)
+        return sorted(out)
+
+    def watermarks(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, int]]:
+        """(log start offset, high watermark) of each partition, asked now."""
+        client = self._client()
+        out = {}
+        for topic, part in partitions:
+            low, high = client.get_watermark_offsets(TopicPartition(topic, part),
+                                                     timeout=REQUEST_TIMEOUT_S, cached=False)
+            out[(topic, part)] = (low, high)
+        return out
+
+    def latest(self, partitions: Iterable[tuple[str, int]]) -> Positions:
+        return {tp: high for tp, (_, high) in self.watermarks(partitions).items()}
+
+    def resolve(self, spec: OffsetSpec, partitions: list[tuple[str, int]], name: str) -> Positions:
+        """Turns 'earliest' / 'latest' / per-partition JSON into concrete
+        offsets for ``partitions``. JSON must name every partition (as in
+        Spark); -2 and -1 in it mean earliest and latest."""
+        if isinstance(spec, dict):
+            missing = sorted(set(partitions) - set(spec))
+            if missing:
+                raise OffsetSpecError(
+                    f"If {name} contains specific offsets, you must specify all "
+                    f"TopicPartitions; missing {missing}. Use -1 for latest, -2 for earliest.")
+            wanted = {tp: spec[tp] for tp in partitions}
+        else:
+            wanted = {tp: EARLIEST if spec == "earliest" else LATEST for tp in partitions}
+        marks = self.watermarks(tp for tp, off in wanted.items() if off in (EARLIEST, LATEST))
+        out = {}
+        for tp, off in wanted.items():
+            if off == EARLIEST:
+                off = marks[tp][0]
+            elif off == LATEST:
+                off = marks[tp][1]
+            out[tp] = off
+        return out
+
+    def offsets_for_times(self, stamps, partitions: list[tuple[str, int]],
+                          strategy: str) -> Positions:
+        """The first offset whose timestamp is >= the given ms, per partition.
+        No such record: strategy 'latest' takes the high watermark, 'error' fails."""
+        if isinstance(stamps, int):
+            stamps = {tp: stamps for tp in partitions}
+        missing = sorted(set(partitions) - set(stamps))
+        if missing:
+            raise OffsetSpecError(f"startingOffsetsByTimestamp must name every partition; "
+                                  f"missing {missing}")
+        asked = [TopicPartition(t, p, stamps[(t, p)]) for t, p in partitions]
+        try:
+            found = self._client().offsets_for_times(asked, timeout=REQUEST_TIMEOUT_S)
+        except KafkaException as e:
+            raise OffsetSpecError(f"offsets for timestamps failed: {e}") from e
+        out = {}
+        for tp in found:
+            key = (tp.topic, tp.partition)
+            if tp.offset >= 0:
+                out[key] = tp.offset
+            elif strategy == "latest":
+                out[key] = self.latest([key])[key]
+            else:
+                raise OffsetSpecError(
+                    f"No record in {tp.topic}-{tp.partition} has a timestamp >= "
+                    f"{stamps[key]} ms; set 'startingOffsetsByTimestampStrategy' to 'latest' to "
+                    f"start from the end instead")
+        return out
+
+    def starting_positions(self, partitions: list[tuple[str, int]]) -> Positions:
+        """Where a query starts: timestamps (if given) win over startingOffsets."""
+        if self._opts.starting_timestamps is not None:
+            return self.offsets_for_times(self._opts.starting_timestamps, partitions,
+                                          self._opts.timestamp_strategy)
+        return self.resolve(self._opts.starting, partitions, "startingOffsets")
+
+    def commit_group(self, group_id: str, positions: Positions) -> None:
+        """Stores ``positions`` as ``group_id``'s committed offsets (a
+        standalone commit, no group membership). Failures are logged only:
+        these offsets are for monitoring, never read back by the source."""
+        if self._committer is None:
+            conf = consumer_config(self._opts, "commit")
+            conf["group.id"] = group_id
+            self._committer = Consumer(conf)
+        try:
+            self._committer.commit(
+                offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()],
+                asynchronous=False)
+        except KafkaException as e:
+            log.warning("headrace: committing offsets of group %s failed: %s", group_id, e)

@@ -1,0 +1,212 @@
+"""Parsing and validation of the data source options.
+
+The names mirror Spark's built-in Kafka source and sink so that a job moves
+over by changing the format name. Spark hands options over case-insensitively
+(keys arrive lower-cased), so every lookup here is lower-case.
+
+Errors are ``ValueError`` subclasses with a message that names the option, as
+Spark's Kafka source does for the same mistakes.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .offsets import EARLIEST, LATEST, OffsetSpec, parse_offset_spec, parse_timestamp_spec
+
+STRATEGIES = ("assign", "subscribe", "subscribepattern")
+DELIVERY_GUARANTEES = ("at-least-once", "at-most-once", "exactly-once")
+
+# Consumer settings the source owns (as in Spark's Kafka source, which
+# refuses the same keys): offsets come from the checkpoint, never from the
+# group, and records are always raw bytes.
+_SOURCE_FORBIDDEN = ("auto.offset.reset", "enable.auto.commit", "key.deserializer",
+                     "value.deserializer", "interceptor.classes")
+_SINK_FORBIDDEN = ("key.serializer", "value.serializer", "interceptor.classes")
+
+
+class HeadraceOptionError(ValueError):
+    """An option is missing, unknown in its context, or has a bad value."""
+
+
+def kafka_passthrough(options: Mapping[str, str], forbidden: tuple[str, ...]) -> dict[str, str]:
+    """The ``kafka.*`` options with the prefix removed, for confluent-kafka.
+
+    REQUIRES: ``kafka.bootstrap.servers`` is among them."""
+    conf = {k[len("kafka."):]: str(v) for k, v in options.items() if k.lower().startswith("kafka.")}
+    conf = {k.lower(): v for k, v in conf.items()}
+    if not conf.get("bootstrap.servers"):
+        raise HeadraceOptionError("Option 'kafka.bootstrap.servers' must be specified for "
+                                  "configuring the Kafka consumer/producer")
+    for key in forbidden:
+        if key in conf:
+            raise HeadraceOptionError(
+                f"Kafka option '{key}' is not supported: the headrace data source manages it "
+                f"itself")
+    return conf
+
+
+def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = options.get(name)
+    if raw is None:
+        return default
+    text = str(raw).strip().lower()
+    if text not in ("true", "false"):
+        raise HeadraceOptionError(f"Option '{name}' must be 'true' or 'false', got {raw!r}")
+    return text == "true"
+
+
+def _positive_int(options: Mapping[str, str], name: str) -> int | None:
+    raw = options.get(name)
+    if raw is None:
+        return None
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise HeadraceOptionError(f"Option '{name}' must be a positive integer, got {raw!r}")
+    if value <= 0:
+        raise HeadraceOptionError(f"Option '{name}' must be a positive integer, got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class TopicSelection:
+    """Which partitions a source reads: exactly one of the three strategies.
+
+    ``value`` is the topic list (subscribe), the regular expression
+    (subscribePattern, matched against the whole topic name) or the
+    ``{"topic": [partitions]}`` mapping (assign)."""
+
+    strategy: str
+    value: Any
+
+    @staticmethod
+    def parse(options: Mapping[str, str]) -> "TopicSelection":
+        given = [s for s in STRATEGIES if options.get(s) not in (None, "")]
+        if len(given) != 1:
+            raise HeadraceOptionError(
+                "Exactly one of the options 'assign', 'subscribe' or 'subscribePattern' must be "
+                f"specified, got {len(given)}")
+        strategy = given[0]
+        raw = str(options[strategy]).strip()
+        if strategy == "subscribe":
+            topics = tuple(t.strip() for t in raw.split(",") if t.strip())
+            if not topics:
+                raise HeadraceOptionError("Option 'subscribe' lists no topic")
+            return TopicSelection(strategy, topics)
+        if strategy == "subscribepattern":
+            try:
+                re.compile(raw)
+            except re.error as e:
+                raise HeadraceOptionError(f"Option 'subscribePattern' is not a valid regular "
+                                          f"expression: {e}")
+            return TopicSelection(strategy, raw)
+        return TopicSelection(strategy, _parse_assign(raw))
+
+
+def _parse_assign(raw: str) -> tuple[tuple[str, int], ...]:
+    try:
+        data = json.loads(raw)
+        pairs = [(str(t), int(p)) for t, parts in data.items() for p in parts]
+    except (ValueError, AttributeError, TypeError):
+        raise HeadraceOptionError(
+            f"Option 'assign' must be JSON like {{\"topicA\":[0,1],\"topicB\":[2]}}, got {raw!r}")
+    if not pairs:
+        raise HeadraceOptionError("Option 'assign' lists no partition")
+    return tuple(sorted(set(pairs)))
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """Everything a reader needs; picklable (it travels to the executors)."""
+
+    kafka_conf: dict[str, str]
+    topics: TopicSelection
+    starting: OffsetSpec
+    ending: OffsetSpec | None
+    starting_timestamps: Any = None   # int (all partitions) or {(topic, partition): ms}
+    timestamp_strategy: str = "error"
+    max_offsets_per_trigger: int | None = None
+    min_partitions: int | None = None
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    poll_timeout_ms: int = 120_000
+    commit_group_id: str | None = None
+    group_id_prefix: str = "spark-kafka-source"
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
+    """Validates the read options (batch when ``streaming`` is False) the way
+    Spark's Kafka source does, and returns them parsed."""
+    opts = {str(k).lower(): v for k, v in options.items()}
+    conf = kafka_passthrough(opts, _SOURCE_FORBIDDEN)
+    topics = TopicSelection.parse(opts)
+    starting = parse_offset_spec(opts.get("startingoffsets"), "startingOffsets",
+                                 default="latest" if streaming else "earliest")
+    ending = None
+    if streaming:
+        for name in ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp"):
+            if name in opts:
+                raise HeadraceOptionError(f"Option '{name}' is not supported for streaming queries")
+    else:
+        ending = parse_offset_spec(opts.get("endingoffsets"), "endingOffsets", default="latest")
+        _check_batch_bounds(starting, ending)
+    strategy = str(opts.get("startingoffsetsbytimestampstrategy", "error")).lower()
+    if strategy not in ("error", "latest"):
+        raise HeadraceOptionError("Option 'startingOffsetsByTimestampStrategy' must be 'error' "
+                                  f"or 'latest', got {strategy!r}")
+    poll = _positive_int(opts, "kafkaconsumer.polltimeoutms")
+    return SourceOptions(
+        kafka_conf=conf, topics=topics, starting=starting, ending=ending,
+        starting_timestamps=parse_timestamp_spec(opts.get("startingtimestamp"),
+                                                 opts.get("startingoffsetsbytimestamp")),
+        timestamp_strategy=strategy,
+        max_offsets_per_trigger=_positive_int(opts, "maxoffsetspertrigger"),
+        min_partitions=_positive_int(opts, "minpartitions"),
+        fail_on_data_loss=_bool(opts, "failondataloss", True),
+        include_headers=_bool(opts, "includeheaders", False),
+        poll_timeout_ms=poll if poll is not None else 120_000,
+        commit_group_id=opts.get("commitoffsetstogroup") or None,
+        group_id_prefix=str(opts.get("groupidprefix", "spark-kafka-source")),
+    )
+
+
+def _check_batch_bounds(starting: OffsetSpec, ending: OffsetSpec) -> None:
+    """Batch queries read a closed range: it cannot start at 'latest' nor end
+    at 'earliest' (Spark refuses both too)."""
+    if starting == "latest" or (isinstance(starting, dict) and LATEST in starting.values()):
+        raise HeadraceOptionError("startingOffsets 'latest' (-1) is not allowed in batch queries")
+    if ending == "earliest" or (isinstance(ending, dict) and EARLIEST in ending.values()):
+        raise HeadraceOptionError("endingOffsets 'earliest' (-2) is not allowed in batch queries")
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """Everything a writer needs; picklable."""
+
+    kafka_conf: dict[str, str]
+    topic: str | None
+    guarantee: str
+    attempts_dir: str | None
+    flush_timeout_s: float = 120.0
+
+
+def parse_sink_options(options: Mapping[str, str], streaming: bool) -> SinkOptions:
+    """Validates the write options. ``deliveryGuarantee`` picks the mode;
+    'exactly-once' is reserved for the transactional sink (not built yet)."""
+    opts = {str(k).lower(): v for k, v in options.items()}
+    conf = kafka_passthrough(opts, _SINK_FORBIDDEN)
+    guarantee = str(opts.get("deliveryguarantee", "at-least-once")).strip().lower()
+    if guarantee not in DELIVERY_GUARANTEES:
+        raise HeadraceOptionError(f"Option 'deliveryGuarantee' must be one of "
+                                  f"{', '.join(DELIVERY_GUARANTEES)}; got {guarantee!r}")
+    attempts_dir = opts.get("attemptsdir")
+    if attempts_dir is None and streaming and opts.get("checkpointlocation"):
+        attempts_dir = str(opts["checkpointlocation"]).rstrip("/") + "/headrace-sink-attempts"
+    if attempts_dir is not None and str(attempts_dir).startswith("file:"):
+        attempts_dir = re.sub(r"^file:(//)?", "", str(attempts_dir))
+    return SinkOptions(kafka_conf=conf, topic=opts.get("topic") or None, guarantee=guarantee,
+                       attempts_dir=attempts_dir)
