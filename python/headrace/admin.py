@@ -171,6 +171,15 @@ class Admin:
         """ConsumerGroupListing of every group."""
         res = _wait(self.client.list_consumer_groups(request_timeout=self.timeout),
                     self.timeout, "cannot list groups")
+        if res.errors:
+            raise AdminError(f"cannot list groups: {describe_error(res.errors[0])}")
+        if not res.valid:
+            # librdkafka answers "no groups" when it reached no broker at all:
+            # tell that apart from an empty cluster.
+            try:
+                self.metadata()
+            except AdminError as e:
+                raise AdminError(f"cannot list groups: {e}") from None
         return sorted(res.valid, key=lambda g: g.group_id)
 
     def describe_group(self, group: str):
