@@ -4,7 +4,10 @@
 
 namespace headrace::broker {
 
-Flusher::Flusher(Options options) : options_(options), thread_([this] { Loop(); }) {}
+Flusher::Flusher(Options options) : options_(options), thread_([this] {
+      pthread_setname_np(pthread_self(), "hr-flusher");
+      Loop();
+    }) {}
 
 Flusher::~Flusher() { Stop(); }
 

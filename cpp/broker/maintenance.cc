@@ -40,7 +40,12 @@ Maintenance::~Maintenance() { Stop(); }
 
 void Maintenance::Start() {
   std::lock_guard<std::mutex> join_lock(join_mu_);
-  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "hr-maintenance");
+      Loop();
+    });
+  }
 }
 
 void Maintenance::Loop() {

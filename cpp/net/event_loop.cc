@@ -67,6 +67,7 @@ void EventLoop::Join() {
 }
 
 void EventLoop::Run(std::promise<Status>* started) {
+  NameThread();  // before Start() returns
   Status init = backend_->Init(this, mailbox_->wake_fd());
   bool ok = init.ok();
   started->set_value(std::move(init));  // `started` is gone after this
@@ -103,6 +104,13 @@ void EventLoop::Run(std::promise<Status>* started) {
     ::close(fd);
     shared_->active_connections.fetch_sub(1);
   }
+}
+
+void EventLoop::NameThread() {
+  // "hr-net-N" (N = loop index) for top -H, perf and /proc/PID/task/*/comm.
+  auto it = std::find(shared_->loops.begin(), shared_->loops.end(), this);
+  std::string name = "hr-net-" + std::to_string(it - shared_->loops.begin());
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
 }
 
 void EventLoop::BeginStop() {

@@ -63,6 +63,7 @@ class EventLoop final : private IoEvents {
 
  private:
   void Run(std::promise<Status>* started);
+  void NameThread();
   void BeginStop();
   bool Quiescent() const;
   void DrainLocal();

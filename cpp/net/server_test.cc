@@ -14,9 +14,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -456,6 +459,24 @@ TEST_P(ServerTest, RestartsAfterStop) {
   Client c(port());
   ASSERT_TRUE(c.Send("Eagain"));
   EXPECT_EQ(c.Recv(), "Eagain");
+}
+
+// The I/O threads are named hr-net-<index> (for top -H, perf, schedstat).
+TEST_P(ServerTest, IoThreadsAreNamed) {
+  StartServer();  // 2 I/O threads
+  std::vector<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.push_back(name);
+  }
+  EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-0"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-1"), 1);
+  // And they still serve.
+  Client c(port());
+  ASSERT_TRUE(c.Send("Enamed"));
+  EXPECT_EQ(c.Recv(), "Enamed");
 }
 
 TEST(ServerOptionsTest, ParseBackendAndAutoChoice) {

@@ -83,14 +83,23 @@ std::string PeerName(int fd) {
   return FormatAddress(reinterpret_cast<sockaddr*>(&ss));
 }
 
+namespace {
+
+void SetBufferSize(int fd, int force_opt, int opt, int bytes) {
+  // The *FORCE variant (CAP_NET_ADMIN) may exceed net.core.{w,r}mem_max;
+  // without the capability it fails with EPERM and the capped one is used.
+  if (setsockopt(fd, SOL_SOCKET, force_opt, &bytes, sizeof(bytes)) == 0) return;
+  setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof(bytes));
+}
+
+}  // namespace
+
 void TuneAcceptedSocket(int fd, int send_buffer_bytes, int receive_buffer_bytes) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (send_buffer_bytes > 0) {
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_buffer_bytes, sizeof(send_buffer_bytes));
-  }
+  if (send_buffer_bytes > 0) SetBufferSize(fd, SO_SNDBUFFORCE, SO_SNDBUF, send_buffer_bytes);
   if (receive_buffer_bytes > 0) {
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof(receive_buffer_bytes));
+    SetBufferSize(fd, SO_RCVBUFFORCE, SO_RCVBUF, receive_buffer_bytes);
   }
 }
 

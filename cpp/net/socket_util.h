@@ -22,7 +22,8 @@ Result<ListenResult> ListenTcp(const std::string& host, uint16_t port, int backl
 // "host:port" of the peer ("[v6]:port" for IPv6), or "?" if unknown.
 std::string PeerName(int fd);
 
-// TCP_NODELAY, and SO_SNDBUF / SO_RCVBUF when > 0.
+// TCP_NODELAY, and SO_SNDBUF / SO_RCVBUF when > 0 (the *FORCE variants
+// first, which may exceed net.core.wmem_max/rmem_max when permitted).
 void TuneAcceptedSocket(int fd, int send_buffer_bytes, int receive_buffer_bytes);
 
 // Sets or clears O_NONBLOCK.

@@ -29,7 +29,12 @@ Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options
   HR_RETURN_IF_ERROR(c->Load());
   c->next_compaction_bytes_ = c->config_.log_segment_bytes;
   c->next_retention_check_ms_ = c->Now() + c->config_.offsets_retention_check_interval_ms;
-  if (start_timer) c->timer_ = std::thread([p = c.get()] { p->TimerLoop(); });
+  if (start_timer) {
+    c->timer_ = std::thread([p = c.get()] {
+      pthread_setname_np(pthread_self(), "hr-group-timer");
+      p->TimerLoop();
+    });
+  }
   return c;
 }
 
