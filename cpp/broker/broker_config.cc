@@ -88,6 +88,12 @@ Status BrokerConfig::Set(std::string_view key, std::string_view value) {
   } else if (key == "socket.request.max.bytes") {
     HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
     socket_request_max_bytes = static_cast<int32_t>(v);
+  } else if (key == "socket.send.buffer.bytes") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, -1, kIntMax));
+    socket_send_buffer_bytes = static_cast<int32_t>(v);
+  } else if (key == "socket.receive.buffer.bytes") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, -1, kIntMax));
+    socket_receive_buffer_bytes = static_cast<int32_t>(v);
   } else if (key == "max.connections") {
     HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
     max_connections = static_cast<int32_t>(v);

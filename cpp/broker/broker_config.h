@@ -31,6 +31,10 @@ struct BrokerConfig {
   int16_t default_replication_factor = 1;     // default.replication.factor
   int32_t socket_request_max_bytes = 104857600;  // socket.request.max.bytes
   int32_t max_connections = 10000;            // max.connections
+  // socket.send.buffer.bytes / socket.receive.buffer.bytes (SO_SNDBUF /
+  // SO_RCVBUF of client connections); -1 = the OS's automatic sizing.
+  int32_t socket_send_buffer_bytes = -1;
+  int32_t socket_receive_buffer_bytes = -1;
 
   // Defaults for new topics; topic configs override them per topic.
   // log.segment.bytes, log.roll.ms (log.roll.hours), log.retention.ms

@@ -16,6 +16,8 @@ TEST(BrokerConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_EQ(c.num_partitions, 1);
   EXPECT_EQ(c.default_replication_factor, 1);
   EXPECT_EQ(c.socket_request_max_bytes, 104857600);
+  EXPECT_EQ(c.socket_send_buffer_bytes, -1);
+  EXPECT_EQ(c.socket_receive_buffer_bytes, -1);
   EXPECT_EQ(c.log_retention_check_interval_ms, 300000);
   EXPECT_TRUE(c.acks_all_fsync);
   EXPECT_TRUE(c.Validate().ok());
@@ -32,7 +34,9 @@ TEST(BrokerConfigTest, SetsKafkaPropertyNames) {
                         {"log.retention.hours", "1"},
                         {"log.segment.bytes", "1048576"},
                         {"log.message.timestamp.type", "LogAppendTime"},
-                        {"headrace.group.commit.linger.us", "200"}})
+                        {"headrace.group.commit.linger.us", "200"},
+                        {"socket.send.buffer.bytes", "16777216"},
+                        {"socket.receive.buffer.bytes", "1048576"}})
                   .ok());
   EXPECT_EQ(c.node_id, 3);
   EXPECT_EQ(c.listen_host, "0.0.0.0");
@@ -46,6 +50,8 @@ TEST(BrokerConfigTest, SetsKafkaPropertyNames) {
   EXPECT_EQ(c.log_defaults.segment_bytes, 1048576);
   EXPECT_EQ(c.log_defaults.timestamp_type, TimestampType::kLogAppendTime);
   EXPECT_EQ(c.group_commit_linger_us, 200);
+  EXPECT_EQ(c.socket_send_buffer_bytes, 16777216);
+  EXPECT_EQ(c.socket_receive_buffer_bytes, 1048576);
 
   TopicDefaults d = c.topic_defaults();
   EXPECT_TRUE(d.static_keys.count("retention.ms"));
@@ -67,6 +73,8 @@ TEST(BrokerConfigTest, ErrorsNameTheKey) {
   EXPECT_EQ(s.message(), "log.retention.ms: must be an integer >= -1");
   s = c.Set("auto.create.topics.enable", "yes");
   EXPECT_EQ(s.message(), "auto.create.topics.enable: must be true or false");
+  EXPECT_EQ(c.Set("socket.send.buffer.bytes", "-2").message(),
+            "socket.send.buffer.bytes: must be an integer between -1 and 2147483647");
   EXPECT_EQ(c.Set("bogus.key", "1").code(), StatusCode::kNotFound);
   std::set<std::string> ignored;
   EXPECT_TRUE(c.SetAll({{"bogus.key", "1"}}, &ignored).ok());

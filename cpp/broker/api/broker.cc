@@ -52,6 +52,8 @@ class BrokerImpl final : public Broker {
     opts.io_threads = config_.io_threads;
     opts.max_request_bytes = config_.socket_request_max_bytes;
     opts.max_connections = config_.max_connections;
+    opts.send_buffer_bytes = config_.socket_send_buffer_bytes;
+    opts.receive_buffer_bytes = config_.socket_receive_buffer_bytes;
     opts.backend = backend_;
     server_ = std::make_unique<net::Server>(opts, dispatcher_.get());
     Status st = server_->Start();

@@ -54,6 +54,12 @@ const std::vector<BrokerKey>& ScalarKeys() {
        [](const BrokerConfig& c) { return std::to_string(c.num_partitions); }},
       {"socket.request.max.bytes", ConfigType::kInt, "Largest request frame accepted.",
        [](const BrokerConfig& c) { return std::to_string(c.socket_request_max_bytes); }},
+      {"socket.send.buffer.bytes", ConfigType::kInt,
+       "SO_SNDBUF of client connections; -1 = the OS's automatic sizing.",
+       [](const BrokerConfig& c) { return std::to_string(c.socket_send_buffer_bytes); }},
+      {"socket.receive.buffer.bytes", ConfigType::kInt,
+       "SO_RCVBUF of client connections; -1 = the OS's automatic sizing.",
+       [](const BrokerConfig& c) { return std::to_string(c.socket_receive_buffer_bytes); }},
   };
   return keys;
 }
