@@ -110,3 +110,49 @@ def test_bad_write_options_fail_before_writing(spark, module_broker):
     with pytest.raises(Exception, match="Required attribute 'value'"):
         (spark.range(3).write.format("headrace").option("kafka.bootstrap.servers", bs)
          .option("topic", "t").mode("append").save())
+
+
+def test_fail_on_data_loss_when_retention_deletes_unread_data(spark, broker_factory):
+    """Retention (not DeleteRecords) removes the first segment under a range
+    the job asks for: failOnDataLoss=true fails naming the partition, false
+    reads what is left (as Spark's Kafka source)."""
+    import time
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
+                                       ConfigResource)
+
+    b = broker_factory(None, "--set", "log.retention.check.interval.ms=200")
+    bs = b.bootstrap
+    # A segment holds one batch (segment.bytes=200); produce() sends about one
+    # batch per call.
+    create_topic(bs, "rt-loss", **{"segment.bytes": "200", "retention.ms": "1500"})
+    for start in (0, 20, 40):
+        produce(bs, "rt-loss", ({"value": f"v{i}".encode(), "partition": 0}
+                                for i in range(start, start + 20)))
+        time.sleep(0.6)   # the older segments age past retention.ms; the last stays young
+    c = Consumer({"bootstrap.servers": bs, "group.id": "rt-loss-probe"})
+    deadline = time.monotonic() + 30
+    low = high = 0
+    while time.monotonic() < deadline:
+        low, high = c.get_watermark_offsets(TopicPartition("rt-loss", 0), timeout=10, cached=False)
+        if low >= 40:
+            break
+        time.sleep(0.2)
+    assert low >= 40, low   # retention took (at least) the first two rounds' segments
+    # Freeze the log before Spark reads it: no more retention.
+    admin = AdminClient({"bootstrap.servers": bs})
+    res = ConfigResource(ConfigResource.Type.TOPIC, "rt-loss")
+    res.add_incremental_config(ConfigEntry("retention.ms", "-1",
+                                           incremental_operation=AlterConfigOpType.SET))
+    admin.incremental_alter_configs([res])[res].result(30)
+    time.sleep(0.5)   # a retention pass already running when the change landed
+    low, high = c.get_watermark_offsets(TopicPartition("rt-loss", 0), timeout=10, cached=False)
+    c.close()
+    assert 40 <= low < high == 60, (low, high)
+
+    reader = dict(subscribe="rt-loss", startingOffsets='{"rt-loss":{"0":0}}')
+    with pytest.raises(Exception, match="Data loss in rt-loss-0"):
+        _reader(spark, bs, **reader).collect()
+    rows = _reader(spark, bs, failOnDataLoss="false", **reader).collect()
+    assert [r.offset for r in rows] == list(range(low, 60))
+    assert [r.value.decode() for r in rows] == [f"v{i}" for i in range(low, 60)]
