@@ -26,31 +26,41 @@ Result<std::unique_ptr<IndexFile>> IndexFile::Open(const std::string& path, int 
   std::unique_ptr<IndexFile> f(new IndexFile());
   f->path_ = path;
   f->entry_size_ = entry_size;
-  f->fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (f->fd_ < 0) return Status::FromErrno("open " + path, errno);
-  struct stat st;
-  if (fstat(f->fd_, &st) != 0) return Status::FromErrno("fstat " + path, errno);
-  f->file_bytes_ = st.st_size;
-  f->size_was_exact_ = st.st_size % entry_size == 0;
-  int64_t want = std::max<int64_t>({max_bytes, st.st_size, entry_size});
-  want = (want / entry_size) * entry_size;
-  f->capacity_ = want / entry_size;
-  f->mapped_bytes_ = (want + PageSize() - 1) / PageSize() * PageSize();
-  void* m = mmap(nullptr, f->mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd_, 0);
-  if (m == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
-  f->base_ = static_cast<uint8_t*>(m);
-  f->entries_.store(st.st_size / entry_size, std::memory_order_release);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno("open " + path, errno);
+  Status st = f->MapFile(fd, max_bytes);
+  ::close(fd);  // the shared mapping keeps the file; no fd is held for life
+  HR_RETURN_IF_ERROR(st);
   return f;
+}
+
+Status IndexFile::MapFile(int fd, int64_t max_bytes) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Status::FromErrno("fstat " + path_, errno);
+  file_bytes_ = st.st_size;
+  size_was_exact_ = st.st_size % entry_size_ == 0;
+  int64_t want = std::max<int64_t>({max_bytes, st.st_size, entry_size_});
+  want = (want / entry_size_) * entry_size_;
+  capacity_ = want / entry_size_;
+  mapped_bytes_ = (want + PageSize() - 1) / PageSize() * PageSize();
+  void* m = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) return Status::FromErrno("mmap " + path_, errno);
+  base_ = static_cast<uint8_t*>(m);
+  // The file is sparse past its entries: without this, every write fault on
+  // a new page runs readahead over the holes and zero-fills large folios.
+  (void)madvise(base_, mapped_bytes_, MADV_RANDOM);
+  entries_.store(st.st_size / entry_size_, std::memory_order_release);
+  return Status::OK();
 }
 
 IndexFile::~IndexFile() {
   if (base_ != nullptr) munmap(base_, mapped_bytes_);
-  if (fd_ >= 0) ::close(fd_);
 }
 
 Status IndexFile::ResizeFile(int64_t bytes) {
   if (bytes == file_bytes_) return Status::OK();
-  if (ftruncate(fd_, bytes) != 0) return Status::FromErrno("ftruncate " + path_, errno);
+  // By path: the file's fd was closed after mapping (see Open).
+  if (::truncate(path_.c_str(), bytes) != 0) return Status::FromErrno("truncate " + path_, errno);
   file_bytes_ = bytes;
   return Status::OK();
 }
@@ -77,13 +87,13 @@ Status IndexFile::Preallocate() { return ResizeFile(capacity_ * entry_size_); }
 Status IndexFile::Trim() { return ResizeFile(entries() * entry_size_); }
 
 Status IndexFile::Sync() {
+  // msync(MS_SYNC) of a shared file mapping is fdatasync of that range of the
+  // file (vfs_fsync_range): the entries and the file size become durable.
+  // At least one page is synced so that a size change alone is made durable.
   int64_t used = entries() * entry_size_;
-  if (used > 0) {
-    int64_t len = (used + PageSize() - 1) / PageSize() * PageSize();
-    if (msync(base_, std::min(len, mapped_bytes_), MS_SYNC) != 0)
-      return Status::FromErrno("msync " + path_, errno);
-  }
-  if (fdatasync(fd_) != 0) return Status::FromErrno("fdatasync " + path_, errno);
+  int64_t len = (std::max<int64_t>(used, 1) + PageSize() - 1) / PageSize() * PageSize();
+  if (msync(base_, std::min(len, mapped_bytes_), MS_SYNC) != 0)
+    return Status::FromErrno("msync " + path_, errno);
   return Status::OK();
 }
 

@@ -7,6 +7,10 @@
 // Threading: one writer (the log's appender) calls the mutators; any number
 // of readers call entries() and entry(i). Invariant: every entry below
 // entries() is fully written before entries() covers it (release/acquire).
+//
+// No file descriptor is held: the fd is closed once the file is mapped (the
+// mapping keeps the file), resizing goes by path and syncing by msync. So a
+// log partition holds one fd (its active .log) per segment, not three.
 #pragma once
 
 #include <atomic>
@@ -46,17 +50,17 @@ class IndexFile {
   Status Preallocate();
   // Sizes the file to exactly entries() * entry_size (an inactive index).
   Status Trim();
-  // Makes the used entries and the file size durable (msync + fdatasync).
+  // Makes the used entries and the file size durable (msync MS_SYNC).
   Status Sync();
-  // Renames the file (the mapping and fd stay valid).
+  // Renames the file (the mapping stays valid; later resizes use the new path).
   Status RenameTo(const std::string& new_path);
 
  private:
   IndexFile() = default;
+  Status MapFile(int fd, int64_t max_bytes);
   Status ResizeFile(int64_t bytes);
 
   std::string path_;
-  int fd_ = -1;
   int entry_size_ = 0;
   uint8_t* base_ = nullptr;
   int64_t mapped_bytes_ = 0;

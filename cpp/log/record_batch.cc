@@ -2,6 +2,7 @@
 // building and decoding. The byte layout is in docs/log-format.md.
 #include "headrace/record_batch.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -85,6 +86,110 @@ Status ForEachRecord(const uint8_t* p, const uint8_t* end, int32_t count, Fn&& f
   return Status::OK();
 }
 
+// ---- the validation walk: the acceptance of ForEachRecord + ParseRecordBody
+// + "offset delta == index", without building RecordViews or Statuses. It
+// only tells good from bad; on bad, the slow walk above says why.
+
+// Varints of one or two bytes (values -8192..8191) are the common case in
+// record fields; longer ones take the general decoder.
+inline bool FastVarint64(const uint8_t** p, const uint8_t* end, int64_t* out) {
+  const uint8_t* q = *p;
+  if (end - q >= 2) {
+    uint32_t b0 = q[0], b1 = q[1];
+    if (b0 < 0x80 || b1 < 0x80) {
+      uint64_t raw = b0 < 0x80 ? b0 : (b0 & 0x7f) | (b1 << 7);
+      *out = ZigZagDecode(raw);
+      *p = q + (b0 < 0x80 ? 1 : 2);
+      return true;
+    }
+  }
+  return ReadVarint64(p, end, out);
+}
+
+inline bool FastVarint32(const uint8_t** p, const uint8_t* end, int32_t* out) {
+  const uint8_t* q = *p;
+  if (end - q >= 2 && (q[0] < 0x80 || q[1] < 0x80)) {
+    int64_t v;
+    FastVarint64(p, end, &v);  // at most 14 bits: always within int32
+    *out = static_cast<int32_t>(v);
+    return true;
+  }
+  return ReadVarint32(p, end, out);
+}
+
+// Skips a length-prefixed byte string; -1 = null only when `nullable`.
+inline bool SkipBytes(const uint8_t** p, const uint8_t* end, bool nullable) {
+  int32_t len;
+  if (!FastVarint32(p, end, &len)) return false;
+  if (len < 0) return nullable && len == -1;
+  if (end - *p < len) return false;
+  *p += len;
+  return true;
+}
+
+// One record body [p, end) whose index is `i`; sets its timestamp delta.
+inline bool CheckRecordBody(const uint8_t* p, const uint8_t* end, int32_t i, int64_t* ts_delta) {
+  if (p == end) return false;
+  ++p;  // attributes
+  int32_t delta, header_count;
+  if (!FastVarint64(&p, end, ts_delta) || !FastVarint32(&p, end, &delta) || delta != i)
+    return false;
+  if (!SkipBytes(&p, end, true) || !SkipBytes(&p, end, true)) return false;  // key, value
+  if (!FastVarint32(&p, end, &header_count) || header_count < 0) return false;
+  for (int32_t h = 0; h < header_count; ++h)
+    if (!SkipBytes(&p, end, false) || !SkipBytes(&p, end, true)) return false;
+  return p == end;
+}
+
+// Walks exactly `count` records over [p, end), in steps (WalkTo) so that
+// validation can follow the CRC pass chunk by chunk while the bytes are in
+// cache. Keeps the largest timestamp (first record reaching it).
+struct RecordWalker {
+  const uint8_t* p;
+  const uint8_t* end;
+  int32_t count;
+  int64_t base_ts;
+  int64_t max_ts;
+  int32_t max_delta;
+  int32_t i = 0;
+  bool ok = true;
+
+  // Walks the records that start before `limit`; ok = false at a bad one.
+  void WalkTo(const uint8_t* limit) {
+    while (ok && p < limit && p < end) {
+      int32_t len;
+      int64_t ts_delta;
+      if (i >= count || !FastVarint32(&p, end, &len) || len < 0 || end - p < len ||
+          !CheckRecordBody(p, p + len, i, &ts_delta)) {
+        ok = false;
+        return;
+      }
+      int64_t ts = base_ts + ts_delta;
+      if (ts > max_ts) {
+        max_ts = ts;
+        max_delta = i;
+      }
+      p += len;
+      ++i;
+    }
+  }
+  // True when the walk reached the end with exactly `count` good records.
+  bool Done() const { return ok && p == end && i == count; }
+};
+
+constexpr size_t kFusedChunk = 32 * 1024;  // CRC step of the fused pass
+
+// Why RecordWalker refused the records (the slow, descriptive walk).
+Status DiagnoseRecords(const uint8_t* p, const uint8_t* end, int32_t count) {
+  Status st = ForEachRecord(p, end, count, [](const RecordView& r, int32_t i) -> Status {
+    if (r.offset_delta != i)
+      return Status::Corruption("record " + std::to_string(i) + " has offset delta " +
+                                std::to_string(r.offset_delta));
+    return Status::OK();
+  });
+  return st.ok() ? Status::Corruption("bad records") : st;
+}
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -120,7 +225,21 @@ uint32_t ComputeCrc(std::span<const uint8_t> b) {
 Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes) {
   HR_ASSIGN_OR_RETURN(BatchHeader h, ParseBatchHeader(bytes));
   std::span<const uint8_t> b = bytes.first(h.total_size());
-  uint32_t crc = ComputeCrc(b);
+  const uint8_t* records = b.data() + kBatchHeaderSize;
+  const uint8_t* end = b.data() + b.size();
+  // One pass: CRC a chunk, then walk the records starting in it (when the
+  // batch is uncompressed). Errors are reported in the order of the checks
+  // below, whatever the walk found.
+  const bool walk = (h.attributes & kCompressionMask) == 0;
+  RecordWalker w{records, end, h.record_count, h.base_timestamp.value(), kNoTimestamp.value(),
+                 h.record_count > 0 ? 0 : h.last_offset_delta};
+  uint32_t crc = 0;
+  for (const uint8_t* c = b.data() + kAttributesPos; c < end;) {
+    size_t n = std::min<size_t>(kFusedChunk, end - c);
+    crc = crc32c::Extend(crc, c, n);
+    c += n;
+    if (walk) w.WalkTo(c);
+  }
   if (crc != h.crc)
     return Status::Corruption("CRC mismatch: stored " + std::to_string(h.crc) + ", computed " +
                               std::to_string(crc));
@@ -134,21 +253,9 @@ Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes) {
     return Status::Corruption("unknown compression codec " + std::to_string(codec));
   BatchInfo info{h, h.max_timestamp, h.last_offset_delta};
   if (h.compression() != Compression::kNone) return info;
-  int64_t max_ts = kNoTimestamp.value();
-  int32_t max_delta = h.record_count > 0 ? 0 : h.last_offset_delta;
-  HR_RETURN_IF_ERROR(ForEachRecord(
-      b.data() + kBatchHeaderSize, b.data() + b.size(), h.record_count,
-      [&](const RecordView& r, int32_t i) -> Status {
-        if (r.offset_delta != i)
-          return Status::Corruption("record " + std::to_string(i) + " has offset delta " +
-                                    std::to_string(r.offset_delta));
-        int64_t ts = h.base_timestamp.value() + r.timestamp_delta;
-        if (ts > max_ts) {
-          max_ts = ts;
-          max_delta = i;
-        }
-        return Status::OK();
-      }));
+  if (!w.Done()) return DiagnoseRecords(records, end, h.record_count);
+  int64_t max_ts = w.max_ts;
+  int32_t max_delta = w.max_delta;
   info.max_timestamp = h.log_append_time() ? h.max_timestamp : TimestampMs(max_ts);
   info.max_timestamp_delta = h.log_append_time() ? 0 : max_delta;
   return info;
@@ -293,7 +400,7 @@ Status DecodeBatchRecords(std::span<const uint8_t> b, const BatchHeader& h,
         rec.value = CopyBytes(r.value, r.value_len);
         const uint8_t* p = r.headers;
         for (int32_t i = 0; i < r.header_count; ++i) {
-          int32_t klen, vlen;
+          int32_t klen = 0, vlen = -1;
           const uint8_t *k = nullptr, *v = nullptr;
           ReadBytes(&p, end, false, &klen, &k);  // validated by ForEachRecord
           ReadBytes(&p, end, true, &vlen, &v);

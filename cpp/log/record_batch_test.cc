@@ -92,6 +92,75 @@ TEST(RecordBatch, RoundTripKeysNullKeysHeadersEmptyAndHugeValues) {
   EXPECT_EQ(info->max_timestamp_delta, 0);
 }
 
+// The validation walk (fused with the CRC pass) must accept exactly what the
+// descriptive record walk accepts: for every byte of the records section
+// changed (CRC fixed up), either both accept (DecodeRecords then yields
+// every record at offset = its index) or the refusal names the record fault.
+void ExpectWalksAgree(const std::string& good, size_t from, size_t to) {
+  int32_t count = static_cast<int32_t>(
+      coding::LoadBE32(reinterpret_cast<const uint8_t*>(good.data()) + batch::kRecordCountPos));
+  for (size_t pos = from; pos < to && pos < good.size(); ++pos)
+    for (uint8_t x : {0x01, 0x80, 0xff}) {
+      std::string m = good;
+      m[pos] = static_cast<char>(m[pos] ^ x);
+      FixCrc(m);
+      auto v = ValidateBatch(CBytes(m));
+      auto d = DecodeRecords(CBytes(m));
+      if (v.ok()) {
+        ASSERT_TRUE(d.ok()) << "byte " << pos << " ^ " << int{x} << ": " << d.status().ToString();
+        ASSERT_EQ(d->size(), static_cast<size_t>(count)) << "byte " << pos;
+        for (int32_t i = 0; i < count; ++i)  // offset delta == index was checked
+          ASSERT_EQ((*d)[i].offset, Offset(i)) << "byte " << pos << " record " << i;
+      } else {
+        ASSERT_FALSE(d.ok()) << "byte " << pos << " ^ " << int{x};
+        ASSERT_NE(v.status().message(), "bad records") << "byte " << pos;
+      }
+    }
+}
+
+TEST(RecordBatch, ValidationWalkAgreesWithTheRecordDecoderOnEveryChangedByte) {
+  std::vector<RecordInput> in(40);
+  for (int i = 0; i < 40; ++i) {
+    if (i % 3 != 0) in[i].key = std::string(i % 5, 'k');
+    in[i].value = std::string(i % 7 == 0 ? 70 : 3, 'v');
+    if (i % 4 == 1) in[i].headers = {{"h", "x"}, {"", std::nullopt}};
+    in[i].timestamp = TimestampMs(1000 + (i * 37) % 90);
+  }
+  std::string b = BuildBatch(in);
+  ExpectWalksAgree(b, kBatchHeaderSize, b.size());
+}
+
+TEST(RecordBatch, ValidationWalkAcrossCrcChunksFindsTheMaxTimestampAndFaults) {
+  std::vector<RecordInput> in(300);  // ~100 KiB: several 32 KiB CRC chunks
+  for (int i = 0; i < 300; ++i) {
+    in[i].value = std::string(300 + i, static_cast<char>('a' + i % 26));
+    in[i].timestamp = TimestampMs(i == 217 ? 9000 : 1000 + i);
+  }
+  std::string b = BuildBatch(in);
+  auto info = batch::ValidateBatchInfo(CBytes(b));
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->max_timestamp, TimestampMs(9000));
+  EXPECT_EQ(info->max_timestamp_delta, 217);
+  ExpectWalksAgree(b, 32 * 1024 - 400, 32 * 1024 + 400);
+  ExpectWalksAgree(b, b.size() - 400, b.size());
+}
+
+TEST(RecordBatch, TrailingBytesInsideARecordAreCorruption) {
+  std::vector<RecordInput> in(2);
+  in[0].value = "ab";  // body: attrs, ts, delta, key -1, len 2, "ab", 0 headers = 8 bytes
+  in[1].value = "cd";
+  std::string b = BuildBatch(in);
+  ASSERT_EQ(static_cast<uint8_t>(b[kBatchHeaderSize]), 0x10);  // zigzag(8)
+  b[kBatchHeaderSize] = 0x12;                                  // claims 9 bytes
+  b.insert(b.begin() + kBatchHeaderSize + 1 + 8, '\x00');       // one junk byte
+  auto* p = reinterpret_cast<uint8_t*>(b.data());
+  coding::StoreBE32(p + batch::kLengthPos, coding::LoadBE32(p + batch::kLengthPos) + 1);
+  FixCrc(b);
+  auto v = ValidateBatch(CBytes(b));
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().message(), "record 0: record length does not match its fields");
+}
+
 TEST(RecordBatch, FlippedByteFailsTheCrc) {
   std::string b = testing::MakeBatch(4, 20, 1);
   b[b.size() - 5] ^= 0x40;

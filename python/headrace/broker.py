@@ -6,11 +6,26 @@ never takes the GIL.
 """
 from __future__ import annotations
 
+import resource
 import signal
 import sys
 import threading
 
 from headrace.settings import Settings
+
+
+def raise_open_files_limit() -> int:
+    """Raises this process's RLIMIT_NOFILE soft limit to its hard limit (as
+    Kafka's start scripts do: each partition holds a .log file descriptor
+    per segment). Returns the soft limit now in force; never fails."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    return soft
 
 
 def run_broker(settings: Settings) -> int:
@@ -19,6 +34,7 @@ def run_broker(settings: Settings) -> int:
     logs). Returns the process exit code."""
     from headrace._core import Broker
 
+    raise_open_files_limit()
     broker = Broker(settings.values)
     stop = threading.Event()
 
