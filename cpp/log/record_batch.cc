@@ -13,6 +13,14 @@
 namespace headrace {
 namespace {
 
+// A record's timestamp: the batch's base timestamp plus the record's delta,
+// both untrusted input, so the sum wraps (two's complement) instead of
+// overflowing; a nonsense timestamp is the producer's, not undefined behaviour.
+int64_t RecordTimestamp(int64_t base, int64_t delta) {
+  return static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(delta));
+}
+
+
 using namespace coding;  // NOLINT: the encoding helpers are the vocabulary here
 using namespace batch;   // NOLINT
 
@@ -164,7 +172,7 @@ struct RecordWalker {
         ok = false;
         return;
       }
-      int64_t ts = base_ts + ts_delta;
+      int64_t ts = RecordTimestamp(base_ts, ts_delta);
       if (ts > max_ts) {
         max_ts = ts;
         max_delta = i;
@@ -308,7 +316,8 @@ Result<int32_t> batch::FirstRecordAtOrAfter(std::span<const uint8_t> b, Timestam
       b.data() + kBatchHeaderSize, b.data() + b.size(), h.record_count,
       [&](const RecordView& r, int32_t i) -> Status {
         TimestampMs t = h.log_append_time() ? h.max_timestamp
-                                            : TimestampMs(h.base_timestamp.value() + r.timestamp_delta);
+                                            : TimestampMs(RecordTimestamp(h.base_timestamp.value(),
+                                                                          r.timestamp_delta));
         if (found < 0 && r.offset_delta >= min_delta && t >= ts) found = r.offset_delta;
         return Status::OK();
       });
@@ -394,8 +403,8 @@ Status DecodeBatchRecords(std::span<const uint8_t> b, const BatchHeader& h,
         Record rec;
         rec.offset = h.base_offset + r.offset_delta;
         rec.timestamp = h.log_append_time() ? h.max_timestamp
-                                            : TimestampMs(h.base_timestamp.value() +
-                                                          r.timestamp_delta);
+                                            : TimestampMs(RecordTimestamp(h.base_timestamp.value(),
+                                                                          r.timestamp_delta));
         rec.key = CopyBytes(r.key, r.key_len);
         rec.value = CopyBytes(r.value, r.value_len);
         const uint8_t* p = r.headers;
