@@ -19,10 +19,18 @@ def raise_open_files_limit() -> int:
     Kafka's start scripts do: each partition holds a .log file descriptor
     per segment). Returns the soft limit now in force; never fails."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY and soft < hard:
+    target = hard
+    if hard == resource.RLIM_INFINITY:
+        # The kernel refuses an unlimited soft limit; its ceiling is nr_open.
         try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-            soft = hard
+            with open("/proc/sys/fs/nr_open") as f:
+                target = int(f.read())
+        except (OSError, ValueError):
+            target = 1 << 20
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
         except (ValueError, OSError):
             pass
     return soft
