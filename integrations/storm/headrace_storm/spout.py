@@ -138,21 +138,28 @@ class KafkaSpout(Spout):
             self._poll()
             self._emit_waiting()
 
-    def ack(self, tup_id: Any) -> None:
+    def _tracked(self, tup_id: Any):
+        """(tp, offset, its partition's offset tracker or None), or None for
+        an id this spout did not emit."""
         parsed = parse_message_id(tup_id)
         if parsed is None:
-            return
+            return None
         tp, off = parsed
-        po = self._offsets.get(tp)
+        return tp, off, self._offsets.get(tp)
+
+    def ack(self, tup_id: Any) -> None:
+        tracked = self._tracked(tup_id)
+        if tracked is None:
+            return
+        tp, off, po = tracked
         if po is not None and po.ack(off):
             self._retries.forget((tp, off))
 
     def fail(self, tup_id: Any) -> None:
-        parsed = parse_message_id(tup_id)
-        if parsed is None:
+        tracked = self._tracked(tup_id)
+        if tracked is None:
             return
-        tp, off = parsed
-        po = self._offsets.get(tp)
+        tp, off, po = tracked
         if po is None or not po.is_in_flight(off):
             return   # acked meanwhile, or the partition was revoked
         if not self._retries.schedule((tp, off)):
