@@ -5,7 +5,6 @@
 #include "headrace/broker_settings.h"
 
 #include <algorithm>
-#include <functional>
 #include <initializer_list>
 
 #include "broker/api/broker_config_entries.h"
@@ -40,52 +39,14 @@ std::string FirstPresent(const std::vector<std::string>& keys,
   return "";
 }
 
-struct GroupKey {
-  const char* name;
-  const char* doc;
-  std::function<int64_t(const GroupConfig&)> value;
-};
-
-// The keys GroupConfig::Set accepts (broker/group/group_config.h).
-const std::vector<GroupKey>& GroupKeys() {
-  static const std::vector<GroupKey> keys = {
-      {"group.initial.rebalance.delay.ms",
-       "How long the first rebalance of an empty group waits for more members.",
-       [](const GroupConfig& g) { return g.initial_rebalance_delay_ms; }},
-      {"group.max.session.timeout.ms", "Largest session timeout a member may ask for.",
-       [](const GroupConfig& g) { return g.max_session_timeout_ms; }},
-      {"group.max.size", "Most members a consumer group may have.",
-       [](const GroupConfig& g) { return g.max_size; }},
-      {"group.min.session.timeout.ms", "Smallest session timeout a member may ask for.",
-       [](const GroupConfig& g) { return g.min_session_timeout_ms; }},
-      {"headrace.group.timer.interval.ms",
-       "How often the coordinator checks session and rebalance deadlines.",
-       [](const GroupConfig& g) { return g.timer_interval_ms; }},
-      {"offset.metadata.max.bytes", "Largest metadata string of a committed offset.",
-       [](const GroupConfig& g) { return g.offset_metadata_max_bytes; }},
-      {"offsets.retention.check.interval.ms", "How often expired committed offsets are removed.",
-       [](const GroupConfig& g) { return g.offsets_retention_check_interval_ms; }},
-      {"offsets.retention.minutes", "How long committed offsets of an empty group are kept.",
-       [](const GroupConfig& g) { return g.offsets_retention_ms / 60000; }},
-      {"offsets.topic.segment.bytes",
-       "Segment size of the coordinator's log and the bytes appended between compactions.",
-       [](const GroupConfig& g) { return g.log_segment_bytes; }},
-  };
-  return keys;
-}
-
 void AddGroupSettings(const GroupConfig& config, const std::map<std::string, std::string>& settings,
                       std::vector<BrokerSetting>* out) {
-  static const GroupConfig kBuiltIn;
-  for (const GroupKey& k : GroupKeys()) {
-    out->push_back({k.name, std::to_string(k.value(config)), std::to_string(k.value(kBuiltIn)),
-                    k.doc, FirstPresent({k.name}, settings)});
+  const std::vector<GroupConfig::Setting> defaults = GroupConfig().Describe();
+  const std::vector<GroupConfig::Setting> now = config.Describe();
+  for (size_t i = 0; i < now.size(); ++i) {  // same keys, same order
+    out->push_back({now[i].name, now[i].value, defaults[i].value, now[i].doc,
+                    FirstPresent({now[i].name}, settings)});
   }
-  auto bool_text = [](bool b) { return std::string(b ? "true" : "false"); };
-  out->push_back({"headrace.offsets.commit.fsync", bool_text(config.commit_fsync),
-                  bool_text(kBuiltIn.commit_fsync),
-                  "Answer OffsetCommit only after the coordinator's log is fsynced.",
-                  FirstPresent({"headrace.offsets.commit.fsync"}, settings)});
 }
 
 }  // namespace

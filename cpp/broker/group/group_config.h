@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "headrace/status.h"
 
@@ -36,6 +37,14 @@ struct GroupConfig {
   // Sets one property. NotFound for a key that is not a group setting;
   // InvalidArgument naming the key for a bad value.
   Status Set(const std::string& key, const std::string& value);
+  // Every key Set accepts, with its value in this config (as Set takes it)
+  // and a one-line doc, in a fixed order.
+  struct Setting {
+    std::string name;
+    std::string value;
+    std::string doc;
+  };
+  std::vector<Setting> Describe() const;
   // Moves every group setting out of `props` into this config (so the rest
   // can go to BrokerConfig). Errors as Set.
   Status Extract(std::map<std::string, std::string>& props);
