@@ -11,3 +11,15 @@ function(headrace_test name)
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# headrace_fuzz(NAME SOURCE LIBS...): one libFuzzer target (run by
+# scripts/fuzz.sh). Does nothing unless HEADRACE_BUILD_FUZZ is ON.
+function(headrace_fuzz name source)
+  if(NOT HEADRACE_BUILD_FUZZ)
+    return()
+  endif()
+  add_executable(${name} ${source})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(${name} PRIVATE ${ARGN})
+endfunction()

@@ -77,6 +77,15 @@ def spark():
     return spark_session()
 
 
+def load_headrace(builder, bootstrap: str, **options: str):
+    """``builder`` (spark.read or spark.readStream) in format headrace on
+    ``bootstrap`` with ``options``, loaded: a DataFrame."""
+    r = builder.format("headrace").option("kafka.bootstrap.servers", bootstrap)
+    for k, v in options.items():
+        r = r.option(k, v)
+    return r.load()
+
+
 def create_topic(bootstrap: str, name: str, partitions: int = 1, **config: str) -> None:
     admin = AdminClient(quiet_config(bootstrap))
     fut = admin.create_topics([NewTopic(name, partitions, 1, config=config)], request_timeout=30)

@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from spark_session import create_topic, produce, read_all, spark  # noqa: F401
+from spark_session import create_topic, load_headrace, produce, read_all, spark  # noqa: F401
 
 pytestmark = pytest.mark.timeout(300)
 
 
 def _reader(spark, bootstrap, **options):
-    r = spark.read.format("headrace").option("kafka.bootstrap.servers", bootstrap)
-    for k, v in options.items():
-        r = r.option(k, v)
-    return r.load()
+    return load_headrace(spark.read, bootstrap, **options)
 
 
 def test_batch_read_returns_exactly_the_requested_offset_ranges(spark, module_broker):

@@ -8,17 +8,14 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from spark_session import (create_topic, produce_values, quiet_config, read_all,  # noqa: F401
-                           spark, write_json_atomically)
+from spark_session import (create_topic, load_headrace, produce_values,  # noqa: F401
+                           quiet_config, read_all, spark, write_json_atomically)
 
 pytestmark = pytest.mark.timeout(300)
 
 
 def _stream(spark, bootstrap, **options):
-    r = spark.readStream.format("headrace").option("kafka.bootstrap.servers", bootstrap)
-    for k, v in options.items():
-        r = r.option(k, v)
-    return r.load()
+    return load_headrace(spark.readStream, bootstrap, **options)
 
 
 def _batch_file_sink(out: Path):
