@@ -33,7 +33,9 @@ uint64_t FetchWaiters::Wait(std::vector<Watch> watches, Clock::time_point deadli
   }
   uint64_t id = next_id_++;
   for (const Watch& w : watches) by_partition_[w.partition.get()].insert(id);
-  bool earliest = by_deadline_.empty() || deadline < by_deadline_.begin()->first;
+  // A consumer that keeps long-polling registers a later deadline each time;
+  // the timer, sleeping until an earlier one, need not hear of it.
+  bool wake_timer = deadline < timer_wakes_at_;
   by_deadline_.insert({deadline, id});
   // Checked after indexing: an append that advanced the HW before we were
   // indexed is seen here; one after is seen by OnHighWatermarkAdvanced.
@@ -49,7 +51,7 @@ uint64_t FetchWaiters::Wait(std::vector<Watch> watches, Clock::time_point deadli
     return 0;
   }
   lock.unlock();
-  if (earliest) timer_cv_.notify_one();
+  if (wake_timer) timer_cv_.notify_one();
   return id;
 }
 
@@ -85,13 +87,16 @@ void FetchWaiters::OnHighWatermarkAdvanced(Partition& partition) {
 void FetchWaiters::TimerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    if (by_deadline_.empty()) {
-      timer_cv_.wait(lock);
-      continue;
-    }
     auto now = Clock::now();
-    if (by_deadline_.begin()->first > now) {
-      timer_cv_.wait_until(lock, by_deadline_.begin()->first);
+    if (by_deadline_.empty() || by_deadline_.begin()->first > now) {
+      timer_wakes_at_ = by_deadline_.empty() ? Clock::time_point::max() : by_deadline_.begin()->first;
+      if (timer_wakes_at_ == Clock::time_point::max()) {
+        timer_cv_.wait(lock);
+      } else {
+        timer_cv_.wait_until(lock, timer_wakes_at_);
+      }
+      timer_wakes_at_ = Clock::time_point::min();
+      ++timer_wakeups_;
       continue;
     }
     std::vector<Callback> fire;
@@ -116,6 +121,11 @@ void FetchWaiters::Shutdown() {
   timer_cv_.notify_all();
   if (timer_.joinable() && timer_.get_id() != std::this_thread::get_id()) timer_.join();
   for (Callback& cb : fire) cb(WakeReason::kShutdown);
+}
+
+uint64_t FetchWaiters::timer_wakeups() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return timer_wakeups_;
 }
 
 size_t FetchWaiters::pending() const {

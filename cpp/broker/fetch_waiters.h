@@ -66,6 +66,10 @@ class FetchWaiters final : public PartitionListener {
   void OnHighWatermarkAdvanced(Partition& partition) override;
 
   size_t pending() const;
+  // How often the timer thread has woken up (deadlines, notifications,
+  // spurious): a Wait whose deadline is not earlier than the one the timer
+  // sleeps until must not wake it.
+  uint64_t timer_wakeups() const;
 
  private:
   struct Waiter {
@@ -82,6 +86,11 @@ class FetchWaiters final : public PartitionListener {
   std::condition_variable timer_cv_;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
+  // When the sleeping timer thread wakes by itself: max() when it waits for
+  // a notification, min() while it is awake (it re-reads by_deadline_
+  // before sleeping again). Wait notifies only for an earlier deadline.
+  Clock::time_point timer_wakes_at_ = Clock::time_point::min();
+  uint64_t timer_wakeups_ = 0;
   std::unordered_map<uint64_t, Waiter> waiters_;
   std::unordered_map<const Partition*, std::unordered_set<uint64_t>> by_partition_;
   std::set<std::pair<Clock::time_point, uint64_t>> by_deadline_;

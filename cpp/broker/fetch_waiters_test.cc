@@ -84,6 +84,38 @@ TEST(FetchWaitersTest, DeadlineFiresOnceOnTheTimerThread) {
   EXPECT_EQ(fires.total(), 1);
 }
 
+TEST(FetchWaitersTest, LaterDeadlinesDoNotWakeTheTimerButEarlierOnesFireOnTime) {
+  FetchWaiters waiters;
+  auto p = MakePartition(&waiters);
+  Fires first;
+  waiters.Wait({{p, p->high_watermark()}}, Clock::now() + 10s, first.Callback());
+  // Let the timer settle asleep until +10 s: it either saw the waiter before
+  // its first sleep, or was notified out of that sleep (one wakeup).
+  WaitFor([&] { return waiters.timer_wakeups() >= 1; }, 200ms);
+  Append(*p);  // answers it; the timer still sleeps until +10 s
+  ASSERT_EQ(first.data.load(), 1);
+  const uint64_t before = waiters.timer_wakeups();
+  // A long-polling consumer: each fetch waits with a later deadline and is
+  // answered by data; none of this needs the timer thread.
+  for (int i = 0; i < 200; ++i) {
+    Fires f;
+    uint64_t id = waiters.Wait({{p, p->high_watermark()}}, Clock::now() + 11s, f.Callback());
+    ASSERT_NE(id, 0u);
+    Append(*p);
+    ASSERT_EQ(f.data.load(), 1);
+  }
+  EXPECT_EQ(waiters.timer_wakeups(), before);
+  // An earlier deadline still wakes it and fires on time.
+  Fires fast;
+  auto start = Clock::now();
+  waiters.Wait({{p, p->high_watermark()}}, start + 30ms, fast.Callback());
+  ASSERT_TRUE(WaitFor([&] { return fast.total() == 1; }));
+  EXPECT_EQ(fast.deadline.load(), 1);
+  EXPECT_GE(Clock::now() - start, 30ms);
+  EXPECT_LT(Clock::now() - start, 3s);
+  EXPECT_GT(waiters.timer_wakeups(), before);
+}
+
 TEST(FetchWaitersTest, DataThatArrivedBeforeWaitFiresImmediately) {
   FetchWaiters waiters;
   auto p = MakePartition(&waiters);

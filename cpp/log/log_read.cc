@@ -54,30 +54,33 @@ Result<ReadResult> LogImpl::Read(Offset offset, int64_t max_bytes, Offset upper_
   std::shared_ptr<Segment> seg = SegmentAfter(offset, /*holding=*/true);
   if (seg == nullptr)  // retention removed it since start_offset() was read
     return Status::OutOfRange("offset " + std::to_string(offset.value()) + " was deleted");
-  bool done = false;
+  // Per segment: the slice starts at the batch holding `offset` and ends at
+  // the first batch reaching `bound` or at the last whole batch within the
+  // byte budget, whichever is first. Both ends come from the offset index
+  // plus a short header scan (at most one index interval), not from walking
+  // every batch in between.
   for (; seg != nullptr; seg = SegmentAfter(seg->base_offset(), /*holding=*/false)) {
     const int64_t limit = seg->size();
     FileReader reader(seg->fd(), limit, kReadReadahead);
     HR_ASSIGN_OR_RETURN(int64_t pos, seg->FindPosition(offset, limit, &reader));
-    FileSlice slice{seg->fd(), FilePosition(pos), 0, seg};
-    while (pos < limit) {
+    HR_ASSIGN_OR_RETURN(int64_t bound_pos, seg->FindPosition(bound, limit, &reader));
+    const bool first = result.bytes == 0;
+    const int64_t budget = std::max<int64_t>(0, max_bytes - result.bytes);
+    int64_t end = bound_pos;
+    bool done = bound_pos < limit;  // the bound lies in this segment
+    if (bound_pos - pos > budget) {
+      HR_ASSIGN_OR_RETURN(end, seg->LastBoundaryWithin(pos, pos + budget, limit, &reader));
+      done = true;
+    }
+    if (end > pos || (first && min_one_batch && pos < bound_pos)) {
       HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
       BatchHeader h = batch::DecodeHeader(p);
       if (h.batch_length < batch::kMinBatchLength)
         return Status::Corruption(seg->log_path() + ": bad batch length at " + std::to_string(pos));
-      bool first = result.bytes == 0 && slice.length == 0;
-      if (h.last_offset() >= bound ||
-          (result.bytes + slice.length + h.total_size() > max_bytes && !(first && min_one_batch))) {
-        done = true;
-        break;
-      }
+      if (end == pos) end = pos + h.total_size();  // the one batch over budget
       if (first) result.first_batch_base = h.base_offset;
-      slice.length += h.total_size();
-      pos += h.total_size();
-    }
-    if (slice.length > 0) {
-      result.bytes += slice.length;
-      result.slices.push_back(std::move(slice));
+      result.bytes += end - pos;
+      result.slices.push_back(FileSlice{seg->fd(), FilePosition(pos), end - pos, seg});
     }
     if (done) break;
   }

@@ -30,6 +30,19 @@ OffsetIndex::Entry OffsetIndex::Lookup(Offset target, FilePosition limit) const 
   return EntryAt(lo - 1);
 }
 
+OffsetIndex::Entry OffsetIndex::LookupPosition(FilePosition at_most) const {
+  int64_t lo = 0, hi = file_->entries();  // answer: last i in [0, hi) with position <= at_most
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (EntryAt(mid).position <= at_most)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0) return {base_, FilePosition(0)};
+  return EntryAt(lo - 1);
+}
+
 Status OffsetIndex::Append(Offset batch_last_offset, FilePosition batch_position) {
   uint8_t e[kEntrySize];
   coding::StoreBE32(e, static_cast<uint32_t>(batch_last_offset - base_));

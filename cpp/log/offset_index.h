@@ -31,6 +31,8 @@ class OffsetIndex {
   // {base, 0} if none. (A reader passes the segment size it loaded, as the
   // appender may index a batch before the reader sees it.)
   Entry Lookup(Offset target, FilePosition limit = FilePosition::max()) const;
+  // The greatest entry with position <= at_most, or {base, 0} if none.
+  Entry LookupPosition(FilePosition at_most) const;
   Entry EntryAt(int64_t i) const;
   int64_t entries() const { return file_->entries(); }
   bool full() const { return file_->full(); }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "log/filename.h"
@@ -106,6 +107,21 @@ Result<int64_t> Segment::FindPosition(Offset target, int64_t limit, FileReader* 
     pos += h.total_size();
   }
   return limit;
+}
+
+Result<int64_t> Segment::LastBoundaryWithin(int64_t from, int64_t at_most, int64_t limit,
+                                            FileReader* reader) const {
+  at_most = std::min(at_most, limit);
+  int64_t pos = std::max(from, offset_index_->LookupPosition(FilePosition(at_most)).position.value());
+  while (pos < at_most) {
+    HR_ASSIGN_OR_RETURN(const uint8_t* p, reader->Peek(pos, kBatchHeaderSize));
+    BatchHeader h = batch::DecodeHeader(p);
+    if (h.batch_length < batch::kMinBatchLength)
+      return Status::Corruption(log_path_ + ": bad batch length at " + std::to_string(pos));
+    if (pos + h.total_size() > at_most) break;
+    pos += h.total_size();
+  }
+  return pos;
 }
 
 void Segment::IndexBatch(const BatchMeta& m, int64_t position, int32_t index_interval) {

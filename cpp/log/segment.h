@@ -78,6 +78,12 @@ class Segment {
   // headers from the offset index hint, within [0, limit). Returns limit
   // when no batch qualifies. Errors: Corruption on an unreadable header.
   Result<int64_t> FindPosition(Offset target, int64_t limit, FileReader* reader) const;
+  // The greatest batch boundary b with from <= b <= at_most (b = from when
+  // the batch at `from` ends past at_most), scanning headers from the offset
+  // index's nearest entry, within [0, limit). REQUIRES: `from` is a batch
+  // boundary. Errors: Corruption on an unreadable header.
+  Result<int64_t> LastBoundaryWithin(int64_t from, int64_t at_most, int64_t limit,
+                                     FileReader* reader) const;
 
   // ---- appender side ----
   // Writes `bytes` (whole batches described by `metas`, in order) at the end
