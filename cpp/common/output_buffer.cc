@@ -1,6 +1,6 @@
 #include "common/output_buffer.h"
 
-#include <unistd.h>
+#include "common/file_slice.h"
 
 namespace headrace {
 
@@ -33,14 +33,8 @@ std::string OutputBuffer::Flatten() const {
     }
     size_t start = out.size();
     out.resize(start + static_cast<size_t>(c.slice.length));
-    int64_t done = 0;
-    while (done < c.slice.length) {
-      ssize_t r = ::pread(c.slice.fd, out.data() + start + done,
-                          static_cast<size_t>(c.slice.length - done),
-                          c.slice.position.value() + done);
-      if (r <= 0) break;  // short file: leave zeros; callers are tests
-      done += r;
-    }
+    // A short file leaves zeros: callers are tests.
+    (void)ReadSlice(c.slice, reinterpret_cast<uint8_t*>(out.data() + start));
   }
   return out;
 }

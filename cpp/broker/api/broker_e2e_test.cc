@@ -272,6 +272,26 @@ TEST_F(BrokerE2ETest, FetchReturnsExactlyTheProducedBatches) {
   EXPECT_TRUE(c.aborted_transactions->empty());
 }
 
+// Answers up to 16 KiB of records carry copies of the batches; larger ones
+// are sent from the segment file. A client sees the same bytes either way.
+TEST_F(BrokerE2ETest, FetchReturnsTheSameBytesCopiedOrSentFromTheFile) {
+  std::string small = testing::MakeBatch(2, 100, 1000);
+  std::string big1 = testing::MakeBatch(3, 6000, 2000), big2 = testing::MakeBatch(3, 6000, 3000);
+  ASSERT_EQ(Produce("cp", small).base_offset, 0);
+  ASSERT_EQ(Produce("cp", big1).base_offset, 2);
+  ASSERT_EQ(Produce("cp", big2).base_offset, 5);
+  Uuid id = TopicId("cp");
+  for (int16_t v : {4, 12, 16}) {
+    SCOPED_TRACE("fetch v" + std::to_string(v));
+    // 1 batch of ~0.3 KB (copied), 2 of ~18 KB (file), all three (file).
+    EXPECT_EQ(RecordBytes(FetchOne(FetchOf("cp", id, 0, 0, 10), v).records), Stored(small, 0));
+    EXPECT_EQ(RecordBytes(FetchOne(FetchOf("cp", id, 2), v).records),
+              Stored(big1, 2) + Stored(big2, 5));
+    EXPECT_EQ(RecordBytes(FetchOne(FetchOf("cp", id, 0), v).records),
+              Stored(small, 0) + Stored(big1, 2) + Stored(big2, 5));
+  }
+}
+
 TEST_F(BrokerE2ETest, FetchRespectsTheResponseMaxBytesAfterTheFirstBatch) {
   std::string b1 = Batch(3), b2 = Batch(3);
   Produce("mb", b1);

@@ -1,10 +1,6 @@
 #include "broker/group/group_log.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
+#include "common/file_slice.h"
 #include "headrace/record_batch.h"
 
 namespace headrace::broker::group {
@@ -18,14 +14,8 @@ Result<std::vector<uint8_t>> ReadSlices(const std::vector<FileSlice>& slices, in
   std::vector<uint8_t> buf(static_cast<size_t>(total));
   size_t at = 0;
   for (const FileSlice& s : slices) {
-    int64_t done = 0;
-    while (done < s.length) {
-      ssize_t n = ::pread(s.fd, buf.data() + at + done, static_cast<size_t>(s.length - done),
-                          static_cast<off_t>(s.position.value() + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Status::IOError(std::string("group log read: ") + std::strerror(errno));
-      done += n;
-    }
+    Status st = ReadSlice(s, buf.data() + at);
+    if (!st.ok()) return Status::IOError("group log read: " + st.ToString());
     at += static_cast<size_t>(s.length);
   }
   return buf;
