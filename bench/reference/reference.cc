@@ -7,11 +7,16 @@
 //   sendfile  the sender sendfile()s `--chunk` bytes at a time from a file
 //             already in the page cache (written, then read once) to the
 //             socket; the receiver read()s as above. (Reference for fetch.)
+//   tcp-file  as tcp, but the receiver also write()s every chunk it reads to
+//             the end of a new file in `--dir` (default $TMPDIR): the least
+//             a broker must do per produced byte on this machine (socket to
+//             memory to page cache, one thread), without any protocol.
 //
 // Both use the kernel's default socket buffer sizes, as the broker does.
 // Prints MB/s (10^6 bytes per second) per mode and, with --json, one JSON
-// line per mode on stdout. Usage: headrace-reference [tcp|sendfile|all]
-// [--seconds S] [--chunk BYTES] [--file-mb N] [--json]
+// line per mode on stdout. Usage: headrace-reference
+// [tcp|sendfile|tcp-file|all] [--seconds S] [--chunk BYTES] [--file-mb N]
+// [--dir DIR] [--json]
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -37,6 +42,7 @@ struct Args {
   double seconds = 3;
   size_t chunk = 1 << 20;
   size_t file_mb = 256;
+  std::string dir;  // tcp-file: where the file goes ("" = temp directory)
   bool json = false;
 };
 
@@ -63,23 +69,30 @@ std::pair<int, int> LoopbackPair() {
   return {sender, receiver};
 }
 
-// Reads until EOF; returns the bytes read.
-int64_t Drain(int fd, size_t chunk) {
+// Reads until EOF, appending what it reads to `sink` unless it is -1;
+// returns the bytes read.
+int64_t Drain(int fd, size_t chunk, int sink) {
   std::vector<char> buf(chunk);
   int64_t total = 0;
   for (;;) {
     ssize_t n = read(fd, buf.data(), buf.size());
     if (n <= 0) return total;
+    for (ssize_t off = 0; sink >= 0 && off < n;) {
+      ssize_t w = write(sink, buf.data() + off, n - off);
+      if (w <= 0) Die("write file");
+      off += w;
+    }
     total += n;
   }
 }
 
-// Runs `send(fd, deadline)` against a draining receiver; returns MB/s.
+// Runs `send(fd, deadline)` against a draining receiver (which also writes
+// to `sink` unless it is -1); returns MB/s.
 template <typename SendFn>
-double Measure(const Args& a, SendFn send) {
+double Measure(const Args& a, SendFn send, int sink = -1) {
   auto [tx, rx] = LoopbackPair();
   int64_t received = 0;
-  std::thread receiver([&, rx = rx] { received = Drain(rx, a.chunk); });
+  std::thread receiver([&, rx = rx] { received = Drain(rx, a.chunk, sink); });
   auto start = Clock::now();
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(a.seconds));
@@ -92,25 +105,45 @@ double Measure(const Args& a, SendFn send) {
   return received / secs / 1e6;
 }
 
-double MeasureTcp(const Args& a) {
+// A new empty file in `dir` ("" = the temp directory); its path in `path`.
+int NewFile(const std::string& dir, std::string* path) {
+  std::filesystem::path base =
+      dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir);
+  *path = (base / "headrace-reference-XXXXXX").string();
+  int fd = mkstemp(path->data());
+  if (fd < 0) Die("mkstemp");
+  return fd;
+}
+
+double MeasureTcp(const Args& a, int sink = -1) {
   std::vector<char> buf(a.chunk, 'x');
-  return Measure(a, [&](int fd, Clock::time_point deadline) {
-    while (Clock::now() < deadline) {
-      size_t off = 0;
-      while (off < buf.size()) {
-        ssize_t n = write(fd, buf.data() + off, buf.size() - off);
-        if (n <= 0) Die("write");
-        off += n;
-      }
-    }
-  });
+  return Measure(
+      a,
+      [&](int fd, Clock::time_point deadline) {
+        while (Clock::now() < deadline) {
+          size_t off = 0;
+          while (off < buf.size()) {
+            ssize_t n = write(fd, buf.data() + off, buf.size() - off);
+            if (n <= 0) Die("write");
+            off += n;
+          }
+        }
+      },
+      sink);
+}
+
+double MeasureTcpToFile(const Args& a) {
+  std::string path;
+  int file = NewFile(a.dir, &path);
+  double mbs = MeasureTcp(a, file);
+  close(file);
+  unlink(path.c_str());
+  return mbs;
 }
 
 // A file of `mb` MiB under $TMPDIR, written and read once so it is cached.
 int CachedFile(size_t mb, std::string* path) {
-  *path = (std::filesystem::temp_directory_path() / "headrace-reference-XXXXXX").string();
-  int fd = mkstemp(path->data());
-  if (fd < 0) Die("mkstemp");
+  int fd = NewFile("", path);
   std::vector<char> buf(1 << 20, 'y');
   for (size_t i = 0; i < mb; ++i)
     if (write(fd, buf.data(), buf.size()) != static_cast<ssize_t>(buf.size())) Die("write file");
@@ -157,11 +190,12 @@ Args Parse(int argc, char** argv) {
     else if (s == "--seconds" && has_value) a.seconds = std::atof(argv[++i]);
     else if (s == "--chunk" && has_value) a.chunk = std::strtoull(argv[++i], nullptr, 10);
     else if (s == "--file-mb" && has_value) a.file_mb = std::strtoull(argv[++i], nullptr, 10);
-    else if (s == "tcp" || s == "sendfile" || s == "all") a.mode = s;
+    else if (s == "--dir" && has_value) a.dir = argv[++i];
+    else if (s == "tcp" || s == "sendfile" || s == "tcp-file" || s == "all") a.mode = s;
     else {
       std::fprintf(stderr,
-                   "usage: headrace-reference [tcp|sendfile|all] [--seconds S] "
-                   "[--chunk BYTES] [--file-mb N] [--json]\n");
+                   "usage: headrace-reference [tcp|sendfile|tcp-file|all] [--seconds S] "
+                   "[--chunk BYTES] [--file-mb N] [--dir DIR] [--json]\n");
       std::exit(2);
     }
   }
@@ -178,5 +212,6 @@ int main(int argc, char** argv) {
   Args a = Parse(argc, argv);
   if (a.mode == "tcp" || a.mode == "all") Report(a, "tcp", MeasureTcp(a));
   if (a.mode == "sendfile" || a.mode == "all") Report(a, "sendfile", MeasureSendfile(a));
+  if (a.mode == "tcp-file" || a.mode == "all") Report(a, "tcp-file", MeasureTcpToFile(a));
   return 0;
 }

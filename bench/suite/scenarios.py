@@ -92,10 +92,11 @@ def profiled(ctx: Context, b: SuiteBroker, name: str, enabled: bool):
 
 
 def reference(ctx: Context) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"tcp": [], "sendfile": []}
+    out: dict[str, list[float]] = {"tcp": [], "sendfile": [], "tcp-file": []}
     for _ in range(ctx.settings.repeats):
-        r = T.reference(ctx.tools, ctx.settings.reference_s)
-        ctx.log(f"    tcp {r['tcp']:,.0f} MB/s, sendfile {r['sendfile']:,.0f} MB/s")
+        r = T.reference(ctx.tools, ctx.settings.reference_s, ctx.data_root)
+        ctx.log(f"    tcp {r['tcp']:,.0f} MB/s, sendfile {r['sendfile']:,.0f} MB/s, "
+                f"tcp-file {r['tcp-file']:,.0f} MB/s")
         for k in out:
             out[k].append(r[k])
     return out

@@ -41,10 +41,13 @@ def _json_lines(cmd: list[str], timeout: float) -> list[dict]:
     return lines
 
 
-def reference(tools: Tools, seconds: float) -> dict[str, float]:
-    """{'tcp': MB/s, 'sendfile': MB/s} from one headrace-reference run."""
-    lines = _json_lines([str(tools.reference), "all", "--seconds", str(seconds), "--json"],
-                        timeout=seconds * 4 + 60)
+def reference(tools: Tools, seconds: float, file_dir: Path) -> dict[str, float]:
+    """{'tcp': MB/s, 'sendfile': MB/s, 'tcp-file': MB/s} from one
+    headrace-reference run; tcp-file writes into a file in `file_dir`
+    (where the brokers under test keep their logs)."""
+    lines = _json_lines([str(tools.reference), "all", "--seconds", str(seconds),
+                         "--dir", str(file_dir), "--json"],
+                        timeout=seconds * 6 + 60)
     return {l["reference"]: l["mb_per_s"] for l in lines}
 
 
