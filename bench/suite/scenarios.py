@@ -124,11 +124,16 @@ def fetch_1mib(ctx: Context) -> dict:
         Admin(b.bootstrap, 60).create_topic("fetch", 1)
         produce = ctx.loadgen(b, "produce", "fetch", "--size", "16384", "--count", str(count),
                               "--acks", "1", *BIG_BATCH)
-        runs = []
+        runs, raw = [], []
         for i in range(s.repeats):
             with profiled(ctx, b, "fetch_1mib", i == 0):
                 runs.append(ctx.loadgen(b, "consume", "fetch", "--partitions", "1", *BIG_FETCH))
-    return {"produce": produce, "consume": runs}
+            # The same data read by a bare Fetch reader: the broker without
+            # the client library's per-fetch cost.
+            raw.append(T.raw_fetch(b.bootstrap, "fetch", 16384))
+            ctx.log(f"    raw_fetch fetch: {raw[-1]['mb_per_s']:,.1f} MB/s in "
+                    f"{raw[-1]['fetches']} fetches")
+    return {"produce": produce, "consume": runs, "raw_fetch": raw}
 
 
 # (case name, topic partitions, loadgen args); run interleaved per repeat.

@@ -55,6 +55,10 @@ def target_rows(res: dict) -> list[list[str]]:
         r = _ratio(mbs, sendfile)
         rows.append(["Fetch, ~1 MiB batches, 1 consumer", f"{_fmt(mbs)} MB/s",
                      f"sendfile {_fmt(sendfile)} MB/s", _fmt(r, 2), "≥ 0.8", _verdict(r, 0.8)])
+        raw = med(x["mb_per_s"] for x in res["fetch"].get("raw_fetch", []))
+        r = _ratio(raw, sendfile)
+        rows.append(["(the same data, read by bench/raw_fetch.py)", f"{_fmt(raw)} MB/s",
+                     f"sendfile {_fmt(sendfile)} MB/s", _fmt(r, 2), "—", "—"])
     if "produce" in res:
         p = res["produce"]
         mbs = flow(p["produce_1k_acks1"], "produce", "mb_per_s")

@@ -6,6 +6,7 @@ import json
 import socket
 import struct
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,15 @@ def _json_lines(cmd: list[str], timeout: float) -> list[dict]:
     if proc.returncode not in (0, 1) or not lines:
         raise ToolError(f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stderr[-3000:]}")
     return lines
+
+
+def raw_fetch(bootstrap: str, topic: str, value_size: int) -> dict:
+    """One pass of bench/raw_fetch.py (a bare Fetch reader, no client
+    library) over partition 0 of `topic`: {'msgs', 'seconds', 'fetches',
+    'mb_per_s'}."""
+    script = Path(__file__).resolve().parents[1] / "raw_fetch.py"
+    return _json_lines([sys.executable, str(script), "--bootstrap", bootstrap, "--topic", topic,
+                        "--value-size", str(value_size)], timeout=600)[0]
 
 
 def reference(tools: Tools, seconds: float, file_dir: Path) -> dict[str, float]:
