@@ -123,6 +123,7 @@ class FakeLog final : public Log {
     closed_ = true;
     return Status::OK();
   }
+  Status Abandon() override { return Close(); }
   Offset start_offset() const override { std::lock_guard<std::mutex> l(mu_); return start_; }
   Offset end_offset() const override { std::lock_guard<std::mutex> l(mu_); return end_; }
   Offset flushed_offset() const override { std::lock_guard<std::mutex> l(mu_); return flushed_; }

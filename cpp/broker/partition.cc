@@ -213,4 +213,6 @@ void Partition::SetSettings(const TopicSettings& settings) {
 
 Status Partition::Close() { return log_->Close(); }
 
+Status Partition::Abandon() { return log_->Abandon(); }
+
 }  // namespace headrace::broker

@@ -135,6 +135,9 @@ class Partition {
   void SetSettings(const TopicSettings& settings);
   // Flushes and closes the log; later appends/reads fail with Closed.
   Status Close();
+  // Closes the log without flushing it (the partition is being deleted);
+  // later appends/reads fail with Closed.
+  Status Abandon();
 
   const TopicPartition& topic_partition() const { return tp_; }
   const std::string& topic() const { return tp_.topic; }

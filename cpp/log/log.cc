@@ -228,6 +228,16 @@ Status LogImpl::Close() {
   return Status::OK();
 }
 
+Status LogImpl::Abandon() {
+  std::lock_guard<std::mutex> flush_lock(flush_mu_);  // waits for a running Flush
+  std::lock_guard<std::mutex> lock(append_mu_);
+  if (closed_.load()) return Status::Closed(dir_);
+  closed_.store(true);
+  std::unique_lock<std::shared_mutex> w(segments_mu_);
+  segments_.clear();
+  return Status::OK();
+}
+
 int64_t LogImpl::size_bytes() const {
   std::shared_lock<std::shared_mutex> r(segments_mu_);
   int64_t total = 0;

@@ -61,6 +61,7 @@ class LogImpl final : public Log {
   Status MaybeRoll(TimestampMs now) override;
   void SetConfig(const LogConfig& config) override;
   Status Close() override;
+  Status Abandon() override;
 
   Offset start_offset() const override { return Offset(start_offset_.load(std::memory_order_acquire)); }
   Offset end_offset() const override { return Offset(end_offset_.load(std::memory_order_acquire)); }

@@ -294,6 +294,26 @@ TEST(Log, MaxTimestampFindsTheExactRecordInsideABatch) {
   EXPECT_EQ(mt->second, Offset(3));
 }
 
+// Abandon (the log is being deleted) closes without a flush or a clean
+// checkpoint; a reader's slice stays readable until it is dropped.
+TEST(Log, AbandonClosesWithoutFlushing) {
+  TempDir dir;
+  auto log = OpenLog(dir.path());
+  std::string b = MakeBatches(20, 3, 200, 1000);
+  ASSERT_TRUE(log->Append(Bytes(b)).ok());
+  auto held = log->Read(Offset(0), 1 << 20, log->end_offset());
+  ASSERT_TRUE(held.ok());
+  ASSERT_EQ(log->flushed_offset(), Offset(0));
+  ASSERT_TRUE(log->Abandon().ok());
+  EXPECT_EQ(log->flushed_offset(), Offset(0));  // nothing was fsynced for it
+  EXPECT_EQ(log->Append(Bytes(b)).status().code(), StatusCode::kClosed);
+  EXPECT_EQ(log->Read(Offset(0), 1, Offset(1)).status().code(), StatusCode::kClosed);
+  EXPECT_EQ(log->Flush().code(), StatusCode::kClosed);
+  EXPECT_EQ(log->Abandon().code(), StatusCode::kClosed);
+  EXPECT_EQ(log->Close().code(), StatusCode::kClosed);
+  EXPECT_EQ(testing::SliceBytes(*held), b);
+}
+
 TEST(Log, ReopenAfterCloseKeepsEverythingAndAppendsContinue) {
   TempDir dir;
   std::vector<std::string> values;

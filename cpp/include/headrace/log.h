@@ -128,6 +128,11 @@ class Log {
   virtual void SetConfig(const LogConfig& config) = 0;
   // Flushes and closes all files; later calls return Closed.
   virtual Status Close() = 0;
+  // Closes all files without flushing or writing a checkpoint, for a log
+  // whose directory is about to be deleted (nothing written is read again);
+  // later calls return Closed. Readers holding slices keep their files open
+  // until they drop them.
+  virtual Status Abandon() = 0;
 
   virtual Offset start_offset() const = 0;    // log start offset
   virtual Offset end_offset() const = 0;      // log end offset (next offset to assign)
