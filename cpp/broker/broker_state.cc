@@ -24,6 +24,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   TopicRegistry* registry = s->registry_.get();
   s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
   s->maintenance_->Start();
+  s->admin_ = std::make_unique<AdminWorker>();
   return s;
 }
 
@@ -32,6 +33,7 @@ BrokerState::~BrokerState() { (void)Close(); }
 Status BrokerState::Close() {
   if (closed_) return Status::OK();
   closed_ = true;
+  if (admin_) admin_->Stop();  // queued creates/deletes finish first
   if (maintenance_) maintenance_->Stop();
   if (waiters_) waiters_->Shutdown();
   if (flusher_) flusher_->Stop();

@@ -4,10 +4,12 @@
 //   fetch_waiters() park a Fetch until data arrives or max_wait passes
 //   flusher()       answer acks=all produces after their fsync (if
 //                   config().acks_all_fsync)
+//   admin_worker()  run topic administration off the network threads
 #pragma once
 
 #include <memory>
 
+#include "broker/admin_worker.h"
 #include "broker/broker_config.h"
 #include "broker/fetch_waiters.h"
 #include "broker/flusher.h"
@@ -29,13 +31,14 @@ class BrokerState {
   TopicRegistry& topics() { return *registry_; }
   FetchWaiters& fetch_waiters() { return *waiters_; }
   Flusher& flusher() { return *flusher_; }
+  AdminWorker& admin_worker() { return *admin_; }
   MetadataStore& metadata() { return *store_; }
   // Producer ids for InitProducerId (idempotent producers).
   ProducerIdAllocator& producer_ids() { return *producer_ids_; }
   const BrokerConfig& config() const { return registry_->config(); }
   const ClusterIdentity& identity() const { return registry_->identity(); }
 
-  // Stops maintenance, answers parked fetches (kShutdown), flushes and
+  // Finishes queued admin jobs, stops maintenance, answers parked fetches (kShutdown), flushes and
   // answers pending acks=all requests, then closes every partition.
   // Idempotent.
   Status Close();
@@ -50,6 +53,7 @@ class BrokerState {
   std::unique_ptr<TopicRegistry> registry_;
   std::unique_ptr<Flusher> flusher_;
   std::unique_ptr<Maintenance> maintenance_;
+  std::unique_ptr<AdminWorker> admin_;
   bool closed_ = false;
 };
 

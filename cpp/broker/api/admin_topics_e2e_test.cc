@@ -1,5 +1,8 @@
 // End to end over a socket: ApiVersions listing, CreateTopics, DeleteTopics and
 // CreatePartitions, with their error paths and persistence across a restart.
+#include <chrono>
+#include <thread>
+
 #include "broker/api/admin_e2e_fixture.h"
 
 namespace headrace {
@@ -22,6 +25,38 @@ TEST_F(AdminTopicsE2ETest, ApiVersionsAdvertisesEveryAdminApi) {
 }
 
 // ---------------------------------------------------------------- CreateTopics
+
+// Creating partitions (directories, files, fsyncs) runs on the admin
+// worker: with one network thread, another connection is answered while a
+// large CreateTopics is still being carried out, and the creation completes.
+TEST_F(AdminTopicsE2ETest, CreateTopicsDoesNotStallOtherConnections) {
+  client_.reset();
+  ASSERT_TRUE(broker_->Stop().ok());
+  broker_.reset();
+  StartBroker({{"num.io.threads", "1"}});
+  KafkaTestClient other(port_);
+  ASSERT_TRUE(other.connected());
+  using Clock = std::chrono::steady_clock;
+  CreateTopicsRequest big;
+  big.topics.push_back(TopicSpec("many", 300, 1));
+  const auto t0 = Clock::now();
+  const int32_t corr = client_->Send(big, 7);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the create is under way
+  std::string error;
+  auto api = other.Call<ApiVersionsResponse>(ApiVersionsRequest{}, 3, &error);
+  ASSERT_TRUE(api.has_value()) << error;
+  const auto api_at = Clock::now() - t0;
+  auto created = client_->Receive<CreateTopicsResponse>(corr, 7, &error);
+  ASSERT_TRUE(created.has_value()) << error;
+  const auto created_at = Clock::now() - t0;
+  ASSERT_EQ(created->topics.size(), 1u);
+  EXPECT_EQ(created->topics[0].error_code, 0);
+  EXPECT_EQ(PartitionCount("many"), 300);
+  // 300 partitions take hundreds of ms (fsyncs); ApiVersions waited for none of it.
+  EXPECT_LT(api_at * 2, created_at) << "ApiVersions after "
+      << std::chrono::duration<double, std::milli>(api_at).count() << " ms, create after "
+      << std::chrono::duration<double, std::milli>(created_at).count() << " ms";
+}
 
 TEST_F(AdminTopicsE2ETest, CreateTopicsReturnsIdPartitionsAndConfigs) {
   auto r = Create(TopicSpec("orders", 3, 1, {{"retention.ms", "86400000"}}));

@@ -55,7 +55,7 @@ Resp::CreatePartitionsTopicResult Grow(BrokerContext& ctx, const Req::CreatePart
   return r;
 }
 
-void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
+void CreatePartitionsNow(BrokerContext& ctx, Req& req, Request request) {
   std::vector<std::string> names;
   names.reserve(req.topics.size());
   for (const auto& t : req.topics) names.push_back(t.name);
@@ -76,6 +76,14 @@ void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
     resp.results.push_back(Grow(ctx, t, req.validate_only));
   }
   request.Reply(resp);
+}
+
+// On the admin worker: directories and fsyncs must not stall the network
+// thread (see broker/admin_worker.h).
+void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
+  ctx.state->admin_worker().Post([&ctx, req = std::move(req), request = std::move(request)]() mutable {
+    CreatePartitionsNow(ctx, req, std::move(request));
+  });
 }
 
 }  // namespace

@@ -119,7 +119,7 @@ Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Req::CreatableTop
   return r;
 }
 
-void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
+void CreateTopicsNow(BrokerContext& ctx, Req& req, Request request) {
   std::vector<std::string> names;
   names.reserve(req.topics.size());
   for (const auto& t : req.topics) names.push_back(t.name);
@@ -143,6 +143,14 @@ void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
     resp.topics.push_back(CreateOne(ctx, t, req.validate_only));
   }
   request.Reply(resp);
+}
+
+// On the admin worker: directories and fsyncs must not stall the network
+// thread (see broker/admin_worker.h).
+void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
+  ctx.state->admin_worker().Post([&ctx, req = std::move(req), request = std::move(request)]() mutable {
+    CreateTopicsNow(ctx, req, std::move(request));
+  });
 }
 
 }  // namespace
