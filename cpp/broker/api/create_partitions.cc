@@ -55,7 +55,7 @@ Resp::CreatePartitionsTopicResult Grow(BrokerContext& ctx, const Req::CreatePart
   return r;
 }
 
-void CreatePartitionsNow(BrokerContext& ctx, Req& req, Request request) {
+void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
   std::vector<std::string> names;
   names.reserve(req.topics.size());
   for (const auto& t : req.topics) names.push_back(t.name);
@@ -78,17 +78,9 @@ void CreatePartitionsNow(BrokerContext& ctx, Req& req, Request request) {
   request.Reply(resp);
 }
 
-// On the admin worker: directories and fsyncs must not stall the network
-// thread (see broker/admin_worker.h).
-void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
-  ctx.state->admin_worker().Post([&ctx, req = std::move(req), request = std::move(request)]() mutable {
-    CreatePartitionsNow(ctx, req, std::move(request));
-  });
-}
-
 }  // namespace
 
 extern const ApiHandler kCreatePartitionsHandler =
-    MakeHandler<protocol::CreatePartitionsRequest, HandleCreatePartitions>(0, 3);
+    MakeHandler<Req, OnAdminWorker<Req, HandleCreatePartitions>>(0, 3);
 
 }  // namespace headrace::broker

@@ -119,7 +119,7 @@ Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Req::CreatableTop
   return r;
 }
 
-void CreateTopicsNow(BrokerContext& ctx, Req& req, Request request) {
+void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
   std::vector<std::string> names;
   names.reserve(req.topics.size());
   for (const auto& t : req.topics) names.push_back(t.name);
@@ -145,17 +145,9 @@ void CreateTopicsNow(BrokerContext& ctx, Req& req, Request request) {
   request.Reply(resp);
 }
 
-// On the admin worker: directories and fsyncs must not stall the network
-// thread (see broker/admin_worker.h).
-void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
-  ctx.state->admin_worker().Post([&ctx, req = std::move(req), request = std::move(request)]() mutable {
-    CreateTopicsNow(ctx, req, std::move(request));
-  });
-}
-
 }  // namespace
 
 extern const ApiHandler kCreateTopicsHandler =
-    MakeHandler<protocol::CreateTopicsRequest, HandleCreateTopics>(2, 7);
+    MakeHandler<Req, OnAdminWorker<Req, HandleCreateTopics>>(2, 7);
 
 }  // namespace headrace::broker

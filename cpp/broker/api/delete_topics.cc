@@ -89,7 +89,7 @@ void DeleteStates(BrokerContext& ctx, const std::vector<Req::DeleteTopicState>& 
   }
 }
 
-void DeleteTopicsNow(BrokerContext& ctx, Req& req, Request request) {
+void HandleDeleteTopics(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
   if (request.version() >= 6) {
     DeleteStates(ctx, req.topics, &resp);
@@ -108,17 +108,9 @@ void DeleteTopicsNow(BrokerContext& ctx, Req& req, Request request) {
   request.Reply(resp);
 }
 
-// On the admin worker: directories and fsyncs must not stall the network
-// thread (see broker/admin_worker.h).
-void HandleDeleteTopics(BrokerContext& ctx, Req& req, Request request) {
-  ctx.state->admin_worker().Post([&ctx, req = std::move(req), request = std::move(request)]() mutable {
-    DeleteTopicsNow(ctx, req, std::move(request));
-  });
-}
-
 }  // namespace
 
 extern const ApiHandler kDeleteTopicsHandler =
-    MakeHandler<protocol::DeleteTopicsRequest, HandleDeleteTopics>(1, 6);
+    MakeHandler<Req, OnAdminWorker<Req, HandleDeleteTopics>>(1, 6);
 
 }  // namespace headrace::broker

@@ -107,4 +107,15 @@ constexpr ApiHandler MakeHandler(int16_t min_v, int16_t max_v) {
   return ApiHandler{Req::kApiKey, min_v, max_v, &DecodeThen<Req, Fn>};
 }
 
+// Runs Fn on the admin worker instead of the network thread, for requests
+// that make, fsync or remove directories and files (broker/admin_worker.h):
+//   MakeHandler<Req, OnAdminWorker<Req, HandleX>>(min, max)
+template <typename Req, void (*Fn)(BrokerContext&, Req&, Request)>
+void OnAdminWorker(BrokerContext& ctx, Req& req, Request request) {
+  ctx.state->admin_worker().Post(
+      [&ctx, req = std::move(req), request = std::move(request)]() mutable {
+        Fn(ctx, req, std::move(request));
+      });
+}
+
 }  // namespace headrace::broker
