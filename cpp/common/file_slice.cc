@@ -19,4 +19,12 @@ Status ReadSlice(const FileSlice& s, uint8_t* dst) {
   return Status::OK();
 }
 
+Status ReadSlices(std::span<const FileSlice> slices, uint8_t* dst) {
+  for (const FileSlice& s : slices) {
+    HR_RETURN_IF_ERROR(ReadSlice(s, dst));
+    dst += s.length;
+  }
+  return Status::OK();
+}
+
 }  // namespace headrace

@@ -139,14 +139,8 @@ void InlineRecords(Response* resp) {
     for (auto& p : topic.partitions) {
       if (p.records.slices.empty()) continue;
       std::string bytes(static_cast<size_t>(p.records.size()), '\0');
-      size_t at = 0;
-      bool ok = true;
-      for (const FileSlice& s : p.records.slices) {
-        ok = ReadSlice(s, reinterpret_cast<uint8_t*>(bytes.data() + at)).ok();
-        if (!ok) break;
-        at += static_cast<size_t>(s.length);
-      }
-      if (ok) p.records = protocol::Records::FromBytes(std::move(bytes));
+      if (ReadSlices(p.records.slices, reinterpret_cast<uint8_t*>(bytes.data())).ok())
+        p.records = protocol::Records::FromBytes(std::move(bytes));
     }
   }
 }

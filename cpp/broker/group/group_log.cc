@@ -10,14 +10,10 @@ constexpr int64_t kReplayChunkBytes = 4 << 20;
 constexpr size_t kRewriteBatchBytes = 1 << 20;  // one batch per ~1 MiB of live records
 
 // Reads the bytes of `slices` into one buffer.
-Result<std::vector<uint8_t>> ReadSlices(const std::vector<FileSlice>& slices, int64_t total) {
+Result<std::vector<uint8_t>> ReadAllSlices(const std::vector<FileSlice>& slices, int64_t total) {
   std::vector<uint8_t> buf(static_cast<size_t>(total));
-  size_t at = 0;
-  for (const FileSlice& s : slices) {
-    Status st = ReadSlice(s, buf.data() + at);
-    if (!st.ok()) return Status::IOError("group log read: " + st.ToString());
-    at += static_cast<size_t>(s.length);
-  }
+  Status st = ReadSlices(slices, buf.data());
+  if (!st.ok()) return Status::IOError("group log read: " + st.ToString());
   return buf;
 }
 
@@ -57,7 +53,7 @@ Status GroupLog::Replay(const std::function<void(const Entry&)>& fn) const {
   while (next < end) {
     HR_ASSIGN_OR_RETURN(ReadResult r, log_->Read(next, kReplayChunkBytes, end));
     if (r.slices.empty()) break;
-    HR_ASSIGN_OR_RETURN(std::vector<uint8_t> buf, ReadSlices(r.slices, r.bytes));
+    HR_ASSIGN_OR_RETURN(std::vector<uint8_t> buf, ReadAllSlices(r.slices, r.bytes));
     // Advance by whole batches so an empty batch can never stall replay.
     size_t pos = 0;
     while (buf.size() - pos >= static_cast<size_t>(kBatchHeaderSize)) {
