@@ -218,10 +218,22 @@ def broker(broker_factory):
     return broker_factory()
 
 
-@pytest.fixture(scope="module")
-def module_broker(tmp_path_factory):
-    """One broker shared by the tests of a module; tests use unique topic names."""
-    b = BrokerProcess(tmp_path_factory.mktemp("module-broker"))
+# Broker flags for consumer-group tests: a new group's first rebalance
+# completes at once, and short member sessions are allowed.
+GROUP_ARGS = ("--set", "group.initial.rebalance.delay.ms=0",
+              "--set", "group.min.session.timeout.ms=1000")
+
+
+def shared_broker(tmp_path_factory, name: str, *extra_args: str):
+    """Body of a module-scoped broker fixture (`yield from` it): one broker in
+    a fresh directory named `name`, stopped after the module's tests."""
+    b = BrokerProcess(tmp_path_factory.mktemp(name), *extra_args)
     b.start()
     yield b
     _finish([b])
+
+
+@pytest.fixture(scope="module")
+def module_broker(tmp_path_factory):
+    """One broker shared by the tests of a module; tests use unique topic names."""
+    yield from shared_broker(tmp_path_factory, "module-broker")

@@ -11,14 +11,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_process import BrokerProcess, _finish
+from broker_process import GROUP_ARGS, shared_broker
 from headrace.admin import Admin
 from storm_harness import BoltTask, SpoutExecutor, SpoutTask
 from storm_multilang import ShellProcess, base_conf, context
 
-# A new group's first rebalance completes at once; dead members expire fast.
-GROUP_ARGS = ("--set", "group.initial.rebalance.delay.ms=0",
-              "--set", "group.min.session.timeout.ms=1000")
 # Consumer settings for the spouts under test: quick failure detection.
 FAST_GROUP = {"session.timeout.ms": 3000, "heartbeat.interval.ms": 300,
               "topic.metadata.refresh.interval.ms": 1000}
@@ -28,10 +25,7 @@ _names = itertools.count()
 
 @pytest.fixture(scope="module")
 def storm_broker(tmp_path_factory):
-    b = BrokerProcess(tmp_path_factory.mktemp("storm-broker"), *GROUP_ARGS)
-    b.start()
-    yield b
-    _finish([b])
+    yield from shared_broker(tmp_path_factory, "storm-broker", *GROUP_ARGS)
 
 
 def unique(prefix: str) -> str:

@@ -19,8 +19,6 @@ import threading
 import time
 
 SESSION_MS = 6000
-GROUP_ARGS = ("--set", "group.initial.rebalance.delay.ms=0",
-              "--set", "group.min.session.timeout.ms=1000")
 
 
 # --------------------------------------------------------------------------- member process
@@ -121,6 +119,7 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "member":
 import pytest  # noqa: E402
 
 from broker_kafka_clients import ConfluentClient, Out  # noqa: E402
+from broker_process import GROUP_ARGS, shared_broker  # noqa: E402
 
 WAIT_S = 60.0
 
@@ -186,11 +185,7 @@ def members():
 
 @pytest.fixture(scope="module")
 def gbroker(tmp_path_factory):
-    from broker_process import BrokerProcess, _finish
-    b = BrokerProcess(tmp_path_factory.mktemp("groups-broker"), *GROUP_ARGS)
-    b.start()
-    yield b
-    _finish([b])
+    yield from shared_broker(tmp_path_factory, "groups-broker", *GROUP_ARGS)
 
 
 def wait_for(pred, what, timeout=WAIT_S, ms=()):
