@@ -8,16 +8,19 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   std::unique_ptr<BrokerState> s(new BrokerState());
   HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir));
   HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir));
-  s->waiters_ = std::make_unique<FetchWaiters>();
-  TopicRegistry::Options options;
-  options.config = config;
-  options.store = s->store_.get();
-  options.listener = s->waiters_.get();
-  options.log_factory = std::move(log_factory);
-  HR_ASSIGN_OR_RETURN(s->registry_, TopicRegistry::Open(std::move(options)));
+  s->purgatory_ = std::make_unique<Purgatory>();
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
   s->flusher_ = std::make_unique<Flusher>(flush);
+  TopicRegistry::Options options;
+  options.config = config;
+  options.store = s->store_.get();
+  options.services.listener = s->purgatory_.get();
+  options.services.flusher = s->flusher_.get();
+  options.services.commit_requires_fsync = config.acks_all_fsync;
+  options.services.local_broker_id = config.node_id;
+  options.log_factory = std::move(log_factory);
+  HR_ASSIGN_OR_RETURN(s->registry_, TopicRegistry::Open(std::move(options)));
   Maintenance::Options m;
   m.tick_ms = config.log_flush_scheduler_interval_ms;
   m.retention_check_ms = config.log_retention_check_interval_ms;
@@ -35,9 +38,15 @@ Status BrokerState::Close() {
   closed_ = true;
   if (admin_) admin_->Stop();  // queued creates/deletes finish first
   if (maintenance_) maintenance_->Stop();
-  if (waiters_) waiters_->Shutdown();
-  if (flusher_) flusher_->Stop();
+  StopWaiting();
   return registry_ ? registry_->Close() : Status::OK();
+}
+
+void BrokerState::StopWaiting() {
+  // Flushing first commits what is scheduled, which completes the acks=all
+  // produces waiting for it; whatever still waits is then told kShutdown.
+  if (flusher_) flusher_->Stop();
+  if (purgatory_) purgatory_->Shutdown();
 }
 
 }  // namespace headrace::broker

@@ -1,9 +1,10 @@
 // Everything below the Kafka API handlers, wired together in the order it
 // must start and stop. A handler library holds one BrokerState and uses:
 //   topics()        create/delete/alter topics, find partitions
-//   fetch_waiters() park a Fetch until data arrives or max_wait passes
-//   flusher()       answer acks=all produces after their fsync (if
-//                   config().acks_all_fsync)
+//   purgatory()     park a request until a partition offset moves (acks=all
+//                   produce: the HW; long-poll fetch: the HW or LSO) or its
+//                   deadline passes
+//   flusher()       the one thread that fsyncs partition logs
 //   admin_worker()  run topic administration off the network threads
 #pragma once
 
@@ -11,11 +12,11 @@
 
 #include "broker/admin_worker.h"
 #include "broker/broker_config.h"
-#include "broker/fetch_waiters.h"
 #include "broker/flusher.h"
 #include "broker/maintenance.h"
 #include "broker/metadata_store.h"
 #include "broker/producer_id_allocator.h"
+#include "broker/purgatory.h"
 #include "broker/topic_registry.h"
 
 namespace headrace::broker {
@@ -29,7 +30,7 @@ class BrokerState {
   ~BrokerState();  // Close()
 
   TopicRegistry& topics() { return *registry_; }
-  FetchWaiters& fetch_waiters() { return *waiters_; }
+  Purgatory& purgatory() { return *purgatory_; }
   Flusher& flusher() { return *flusher_; }
   AdminWorker& admin_worker() { return *admin_; }
   MetadataStore& metadata() { return *store_; }
@@ -38,9 +39,13 @@ class BrokerState {
   const BrokerConfig& config() const { return registry_->config(); }
   const ClusterIdentity& identity() const { return registry_->identity(); }
 
-  // Finishes queued admin jobs, stops maintenance, answers parked fetches (kShutdown), flushes and
-  // answers pending acks=all requests, then closes every partition.
-  // Idempotent.
+  // Flushes what is scheduled (completing the acks=all produces it
+  // commits), then completes every other waiter with kShutdown; later
+  // waits complete at once. Called before the network stops so the answers
+  // still go out. Idempotent.
+  void StopWaiting();
+  // Finishes queued admin jobs, stops maintenance, StopWaiting(), then
+  // closes every partition. Idempotent.
   Status Close();
 
  private:
@@ -49,9 +54,9 @@ class BrokerState {
   // Declaration order = construction order; destruction runs in reverse.
   std::unique_ptr<FileMetadataStore> store_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
-  std::unique_ptr<FetchWaiters> waiters_;
-  std::unique_ptr<TopicRegistry> registry_;
+  std::unique_ptr<Purgatory> purgatory_;
   std::unique_ptr<Flusher> flusher_;
+  std::unique_ptr<TopicRegistry> registry_;
   std::unique_ptr<Maintenance> maintenance_;
   std::unique_ptr<AdminWorker> admin_;
   bool closed_ = false;

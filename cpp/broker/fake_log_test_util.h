@@ -3,6 +3,7 @@
 // to count fsyncs or slow them down; tests of real data use Log::Open.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -35,6 +36,7 @@ class FakeLog final : public Log {
   explicit FakeLog(std::string dir = "fake") : dir_(std::move(dir)) {}
 
   std::chrono::milliseconds flush_delay{0};
+  std::atomic<bool> flush_due{false};  // what FlushDue answers
 
   Result<AppendInfo> Append(std::span<uint8_t> batches) override {
     std::lock_guard<std::mutex> l(mu_);
@@ -96,6 +98,14 @@ class FakeLog final : public Log {
     ++maybe_flushes_;
     return Status::OK();
   }
+  bool FlushDue() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++maybe_flushes_;
+    return flush_due;
+  }
+  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t>) override {
+    return Status::Unsupported("fake");
+  }
   Status Truncate(Offset) override { return Status::Unsupported("fake"); }
   Result<RetentionReport> ApplyRetention(TimestampMs) override {
     std::lock_guard<std::mutex> l(mu_);
@@ -152,7 +162,9 @@ class FakeLog final : public Log {
   std::vector<Offset> base_;
   std::vector<std::string> data_;
   LogConfig config_;
-  int flushes_ = 0, maybe_flushes_ = 0, retention_runs_ = 0, roll_checks_ = 0;
+  int flushes_ = 0;
+  mutable int maybe_flushes_ = 0;
+  int retention_runs_ = 0, roll_checks_ = 0;
 };
 
 }  // namespace headrace::broker::testing

@@ -1,6 +1,6 @@
 #include "broker/flusher.h"
 
-#include <unordered_map>
+#include <pthread.h>
 
 namespace headrace::broker {
 
@@ -11,74 +11,57 @@ Flusher::Flusher(Options options) : options_(options), thread_([this] {
 
 Flusher::~Flusher() { Stop(); }
 
-void Flusher::Request(std::shared_ptr<Partition> partition, Offset last_offset, Callback cb) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.requests;
-    if (!stopping_ && partition->flushed_offset() <= last_offset) {
-      pending_.push_back({std::move(partition), last_offset, std::move(cb)});
-      if (pending_.size() == 1) cv_.notify_one();
-      return;
-    }
-  }
-  // Already durable, or stopped: answer on the caller's thread.
-  bool flushed = partition->flushed_offset() > last_offset;
-  cb(flushed ? Status::OK() : Status::Closed("flusher stopped"));
+void Flusher::Schedule(std::shared_ptr<Partition> partition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.scheduled;
+  if (stopping_) return;
+  pending_.push_back(std::move(partition));
+  if (pending_.size() == 1) cv_.notify_one();
 }
 
 void Flusher::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<Partition>> batch;
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+    cv_.wait(lock, [&] { return (stopping_ || !pending_.empty()) && !held_; });
     if (pending_.empty()) return;  // stopping and drained
     if (options_.linger.count() > 0 && !stopping_) {
       cv_.wait_for(lock, options_.linger, [&] { return stopping_; });
     }
-    std::vector<Pending> batch;
     batch.swap(pending_);
     ++stats_.rounds;
     lock.unlock();
-    RunRound(std::move(batch));
+    uint64_t failures = 0;
+    for (const auto& p : batch) {
+      Status st = p->FlushLog();  // a partition is scheduled once until FlushLog starts
+      if (!st.ok() && st.code() != StatusCode::kClosed) ++failures;
+    }
+    const uint64_t fsyncs = batch.size();
+    batch.clear();  // drop references outside the lock
     lock.lock();
+    stats_.fsyncs += fsyncs;
+    stats_.failures += failures;
   }
 }
 
-void Flusher::RunRound(std::vector<Pending> batch) {
-  // One fsync per partition, however many requests wait on it.
-  std::unordered_map<Partition*, Status> result;
-  uint64_t fsyncs = 0;
-  for (const Pending& p : batch) {
-    Partition* part = p.partition.get();
-    if (result.count(part)) continue;
-    Offset highest = p.last_offset;
-    for (const Pending& q : batch) {
-      if (q.partition.get() == part) highest = std::max(highest, q.last_offset);
-    }
-    Status s;
-    if (part->flushed_offset() <= highest) {
-      s = part->Flush();
-      ++fsyncs;
-    }
-    result.emplace(part, std::move(s));
-  }
+void Flusher::Hold() {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ = true;
+}
+
+void Flusher::Release() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stats_.fsyncs += fsyncs;
+    held_ = false;
   }
-  for (Pending& p : batch) {
-    Status s = result.at(p.partition.get());
-    if (s.ok() && p.partition->flushed_offset() <= p.last_offset) {
-      s = Status::IOError("flush of " + p.partition->topic_partition().ToString() +
-                          " did not reach offset " + std::to_string(p.last_offset.value()));
-    }
-    p.cb(std::move(s));
-  }
+  cv_.notify_all();
 }
 
 void Flusher::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    held_ = false;
   }
   cv_.notify_all();
   std::lock_guard<std::mutex> join_lock(join_mu_);

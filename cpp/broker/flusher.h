@@ -1,22 +1,21 @@
-// Group commit for acks=all: a produce whose answer must wait until its
-// batch is fsynced registers (partition, last offset, callback) here. One
-// flusher thread repeatedly takes every pending request, fsyncs each dirty
-// partition once (Partition::Flush), and fires the callbacks whose offsets
-// are now below the partition's flushed offset. Requests that arrive while
-// an fsync runs wait for the next round, so N concurrent acks=all produces
-// to one partition cost about two fsyncs, not N. docs/configuration.md
-// describes the policy.
+// The flusher: the one thread that fsyncs partition logs. Partitions ask
+// for an fsync through FlushScheduler::Schedule (after an append when
+// headrace.acks.all.fsync makes fsyncing part of committing, or when
+// flush.messages / flush.ms say so); the thread repeatedly takes every
+// scheduled partition and calls Partition::FlushLog, which publishes the
+// new flushed offset and high watermark — and so, through the purgatory,
+// completes acks=all produces and long-poll fetches. Appends that arrive
+// while an fsync runs reschedule their partition for the next round, so N
+// concurrent acks=all produces to one partition cost about two fsyncs, not
+// N (group commit). docs/durability.md describes the policy.
 //
-// Contract: each callback runs exactly once: Status OK once every offset
-// <= last_offset is flushed; the fsync's error if it failed; Closed if the
-// flusher stopped first. It runs on the flusher thread (or on the caller of
-// Request when already flushed / stopped), with no lock held.
+// Threading: Schedule from any thread; FlushLog runs only on the flusher
+// thread ("hr-flusher"), with no flusher lock held.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -26,49 +25,47 @@
 
 namespace headrace::broker {
 
-class Flusher {
+class Flusher final : public FlushScheduler {
  public:
-  using Callback = std::function<void(Status)>;
   struct Options {
-    // After the first request of a round arrives, wait this long for more
-    // before fsyncing (0 = fsync at once; batching then comes from requests
-    // arriving during the previous fsync).
+    // After the first partition of a round is scheduled, wait this long for
+    // more before fsyncing (0 = fsync at once; batching then comes from
+    // appends arriving during the previous fsync).
     std::chrono::microseconds linger{0};
   };
   struct Stats {
-    uint64_t requests = 0;  // Request calls
-    uint64_t rounds = 0;    // passes of the flusher thread that did work
-    uint64_t fsyncs = 0;    // Partition::Flush calls made
+    uint64_t scheduled = 0;  // Schedule calls
+    uint64_t rounds = 0;     // passes of the flusher thread that did work
+    uint64_t fsyncs = 0;     // Partition::FlushLog calls made
+    uint64_t failures = 0;   // of which failed
   };
 
   explicit Flusher(Options options);
   Flusher() : Flusher(Options{}) {}
-  ~Flusher();  // Stop()
+  ~Flusher() override;  // Stop()
   Flusher(const Flusher&) = delete;
   Flusher& operator=(const Flusher&) = delete;
 
-  // Calls `cb` once offsets <= `last_offset` of `partition` are fsynced.
-  void Request(std::shared_ptr<Partition> partition, Offset last_offset, Callback cb);
-  // Flushes and answers what is pending, then stops the thread; later
-  // requests get Closed at once. Idempotent.
+  // FlushScheduler. After Stop() the partition is not flushed here (its
+  // Close flushes it).
+  void Schedule(std::shared_ptr<Partition> partition) override;
+  // Flushes what is scheduled, then stops the thread. Idempotent.
   void Stop();
+  // Tests: while held, the thread flushes nothing (scheduled partitions
+  // wait); Release lets it go on.
+  void Hold();
+  void Release();
   Stats stats() const;
 
  private:
-  struct Pending {
-    std::shared_ptr<Partition> partition;
-    Offset last_offset;
-    Callback cb;
-  };
   void Loop();
-  // Flushes each partition of `batch` at most once and fires the callbacks.
-  void RunRound(std::vector<Pending> batch);
 
   const Options options_;
-  mutable std::mutex mu_;  // guards pending_, stopping_, stats_
+  mutable std::mutex mu_;  // guards pending_, stopping_, held_, stats_
   std::condition_variable cv_;
-  std::vector<Pending> pending_;
+  std::vector<std::shared_ptr<Partition>> pending_;
   bool stopping_ = false;
+  bool held_ = false;
   Stats stats_;
   std::mutex join_mu_;  // serialises joining thread_ (Stop from several threads)
   std::thread thread_;  // last: started after the members above exist

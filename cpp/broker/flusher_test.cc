@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <iostream>
 #include <thread>
 
 #include "broker/fake_log_test_util.h"
@@ -15,16 +14,20 @@ using namespace std::chrono_literals;
 using testing::FakeBatch;
 using testing::FakeLog;
 
-std::shared_ptr<Partition> MakePartition(FakeLog** raw, int32_t id = 0) {
+// A partition whose HW follows its fsyncs (headrace.acks.all.fsync).
+std::shared_ptr<Partition> MakePartition(FakeLog** raw, Flusher* flusher, int32_t id = 0) {
   auto log = std::make_unique<FakeLog>();
   *raw = log.get();
+  PartitionServices services;
+  services.flusher = flusher;
+  services.commit_requires_fsync = true;
   return std::make_shared<Partition>(TopicPartition{"t", id}, Uuid::Random(), std::move(log),
-                                     TopicSettings{}, nullptr);
+                                     TopicSettings{}, services);
 }
 
 Offset Append(Partition& p) {
   std::string b = FakeBatch(1);
-  auto r = p.Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+  auto r = p.AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()});
   EXPECT_TRUE(r.ok());
   return r->last_offset;
 }
@@ -34,90 +37,85 @@ bool WaitFor(const std::function<bool()>& cond) {
   return cond();
 }
 
-TEST(FlusherTest, CallbackRunsAfterTheOffsetIsFlushed) {
-  FakeLog* log;
-  auto p = MakePartition(&log);
+TEST(FlusherTest, AnAppendIsFsyncedOnTheFlusherThreadThenCommitted) {
   Flusher flusher;
+  FakeLog* log;
+  auto p = MakePartition(&log, &flusher);
   Offset last = Append(*p);
-  std::atomic<int> fired{0};
-  std::atomic<bool> was_flushed{false};
-  flusher.Request(p, last, [&](Status s) {
-    EXPECT_TRUE(s.ok());
-    was_flushed = p->flushed_offset() > last;
-    ++fired;
-  });
-  ASSERT_TRUE(WaitFor([&] { return fired == 1; }));
-  EXPECT_TRUE(was_flushed.load());
+  ASSERT_TRUE(WaitFor([&] { return p->high_watermark() > last; }));
   EXPECT_EQ(log->flushes(), 1);
-  // Already flushed: answered at once, no fsync.
-  flusher.Request(p, last, [&](Status s) { ++fired; });
-  EXPECT_EQ(fired.load(), 2);
-  EXPECT_EQ(log->flushes(), 1);
+  EXPECT_EQ(p->flushed_offset(), Offset(1));
+  EXPECT_EQ(flusher.stats().fsyncs, 1u);
 }
 
-// 64 producers append and wait for acks=all at the same time while each
-// fsync takes 5 ms: they share a handful of fsyncs.
-TEST(FlusherTest, ConcurrentRequestsShareFewFsyncs) {
-  FakeLog* log;
-  auto p = MakePartition(&log);
-  log->flush_delay = 5ms;
+TEST(FlusherTest, HeldFlusherKeepsTheHighWatermarkAtTheFlushedOffset) {
   Flusher flusher;
-  constexpr int kProducers = 64;
-  std::atomic<int> ok{0};
-  std::vector<std::thread> producers;
-  for (int i = 0; i < kProducers; ++i) {
-    producers.emplace_back([&] {
-      Offset last = Append(*p);
-      flusher.Request(p, last, [&, last](Status s) {
-        if (s.ok() && p->flushed_offset() > last) ++ok;
-      });
+  FakeLog* log;
+  auto p = MakePartition(&log, &flusher);
+  flusher.Hold();
+  for (int i = 0; i < 5; ++i) Append(*p);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(p->log_end_offset(), Offset(5));
+  EXPECT_EQ(p->high_watermark(), Offset(0));  // appended, not committed
+  auto read = p->Read(Offset(0), 1 << 20, IsolationLevel::kReadUncommitted);
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->data.slices.empty());  // nothing visible to consumers
+  flusher.Release();
+  ASSERT_TRUE(WaitFor([&] { return p->high_watermark() == Offset(5); }));
+  EXPECT_EQ(log->flushes(), 1);  // scheduled once while held: one fsync
+}
+
+TEST(FlusherTest, ConcurrentAppendsShareFsyncs) {
+  Flusher flusher;
+  FakeLog* log;
+  auto p = MakePartition(&log, &flusher);
+  log->flush_delay = 5ms;  // a slow disk
+  constexpr int kThreads = 8, kPerThread = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kPerThread; ++i) {
+        Offset last = Append(*p);
+        ASSERT_TRUE(WaitFor([&] { return p->high_watermark() > last; }));
+      }
     });
   }
-  for (auto& t : producers) t.join();
-  ASSERT_TRUE(WaitFor([&] { return ok == kProducers; }));
-  Flusher::Stats st = flusher.stats();
-  EXPECT_EQ(st.requests, static_cast<uint64_t>(kProducers));
-  EXPECT_EQ(static_cast<int>(st.fsyncs), log->flushes());
-  EXPECT_LE(log->flushes(), kProducers / 4) << "group commit did not batch";
-  std::cout << "group commit: " << kProducers << " acks=all requests, " << log->flushes()
-            << " fsyncs in " << st.rounds << " rounds\n";
-  EXPECT_GE(log->flushes(), 1);
+  for (auto& t : threads) t.join();
+  const int appends = kThreads * kPerThread;
+  EXPECT_EQ(p->high_watermark(), Offset(appends));
+  std::printf("%d acks=all appends, %d fsyncs\n", appends, log->flushes());
+  EXPECT_LT(log->flushes(), appends / 2);  // group commit
 }
 
-TEST(FlusherTest, OneFsyncPerPartitionPerRound) {
+TEST(FlusherTest, EachPartitionIsFsyncedOncePerRound) {
+  Flusher flusher;
+  flusher.Hold();
   FakeLog *a_log, *b_log;
-  auto a = MakePartition(&a_log, 0);
-  auto b = MakePartition(&b_log, 1);
-  Flusher::Options opts;
-  opts.linger = 50ms;  // gather everything below into one round
-  Flusher flusher(opts);
-  std::atomic<int> fired{0};
+  auto a = MakePartition(&a_log, &flusher, 0);
+  auto b = MakePartition(&b_log, &flusher, 1);
   for (int i = 0; i < 10; ++i) {
-    flusher.Request(a, Append(*a), [&](Status s) { fired += s.ok(); });
-    flusher.Request(b, Append(*b), [&](Status s) { fired += s.ok(); });
+    Append(*a);
+    Append(*b);
   }
-  ASSERT_TRUE(WaitFor([&] { return fired == 20; }));
+  flusher.Release();
+  ASSERT_TRUE(WaitFor([&] { return a->high_watermark() == Offset(10) && b->high_watermark() == Offset(10); }));
   EXPECT_EQ(a_log->flushes(), 1);
   EXPECT_EQ(b_log->flushes(), 1);
   EXPECT_EQ(flusher.stats().rounds, 1u);
 }
 
-TEST(FlusherTest, StopFlushesPendingThenRefuses) {
+TEST(FlusherTest, StopFlushesWhatIsScheduledAndIgnoresLaterSchedules) {
   FakeLog* log;
-  auto p = MakePartition(&log);
-  log->flush_delay = 20ms;
-  Flusher flusher;
-  std::atomic<int> ok{0}, closed{0};
-  for (int i = 0; i < 5; ++i) {
-    flusher.Request(p, Append(*p), [&](Status s) { s.ok() ? ++ok : ++closed; });
-  }
-  flusher.Stop();
-  EXPECT_EQ(ok.load(), 5);
-  flusher.Request(p, Append(*p), [&](Status s) {
-    EXPECT_EQ(s.code(), StatusCode::kClosed);
-    ++closed;
-  });
-  EXPECT_EQ(closed.load(), 1);
+  auto flusher = std::make_unique<Flusher>();
+  auto p = MakePartition(&log, flusher.get());
+  flusher->Hold();
+  Append(*p);
+  flusher->Stop();
+  EXPECT_EQ(p->high_watermark(), Offset(1));
+  Append(*p);  // after Stop: not flushed here (Close will)
+  std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(log->flushes(), 1);
+  EXPECT_EQ(p->high_watermark(), Offset(1));
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ MaintenanceReport Maintenance::RunOnce(const std::vector<std::shared_ptr<Partiti
         note(*p, ret.status());
       }
     }
-    note(*p, p->MaybeFlush());
+    p->MaybeScheduleFlush();  // flush.ms: the flusher fsyncs
   }
   return r;
 }

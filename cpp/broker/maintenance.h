@@ -1,6 +1,7 @@
 // The background maintenance thread: every log.flush.scheduler.interval.ms
-// it rolls segments older than segment.ms (MaybeRoll) and fsyncs logs whose
-// flush.ms / flush.messages policy is due (MaybeFlush); every
+// it rolls segments older than segment.ms (MaybeRoll) and asks the flusher
+// to fsync logs whose flush.ms / flush.messages policy is due
+// (MaybeScheduleFlush); every
 // log.retention.check.interval.ms it also applies retention (retention.ms,
 // retention.bytes) to partitions whose cleanup.policy includes delete.
 #pragma once

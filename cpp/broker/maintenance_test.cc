@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <thread>
 
 #include "broker/fake_log_test_util.h"
@@ -12,21 +14,37 @@ namespace {
 using namespace std::chrono_literals;
 using testing::FakeLog;
 
-std::shared_ptr<Partition> MakePartition(FakeLog** raw) {
+// Counts the partitions the maintenance thread hands to the flusher.
+struct CountingScheduler : FlushScheduler {
+  std::atomic<int> scheduled{0};
+  void Schedule(std::shared_ptr<Partition>) override { ++scheduled; }
+};
+
+std::shared_ptr<Partition> MakePartition(FakeLog** raw, FlushScheduler* flusher = nullptr) {
   auto log = std::make_unique<FakeLog>();
   *raw = log.get();
+  PartitionServices services;
+  services.flusher = flusher;
   return std::make_shared<Partition>(TopicPartition{"t", 0}, Uuid::Random(), std::move(log),
-                                     TopicSettings{}, nullptr);
+                                     TopicSettings{}, services);
 }
 
 TEST(MaintenanceTest, RunOnceRollsFlushesAndAppliesRetentionWhenDue) {
   FakeLog* log;
-  auto p = MakePartition(&log);
+  CountingScheduler flusher;
+  auto p = MakePartition(&log, &flusher);
   auto r = Maintenance::RunOnce({p}, TimestampMs(1000), /*apply_retention=*/false);
   EXPECT_EQ(r.partitions, 1);
   EXPECT_EQ(r.errors, 0);
   EXPECT_EQ(log->roll_checks(), 1);
-  EXPECT_EQ(log->maybe_flushes(), 1);
+  EXPECT_EQ(flusher.scheduled.load(), 0);  // nothing unflushed
+  std::string b = testing::FakeBatch(2);
+  ASSERT_TRUE(p->AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()}).ok());
+  EXPECT_EQ(flusher.scheduled.load(), 0);  // flush policy not due
+  log->flush_due = true;                   // flush.ms passed
+  Maintenance::RunOnce({p}, TimestampMs(1000), /*apply_retention=*/false);
+  EXPECT_EQ(flusher.scheduled.load(), 1);  // handed to the flusher, not fsynced here
+  EXPECT_EQ(log->flushes(), 0);
   EXPECT_EQ(log->retention_runs(), 0);
   Maintenance::RunOnce({p}, TimestampMs(2000), /*apply_retention=*/true);
   EXPECT_EQ(log->retention_runs(), 1);

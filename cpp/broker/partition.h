@@ -1,21 +1,36 @@
-// One partition hosted by this broker: its Log plus the replication-facing
-// state Kafka keeps beside it.
+// One partition hosted by this broker: the state machine that owns every
+// offset of it, over the Log that stores its bytes. Nothing else computes
+// these offsets (docs/durability.md states the policy):
 //
-//   log end offset (LEO)   next offset the log will assign ("appended")
-//   flushed offset         everything below is fsynced ("flushed")
-//   high watermark (HW)    everything below is committed: visible to
-//                          consumers. Single node: the ISR is this broker
-//                          alone, so an append advances the HW to the LEO.
-//                          With replication the HW will advance as followers
-//                          catch up (AdvanceHighWatermark).
-//   last stable offset     bound for read_committed; == HW until
-//                          transactions exist (then: first open txn offset).
-//   leader epoch           0 on a single node.
+//   log start offset     first offset still in the log
+//   log end offset (LEO) next offset the log will assign ("appended")
+//   flushed offset       everything below is fsynced ("flushed"); the
+//                        flusher thread moves it (OnFlushed)
+//   high watermark (HW)  everything below is committed: visible to
+//                        consumers and acknowledged to acks=all producers.
+//                        As leader: the minimum over the ISR of each
+//                        member's LEO and, when commit_requires_fsync
+//                        (headrace.acks.all.fsync), of each member's flushed
+//                        offset. As follower: what the leader reports,
+//                        bounded by the local LEO.
+//   last stable offset   bound for read_committed; == HW until
+//                        transactions exist (then: first open txn offset).
+//   role, leader epoch   leader or follower, and the epoch it serves in;
+//                        the leader-epoch cache (leader_epoch_cache.h)
+//                        records where each epoch started writing.
+//   replicas, ISR        the assigned replicas, the in-sync ones, and each
+//                        follower's LEO and flushed offset.
 //
-// Invariant: log start <= HW <= LEO; HW never moves backwards (except by an
-// explicit truncation, which does not exist yet).
-// Threading: all methods are thread-safe. Appends are serialised by
-// append_mu_ (which will also guard producer state); reads never take it.
+// Invariant: log start <= HW <= LEO and HW <= flushed offset when
+// commit_requires_fsync (leader); HW never moves backwards except by an
+// explicit truncation (TruncateTo / TruncateByEpoch, follower side).
+// Every change of a watermark is told to the PartitionListener (the
+// purgatory) after the partition's lock is released.
+//
+// Threading: all methods are thread-safe. Writers (appends, truncation,
+// role and replica changes, flush completion) are serialised by mu_, which
+// also guards the producer state and the epoch cache; the offsets readers
+// need are published in atomics, so reads never take mu_.
 #pragma once
 
 #include <atomic>
@@ -25,7 +40,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "broker/leader_epoch_cache.h"
 #include "broker/partition_dir.h"
 #include "broker/producer_state.h"
 #include "broker/topic_config.h"
@@ -38,13 +55,54 @@ namespace headrace::broker {
 
 class Partition;
 
-// Told when a partition's high watermark moved forward (new data became
-// visible). Called on the appending thread, without Partition locks held;
-// must be cheap. FetchWaiters implements it.
+// The offsets a delayed operation can wait for (Purgatory).
+enum class Watermark : uint8_t { kLogEnd = 0, kFlushed = 1, kHighWatermark = 2, kLastStable = 3 };
+inline constexpr size_t kWatermarkCount = 4;
+using WatermarkSet = uint8_t;  // bit (1 << Watermark)
+constexpr WatermarkSet WatermarkBit(Watermark w) { return WatermarkSet(1u << static_cast<unsigned>(w)); }
+
+// Told when a partition's offsets move. Called on the thread that moved
+// them (appending, flusher, replica fetcher), with no Partition lock held;
+// must be cheap. The Purgatory implements it.
 class PartitionListener {
  public:
   virtual ~PartitionListener() = default;
-  virtual void OnHighWatermarkAdvanced(Partition& partition) = 0;
+  // The watermarks in `changed` moved forward.
+  virtual void OnWatermarksAdvanced(Partition& partition, WatermarkSet changed) = 0;
+  // The partition went offline, was truncated or closed, or changed role:
+  // every waiter on it must re-check.
+  virtual void OnStateChanged(Partition& partition) = 0;
+};
+
+// Where a partition asks for its log to be fsynced: the flusher thread,
+// which then calls Partition::FlushLog. Schedule must be cheap and may be
+// called from any thread; a partition is scheduled at most once until its
+// FlushLog starts.
+class FlushScheduler {
+ public:
+  virtual ~FlushScheduler() = default;
+  virtual void Schedule(std::shared_ptr<Partition> partition) = 0;
+};
+
+// What a partition is wired to. Pointers may be null (tests); otherwise
+// they must outlive the partition.
+struct PartitionServices {
+  PartitionListener* listener = nullptr;  // the purgatory
+  FlushScheduler* flusher = nullptr;      // null: only explicit FlushLog calls fsync
+  // headrace.acks.all.fsync: a record is committed (below the HW) only once
+  // every ISR member has fsynced it.
+  bool commit_requires_fsync = false;
+  int32_t local_broker_id = 0;
+};
+
+enum class PartitionRole : uint8_t { kLeader, kFollower };
+
+// A follower's truncation step (TruncateByEpoch).
+struct TruncationResult {
+  Offset truncated_to;  // the log end after the step
+  // False when the follower did not know the leader's epoch: it must ask the
+  // leader again with its own latest epoch (KIP-279).
+  bool completed = true;
 };
 
 // Opens a log; Log::Open by default, replaceable in tests.
@@ -75,59 +133,97 @@ struct PartitionRead {
   Offset log_start_offset;
 };
 
-class Partition {
+class Partition : public std::enable_shared_from_this<Partition> {
  public:
-  // Opens (and recovers) the log in <data_dir>/<topic>-<partition>.
-  // `listener` may be null; otherwise it must outlive the partition.
+  // Opens (and recovers) the log in <data_dir>/<topic>-<partition> and its
+  // leader-epoch cache; the partition starts as the only replica and leader
+  // of its latest cached epoch (0 for a new one).
   static Result<std::shared_ptr<Partition>> Open(const std::string& data_dir,
                                                  const TopicPartition& tp, const Uuid& topic_id,
                                                  const TopicSettings& settings,
-                                                 PartitionListener* listener,
+                                                 const PartitionServices& services,
                                                  const LogFactory& factory = DefaultLogFactory());
-  // Wraps an already-open log (tests, tools). The HW starts at the LEO: on a
-  // single node everything that survived recovery was acknowledged.
+  // Wraps an already-open log (tests, tools). The HW starts at the flushed
+  // offset when commit_requires_fsync, else at the LEO: what survived
+  // recovery was acknowledged or is fsynced by recovery. The epoch cache is
+  // kept in memory only unless Open loads it.
   Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
-            const TopicSettings& settings, PartitionListener* listener);
+            const TopicSettings& settings, const PartitionServices& services);
   ~Partition();
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
 
-  // Stamps the leader epoch into each batch, appends them (assigning
-  // offsets in place), advances the HW to the LEO and notifies the listener.
-  // Batches of idempotent producers are checked against producer_state()
-  // first (producer_state.h): a duplicate appends nothing and returns the
-  // original base/last offsets (record_count 0).
-  // Errors are the Log's (Corruption, TooLarge, InvalidArgument, Closed,
-  // IOError) or the producer state's (INVALID_PRODUCER_EPOCH,
-  // OUT_OF_ORDER_SEQUENCE_NUMBER as Kafka details); on error nothing is
-  // appended.
-  Result<AppendInfo> Append(std::span<uint8_t> batches);
+  // ---- leader ----
+  // Checks `required_acks` == -1 against min.insync.replicas (NOT_ENOUGH_
+  // REPLICAS when the ISR is smaller), stamps the leader epoch into each
+  // batch, checks idempotent producers' batches (a duplicate appends nothing
+  // and returns the original offsets, record_count 0), appends (assigning
+  // offsets in place), then moves the HW as far as the policy allows and
+  // asks the flusher for an fsync when needed.
+  // Errors: NotLeader (a follower), NotEnoughReplicas, the Log's
+  // (Corruption, TooLarge, InvalidArgument, Closed, IOError), KafkaStorage
+  // (offline) or the producer state's; on error nothing is appended.
+  Result<AppendInfo> AppendAsLeader(std::span<uint8_t> batches, int16_t required_acks = 1);
+  // A follower's fetch reached `log_end` and it has fsynced below
+  // `flushed`: updates the replica's state and the HW. Ignored for brokers
+  // that are not replicas.
+  void UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed);
 
-  // Consumer read: whole batches from `offset`, at most `max_bytes` (but at
-  // least one batch if `min_one_batch`), never at or past the HW
-  // (read_uncommitted) or the LSO (read_committed). An offset in
-  // [bound, LEO] gives an empty result. Errors: OutOfRange when offset <
-  // log start or offset > LEO.
+  // ---- follower ----
+  // Appends batches fetched from the leader with their own offsets and
+  // epochs (contiguous with the LEO) and records new epochs in the cache.
+  Result<AppendInfo> AppendAsFollower(std::span<uint8_t> batches);
+  // The leader's high watermark as it reported it (bounded by the LEO).
+  void SetHighWatermarkFromLeader(Offset leader_hw);
+  // Removes every record at or after `offset` (whole batches), drops epoch
+  // cache entries from there and rebuilds producer state. May move the HW
+  // back. REQUIRES: log start <= offset <= LEO.
+  Status TruncateTo(Offset offset);
+  // KIP-101/279: the leader answered OffsetForLeaderEpoch for our latest
+  // epoch with (leader_epoch, end_offset): truncates accordingly.
+  Result<TruncationResult> TruncateByEpoch(LeaderEpoch leader_epoch, Offset end_offset);
+
+  // ---- role changes (the controller's decisions) ----
+  // Leads `epoch` (> the current one, or equal on a restart) with these
+  // replicas and ISR (both containing the local broker); the epoch's start
+  // is the current LEO.
+  Status BecomeLeader(LeaderEpoch epoch, std::vector<int32_t> replicas, std::vector<int32_t> isr);
+  Status BecomeFollower(LeaderEpoch epoch, int32_t leader_id, std::vector<int32_t> replicas);
+  // A new ISR decided for this leader (must contain the local broker).
+  Status UpdateIsr(std::vector<int32_t> isr);
+
+  // ---- consumers ----
+  // Whole batches from `offset`, at most `max_bytes` (but at least one batch
+  // if `min_one_batch`), never at or past the HW (read_uncommitted) or the
+  // LSO (read_committed). An offset in [bound, LEO] gives an empty result.
+  // Errors: OutOfRange when offset < log start or offset > LEO;
+  // KafkaStorage when offline.
   Result<PartitionRead> Read(Offset offset, int64_t max_bytes, IsolationLevel isolation,
                              bool min_one_batch = true) const;
-
   // ListOffsets for one partition: `timestamp` is a time in ms or one of
   // kListOffsets*. Offsets at/after the bound (HW or LSO) are not returned.
   // Not found -> {-1, -1}.
   Result<OffsetAndTimestamp> ListOffset(int64_t timestamp, IsolationLevel isolation) const;
   OffsetAndTimestamp EarliestOffset() const;                       // {log start, -1}
   OffsetAndTimestamp LatestOffset(IsolationLevel isolation) const; // {HW or LSO, -1}
+  // OffsetForLeaderEpoch (API 23): the end offset of `epoch` in this log.
+  EpochEndOffset EndOffsetForEpoch(LeaderEpoch epoch) const;
 
   // DeleteRecords: moves the log start to `offset` (-1 = the HW). Returns the
   // new log start. Errors: OutOfRange when offset > HW.
   Result<Offset> DeleteRecordsBefore(Offset offset);
 
-  // Replication hook: moves the HW forward to min(offset, LEO); never back.
-  void AdvanceHighWatermark(Offset offset);
+  // ---- flushing (the flusher thread only) ----
+  // fsyncs the log (and persists the epoch cache when it changed), then
+  // publishes the new flushed offset and HW. On failure the partition goes
+  // offline: appends and reads fail with KafkaStorage from then on and
+  // nothing after the failure is ever reported flushed or committed.
+  Status FlushLog();
+  // Asks the flusher for an fsync when the flush policy (flush.messages /
+  // flush.ms) or commit_requires_fsync wants one (maintenance thread).
+  void MaybeScheduleFlush();
 
-  // Maintenance (called by the maintenance thread and the flusher).
-  Status Flush();
-  Status MaybeFlush();
+  // Maintenance.
   Status MaybeRoll(TimestampMs now);
   // Deletes old segments when the topic's cleanup.policy includes delete.
   Result<RetentionReport> ApplyRetention(TimestampMs now);
@@ -144,34 +240,68 @@ class Partition {
   int32_t partition() const { return tp_.partition; }
   const Uuid& topic_id() const { return topic_id_; }
   LeaderEpoch leader_epoch() const { return LeaderEpoch(leader_epoch_.load()); }
+  bool is_leader() const { return is_leader_.load(std::memory_order_acquire); }
+  bool offline() const { return offline_.load(std::memory_order_acquire); }
   Offset log_start_offset() const { return log_->start_offset(); }
   Offset log_end_offset() const { return log_->end_offset(); }
   Offset high_watermark() const { return Offset(high_watermark_.load(std::memory_order_acquire)); }
   Offset last_stable_offset() const { return high_watermark(); }
   Offset flushed_offset() const { return log_->flushed_offset(); }
+  Offset watermark(Watermark which) const;
+  int32_t min_insync_replicas() const { return min_insync_replicas_.load(); }
+  int isr_size() const { return isr_size_.load(std::memory_order_acquire); }
+  // Snapshot for Metadata / DescribeCluster / tests.
+  int32_t leader_id() const;
+  std::vector<int32_t> replicas() const;
+  std::vector<int32_t> isr() const;
+  std::vector<EpochEntry> epoch_entries() const;
   int64_t size_bytes() const { return log_->size_bytes(); }
   const std::string& dir() const { return log_->dir(); }
   const RecoveryReport& recovery_report() const { return log_->recovery_report(); }
-  // REQUIRES: the caller holds append_mutex() (producer state checks).
-  ProducerStateTable& producer_state() { return producer_state_; }
-  std::mutex& append_mutex() { return append_mu_; }
 
  private:
-  // REQUIRES: append_mu_ held. Rebuilds producer_state_ on first use, then
-  // checks `headers`; returns the original offsets for a duplicate.
+  struct ReplicaState {
+    int32_t broker_id;
+    Offset log_end{0};
+    Offset flushed{0};
+  };
+  // REQUIRES: mu_ held. Rebuilds producer_state_ on first use, then checks
+  // `headers`; returns the original offsets for a duplicate.
   Result<std::optional<AppendInfo>> CheckProducerStateLocked(std::span<const BatchHeader> headers);
-  // REQUIRES: append_mu_ held. Returns true if the HW moved.
-  bool AdvanceHighWatermarkLocked(Offset offset);
+  // REQUIRES: mu_ held. Recomputes the HW (leader: from the ISR; follower:
+  // from the leader's) and returns the watermarks that moved since `before`.
+  WatermarkSet RecomputeLocked(Offset log_end_before, Offset flushed_before);
+  // REQUIRES: mu_ held. The epoch cache from the file, or rebuilt from the
+  // log's batches when the file is missing.
+  Status LoadEpochCacheLocked();
+  // REQUIRES: mu_ held. Records the epochs of batches appended as follower.
+  Status AssignEpochsLocked(std::span<const uint8_t> batches);
+  // Tells the listener (no lock held) and asks the flusher when needed.
+  void AfterChange(WatermarkSet changed, bool state_changed);
+  void ScheduleFlush();
+  Status GoOffline(const Status& cause);
+  Status CheckServing() const;
 
   const TopicPartition tp_;
   const Uuid topic_id_;
   const std::unique_ptr<Log> log_;
-  PartitionListener* const listener_;
+  const PartitionServices services_;
   std::atomic<int32_t> leader_epoch_{0};
-  std::atomic<int64_t> high_watermark_{0};  // written under append_mu_
+  std::atomic<bool> is_leader_{true};
+  std::atomic<bool> offline_{false};
+  std::atomic<int64_t> high_watermark_{0};  // written under mu_
+  std::atomic<int32_t> min_insync_replicas_{1};
+  std::atomic<int> isr_size_{1};
   std::atomic<bool> retention_delete_{true};  // cleanup.policy contains delete
-  std::mutex append_mu_;                      // serialises Append; guards producer_state_
+  std::atomic<bool> flush_scheduled_{false};  // in the flusher's queue
+
+  mutable std::mutex mu_;  // serialises writers; guards everything below
+  int32_t leader_id_;
+  std::vector<ReplicaState> replicas_;  // the local broker first
+  std::vector<int32_t> isr_;
+  LeaderEpochCache epoch_cache_;
   ProducerStateTable producer_state_;
+  Status offline_cause_;
 };
 
 }  // namespace headrace::broker

@@ -13,21 +13,27 @@ namespace {
 using testing::FakeBatch;
 using testing::FakeLog;
 
+// Counts notifications that moved the high watermark, and state changes.
 struct CountingListener : PartitionListener {
-  std::atomic<int> calls{0};
-  void OnHighWatermarkAdvanced(Partition&) override { ++calls; }
+  std::atomic<int> calls{0}, state_changes{0};
+  void OnWatermarksAdvanced(Partition&, WatermarkSet changed) override {
+    if (changed & WatermarkBit(Watermark::kHighWatermark)) ++calls;
+  }
+  void OnStateChanged(Partition&) override { ++state_changes; }
 };
 
 std::shared_ptr<Partition> MakePartition(FakeLog** raw, PartitionListener* listener = nullptr) {
   auto log = std::make_unique<FakeLog>();
   *raw = log.get();
+  PartitionServices services;
+  services.listener = listener;
   return std::make_shared<Partition>(TopicPartition{"t", 0}, Uuid::Random(), std::move(log),
-                                     TopicSettings{}, listener);
+                                     TopicSettings{}, services);
 }
 
 Status AppendRecords(Partition& p, int records) {
   std::string b = FakeBatch(records);
-  auto r = p.Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+  auto r = p.AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()});
   return r.ok() ? Status::OK() : r.status();
 }
 
@@ -38,7 +44,7 @@ TEST(PartitionTest, AppendAdvancesHighWatermarkAndNotifies) {
   EXPECT_EQ(p->high_watermark(), Offset(0));
   std::string b = FakeBatch(3);
   b[12] = b[13] = b[14] = b[15] = '\xff';  // epoch -1, as producers send it
-  auto info = p->Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+  auto info = p->AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()});
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->base_offset, Offset(0));
   EXPECT_EQ(info->last_offset, Offset(2));
@@ -55,7 +61,7 @@ TEST(PartitionTest, FailedAppendChangesNothing) {
   FakeLog* log;
   auto p = MakePartition(&log, &listener);
   std::string junk(10, 'x');
-  auto r = p->Append({reinterpret_cast<uint8_t*>(junk.data()), junk.size()});
+  auto r = p->AppendAsLeader({reinterpret_cast<uint8_t*>(junk.data()), junk.size()});
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(ToKafkaError(r.status()), KafkaError::kCorruptMessage);
   EXPECT_EQ(p->high_watermark(), Offset(0));

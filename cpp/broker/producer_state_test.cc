@@ -145,12 +145,12 @@ class PartitionProducerStateTest : public ::testing::Test {
     }
     p_.reset();
     auto opened = Partition::Open(dir_.string(), TopicPartition{"t", 0}, Uuid::Random(),
-                                  TopicSettings{}, nullptr);
+                                  TopicSettings{}, PartitionServices{});
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     p_ = *opened;
   }
   Result<AppendInfo> Append(std::string b) {
-    return p_->Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+    return p_->AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()});
   }
   std::filesystem::path dir_;
   std::shared_ptr<Partition> p_;

@@ -19,7 +19,7 @@ TopicRegistry::TopicRegistry(Options options)
     : config_(std::move(options.config)),
       defaults_(config_.topic_defaults()),
       store_(options.store),
-      listener_(options.listener),
+      services_(options.services),
       log_factory_(std::move(options.log_factory)) {}
 
 TopicRegistry::~TopicRegistry() { (void)Close(); }
@@ -100,7 +100,7 @@ Result<std::vector<std::shared_ptr<Partition>>> TopicRegistry::OpenPartitions(
   std::vector<std::shared_ptr<Partition>> out;
   for (int32_t p = from; p < to; ++p) {
     TopicPartition tp{name, p};
-    auto part = Partition::Open(config_.data_dir, tp, id, settings, listener_, log_factory_);
+    auto part = Partition::Open(config_.data_dir, tp, id, settings, services_, log_factory_);
     if (!part.ok()) {
       for (auto& opened : out) (void)opened->Close();
       return KafkaStatus(KafkaError::kKafkaStorageError,

@@ -73,7 +73,9 @@ class TopicRegistry {
   struct Options {
     BrokerConfig config;
     MetadataStore* store = nullptr;         // required; must outlive the registry
-    PartitionListener* listener = nullptr;  // e.g. FetchWaiters; may be null
+    // What every partition is wired to (purgatory, flusher, commit policy,
+    // local broker id); pointers may be null (tests).
+    PartitionServices services;
     LogFactory log_factory = DefaultLogFactory();
   };
 
@@ -155,7 +157,7 @@ class TopicRegistry {
   const BrokerConfig config_;
   const TopicDefaults defaults_;
   MetadataStore* const store_;
-  PartitionListener* const listener_;
+  const PartitionServices services_;
   const LogFactory log_factory_;
   ClusterIdentity identity_;
   StartupReport startup_;

@@ -57,7 +57,7 @@ class TopicRegistryTest : public ::testing::Test {
   }
   static void Produce(Partition& p, const std::string& value) {
     std::string b = BuildBatch({RecordInput{std::nullopt, value, {}, TimestampMs(1000)}});
-    auto r = p.Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+    auto r = p.AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
   static std::vector<std::string> Consume(const Partition& p) {
@@ -150,7 +150,7 @@ TEST_F(TopicRegistryTest, DeleteRemovesMetadataThenDirectories) {
   EXPECT_EQ(ToKafkaError(registry_->GetPartition("gone", 0).status()),
             KafkaError::kUnknownTopicOrPartition);
   std::string b = BuildBatch({RecordInput{std::nullopt, std::string("late"), {}, TimestampMs(1)}});
-  auto late = held->Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+  auto late = held->AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()});
   EXPECT_EQ(ToKafkaError(late.status()), KafkaError::kNotLeaderOrFollower);
   registry_->DrainDeletions();
   for (const auto& e : fs::directory_iterator(dir_)) {
@@ -295,21 +295,27 @@ TEST(BrokerStateTest, AcksAllProduceAndLongPollFetchEndToEnd) {
   ASSERT_TRUE(s.topics().CreateTopic(req).ok());
   auto p = s.topics().FindPartition("e2e", 0);
 
-  std::atomic<int> fetch_woke{0};
+  // A long-poll fetch waits for the HW to pass what it read; an acks=all
+  // produce for the HW to pass its last offset. With headrace.acks.all.fsync
+  // (the default) both complete only after the flusher's fsync.
+  std::atomic<int> fetch_woke{0}, acked{0};
   auto seen = p->Read(Offset(0), 1 << 20, IsolationLevel::kReadUncommitted);
   ASSERT_TRUE(seen.ok());
-  s.fetch_waiters().Wait({{p, seen->high_watermark}}, FetchWaiters::Clock::now() + 10s,
-                         [&](WakeReason r) { fetch_woke += r == WakeReason::kData; });
+  s.purgatory().Wait({{p, Watermark::kHighWatermark, seen->high_watermark + 1}},
+                     Purgatory::Clock::now() + 10s, nullptr,
+                     [&](WakeReason r) { fetch_woke += r == WakeReason::kReady; });
 
   std::string b = BuildBatch({RecordInput{std::nullopt, std::string("v"), {}, TimestampMs(5)}});
-  auto info = p->Append({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+  auto info = p->AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()}, -1);
   ASSERT_TRUE(info.ok());
+  s.purgatory().Wait({{p, Watermark::kHighWatermark, info->last_offset + 1}},
+                     Purgatory::Clock::now() + 10s, nullptr,
+                     [&](WakeReason r) { acked += r == WakeReason::kReady; });
+  for (int i = 0; i < 2000 && (acked == 0 || fetch_woke == 0); ++i) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(fetch_woke.load(), 1);
-  std::atomic<int> acked{0};
-  s.flusher().Request(p, info->last_offset, [&](Status st) { acked += st.ok(); });
-  for (int i = 0; i < 2000 && acked == 0; ++i) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(acked.load(), 1);
   EXPECT_GT(p->flushed_offset(), info->last_offset);
+  EXPECT_GT(p->high_watermark(), info->last_offset);
   ASSERT_TRUE(s.Close().ok());
   state.value().reset();
   fs::remove_all(dir);

@@ -38,7 +38,9 @@ Status WriteAll(int fd, const std::string& s, const std::string& path) {
   return Status::OK();
 }
 
-Status SyncDir(const std::string& dir) {
+}  // namespace
+
+Status SyncDirectory(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Status::FromErrno("open " + dir, errno);
   int rc = fsync(fd);
@@ -46,8 +48,6 @@ Status SyncDir(const std::string& dir) {
   ::close(fd);
   return rc == 0 ? Status::OK() : Status::FromErrno("fsync " + dir, err);
 }
-
-}  // namespace
 
 Status WriteCheckpoint(const std::string& dir, const Checkpoint& c, bool sync) {
   std::string body = Body(c);
@@ -63,7 +63,7 @@ Status WriteCheckpoint(const std::string& dir, const Checkpoint& c, bool sync) {
   HR_RETURN_IF_ERROR(st);
   std::string path = filename::CheckpointPath(dir);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return Status::FromErrno("rename " + tmp, errno);
-  return sync ? SyncDir(dir) : Status::OK();
+  return sync ? SyncDirectory(dir) : Status::OK();
 }
 
 Result<std::optional<Checkpoint>> ReadCheckpoint(const std::string& dir) {

@@ -30,5 +30,7 @@ Result<std::optional<Checkpoint>> ReadCheckpoint(const std::string& dir);
 // Writes the temp file and renames it into place; with `sync`, the file and
 // the directory are fsynced so the new content survives a crash.
 Status WriteCheckpoint(const std::string& dir, const Checkpoint& c, bool sync);
+// fsyncs directory `dir` (makes file creations and renames in it durable).
+Status SyncDirectory(const std::string& dir);
 
 }  // namespace headrace

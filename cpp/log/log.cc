@@ -85,20 +85,51 @@ void LogImpl::AssignOffsets(std::span<uint8_t> input, AppendInfo* info) {
   }
 }
 
+Status LogImpl::KeepOffsets(std::span<const uint8_t> input, AppendInfo* info) {
+  Offset expected(end_offset_.load(std::memory_order_relaxed));
+  size_t pos = 0;
+  for (size_t i = 0; i < metas_.size(); ++i) {
+    const BatchHeader h = batch::DecodeHeader(input.data() + pos);
+    if (h.base_offset != expected) {
+      return Status::InvalidArgument("batch " + std::to_string(i) + " starts at offset " +
+                                     std::to_string(h.base_offset.value()) + ", expected " +
+                                     std::to_string(expected.value()) + " in " + dir_);
+    }
+    metas_[i].last_offset = h.last_offset();
+    expected = h.last_offset() + 1;
+    pos += static_cast<size_t>(metas_[i].size);
+  }
+  info->base_offset = Offset(end_offset_.load(std::memory_order_relaxed));
+  info->last_offset = expected - 1;
+  info->offset_of_max_timestamp = info->base_offset + info->offset_of_max_timestamp.value();
+  return Status::OK();
+}
+
 Result<AppendInfo> LogImpl::Append(std::span<uint8_t> batches) {
-  if (batches.empty()) return Status::InvalidArgument("empty append");
   std::unique_lock<std::mutex> lock(append_mu_);
+  return AppendLocked(batches, /*assign_offsets=*/true, lock);
+}
+
+Result<AppendInfo> LogImpl::AppendWithOffsets(std::span<uint8_t> batches) {
+  std::unique_lock<std::mutex> lock(append_mu_);
+  return AppendLocked(batches, /*assign_offsets=*/false, lock);
+}
+
+Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign_offsets,
+                                         std::unique_lock<std::mutex>& lock) {
+  if (batches.empty()) return Status::InvalidArgument("empty append");
   if (closed_.load()) return Status::Closed(dir_);
   AppendInfo info;
   HR_RETURN_IF_ERROR(ValidateInput(batches, &info));
+  if (!assign_offsets) HR_RETURN_IF_ERROR(KeepOffsets(batches, &info));
   const int64_t now = WallClockMs();
   HR_RETURN_IF_ERROR(MaybeRollForAppend(info.bytes, info.record_count, now));
-  AssignOffsets(batches, &info);
+  if (assign_offsets) AssignOffsets(batches, &info);
   Segment& active = *segments_.back();
   HR_RETURN_IF_ERROR(active.Append(batches, metas_, config_.index_interval_bytes, now));
   end_offset_.store(info.last_offset.value() + 1, std::memory_order_release);
   unflushed_messages_ += info.record_count;
-  bool flush = FlushDueLocked(now);
+  bool flush = config_.flush_on_append && FlushDueLocked(now);
   lock.unlock();
   if (flush) HR_RETURN_IF_ERROR(Flush());
   return info;
@@ -125,6 +156,7 @@ Status LogImpl::RollLocked() {
   HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> seg,
                       Segment::Create(dir_, Offset(end_offset_.load()), config_));
   HR_RETURN_IF_ERROR(old->Seal());
+  dir_dirty_ = true;
   std::unique_lock<std::shared_mutex> w(segments_mu_);
   segments_.push_back(std::move(seg));
   return Status::OK();
@@ -145,6 +177,11 @@ bool LogImpl::FlushDueLocked(int64_t now_ms) const {
   if (config_.flush_interval_messages >= 0 && unflushed_messages_ >= config_.flush_interval_messages)
     return true;
   return config_.flush_interval_ms >= 0 && now_ms - last_flush_ms_ >= config_.flush_interval_ms;
+}
+
+bool LogImpl::FlushDue() const {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  return !closed_.load() && FlushDueLocked(WallClockMs());
 }
 
 Status LogImpl::MaybeFlush() {
@@ -177,6 +214,7 @@ Status LogImpl::Flush() {
   Offset target, segment;
   int64_t position;
   uint64_t generation;
+  bool new_files;
   {
     std::lock_guard<std::mutex> lock(append_mu_);
     if (closed_.load()) return Status::Closed(dir_);
@@ -187,10 +225,22 @@ Status LogImpl::Flush() {
     segment = segments_.back()->base_offset();
     position = segments_.back()->size();
     generation = truncations_;
+    new_files = dir_dirty_;
+    dir_dirty_ = false;
     unflushed_messages_ = 0;
     last_flush_ms_ = WallClockMs();
   }
   for (const auto& s : to_sync) HR_RETURN_IF_ERROR(s->Sync());
+  // A segment created since the last flush: its directory entry must be
+  // durable before the flushed offset covers its data.
+  if (new_files) {
+    Status synced = SyncDirectory(dir_);
+    if (!synced.ok()) {
+      std::lock_guard<std::mutex> again(append_mu_);
+      dir_dirty_ = true;  // retried by the next flush
+      return synced;
+    }
+  }
   std::unique_lock<std::mutex> lock(append_mu_);
   if (generation != truncations_) return Status::OK();  // a Truncate moved the flush point
   std::lock_guard<std::mutex> cp(checkpoint_mu_);

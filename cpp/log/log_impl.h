@@ -49,12 +49,14 @@ class LogImpl final : public Log {
   Status Recover();
 
   Result<AppendInfo> Append(std::span<uint8_t> batches) override;
+  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches) override;
   Result<ReadResult> Read(Offset offset, int64_t max_bytes, Offset upper_bound,
                           bool min_one_batch) const override;
   Result<Offset> OffsetForTime(TimestampMs ts) const override;
   Result<std::pair<TimestampMs, Offset>> MaxTimestamp() const override;
   Status Flush() override;
   Status MaybeFlush() override;
+  bool FlushDue() const override;
   Status Truncate(Offset offset) override;
   Result<RetentionReport> ApplyRetention(TimestampMs now) override;
   Status DeleteRecordsBefore(Offset offset) override;
@@ -77,6 +79,11 @@ class LogImpl final : public Log {
   Status ValidateInput(std::span<const uint8_t> input, AppendInfo* info);
   // Rewrites offsets (and timestamps) in place from end_offset_.
   void AssignOffsets(std::span<uint8_t> input, AppendInfo* info);
+  // Follower append: checks that the batches' own offsets continue
+  // end_offset_ and makes metas_ and `info` absolute.
+  Status KeepOffsets(std::span<const uint8_t> input, AppendInfo* info);
+  Result<AppendInfo> AppendLocked(std::span<uint8_t> batches, bool assign_offsets,
+                                  std::unique_lock<std::mutex>& lock);
   // REQUIRES: append_mu_. Rolls when the append would overflow the active
   // segment (bytes, relative offsets, index room) or it is too old.
   Status MaybeRollForAppend(int64_t bytes, int64_t records, int64_t now_ms);
@@ -129,6 +136,7 @@ class LogImpl final : public Log {
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
   uint64_t truncations_ = 0;          // bumped by Truncate; stale flushes check it
+  bool dir_dirty_ = false;            // a segment file was created since the last flush
   Offset flush_segment_{0};           // segment holding the flush point
   int64_t flush_position_ = 0;
 

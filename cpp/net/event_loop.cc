@@ -127,12 +127,21 @@ bool EventLoop::Quiescent() const {
 }
 
 void EventLoop::DrainLocal() {
-  while (!mailbox_->local().empty() || !to_flush_.empty()) {
+  while (!mailbox_->local().empty() || !mailbox_->local_tasks().empty() || !to_flush_.empty()) {
+    task_scratch_.swap(mailbox_->local_tasks());
+    RunTasks(&task_scratch_);
     scratch_.swap(mailbox_->local());
     for (auto& done : scratch_) Deliver(done);
     scratch_.clear();
     FlushQueued();
   }
+}
+
+void EventLoop::RunTasks(std::vector<std::function<void()>>* tasks) {
+  // A task may post more tasks or complete replies: both land in the
+  // mailbox's local queues, drained by DrainLocal, never in `tasks`.
+  for (auto& task : *tasks) task();
+  tasks->clear();
 }
 
 void EventLoop::QueueFlush(Connection* c) {
@@ -171,7 +180,7 @@ void EventLoop::AddConnection(int fd) {
   }
   TuneAcceptedSocket(fd, shared_->send_buffer_bytes, shared_->receive_buffer_bytes);
   uint64_t id = shared_->next_connection_id.fetch_add(1);
-  auto owned = std::make_unique<Connection>(fd, ConnectionInfo{id, PeerName(fd)},
+  auto owned = std::make_unique<Connection>(fd, ConnectionInfo{id, PeerName(fd), mailbox_},
                                             shared_->read_buffer_bytes);
   Connection* c = owned.get();
   conns_.emplace(id, std::move(owned));
@@ -327,9 +336,10 @@ void EventLoop::OnWriteDone(Connection* c, int err) {
 void EventLoop::OnWake() {
   // Not re-entered: nothing below calls OnWake, so the scratch vectors are
   // reused across wake-ups without reallocating.
-  mailbox_->TakeRemote(&remote_scratch_, &new_fds_);
+  mailbox_->TakeRemote(&remote_scratch_, &new_fds_, &remote_tasks_);
   for (int fd : new_fds_) AddConnection(fd);
   new_fds_.clear();
+  RunTasks(&remote_tasks_);
   for (auto& d : remote_scratch_) Deliver(d);
   remote_scratch_.clear();
 }

@@ -67,6 +67,7 @@ class EventLoop final : private IoEvents {
   void BeginStop();
   bool Quiescent() const;
   void DrainLocal();
+  void RunTasks(std::vector<std::function<void()>>* tasks);
   void FreeReleased();
   void CloseAll();
 
@@ -103,6 +104,8 @@ class EventLoop final : private IoEvents {
   std::vector<Mailbox::Completion> scratch_;          // DrainLocal
   std::vector<Mailbox::Completion> remote_scratch_;   // OnWake
   std::vector<int> new_fds_;                          // OnWake
+  std::vector<std::function<void()>> remote_tasks_;   // OnWake
+  std::vector<std::function<void()>> task_scratch_;   // DrainLocal
   std::vector<Connection*> to_flush_;  // replies queued, Flush() pending
   std::vector<Connection*> flushing_;
 };

@@ -33,6 +33,20 @@ void Mailbox::Complete(uint64_t conn_id, uint64_t seq, Reply reply) {
   }
 }
 
+void Mailbox::Post(std::function<void()> task) {
+  if (tls_bound == this) {
+    local_tasks_.push_back(std::move(task));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return;  // `task` is destroyed by the caller's frame
+  tasks_.push_back(std::move(task));
+  if (!wake_pending_) {
+    wake_pending_ = true;
+    WakeLocked();
+  }
+}
+
 bool Mailbox::PostConnection(int fd) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return false;
@@ -55,9 +69,12 @@ void Mailbox::UnbindFromCurrentThread() {
   if (tls_bound == this) tls_bound = nullptr;
 }
 
-void Mailbox::TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds) {
+void Mailbox::TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds,
+                         std::vector<std::function<void()>>* tasks) {
   std::lock_guard<std::mutex> lock(mu_);
   wake_pending_ = false;
+  for (auto& t : tasks_) tasks->push_back(std::move(t));
+  tasks_.clear();
   for (auto& c : remote_) completions->push_back(std::move(c));
   remote_.clear();
   fds->insert(fds->end(), fds_.begin(), fds_.end());
@@ -66,16 +83,19 @@ void Mailbox::TakeRemote(std::vector<Completion>* completions, std::vector<int>*
 
 std::vector<int> Mailbox::Close() {
   std::vector<Completion> dropped;
+  std::vector<std::function<void()>> dropped_tasks;
   std::vector<int> orphans;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return orphans;
     closed_ = true;
     dropped.swap(remote_);
+    dropped_tasks.swap(tasks_);
     orphans.swap(fds_);
     ::close(wake_fd_);
   }
   local_.clear();
+  local_tasks_.clear();
   return orphans;  // `dropped` replies are destroyed here, outside the lock
 }
 

@@ -1,11 +1,13 @@
 // Mailbox: how other threads hand work to one EventLoop: replies completed
-// off the loop's thread (responders), new sockets from the acceptor, and
-// wake-ups. Shared (shared_ptr) between the loop and every Responder it
+// off the loop's thread (responders), closures to run on the loop's thread
+// (LoopExecutor: completions of delayed requests), new sockets from the
+// acceptor, and wake-ups. Shared (shared_ptr) between the loop and every Responder it
 // created, so a responder called after the connection closed, after Stop()
 // or after the Server is gone finds a closed mailbox and drops its reply.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -13,7 +15,7 @@
 
 namespace headrace::net {
 
-class Mailbox {
+class Mailbox final : public LoopExecutor {
  public:
   struct Completion {
     uint64_t conn_id;
@@ -31,6 +33,10 @@ class Mailbox {
   // lock or a wake-up; elsewhere it is queued under the lock and the loop is
   // woken. Dropped when the mailbox is closed.
   void Complete(uint64_t conn_id, uint64_t seq, Reply reply);
+  // LoopExecutor: any thread; the task runs on the owning loop's thread
+  // after the current event (queued without a lock on that thread).
+  // Dropped when the mailbox is closed.
+  void Post(std::function<void()> task) override;
   // Any thread. Returns false (caller keeps `fd`) when closed.
   bool PostConnection(int fd);
   // Any thread: makes the loop's Poll() return.
@@ -39,10 +45,12 @@ class Mailbox {
   // --- owning loop thread only ---
   void BindToCurrentThread();
   void UnbindFromCurrentThread();
-  // Replies completed on the loop's own thread.
+  // Replies completed and tasks posted on the loop's own thread.
   std::vector<Completion>& local() { return local_; }
+  std::vector<std::function<void()>>& local_tasks() { return local_tasks_; }
   // Moves out what other threads posted (appends to the vectors).
-  void TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds);
+  void TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds,
+                  std::vector<std::function<void()>>* tasks);
   // Refuses everything from now on; returns sockets posted but never taken.
   std::vector<int> Close();
   int wake_fd() const { return wake_fd_; }
@@ -52,12 +60,14 @@ class Mailbox {
 
   const int wake_fd_;
   std::vector<Completion> local_;  // owner thread only
+  std::vector<std::function<void()>> local_tasks_;  // owner thread only
   std::mutex mu_;
   // Guarded by mu_.
   bool closed_ = false;
   bool wake_pending_ = false;  // an eventfd write is not yet consumed
   std::vector<Completion> remote_;
   std::vector<int> fds_;
+  std::vector<std::function<void()>> tasks_;
 };
 
 }  // namespace headrace::net

@@ -16,9 +16,24 @@
 
 namespace headrace::net {
 
+// Runs closures on one I/O thread: the thread that owns a connection.
+// Post may be called from any thread; the task runs later on the owning
+// thread (never inside Post), tasks posted by one thread run in posting
+// order. Once the loop has stopped, tasks are destroyed without running
+// (on the posting thread or the loop's), so they must not rely on running.
+class LoopExecutor {
+ public:
+  virtual ~LoopExecutor() = default;
+  virtual void Post(std::function<void()> task) = 0;
+};
+
 struct ConnectionInfo {
   uint64_t id = 0;    // unique per server lifetime
   std::string peer;   // "host:port" of the client
+  // The connection's own I/O thread: completions of delayed requests
+  // (acks=all, long-poll fetch) run there. Null in tests that call a
+  // handler directly (completions then run on the waking thread).
+  std::shared_ptr<LoopExecutor> executor;
 };
 
 // What to do with one request.

@@ -148,7 +148,7 @@ class AdminE2ETest : public testing::BrokerFixture {
 
   ProduceResponse::PartitionProduceResponse Produce(const std::string& topic, std::string batch) {
     ProduceRequest req;
-    req.acks = 1;
+    req.acks = -1;  // answered once committed (visible to reads)
     req.timeout_ms = 5000;
     auto& t = req.topic_data.emplace_back();
     t.name = topic;

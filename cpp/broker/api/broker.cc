@@ -73,9 +73,10 @@ class BrokerImpl final : public Broker {
   Status Stop() override {
     std::lock_guard<std::mutex> l(mu_);
     if (!state_) return Status::OK();
-    // Answer parked fetches now (kShutdown: they re-read and reply) so the
-    // server's drain below does not wait out their max_wait_ms.
-    state_->fetch_waiters().Shutdown();
+    // Commit what is flushed-but-unanswered and answer every parked request
+    // now (fetches re-read and reply) so the server's drain below does not
+    // wait out their deadlines.
+    state_->StopWaiting();
     groups_->Stop();  // answers parked JoinGroup/SyncGroup, closes the group log
     server_->Stop();  // finishes in-flight requests
     Status st = state_->Close();  // answers parked requests, flushes, closes logs

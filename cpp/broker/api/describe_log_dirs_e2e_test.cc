@@ -14,10 +14,10 @@ using Dirs = DescribeLogDirsResponse;
 
 class DescribeLogDirsE2ETest : public AdminE2ETest {
  protected:
-  // Produces `batch` to topic/partition with acks=1; returns the error code.
+  // Produces `batch` to topic/partition with acks=all; returns the error code.
   int16_t ProduceTo(const std::string& topic, int32_t partition, std::string batch) {
     ProduceRequest req;
-    req.acks = 1;
+    req.acks = -1;  // answered once committed (visible to reads)
     req.timeout_ms = 5000;
     auto& t = req.topic_data.emplace_back();
     t.name = topic;

@@ -10,10 +10,11 @@
 // Topics are named by id from v13 (UNKNOWN_TOPIC_ID when unknown).
 //
 // Long poll: when fewer than min_bytes were found, no partition failed and
-// max_wait_ms > 0, the request parks in FetchWaiters until a watched
-// partition's high watermark moves (then it re-reads, and parks again with
-// the time left if still short of min_bytes) or the deadline passes; it is
-// answered exactly once, by whichever thread wakes it.
+// max_wait_ms > 0, the request parks in the purgatory until a watched
+// partition's high watermark (read_committed: last stable offset) passes
+// what the fetch saw (then it re-reads, and parks again with the time left
+// if still short of min_bytes) or the deadline passes. The re-read and the
+// answer run on the connection's own I/O thread.
 //
 // Small answers (record bytes up to kInlineRecordBytes in all) carry copies
 // of their batches instead of slices: the whole response then leaves in one
@@ -36,7 +37,7 @@ namespace headrace::broker {
 namespace {
 
 using Response = protocol::FetchResponse;
-using Clock = FetchWaiters::Clock;
+using Clock = Purgatory::Clock;
 
 // Topic ids replace names from this version on.
 constexpr int16_t kFirstTopicIdVersion = 13;
@@ -67,7 +68,7 @@ struct ReadPass {
   Response resp;
   int64_t bytes = 0;
   bool any_error = false;
-  std::vector<FetchWaiters::Watch> watches;  // the partitions read without error
+  std::vector<Purgatory::Watch> watches;  // the partitions read without error
 };
 
 std::vector<Target> ResolveTopic(BrokerContext& ctx, const protocol::FetchRequest::FetchTopic& t,
@@ -129,7 +130,12 @@ void ReadPartition(const Target& target, const protocol::FetchRequest::FetchPart
   out->log_start_offset = read->log_start_offset.value();
   out->records = protocol::Records::FromSlices(std::move(read->data.slices));
   pass->bytes += read->data.bytes;
-  pass->watches.push_back({target.partition, read->high_watermark});
+  if (isolation == IsolationLevel::kReadCommitted) {
+    pass->watches.push_back(
+        {target.partition, Watermark::kLastStable, read->last_stable_offset + 1});
+  } else {
+    pass->watches.push_back({target.partition, Watermark::kHighWatermark, read->high_watermark + 1});
+  }
 }
 
 // Replaces each partition's slices by a copy of their bytes. A partition
@@ -178,12 +184,13 @@ bool Ready(const FetchJob& job, const ReadPass& pass) {
          pass.bytes >= job.request.min_bytes;
 }
 
-void Park(std::shared_ptr<FetchJob> job, std::vector<FetchWaiters::Watch> watches) {
-  FetchWaiters& waiters = job->ctx->state->fetch_waiters();
+void Park(std::shared_ptr<FetchJob> job, std::vector<Purgatory::Watch> watches) {
+  Purgatory& purgatory = job->ctx->state->purgatory();
   Clock::time_point deadline = job->deadline;
-  waiters.Wait(std::move(watches), deadline, [job = std::move(job)](WakeReason why) {
+  std::shared_ptr<net::LoopExecutor> executor = job->req.executor();
+  purgatory.Wait(std::move(watches), deadline, std::move(executor), [job = std::move(job)](WakeReason why) {
     ReadPass pass = ReadAll(*job);
-    if (why == WakeReason::kData && !Ready(*job, pass) && Clock::now() < job->deadline) {
+    if (why == WakeReason::kReady && !Ready(*job, pass) && Clock::now() < job->deadline) {
       Park(job, std::move(pass.watches));  // more data, still short of min_bytes
       return;
     }

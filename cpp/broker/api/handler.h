@@ -62,6 +62,9 @@ class Request {
   void NoResponse() const { respond_(net::Reply::NoResponse()); }
   // Closes the connection after earlier responses, logging `why`.
   void Close(std::string why) const { respond_(net::Reply::Close(std::move(why))); }
+  // The connection's own I/O thread (null when the handler is called
+  // directly by a test): where delayed completions run (Purgatory::Wait).
+  const std::shared_ptr<net::LoopExecutor>& executor() const { return conn_.executor; }
 
  private:
   protocol::RequestHeader header_;

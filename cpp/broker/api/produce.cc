@@ -3,16 +3,24 @@
 //   0         no response (the connection is closed if any partition
 //             failed, as Kafka does, so the producer notices and refreshes);
 //   1         once appended;
-//   -1 (all)  once appended and, if headrace.acks.all.fsync, once the Flusher
-//             reports the batches fsynced (group commit);
+//   -1 (all)  once committed: the partition's high watermark passed the
+//             last offset (with headrace.acks.all.fsync, the HW only moves
+//             over fsynced data: group commit on the flusher thread). The
+//             request waits in the purgatory and is answered on its
+//             connection's own I/O thread; REQUEST_TIMED_OUT after
+//             timeout_ms; NOT_ENOUGH_REPLICAS when the ISR is smaller than
+//             min.insync.replicas (checked before appending), and
+//             NOT_ENOUGH_REPLICAS_AFTER_APPEND when it shrank below it
+//             while waiting;
 //   other     INVALID_REQUIRED_ACKS on every partition, nothing appended.
 // Topics are auto-created like Metadata does when auto.create.topics.enable.
 // Batches of any compression codec are stored as they came; the log
 // validates the outer batch (CRC, sizes) and assigns offsets in place in the
 // request frame.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,7 +58,7 @@ KafkaError AppendError(const Status& st) {
 std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_error,
                                            const std::string& topic_message,
                                            protocol::ProduceRequest::PartitionProduceData& data,
-                                           int16_t version, PartitionResponse* out,
+                                           int16_t version, int16_t acks, PartitionResponse* out,
                                            Offset* last_offset) {
   out->index = data.index;
   if (topic == nullptr) {
@@ -68,7 +76,7 @@ std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_
     return nullptr;
   }
   const std::shared_ptr<Partition>& partition = topic->partitions[data.index];
-  Result<AppendInfo> info = partition->Append(data.records.data);
+  Result<AppendInfo> info = partition->AppendAsLeader(data.records.data, acks);
   if (!info.ok()) {
     SetError(out, AppendError(info.status()), version, info.status().message());
     return nullptr;
@@ -81,44 +89,64 @@ std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_
   return partition;
 }
 
-// An acks=all response waiting for its fsyncs. `remaining` counts the
-// flusher callbacks still due plus one held by the handler while it
-// registers them; whoever brings it to zero replies.
-struct PendingProduce {
-  explicit PendingProduce(Request r) : req(std::move(r)) {}
-  Request req;
-  std::mutex mu;  // guards resp while callbacks record errors
-  Response resp;
-  std::atomic<int> remaining{1};
-
-  void Release() {
-    if (remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    std::lock_guard<std::mutex> l(mu);
-    req.Reply(resp);
-  }
-};
-
+// One appended partition of an acks=all produce, waiting to be committed.
 struct Appended {
   PartitionResponse* out;  // into the response being built
   std::shared_ptr<Partition> partition;
   Offset last_offset;
 };
 
-void ReplyAfterFlush(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending,
-                     std::vector<Appended> appended) {
-  const int16_t version = pending->req.version();
-  pending->remaining.fetch_add(static_cast<int>(appended.size()), std::memory_order_relaxed);
-  for (Appended& a : appended) {
-    PartitionResponse* out = a.out;
-    ctx.state->flusher().Request(a.partition, a.last_offset, [pending, out, version](Status st) {
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> l(pending->mu);
-        SetError(out, ToKafkaError(st), version, "appended but not flushed: " + st.message());
-      }
-      pending->Release();
-    });
+// An acks=all response waiting for its partitions' high watermarks. Every
+// completion runs on the connection's I/O thread (or, without an executor,
+// on the waking thread of a test), so `remaining` needs no lock.
+struct PendingProduce {
+  explicit PendingProduce(Request r) : req(std::move(r)) {}
+  Request req;
+  Response resp;
+  std::atomic<int> remaining{0};
+};
+
+// Settles one partition after its wait: committed, or why not.
+void Settle(const Appended& a, WakeReason why, int16_t version) {
+  const Partition& p = *a.partition;
+  if (p.offline()) {
+    SetError(a.out, KafkaError::kKafkaStorageError, version,
+             "appended but not committed: " + p.topic_partition().ToString() + " went offline");
+  } else if (p.high_watermark() <= a.last_offset) {
+    if (why == WakeReason::kDeadline) {
+      SetError(a.out, KafkaError::kRequestTimedOut, version,
+               "appended but not committed within the request's timeout_ms");
+    } else if (why == WakeReason::kShutdown) {
+      SetError(a.out, KafkaError::kNotLeaderOrFollower, version,
+               "appended but not committed: the broker is shutting down");
+    } else {
+      SetError(a.out, KafkaError::kNotLeaderOrFollower, version,
+               "appended but not committed: " + p.topic_partition().ToString() +
+                   " was truncated or changed leader");
+    }
+  } else if (p.isr_size() < p.min_insync_replicas()) {
+    SetError(a.out, KafkaError::kNotEnoughReplicasAfterAppend, version,
+             "committed with " + std::to_string(p.isr_size()) +
+                 " in-sync replica(s), below min.insync.replicas " +
+                 std::to_string(p.min_insync_replicas()));
   }
-  pending->Release();
+}
+
+void WaitForCommit(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending,
+                   std::vector<Appended> appended, std::chrono::milliseconds timeout) {
+  const int16_t version = pending->req.version();
+  const auto deadline = Purgatory::Clock::now() + timeout;
+  pending->remaining.store(static_cast<int>(appended.size()));
+  for (Appended& a : appended) {
+    Purgatory::Watch watch{a.partition, Watermark::kHighWatermark, a.last_offset + 1};
+    ctx.state->purgatory().Wait({std::move(watch)}, deadline, pending->req.executor(),
+                                [pending, a, version](WakeReason why) {
+                                  Settle(a, why, version);
+                                  if (pending->remaining.fetch_sub(1) == 1) {
+                                    pending->req.Reply(pending->resp);
+                                  }
+                                });
+  }
 }
 
 // The first Produce version whose records are RecordBatch v2 (magic 2).
@@ -157,7 +185,7 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
       PartitionResponse* out = &topic_resp.partition_responses[p];
       Offset last{-1};
       auto partition = AppendPartition(topic.get(), topic_error, topic_message,
-                                       topic_data.partition_data[p], version, out, &last);
+                                       topic_data.partition_data[p], version, acks, out, &last);
       if (partition) {
         appended.push_back({out, std::move(partition), last});
       } else {
@@ -170,8 +198,10 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     else pending->req.NoResponse();
     return;
   }
-  if (acks == -1 && ctx.config().acks_all_fsync && !appended.empty()) {
-    ReplyAfterFlush(ctx, std::move(pending), std::move(appended));
+  std::erase_if(appended, [](const Appended& a) { return a.partition->high_watermark() > a.last_offset; });
+  if (acks == -1 && !appended.empty()) {
+    WaitForCommit(ctx, std::move(pending), std::move(appended),
+                  std::chrono::milliseconds(std::max(request.timeout_ms, 0)));
     return;
   }
   pending->req.Reply(resp);

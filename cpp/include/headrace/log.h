@@ -42,6 +42,10 @@ struct LogConfig {
   TimestampType timestamp_type = TimestampType::kCreateTime;  // message.timestamp.type
   // Preallocate index files to max_index_bytes and trim on roll/close.
   bool preallocate_indexes = true;
+  // Append itself fsyncs when the flush policy says so. The broker turns
+  // this off: its flusher thread is the only one that fsyncs partition logs
+  // (it asks FlushDue()).
+  bool flush_on_append = true;
 };
 
 // What one Append did.
@@ -92,6 +96,12 @@ class Log {
   // Errors: Corruption (CRC, magic, sizes, record count), TooLarge (a batch
   // above max_message_bytes), InvalidArgument (empty input).
   virtual Result<AppendInfo> Append(std::span<uint8_t> batches) = 0;
+  // A follower's append: the batches keep the offsets (and leader epochs)
+  // they carry. The first batch must start at end_offset() and each next
+  // one right after the previous one. Validated as Append; on error nothing
+  // is written. Errors: those of Append, and InvalidArgument for offsets
+  // that are not contiguous with the log end.
+  virtual Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches) = 0;
 
   // Whole batches containing offsets >= `offset`, up to `max_bytes` (at least
   // one whole batch is returned even if larger, as Kafka does, unless
@@ -108,10 +118,13 @@ class Log {
   // (ListOffsets MAX_TIMESTAMP); NotFound for an empty log.
   virtual Result<std::pair<TimestampMs, Offset>> MaxTimestamp() const = 0;
 
-  // fsyncs every segment with unflushed data and records the flush point.
+  // fsyncs every segment with unflushed data (and the directory when a
+  // segment was created since the last flush) and records the flush point.
   virtual Status Flush() = 0;
   // Flushes if the flush policy (messages/ms) says so. Cheap when it doesn't.
   virtual Status MaybeFlush() = 0;
+  // Whether the flush policy (messages/ms) asks for a flush now.
+  virtual bool FlushDue() const = 0;
   // Removes every record with offset >= `offset` (whole segments and the tail
   // of one). REQUIRES: start_offset() <= offset <= end_offset().
   virtual Status Truncate(Offset offset) = 0;

@@ -1,0 +1,113 @@
+#include "broker/leader_epoch_cache.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "broker/file_util.h"
+
+namespace headrace::broker {
+namespace {
+
+constexpr int kFormatVersion = 0;
+
+Status Garbled(const std::string& path, const std::string& why) {
+  return Status::Corruption(path + ": " + why);
+}
+
+}  // namespace
+
+Result<bool> LeaderEpochCache::Load() {
+  entries_.clear();
+  if (dir_.empty()) return false;
+  const std::string path = dir_ + "/" + kFileName;
+  Result<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return false;
+    return text.status();
+  }
+  std::istringstream in(*text);
+  int64_t version = -1, count = -1;
+  if (!(in >> version) || version != kFormatVersion) return Garbled(path, "unknown version");
+  if (!(in >> count) || count < 0 || count > (1 << 24)) return Garbled(path, "bad entry count");
+  std::vector<EpochEntry> entries;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t epoch = -1, start = -1;
+    if (!(in >> epoch >> start)) return Garbled(path, "entry " + std::to_string(i) + " missing");
+    if (epoch < 0 || epoch > INT32_MAX || start < 0) {
+      return Garbled(path, "entry " + std::to_string(i) + " out of range");
+    }
+    if (!entries.empty() && (epoch <= entries.back().epoch.value() ||
+                             start < entries.back().start_offset.value())) {
+      return Garbled(path, "entry " + std::to_string(i) + " not ascending");
+    }
+    entries.push_back({LeaderEpoch(static_cast<int32_t>(epoch)), Offset(start)});
+  }
+  std::string extra;
+  if (in >> extra) return Garbled(path, "trailing data");
+  entries_ = std::move(entries);
+  return true;
+}
+
+Status LeaderEpochCache::Flush() {
+  if (!dirty_ || dir_.empty()) return Status::OK();
+  std::string text = std::to_string(kFormatVersion) + "\n" + std::to_string(entries_.size()) + "\n";
+  for (const EpochEntry& e : entries_) {
+    text += std::to_string(e.epoch.value()) + " " + std::to_string(e.start_offset.value()) + "\n";
+  }
+  HR_RETURN_IF_ERROR(WriteFileAtomically(dir_, kFileName, text));
+  dirty_ = false;
+  return Status::OK();
+}
+
+Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset) {
+  if (epoch.value() < 0) return Status::InvalidArgument("leader epoch must be >= 0");
+  if (!entries_.empty() && entries_.back().epoch == epoch) return Status::OK();
+  // A larger epoch, or one that starts at/after this one, is a stale tail.
+  std::erase_if(entries_, [&](const EpochEntry& e) {
+    return e.epoch >= epoch || e.start_offset >= start_offset;
+  });
+  entries_.push_back({epoch, start_offset});
+  dirty_ = true;
+  return Status::OK();
+}
+
+EpochEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested, Offset leo) const {
+  if (requested.value() < 0 || entries_.empty()) return {};
+  if (requested == entries_.back().epoch) return {requested, leo};
+  auto higher = std::upper_bound(entries_.begin(), entries_.end(), requested,
+                                 [](LeaderEpoch r, const EpochEntry& e) { return r < e.epoch; });
+  if (higher == entries_.end()) return {};  // newer than anything this log knows
+  if (higher == entries_.begin()) {
+    // Older than every known epoch: its data, if any, lies below the first
+    // known epoch's start.
+    return {requested, higher->start_offset};
+  }
+  return {std::prev(higher)->epoch, higher->start_offset};
+}
+
+Status LeaderEpochCache::TruncateFromEnd(Offset end) {
+  size_t before = entries_.size();
+  std::erase_if(entries_, [&](const EpochEntry& e) { return e.start_offset >= end; });
+  if (entries_.size() != before) dirty_ = true;
+  return Status::OK();
+}
+
+Status LeaderEpochCache::TruncateFromStart(Offset start) {
+  // The last entry starting at or below `start` covers it; older ones go.
+  auto covering = std::upper_bound(entries_.begin(), entries_.end(), start,
+                                   [](Offset s, const EpochEntry& e) { return s < e.start_offset; });
+  if (covering == entries_.begin()) return Status::OK();
+  --covering;
+  if (covering == entries_.begin() && covering->start_offset == start) return Status::OK();
+  covering->start_offset = start;
+  entries_.erase(entries_.begin(), covering);
+  dirty_ = true;
+  return Status::OK();
+}
+
+void LeaderEpochCache::Reset(std::vector<EpochEntry> entries) {
+  entries_ = std::move(entries);
+  dirty_ = true;
+}
+
+}  // namespace headrace::broker
