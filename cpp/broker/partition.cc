@@ -509,6 +509,16 @@ EpochEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
   return epoch_cache_.EndOffsetFor(epoch, log_->end_offset());
 }
 
+LeaderEpoch Partition::EpochAt(Offset offset) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  LeaderEpoch epoch(kUndefinedEpoch);
+  for (const EpochEntry& e : epoch_cache_.entries()) {
+    if (e.start_offset > offset) break;
+    epoch = e.epoch;
+  }
+  return epoch;
+}
+
 Status Partition::FlushLog() {
   flush_scheduled_.store(false, std::memory_order_release);  // appends from now on reschedule
   if (offline()) return CheckServing();

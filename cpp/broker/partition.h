@@ -208,6 +208,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   OffsetAndTimestamp LatestOffset(IsolationLevel isolation) const; // {HW or LSO, -1}
   // OffsetForLeaderEpoch (API 23): the end offset of `epoch` in this log.
   EpochEndOffset EndOffsetForEpoch(LeaderEpoch epoch) const;
+  // The epoch that wrote `offset` (the cache entry covering it); -1 if none.
+  LeaderEpoch EpochAt(Offset offset) const;
 
   // DeleteRecords: moves the log start to `offset` (-1 = the HW). Returns the
   // new log start. Errors: OutOfRange when offset > HW.

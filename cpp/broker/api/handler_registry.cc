@@ -34,6 +34,7 @@ extern const ApiHandler kDescribeGroupsHandler;
 extern const ApiHandler kListGroupsHandler;
 extern const ApiHandler kDeleteGroupsHandler;
 extern const ApiHandler kOffsetDeleteHandler;
+extern const ApiHandler kOffsetForLeaderEpochHandler;
 
 namespace {
 
@@ -57,6 +58,7 @@ constexpr std::array kHandlers = {
     &kDeleteTopicsHandler,             // 20
     &kDeleteRecordsHandler,            // 21
     &kInitProducerIdHandler,           // 22
+    &kOffsetForLeaderEpochHandler,     // 23
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kDescribeLogDirsHandler,          // 35

@@ -48,8 +48,7 @@ void ListOne(const Partition& partition, const protocol::ListOffsetsRequest::Lis
   out->error_code = Code(KafkaError::kNone);
   out->offset = found->offset.value();
   out->timestamp = found->timestamp.value();
-  // No epoch history yet: every offset was written in the current epoch.
-  out->leader_epoch = found->offset.value() >= 0 ? partition.leader_epoch().value() : -1;
+  out->leader_epoch = found->offset.value() >= 0 ? partition.EpochAt(found->offset).value() : -1;
 }
 
 void HandleListOffsets(BrokerContext& ctx, protocol::ListOffsetsRequest& request, Request req) {
