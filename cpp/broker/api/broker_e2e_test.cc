@@ -413,6 +413,50 @@ TEST_F(BrokerE2ETest, ListOffsetsFindsEarliestLatestMaxAndByTime) {
   EXPECT_EQ(resp.topics[0].partitions[2].error_code, Code(KafkaError::kUnknownTopicOrPartition));
 }
 
+TEST_F(BrokerE2ETest, OffsetForLeaderEpochAnswersFromTheEpochCache) {
+  Produce("oe", Batch(3), -1);
+  Produce("oe", Batch(2), -1);
+  auto ask = [&](int32_t epoch, int32_t current, int16_t version, int32_t partition = 0,
+                 const std::string& topic = "oe") {
+    OffsetForLeaderEpochRequest req;
+    req.replica_id = -1;
+    auto& t = req.topics.emplace_back();
+    t.topic = topic;
+    t.partitions.push_back({.partition = partition, .current_leader_epoch = current,
+                            .leader_epoch = epoch});
+    auto resp = Call<OffsetForLeaderEpochResponse>(req, version);
+    EXPECT_EQ(resp.topics.size(), 1u);
+    EXPECT_EQ(resp.topics[0].partitions.size(), 1u);
+    return resp.topics[0].partitions[0];
+  };
+  for (int16_t v : {0, 2, 3, 4}) {
+    SCOPED_TRACE("OffsetForLeaderEpoch v" + std::to_string(v));
+    auto latest = ask(0, -1, v);  // epoch 0 is the latest: its end is the LEO
+    EXPECT_EQ(latest.error_code, 0);
+    EXPECT_EQ(latest.end_offset, 5);
+    if (v >= 1) EXPECT_EQ(latest.leader_epoch, 0);
+  }
+  EXPECT_EQ(ask(7, -1, 3).end_offset, -1);  // newer than any epoch: undefined
+  EXPECT_EQ(ask(7, -1, 3).leader_epoch, -1);
+  EXPECT_EQ(ask(0, 1, 3).error_code, Code(KafkaError::kUnknownLeaderEpoch));
+  EXPECT_EQ(ask(0, 0, 3).error_code, 0);
+  EXPECT_EQ(ask(0, -1, 3, 4).error_code, Code(KafkaError::kUnknownTopicOrPartition));
+  EXPECT_EQ(ask(0, -1, 3, 0, "nope").error_code, Code(KafkaError::kUnknownTopicOrPartition));
+}
+
+TEST_F(BrokerE2ETest, MinInsyncReplicasAboveTheIsrRefusesAcksAllOnly) {
+  client_.reset();
+  ASSERT_TRUE(broker_->Stop().ok());
+  StartBroker({{"min.insync.replicas", "2"}});
+  auto refused = Produce("mi", Batch(2), -1);
+  EXPECT_EQ(refused.error_code, Code(KafkaError::kNotEnoughReplicas));
+  EXPECT_EQ(refused.base_offset, -1);
+  EXPECT_NE(refused.error_message.value_or("").find("min.insync.replicas is 2"), std::string::npos);
+  auto one = Produce("mi", Batch(2), 1);  // acks=1 does not need the ISR
+  EXPECT_EQ(one.error_code, 0);
+  EXPECT_EQ(one.base_offset, 0);  // the refused batch was not appended
+}
+
 TEST_F(BrokerE2ETest, RestartKeepsDataAndTopicIds) {
   std::string b1 = Batch(3), b2 = Batch(4);
   Produce("keep", b1, -1);
