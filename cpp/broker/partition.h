@@ -224,6 +224,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Asks the flusher for an fsync when the flush policy (flush.messages /
   // flush.ms) or commit_requires_fsync wants one (maintenance thread).
   void MaybeScheduleFlush();
+  // Asks the flusher for an fsync of what is appended, whatever the policy.
+  void RequestFlush() { ScheduleFlush(); }
 
   // Maintenance.
   Status MaybeRoll(TimestampMs now);

@@ -32,6 +32,9 @@ class BrokerImpl final : public Broker {
     broker::group::GroupCoordinator::Options gopts;
     gopts.config = group_config_;
     gopts.data_dir = config_.data_dir;
+    gopts.log_services.listener = &state_->purgatory();
+    gopts.log_services.flusher = &state_->flusher();
+    gopts.log_services.local_broker_id = config_.node_id;
     auto groups = broker::group::GroupCoordinator::Open(std::move(gopts));
     if (!groups.ok()) {
       (void)state_->Close();

@@ -1,6 +1,7 @@
 // DeleteGroups (key 42), v0..2: deletes Empty groups and their committed
 // offsets (tombstones in the group log). NON_EMPTY_GROUP while members
 // remain, GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for "".
+#include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -17,7 +18,11 @@ void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, 
                                    : KafkaError::kCoordinatorNotAvailable);
     resp.results.push_back(std::move(r));
   }
-  request.Reply(resp);
+  ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp),
+                             [](protocol::DeleteGroupsResponse& r, KafkaError e) {
+                               for (auto& g : r.results)
+                                 if (g.error_code == 0) g.error_code = Code(e);
+                             });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // unknown topics get UNKNOWN_TOPIC_OR_PARTITION. v1 commit timestamps and
 // v2..4 retention times are accepted and ignored (offsets.retention.minutes
 // applies).
+#include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -58,7 +59,11 @@ void HandleOffsetCommit(BrokerContext& ctx, Req& req, Request request) {
       for (auto& t : resp.topics)
         for (auto& p : t.partitions) p.error_code = Code(KafkaError::kInvalidGroupId);
   }
-  request.Reply(resp);
+  ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp), [](Resp& r, KafkaError e) {
+    for (auto& t : r.topics)
+      for (auto& p : t.partitions)
+        if (p.error_code == 0) p.error_code = Code(e);
+  });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // GROUP_ID_NOT_FOUND for an unknown group; per partition
 // GROUP_SUBSCRIBED_TO_TOPIC while active members subscribe to the topic;
 // UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist.
+#include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -43,7 +44,10 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
     for (size_t i = 0; i < slots.size(); ++i)
       resp.topics[slots[i].first].partitions[slots[i].second].error_code = Code(per_partition[i]);
   }
-  request.Reply(resp);
+  ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp),
+                             [](protocol::OffsetDeleteResponse& r, KafkaError e) {
+                               if (r.error_code == 0) r.error_code = Code(e);
+                             });
 }
 
 }  // namespace

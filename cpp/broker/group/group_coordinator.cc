@@ -23,9 +23,12 @@ GroupCoordinator::GroupCoordinator(Options options)
 
 Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options) {
   bool start_timer = options.start_timer;
+  const PartitionServices options_services = options.log_services;
   std::unique_ptr<GroupCoordinator> c(new GroupCoordinator(std::move(options)));
-  HR_ASSIGN_OR_RETURN(c->log_, GroupLog::Open(c->data_dir_, c->config_.commit_fsync,
-                                                c->config_.log_segment_bytes));
+  PartitionServices services = options_services;
+  services.commit_requires_fsync = c->config_.commit_fsync;
+  HR_ASSIGN_OR_RETURN(c->log_, GroupLog::Open(c->data_dir_, services, c->config_.log_segment_bytes));
+  c->log_partition_ = c->log_->partition();
   HR_RETURN_IF_ERROR(c->Load());
   c->next_compaction_bytes_ = c->config_.log_segment_bytes;
   c->next_retention_check_ms_ = c->Now() + c->config_.offsets_retention_check_interval_ms;
@@ -289,6 +292,10 @@ void GroupCoordinator::Tick() {
       next_retention_check_ms_ = now + config_.offsets_retention_check_interval_ms;
     }
     MaybeCompact();
+    if (log_) {
+      Status st = log_->FinishRewrite();
+      if (!st.ok()) HR_LOG(kWarn) << "group log compaction: " << st.ToString();
+    }
   }
   RunAll(done);
 }

@@ -114,12 +114,20 @@ class GroupCoordinator {
     std::string data_dir;          // the log lives in data_dir/__group_metadata
     bool start_timer = true;       // false: tests call Tick() themselves
     std::function<int64_t()> now_ms;  // default: the system clock
+    // The group log's partition wiring (purgatory, flusher); its
+    // commit_requires_fsync is taken from config.commit_fsync.
+    PartitionServices log_services;
   };
 
   // Opens the log, replays it (groups with members come back Stable and must
   // heartbeat within their session timeout) and starts the timer thread.
   static Result<std::unique_ptr<GroupCoordinator>> Open(Options options);
   ~GroupCoordinator();  // Stop()
+
+  // The group log's partition: a request whose records must be durable
+  // before it is answered (OffsetCommit, OffsetDelete, DeleteGroups) waits
+  // for its high watermark to reach the log end read after the call.
+  const std::shared_ptr<Partition>& log_partition() const { return log_partition_; }
 
   void Join(JoinRequest req, JoinCallback done);
   void Sync(SyncRequest req, SyncCallback done);
@@ -201,6 +209,7 @@ class GroupCoordinator {
   mutable std::mutex mu_;
   std::map<std::string, Group> groups_;  // guarded by mu_
   std::unique_ptr<GroupLog> log_;        // guarded by mu_; null once stopped
+  std::shared_ptr<Partition> log_partition_;  // set by Open, then constant
   bool stopped_ = false;                 // guarded by mu_
   int64_t next_retention_check_ms_ = 0;  // guarded by mu_
   int64_t next_compaction_bytes_ = 0;    // guarded by mu_: log size that triggers MaybeCompact

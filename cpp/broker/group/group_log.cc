@@ -19,19 +19,26 @@ Result<std::vector<uint8_t>> ReadAllSlices(const std::vector<FileSlice>& slices,
 
 }  // namespace
 
-Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir, bool fsync,
+Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir,
+                                                 const PartitionServices& services,
                                                  int64_t segment_bytes) {
   LogConfig cfg;
   cfg.segment_bytes = segment_bytes;
   cfg.retention_ms = -1;
   cfg.max_message_bytes = 64 << 20;
   cfg.max_index_bytes = 1 << 20;
+  cfg.flush_on_append = false;  // the flusher fsyncs
   HR_ASSIGN_OR_RETURN(std::unique_ptr<Log> log,
                       Log::Open(data_dir + "/" + kGroupLogDirName, cfg));
-  return std::unique_ptr<GroupLog>(new GroupLog(std::move(log), fsync));
+  TopicSettings settings;
+  settings.log = cfg;
+  settings.cleanup_delete = false;
+  auto partition = std::make_shared<Partition>(TopicPartition{kGroupLogDirName, 0}, Uuid(),
+                                               std::move(log), settings, services);
+  return std::unique_ptr<GroupLog>(new GroupLog(std::move(partition)));
 }
 
-Status GroupLog::Append(const std::vector<Entry>& entries, bool durable) {
+Status GroupLog::Append(const std::vector<Entry>& entries) {
   std::vector<RecordInput> records;
   records.reserve(entries.size());
   for (const Entry& e : entries) {
@@ -42,16 +49,17 @@ Status GroupLog::Append(const std::vector<Entry>& entries, bool durable) {
   }
   std::string batch = BuildBatch(records);
   std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(batch.data()), batch.size());
-  HR_RETURN_IF_ERROR(log_->Append(bytes).status());
-  if (fsync_ && durable) HR_RETURN_IF_ERROR(log_->Flush());
-  return Status::OK();
+  HR_RETURN_IF_ERROR(partition_->AppendAsLeader(bytes).status());
+  return FinishRewrite();
 }
 
 Status GroupLog::Replay(const std::function<void(const Entry&)>& fn) const {
-  Offset next = log_->start_offset();
-  const Offset end = log_->end_offset();
+  Offset next = partition_->log_start_offset();
+  const Offset end = partition_->log_end_offset();
   while (next < end) {
-    HR_ASSIGN_OR_RETURN(ReadResult r, log_->Read(next, kReplayChunkBytes, end));
+    HR_ASSIGN_OR_RETURN(PartitionRead read,
+                        partition_->Read(next, kReplayChunkBytes, IsolationLevel::kReadUncommitted));
+    ReadResult& r = read.data;
     if (r.slices.empty()) break;
     HR_ASSIGN_OR_RETURN(std::vector<uint8_t> buf, ReadAllSlices(r.slices, r.bytes));
     // Advance by whole batches so an empty batch can never stall replay.
@@ -71,23 +79,33 @@ Status GroupLog::Replay(const std::function<void(const Entry&)>& fn) const {
 }
 
 Status GroupLog::Rewrite(const std::vector<Entry>& live) {
-  const Offset first = log_->end_offset();
+  const Offset first = partition_->log_end_offset();
   std::vector<Entry> chunk;
   size_t chunk_bytes = 0;
   for (const Entry& e : live) {
     chunk.push_back(e);
     chunk_bytes += e.key.size() + (e.value ? e.value->size() : 0);
     if (chunk_bytes >= kRewriteBatchBytes) {
-      HR_RETURN_IF_ERROR(Append(chunk, /*durable=*/false));
+      HR_RETURN_IF_ERROR(Append(chunk));
       chunk.clear();
       chunk_bytes = 0;
     }
   }
-  if (!chunk.empty()) HR_RETURN_IF_ERROR(Append(chunk, /*durable=*/false));
-  HR_RETURN_IF_ERROR(log_->Flush());  // the new copy is on disk before the old one goes
-  return log_->DeleteRecordsBefore(first);
+  if (!chunk.empty()) HR_RETURN_IF_ERROR(Append(chunk));
+  // The old records go only once the new copy is on disk.
+  rewrite_start_ = first;
+  rewrite_end_ = partition_->log_end_offset();
+  partition_->RequestFlush();
+  return FinishRewrite();
 }
 
-Status GroupLog::Close() { return log_->Close(); }
+Status GroupLog::FinishRewrite() {
+  if (rewrite_end_.value() < 0 || partition_->flushed_offset() < rewrite_end_) return Status::OK();
+  const Offset start = rewrite_start_;
+  rewrite_start_ = rewrite_end_ = Offset(-1);
+  return partition_->DeleteRecordsBefore(start).status();
+}
+
+Status GroupLog::Close() { return partition_->Close(); }
 
 }  // namespace headrace::broker::group

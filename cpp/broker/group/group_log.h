@@ -5,7 +5,15 @@
 // log to the live state, and the log is replayed from its start on open
 // (docs/consumer-groups.md).
 //
+// The log is a Partition (partition.h): appends never fsync on the caller's
+// thread; the flusher fsyncs it and moves its high watermark (with
+// headrace.offsets.commit.fsync the HW only covers fsynced records), and a
+// request that must be durable waits in the purgatory for
+// partition()->high_watermark() to pass log_end_offset() read after its
+// append.
+//
 // Threading: not thread-safe; the coordinator serialises calls.
+// partition() may be watched from any thread.
 #pragma once
 
 #include <functional>
@@ -14,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/partition.h"
 #include "headrace/log.h"
 #include "headrace/status.h"
 
@@ -29,29 +38,37 @@ class GroupLog {
   };
 
   // Opens (creating if missing) the log under `data_dir`, recovering it.
-  static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir, bool fsync,
+  // `services.commit_requires_fsync` is headrace.offsets.commit.fsync.
+  static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir,
+                                                const PartitionServices& services,
                                                 int64_t segment_bytes);
 
-  // Appends `entries` as one batch (all or nothing). With `durable` and a log
-  // opened with fsync, flushes before returning; otherwise the batch reaches
-  // disk with the next durable append (one fsync covers the whole file) or
-  // the OS's writeback. REQUIRES: !entries.empty().
-  Status Append(const std::vector<Entry>& entries, bool durable = true);
+  // Appends `entries` as one batch (all or nothing); the flusher makes it
+  // durable (see above). REQUIRES: !entries.empty().
+  Status Append(const std::vector<Entry>& entries);
   // Calls `fn` for every record from the start, in offset order.
   Status Replay(const std::function<void(const Entry&)>& fn) const;
   // Compaction: appends `live` (every record of the current state) in
-  // batches, fsyncs, then moves the log start past all older records,
-  // deleting the segments wholly below it. A crash in between leaves old and
-  // new records, and replaying both yields the same state.
+  // batches and asks the flusher for an fsync; once that copy is flushed
+  // (checked by later appends and by FinishRewrite), the log start moves
+  // past all older records, deleting the segments wholly below it. A crash
+  // in between leaves old and new records, and replaying both yields the
+  // same state.
   Status Rewrite(const std::vector<Entry>& live);
+  // Completes a pending Rewrite whose copy is flushed. Cheap otherwise.
+  Status FinishRewrite();
   Status Close();
 
-  int64_t size_bytes() const { return log_->size_bytes(); }
+  int64_t size_bytes() const { return partition_->size_bytes(); }
+  const std::shared_ptr<Partition>& partition() const { return partition_; }
 
  private:
-  GroupLog(std::unique_ptr<Log> log, bool fsync) : log_(std::move(log)), fsync_(fsync) {}
-  std::unique_ptr<Log> log_;
-  bool fsync_;
+  explicit GroupLog(std::shared_ptr<Partition> partition) : partition_(std::move(partition)) {}
+  std::shared_ptr<Partition> partition_;
+  // A Rewrite's copy occupies [rewrite_start_, rewrite_end_); older records
+  // are dropped once the flushed offset reaches rewrite_end_. -1: none.
+  Offset rewrite_start_{-1};
+  Offset rewrite_end_{-1};
 };
 
 }  // namespace headrace::broker::group

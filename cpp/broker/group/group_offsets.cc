@@ -46,7 +46,7 @@ Status GroupCoordinator::PersistGroup(const Group& g) {
   // Membership is not fsynced (as in Kafka): losing the last generation in a
   // crash only costs a rebalance, while an fsync here sits on every
   // JoinGroup/SyncGroup round trip. Offsets stay durable (Commit).
-  return log_->Append({GroupEntry(g)}, /*durable=*/false);
+  return log_->Append({GroupEntry(g)});
 }
 
 void GroupCoordinator::MaybeCompact() {
