@@ -22,8 +22,14 @@ Result<std::unique_ptr<Log>> Log::Open(const std::string& dir, const LogConfig& 
 
 Status LogImpl::ListDirectory(std::vector<Offset>* bases) {
   std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
+  const bool created = std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::IOError("create " + dir_ + ": " + ec.message());
+  if (created) {
+    // The new directory's entry in its parent is durable before anything
+    // written into it can be reported flushed.
+    std::string parent = std::filesystem::path(dir_).parent_path().string();
+    HR_RETURN_IF_ERROR(SyncDirectory(parent.empty() ? "." : parent));
+  }
   DIR* d = opendir(dir_.c_str());
   if (d == nullptr) return Status::FromErrno("opendir " + dir_, errno);
   std::vector<std::string> leftovers;
