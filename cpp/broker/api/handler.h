@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -65,6 +66,13 @@ class Request {
   // The connection's own I/O thread (null when the handler is called
   // directly by a test): where delayed completions run (Purgatory::Wait).
   const std::shared_ptr<net::LoopExecutor>& executor() const { return conn_.executor; }
+  // Runs `fn` on the connection's own I/O thread (inline without an
+  // executor): a completion that arrives on a foreign thread (another
+  // member's JoinGroup, the group timer) encodes its answer there.
+  void RunOnLoop(std::function<void()> fn) const {
+    if (conn_.executor) conn_.executor->Post(std::move(fn));
+    else fn();
+  }
 
  private:
   protocol::RequestHeader header_;

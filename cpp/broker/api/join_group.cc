@@ -60,7 +60,8 @@ void HandleJoinGroup(BrokerContext& ctx, Req& req, Request request) {
   for (auto& p : req.protocols) j.protocols.push_back({p.name, p.metadata});
   j.require_known_member_id = version >= 4;
   ctx.groups->Join(std::move(j), [request, version](group::JoinResult r) {
-    request.Reply(ToResponse(r, version));
+    // Completed by whichever thread finished the rebalance: answer on ours.
+    request.RunOnLoop([request, version, r = std::move(r)] { request.Reply(ToResponse(r, version)); });
   });
 }
 

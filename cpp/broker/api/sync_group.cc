@@ -38,7 +38,8 @@ void HandleSyncGroup(BrokerContext& ctx, Req& req, Request request) {
   s.protocol_name = req.protocol_name;
   for (auto& a : req.assignments) s.assignments.emplace_back(a.member_id, a.assignment);
   ctx.groups->Sync(std::move(s), [request, version](group::SyncResult r) {
-    request.Reply(ToResponse(r, version));
+    // Completed by whichever thread finished the rebalance: answer on ours.
+    request.RunOnLoop([request, version, r = std::move(r)] { request.Reply(ToResponse(r, version)); });
   });
 }
 
