@@ -6,8 +6,12 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
                                                        LogFactory log_factory) {
   HR_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<BrokerState> s(new BrokerState());
-  HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir));
-  HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir));
+  FileEnv* env = config.file_env;
+  HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir, env));
+  HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir, env));
+  if (!log_factory) {
+    log_factory = [env](const std::string& dir, const LogConfig& c) { return Log::Open(dir, c, env); };
+  }
   s->waiters_ = std::make_unique<FetchWaiters>();
   TopicRegistry::Options options;
   options.config = config;

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "broker/kafka_error.h"
-#include "broker/file_util.h"
+#include "common/file_env.h"
 
 namespace headrace::broker {
 namespace {
@@ -84,7 +84,7 @@ TEST_F(MetadataStoreTest, FileIsTheDocumentedJson) {
   Uuid id;
   id.bytes[15] = 1;
   ASSERT_TRUE(store->PutTopic({"t", id, 2, {{"cleanup.policy", "compact"}}}).ok());
-  auto text = ReadWholeFile((dir_ / "headrace-meta.json").string());
+  auto text = ReadWholeFile(*FileEnv::Default(), (dir_ / "headrace-meta.json").string());
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(text.value(),
             "{\n"

@@ -23,9 +23,10 @@ GroupCoordinator::GroupCoordinator(Options options)
 
 Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options) {
   bool start_timer = options.start_timer;
+  FileEnv* env = options.env;
   std::unique_ptr<GroupCoordinator> c(new GroupCoordinator(std::move(options)));
   HR_ASSIGN_OR_RETURN(c->log_, GroupLog::Open(c->data_dir_, c->config_.commit_fsync,
-                                                c->config_.log_segment_bytes));
+                                                c->config_.log_segment_bytes, env));
   HR_RETURN_IF_ERROR(c->Load());
   c->next_compaction_bytes_ = c->config_.log_segment_bytes;
   c->next_retention_check_ms_ = c->Now() + c->config_.offsets_retention_check_interval_ms;

@@ -20,14 +20,14 @@ Result<std::vector<uint8_t>> ReadAllSlices(const std::vector<FileSlice>& slices,
 }  // namespace
 
 Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir, bool fsync,
-                                                 int64_t segment_bytes) {
+                                                 int64_t segment_bytes, FileEnv* env) {
   LogConfig cfg;
   cfg.segment_bytes = segment_bytes;
   cfg.retention_ms = -1;
   cfg.max_message_bytes = 64 << 20;
   cfg.max_index_bytes = 1 << 20;
   HR_ASSIGN_OR_RETURN(std::unique_ptr<Log> log,
-                      Log::Open(data_dir + "/" + kGroupLogDirName, cfg));
+                      Log::Open(data_dir + "/" + kGroupLogDirName, cfg, env));
   return std::unique_ptr<GroupLog>(new GroupLog(std::move(log), fsync));
 }
 

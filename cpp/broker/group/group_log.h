@@ -29,8 +29,9 @@ class GroupLog {
   };
 
   // Opens (creating if missing) the log under `data_dir`, recovering it.
+  // `env` (null = the OS) must outlive the GroupLog.
   static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir, bool fsync,
-                                                int64_t segment_bytes);
+                                                int64_t segment_bytes, FileEnv* env = nullptr);
 
   // Appends `entries` as one batch (all or nothing). With `durable` and a log
   // opened with fsync, flushes before returning; otherwise the batch reaches
