@@ -2,8 +2,8 @@
 
 The broker is started with the testing hook HEADRACE_FAULT_INJECT
 (docs/configuration.md), which puts a FaultInjectingEnv under every file it
-writes: here fdatasync of one partition's files starts failing with EIO
-after a number of successful calls. A confluent-kafka producer (acks=all,
+writes: here, after a number of successful calls, either fdatasync of one
+partition's files fails with EIO, or its segment writes fail with ENOSPC. A confluent-kafka producer (acks=all,
 no retries) produces one record at a time; the test proves that
 - the fault reaches the client as KAFKA_STORAGE_ERROR, and every record
   produced after it fails too (the partition's log is offline);
@@ -18,8 +18,13 @@ import pytest
 ck = pytest.importorskip("confluent_kafka")
 
 TOPIC = "storage-faults"
-FSYNCS_BEFORE_FAULT = 25
 MAX_RECORDS = 200
+
+# (HEADRACE_FAULT_INJECT rule, errno name, how the broker's offline line calls it)
+FAULTS = [
+    (f"fsync:path={TOPIC}-0/:after=25:errno=EIO", "EIO", "I/O error"),
+    (f"write:path={TOPIC}-0/000:after=20:errno=ENOSPC", "ENOSPC", "disk full"),
+]
 
 
 def _producer(bootstrap: str):
@@ -62,10 +67,11 @@ def _read_all(bootstrap: str) -> dict[int, bytes]:
         consumer.close()
 
 
-def test_failed_fsync_is_never_acknowledged_and_acknowledged_records_survive(
-        broker_factory, tmp_path, monkeypatch):
+@pytest.mark.parametrize("rule,errno_name,offline_word", FAULTS,
+                         ids=["fsync-EIO", "write-ENOSPC"])
+def test_failed_write_or_fsync_is_never_acknowledged_and_acknowledged_records_survive(
+        broker_factory, tmp_path, monkeypatch, rule, errno_name, offline_word):
     data_dir = tmp_path / "data"
-    rule = f"fsync:path={TOPIC}-0/:after={FSYNCS_BEFORE_FAULT}:errno=EIO"
     monkeypatch.setenv("HEADRACE_FAULT_INJECT", rule)
     broker = broker_factory(data_dir)
     monkeypatch.delenv("HEADRACE_FAULT_INJECT")
@@ -91,11 +97,12 @@ def test_failed_fsync_is_never_acknowledged_and_acknowledged_records_survive(
 
     offline = [line for line in broker.stderr.splitlines() if "is offline" in line]
     assert len(offline) == 1, broker.stderr
-    assert f"{TOPIC}-0" in offline[0] and "EIO" in offline[0], offline[0]
+    assert f"{TOPIC}-0" in offline[0] and errno_name in offline[0], offline[0]
+    assert offline_word in offline[0], offline[0]
 
     # The offline log cannot be closed cleanly: the broker says so and exits non-zero.
     broker.stop(expect_code=2)
-    assert "headrace: error:" in broker.stderr and "EIO" in broker.stderr, broker.stderr
+    assert "headrace: error:" in broker.stderr and errno_name in broker.stderr, broker.stderr
     broker.start_again()
     assert "HEADRACE_FAULT_INJECT" not in broker.stderr
 

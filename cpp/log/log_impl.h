@@ -16,8 +16,10 @@
 // Published without locks (release/acquire): start_offset_, end_offset_,
 // flushed_offset_, closed_, failed_, and each segment's size.
 // Fencing: failed_ is set (once, by Fence) while holding append_mu_ or
-// flush_mu_; flushed_offset_ is only stored under both append_mu_ and
-// checkpoint_mu_ after checking failed_, so it never moves after a fault.
+// flush_mu_ (or inside Recover, before the log is shared). flushed_offset_
+// never advances after a fault: Flush and Close advance it only while
+// holding both locks, after checking failed_ (so no Fence can run between
+// the check and the store); Truncate only lowers it.
 // Invariant: segments_ is sorted by base offset, never empty while open,
 // contiguous (each base = the previous segment's next offset); the last one
 // is the active segment; end_offset_ is stored only after the bytes it

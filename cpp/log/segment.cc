@@ -147,10 +147,10 @@ Status Segment::Append(std::span<const uint8_t> bytes, std::span<const BatchMeta
     pos += metas[i].size;
   }
   if (!st.ok()) {
-    // Best effort: leave no partial batch behind (recovery cuts one anyway).
-    // Index entries past `start` point at nothing readable: dropped.
+    // Best effort: leave no partial batch behind (recovery cuts one anyway),
+    // and forget the index entries and max timestamp of what failed.
     (void)env_->Truncate(fd_, log_path_, start);
-    offset_index_->TruncateToPosition(FilePosition(start));
+    (void)ForgetFrom(start, batch::DecodeHeader(bytes.data()).base_offset);
     return st;
   }
   if (rolling_base_ms_ < 0) rolling_base_ms_ = now_ms;
@@ -256,6 +256,10 @@ Status Segment::RecomputeMaxTimestamp() {
 
 Status Segment::TruncateTo(int64_t new_size, Offset next_offset) {
   HR_RETURN_IF_ERROR(env_->Truncate(fd_, log_path_, new_size));
+  return ForgetFrom(new_size, next_offset);
+}
+
+Status Segment::ForgetFrom(int64_t new_size, Offset next_offset) {
   size_.store(new_size, std::memory_order_release);
   offset_index_->TruncateToPosition(FilePosition(new_size));
   time_index_->TruncateToOffset(next_offset);

@@ -133,6 +133,8 @@ class Segment {
   Status IndexBatch(const BatchMeta& m, int64_t position, int32_t index_interval);
   void SetMaxTimestamp(TimestampMs ts, Offset offset);
   Status RecomputeMaxTimestamp();
+  // The in-memory half of TruncateTo: size, index entries, max timestamp.
+  Status ForgetFrom(int64_t size, Offset next_offset);
 
   FileEnv* const env_;
   std::string dir_;
