@@ -10,7 +10,9 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir, env));
   HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir, env));
   if (!log_factory) {
-    log_factory = [env](const std::string& dir, const LogConfig& c) { return Log::Open(dir, c, env); };
+    log_factory = [env](const std::string& dir, const LogConfig& c) {
+      return Log::Open(dir, c, env);
+    };
   }
   s->waiters_ = std::make_unique<FetchWaiters>();
   TopicRegistry::Options options;

@@ -227,7 +227,8 @@ Status LogImpl::Flush() {
   lock.unlock();
   // The new flush point only saves recovery work, so the file is fsynced at
   // most once per kCheckpointIntervalMs; losing a newer one is harmless.
-  return Fence(WriteCheckpointLocked(WallClockMs() - last_checkpoint_sync_ms_ >= kCheckpointIntervalMs));
+  const bool sync = WallClockMs() - last_checkpoint_sync_ms_ >= kCheckpointIntervalMs;
+  return Fence(WriteCheckpointLocked(sync));
 }
 
 void LogImpl::SetConfig(const LogConfig& config) {

@@ -186,13 +186,18 @@ std::string RowName(const ::testing::TestParamInfo<Row>& info) {
 INSTANTIATE_TEST_SUITE_P(Faults, LogFaultMatrix, ::testing::ValuesIn(AllRows()), RowName);
 
 // Recovery at reopen: a crash image with unflushed batches and a torn tail,
-// opened once with a failing env (Open fails, nothing is served), then on a
+// opened once with a failing env (the cut, the fsync of what was recovered,
+// or the new checkpoint fails: Open fails, nothing is served), then on a
 // healthy disk (every flushed record is back, the torn tail is gone).
 struct RecoveryRow {
   const char* name;
   FileOp op;
+  const char* path;
   int err;
+  bool short_write = false;
 };
+
+constexpr const char* kCp = "log.checkpoint";
 
 class LogRecoveryFault : public ::testing::TestWithParam<RecoveryRow> {};
 
@@ -220,7 +225,7 @@ TEST_P(LogRecoveryFault, OpenFailsThenHealthyReopenRecovers) {
   ::close(fd);
 
   FaultInjectingEnv env(FileEnv::Default());
-  env.AddRule({row.op, ".log", 0, false, row.err, false});
+  env.AddRule({row.op, row.path, 0, false, row.err, row.short_write});
   auto failed = Log::Open(dir.sub("image"), FaultConfig(), &env);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kIOError);
@@ -228,7 +233,7 @@ TEST_P(LogRecoveryFault, OpenFailsThenHealthyReopenRecovers) {
 
   RecoveryReport report;
   ExpectRecovered(dir.sub("image"), flushed, expected, &report);
-  // The failed open stopped before the cut (CutTail) or after it (Fsync).
+  // The failed open stopped before the cut (CutTail) or after it (the rest).
   if (row.op == FileOp::kTruncate) {
     EXPECT_EQ(report.truncated_bytes, 11);
   }
@@ -236,12 +241,16 @@ TEST_P(LogRecoveryFault, OpenFailsThenHealthyReopenRecovers) {
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, LogRecoveryFault,
-    ::testing::Values(RecoveryRow{"CutTail_EIO", FileOp::kTruncate, EIO},
-                      RecoveryRow{"CutTail_ENOSPC", FileOp::kTruncate, ENOSPC},
-                      RecoveryRow{"CutTail_EDQUOT", FileOp::kTruncate, EDQUOT},
-                      RecoveryRow{"Fsync_EIO", FileOp::kSync, EIO},
-                      RecoveryRow{"Fsync_ENOSPC", FileOp::kSync, ENOSPC},
-                      RecoveryRow{"Fsync_EDQUOT", FileOp::kSync, EDQUOT}),
+    ::testing::Values(RecoveryRow{"CutTail_EIO", FileOp::kTruncate, ".log", EIO},
+                      RecoveryRow{"CutTail_ENOSPC", FileOp::kTruncate, ".log", ENOSPC},
+                      RecoveryRow{"CutTail_EDQUOT", FileOp::kTruncate, ".log", EDQUOT},
+                      RecoveryRow{"Fsync_EIO", FileOp::kSync, ".log", EIO},
+                      RecoveryRow{"Fsync_ENOSPC", FileOp::kSync, ".log", ENOSPC},
+                      RecoveryRow{"Fsync_EDQUOT", FileOp::kSync, ".log", EDQUOT},
+                      RecoveryRow{"CheckpointFsync_EIO", FileOp::kSync, kCp, EIO},
+                      RecoveryRow{"CheckpointFsync_EDQUOT", FileOp::kSync, kCp, EDQUOT},
+                      RecoveryRow{"CheckpointWrite_ShortWrite", FileOp::kWrite, kCp, ENOSPC,
+                                  /*short_write=*/true}),
     [](const ::testing::TestParamInfo<RecoveryRow>& info) { return std::string(info.param.name); });
 
 }  // namespace
