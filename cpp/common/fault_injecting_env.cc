@@ -119,14 +119,12 @@ Status FaultInjectingEnv::Injected(FileOp op, const std::string& path, int err) 
 }
 
 Result<int> FaultInjectingEnv::Open(const std::string& path, int flags, int mode) {
-  if (auto f = Match(FileOp::kOpen, path)) return Injected(FileOp::kOpen, path, f->err);
-  return target_->Open(path, flags, mode);
+  return Pass(FileOp::kOpen, path, [&] { return target_->Open(path, flags, mode); });
 }
 
 Result<int64_t> FaultInjectingEnv::ReadAt(int fd, const std::string& path, void* buf, int64_t n,
                                           int64_t offset) {
-  if (auto f = Match(FileOp::kRead, path)) return Injected(FileOp::kRead, path, f->err);
-  return target_->ReadAt(fd, path, buf, n, offset);
+  return Pass(FileOp::kRead, path, [&] { return target_->ReadAt(fd, path, buf, n, offset); });
 }
 
 Status FaultInjectingEnv::WriteAt(int fd, const std::string& path, const void* data, int64_t n,
@@ -138,63 +136,51 @@ Status FaultInjectingEnv::WriteAt(int fd, const std::string& path, const void* d
 }
 
 Status FaultInjectingEnv::Sync(int fd, const std::string& path, bool data_only) {
-  if (auto f = Match(FileOp::kSync, path)) return Injected(FileOp::kSync, path, f->err);
-  return target_->Sync(fd, path, data_only);
+  return Pass(FileOp::kSync, path, [&] { return target_->Sync(fd, path, data_only); });
 }
 
 Status FaultInjectingEnv::SyncDir(const std::string& dir) {
-  if (auto f = Match(FileOp::kSync, dir)) return Injected(FileOp::kSync, dir, f->err);
-  return target_->SyncDir(dir);
+  return Pass(FileOp::kSync, dir, [&] { return target_->SyncDir(dir); });
 }
 
 Status FaultInjectingEnv::Truncate(int fd, const std::string& path, int64_t size) {
-  if (auto f = Match(FileOp::kTruncate, path)) return Injected(FileOp::kTruncate, path, f->err);
-  return target_->Truncate(fd, path, size);
+  return Pass(FileOp::kTruncate, path, [&] { return target_->Truncate(fd, path, size); });
 }
 
 Status FaultInjectingEnv::TruncatePath(const std::string& path, int64_t size) {
-  if (auto f = Match(FileOp::kTruncate, path)) return Injected(FileOp::kTruncate, path, f->err);
-  return target_->TruncatePath(path, size);
+  return Pass(FileOp::kTruncate, path, [&] { return target_->TruncatePath(path, size); });
 }
 
 Status FaultInjectingEnv::Rename(const std::string& from, const std::string& to) {
-  if (auto f = Match(FileOp::kRename, from)) return Injected(FileOp::kRename, from, f->err);
-  return target_->Rename(from, to);
+  return Pass(FileOp::kRename, from, [&] { return target_->Rename(from, to); });
 }
 
 Status FaultInjectingEnv::Unlink(const std::string& path) {
-  if (auto f = Match(FileOp::kUnlink, path)) return Injected(FileOp::kUnlink, path, f->err);
-  return target_->Unlink(path);
+  return Pass(FileOp::kUnlink, path, [&] { return target_->Unlink(path); });
 }
 
 Status FaultInjectingEnv::CreateDirs(const std::string& dir) {
-  if (auto f = Match(FileOp::kMkdir, dir)) return Injected(FileOp::kMkdir, dir, f->err);
-  return target_->CreateDirs(dir);
+  return Pass(FileOp::kMkdir, dir, [&] { return target_->CreateDirs(dir); });
 }
 
 Result<std::vector<std::string>> FaultInjectingEnv::ListDir(const std::string& dir) {
-  if (auto f = Match(FileOp::kList, dir)) return Injected(FileOp::kList, dir, f->err);
-  return target_->ListDir(dir);
+  return Pass(FileOp::kList, dir, [&] { return target_->ListDir(dir); });
 }
 
 Result<FileStat> FaultInjectingEnv::Stat(int fd, const std::string& path) {
-  if (auto f = Match(FileOp::kStat, path)) return Injected(FileOp::kStat, path, f->err);
-  return target_->Stat(fd, path);
+  return Pass(FileOp::kStat, path, [&] { return target_->Stat(fd, path); });
 }
 
 Result<FileStat> FaultInjectingEnv::StatPath(const std::string& path) {
-  if (auto f = Match(FileOp::kStat, path)) return Injected(FileOp::kStat, path, f->err);
-  return target_->StatPath(path);
+  return Pass(FileOp::kStat, path, [&] { return target_->StatPath(path); });
 }
 
 Result<uint8_t*> FaultInjectingEnv::Map(int fd, const std::string& path, int64_t len) {
-  if (auto f = Match(FileOp::kMap, path)) return Injected(FileOp::kMap, path, f->err);
-  return target_->Map(fd, path, len);
+  return Pass(FileOp::kMap, path, [&] { return target_->Map(fd, path, len); });
 }
 
 Status FaultInjectingEnv::SyncMapped(uint8_t* addr, int64_t len, const std::string& path) {
-  if (auto f = Match(FileOp::kMsync, path)) return Injected(FileOp::kMsync, path, f->err);
-  return target_->SyncMapped(addr, len, path);
+  return Pass(FileOp::kMsync, path, [&] { return target_->SyncMapped(addr, len, path); });
 }
 
 }  // namespace headrace

@@ -18,6 +18,7 @@
 
 #include <cerrno>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,12 @@ class FaultInjectingEnv final : public FileEnv {
   // it matches).
   std::optional<FaultRule> Match(FileOp op, const std::string& path);
   static Status Injected(FileOp op, const std::string& path, int err);
+  // The injected error if a rule fails this call, else call() on the target.
+  template <typename Call>
+  auto Pass(FileOp op, const std::string& path, Call call) -> decltype(call()) {
+    if (std::optional<FaultRule> f = Match(op, path)) return Injected(op, path, f->err);
+    return call();
+  }
 
   FileEnv* const target_;
   mutable std::mutex mu_;  // guards rules_ and injected_

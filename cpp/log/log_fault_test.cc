@@ -170,6 +170,9 @@ TEST_P(LogFaultMatrix, FailsClosedAndRecoversEveryFlushedRecord) {
   EXPECT_EQ(log.Truncate(log.start_offset()).code(), StatusCode::kIOError);
   EXPECT_EQ(log.Flush().sys_errno(), err) << "later calls report the first error";
   EXPECT_EQ(log.flushed_offset(), flushed) << "the flushed offset moved after the fault";
+  std::vector<Record> served = testing::ReadAll(log);  // reads go on up to the end offset
+  ASSERT_EQ(static_cast<int64_t>(served.size()), log.end_offset().value());
+  for (const Record& r : served) EXPECT_EQ(r.value, expected[r.offset.value()]);
   EXPECT_EQ(log.Close().code(), StatusCode::kIOError);
 
   RecoveryReport report;
