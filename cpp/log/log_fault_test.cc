@@ -20,7 +20,19 @@ namespace {
 
 using testing::TempDir;
 
-enum class Kind { kEIO, kENOSPC, kEDQUOT, kShortWrite };
+// A fault kind: the errno returned and whether part of the bytes is written.
+struct Kind {
+  const char* name;
+  int err;
+  bool short_write;
+};
+
+const Kind kKinds[] = {
+    {"EIO", EIO, false},
+    {"ENOSPC", ENOSPC, false},
+    {"EDQUOT", EDQUOT, false},
+    {"ShortWrite", ENOSPC, true},  // a disk filling up mid-write
+};
 
 struct Step {
   const char* name;
@@ -34,29 +46,7 @@ struct Row {
   Kind kind;
 };
 
-void PrintTo(const Row& r, std::ostream* os);  // below NameOf
-
-int ErrnoOf(Kind k) {
-  switch (k) {
-    case Kind::kEIO: return EIO;
-    case Kind::kENOSPC: return ENOSPC;
-    case Kind::kEDQUOT: return EDQUOT;
-    case Kind::kShortWrite: return ENOSPC;  // a disk filling up mid-write
-  }
-  return EIO;
-}
-
-const char* NameOf(Kind k) {
-  switch (k) {
-    case Kind::kEIO: return "EIO";
-    case Kind::kENOSPC: return "ENOSPC";
-    case Kind::kEDQUOT: return "EDQUOT";
-    case Kind::kShortWrite: return "ShortWrite";
-  }
-  return "?";
-}
-
-void PrintTo(const Row& r, std::ostream* os) { *os << r.step.name << "/" << NameOf(r.kind); }
+void PrintTo(const Row& r, std::ostream* os) { *os << r.step.name << "/" << r.kind.name; }
 
 // The steps of the write path; write steps also get a short-write row.
 const Step kWriteSteps[] = {
@@ -73,9 +63,9 @@ const Step kWriteSteps[] = {
 std::vector<Row> AllRows() {
   std::vector<Row> rows;
   for (const Step& s : kWriteSteps) {
-    for (Kind k : {Kind::kEIO, Kind::kENOSPC, Kind::kEDQUOT, Kind::kShortWrite}) {
-      if (k == Kind::kShortWrite && s.op != FileOp::kWrite) continue;
-      if (s.torn_tail && k != Kind::kShortWrite) continue;
+    for (const Kind& k : kKinds) {
+      if (k.short_write && s.op != FileOp::kWrite) continue;
+      if (s.torn_tail && !k.short_write) continue;
       rows.push_back({s, k});
     }
   }
@@ -133,7 +123,7 @@ class LogFaultMatrix : public ::testing::TestWithParam<Row> {};
 
 TEST_P(LogFaultMatrix, FailsClosedAndRecoversEveryFlushedRecord) {
   const Row row = GetParam();
-  const int err = ErrnoOf(row.kind);
+  const int err = row.kind.err;
   TempDir dir;
   FaultInjectingEnv env(FileEnv::Default());
   std::map<int64_t, std::string> expected;
@@ -143,7 +133,7 @@ TEST_P(LogFaultMatrix, FailsClosedAndRecoversEveryFlushedRecord) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(AppendNumbered(log, &expected).ok());
   ASSERT_TRUE(log.Flush().ok());
 
-  env.AddRule({row.step.op, row.step.path, 0, false, err, row.kind == Kind::kShortWrite});
+  env.AddRule({row.step.op, row.step.path, 0, false, err, row.kind.short_write});
   if (row.step.torn_tail) env.AddRule({FileOp::kTruncate, ".log", 0, false, err, false});
   Status fault;
   Offset acked = log.flushed_offset();  // the last flushed offset a caller saw succeed
@@ -183,7 +173,7 @@ TEST_P(LogFaultMatrix, FailsClosedAndRecoversEveryFlushedRecord) {
 }
 
 std::string RowName(const ::testing::TestParamInfo<Row>& info) {
-  return std::string(info.param.step.name) + "_" + NameOf(info.param.kind);
+  return std::string(info.param.step.name) + "_" + info.param.kind.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, LogFaultMatrix, ::testing::ValuesIn(AllRows()), RowName);
