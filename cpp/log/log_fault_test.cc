@@ -54,6 +54,7 @@ const Step kWriteSteps[] = {
     {"AppendWriteTornTail", FileOp::kWrite, ".log", /*torn_tail=*/true},
     {"IndexGrow", FileOp::kTruncate, ".index"},
     {"RollSegmentCreate", FileOp::kOpen, ".log"},
+    {"RollIndexCreate", FileOp::kOpen, ".timeindex"},  // after the new .log exists
     {"FlushFsync", FileOp::kSync, ".log"},
     {"FlushIndexMsync", FileOp::kMsync, ".timeindex"},
     {"CheckpointWrite", FileOp::kWrite, "log.checkpoint"},
