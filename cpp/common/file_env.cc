@@ -7,14 +7,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <iterator>
 #include <filesystem>
 
 namespace headrace {
 namespace {
 
-constexpr const char* kOpNames[kFileOpCount] = {"open",  "read",     "write",  "fsync",
-                                                "msync", "mmap",     "truncate", "rename",
-                                                "unlink", "mkdir",   "list",   "stat"};
+// Indexed by FileOp.
+constexpr const char* kOpNames[] = {"open",     "read",   "write",  "fsync", "msync", "mmap",
+                                    "truncate", "rename", "unlink", "mkdir", "list",  "stat"};
+static_assert(std::size(kOpNames) == kFileOpCount &&
+              static_cast<int>(FileOp::kStat) + 1 == kFileOpCount);
 
 FileStat ToFileStat(const struct stat& st) {
   return {static_cast<int64_t>(st.st_size),
