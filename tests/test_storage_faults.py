@@ -10,8 +10,13 @@ no retries) produces one record at a time; the test proves that
 - nothing is acknowledged that is not durable: after a restart without the
   fault, every acknowledged record is in the log (lost == 0);
 - the broker says once, in one line, that the log went offline.
+A malformed hook value stops the broker from starting.
 """
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -114,3 +119,13 @@ def test_failed_write_or_fsync_is_never_acknowledged_and_acknowledged_records_su
     producer = _producer(broker.bootstrap)
     err, offset = _produce_one(producer, b"after-restart")
     assert err is None and offset >= len(acked), (err, offset)
+
+
+def test_malformed_fault_hook_refuses_to_start(tmp_path):
+    env = dict(os.environ, HEADRACE_FAULT_INJECT="explode:after=1")
+    proc = subprocess.run([sys.executable, "-m", "headrace.cli", "broker", "--data-dir",
+                           str(tmp_path / "data"), "--listen", "127.0.0.1:0"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc
+    assert "HEADRACE_FAULT_INJECT: fault rule: unknown operation 'explode'" in proc.stderr, \
+        proc.stderr
