@@ -34,7 +34,8 @@ Result<std::unique_ptr<ProducerIdAllocator>> ProducerIdAllocator::Open(
 Result<ProducerIdAndEpoch> ProducerIdAllocator::AllocateLocked() {
   if (next_ >= block_end_) {
     const int64_t end = next_ + kBlockSize;
-    HR_RETURN_IF_ERROR(WriteFileAtomically(*env_, data_dir_, kFileName, std::to_string(end) + "\n"));
+    const std::string text = std::to_string(end) + "\n";
+    HR_RETURN_IF_ERROR(WriteFileAtomically(*env_, data_dir_, kFileName, text));
     block_end_ = end;
   }
   ProducerIdAndEpoch out{next_++, 0};

@@ -35,7 +35,8 @@ Result<FaultRule> ParseRule(std::string_view spec) {
   size_t colon = spec.find(':');
   std::string_view op = spec.substr(0, colon);
   std::optional<FileOp> parsed = ParseFileOp(op);
-  if (!parsed) return Status::InvalidArgument("fault rule: unknown operation '" + std::string(op) + "'");
+  if (!parsed)
+    return Status::InvalidArgument("fault rule: unknown operation '" + std::string(op) + "'");
   rule.op = *parsed;
   while (colon != std::string_view::npos) {
     spec.remove_prefix(colon + 1);

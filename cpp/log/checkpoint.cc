@@ -36,8 +36,10 @@ Status WriteCheckpoint(FileEnv& env, const std::string& dir, const Checkpoint& c
 Result<std::optional<Checkpoint>> ReadCheckpoint(FileEnv& env, const std::string& dir) {
   std::string path = filename::CheckpointPath(dir);
   Result<std::string> text = ReadWholeFile(env, path);
-  if (!text.ok() && text.status().code() == StatusCode::kNotFound) return std::optional<Checkpoint>();
-  if (!text.ok()) return text.status();
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return std::optional<Checkpoint>();
+    return text.status();
+  }
   const char* buf = text->c_str();
   Checkpoint c;
   int64_t start, rec, seg, pos;

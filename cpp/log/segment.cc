@@ -140,7 +140,8 @@ Status Segment::IndexBatch(const BatchMeta& m, int64_t position, int32_t index_i
 Status Segment::Append(std::span<const uint8_t> bytes, std::span<const BatchMeta> metas,
                        int32_t index_interval, int64_t now_ms) {
   const int64_t start = size_.load(std::memory_order_relaxed);
-  Status st = env_->WriteAt(fd_, log_path_, bytes.data(), static_cast<int64_t>(bytes.size()), start);
+  const int64_t n = static_cast<int64_t>(bytes.size());
+  Status st = env_->WriteAt(fd_, log_path_, bytes.data(), n, start);
   int64_t pos = start;
   for (size_t i = 0; st.ok() && i < metas.size(); ++i) {
     st = IndexBatch(metas[i], pos, index_interval);
@@ -154,7 +155,7 @@ Status Segment::Append(std::span<const uint8_t> bytes, std::span<const BatchMeta
     return st;
   }
   if (rolling_base_ms_ < 0) rolling_base_ms_ = now_ms;
-  size_.store(start + static_cast<int64_t>(bytes.size()), std::memory_order_release);
+  size_.store(start + n, std::memory_order_release);
   return Status::OK();
 }
 
