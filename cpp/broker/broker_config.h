@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "broker/topic_config.h"
+#include "common/file_env.h"
 #include "headrace/log.h"
 #include "headrace/status.h"
 
@@ -59,6 +60,11 @@ struct BrokerConfig {
   // first pending request before fsyncing, to gather more (0 = none; requests
   // that arrive while an fsync runs are batched into the next one anyway).
   int64_t group_commit_linger_us = 0;
+
+  // Not a property: the I/O seam every log and broker file goes through
+  // (null = the OS). Tests and the HEADRACE_FAULT_INJECT hook set it; it
+  // must outlive the BrokerState.
+  FileEnv* file_env = nullptr;
 
   // Kafka property names set explicitly through Set(), e.g. "log.retention.ms".
   std::set<std::string> explicitly_set;

@@ -6,8 +6,14 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
                                                        LogFactory log_factory) {
   HR_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<BrokerState> s(new BrokerState());
-  HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir));
-  HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir));
+  FileEnv* env = config.file_env;
+  HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir, env));
+  HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir, env));
+  if (!log_factory) {
+    log_factory = [env](const std::string& dir, const LogConfig& c) {
+      return Log::Open(dir, c, env);
+    };
+  }
   s->purgatory_ = std::make_unique<Purgatory>();
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
@@ -19,6 +25,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   options.services.flusher = s->flusher_.get();
   options.services.commit_requires_fsync = config.acks_all_fsync;
   options.services.local_broker_id = config.node_id;
+  options.services.file_env = env;
   options.log_factory = std::move(log_factory);
   HR_ASSIGN_OR_RETURN(s->registry_, TopicRegistry::Open(std::move(options)));
   Maintenance::Options m;

@@ -24,9 +24,11 @@ namespace headrace::broker {
 class BrokerState {
  public:
   // Opens the metadata file in config.data_dir, loads and recovers every
-  // topic, and starts the timer, flusher and maintenance threads.
+  // topic, and starts the timer, flusher and maintenance threads. Files go
+  // through config.file_env; logs are opened by `log_factory` (default:
+  // Log::Open with config.file_env).
   static Result<std::unique_ptr<BrokerState>> Open(const BrokerConfig& config,
-                                                   LogFactory log_factory = DefaultLogFactory());
+                                                   LogFactory log_factory = nullptr);
   ~BrokerState();  // Close()
 
   TopicRegistry& topics() { return *registry_; }

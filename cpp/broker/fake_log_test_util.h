@@ -141,6 +141,8 @@ class FakeLog final : public Log {
   int segment_count() const override { return 1; }
   const RecoveryReport& recovery_report() const override { return report_; }
   const std::string& dir() const override { return dir_; }
+  bool failed() const override { return false; }
+  Status failure() const override { return Status::OK(); }
 
   int flushes() const { std::lock_guard<std::mutex> l(mu_); return flushes_; }
   int maybe_flushes() const { std::lock_guard<std::mutex> l(mu_); return maybe_flushes_; }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "broker/file_util.h"
+#include "common/file_env.h"
 
 namespace headrace::broker {
 namespace {
@@ -20,7 +20,7 @@ Result<bool> LeaderEpochCache::Load() {
   entries_.clear();
   if (dir_.empty()) return false;
   const std::string path = dir_ + "/" + kFileName;
-  Result<std::string> text = ReadWholeFile(path);
+  Result<std::string> text = ReadWholeFile(*env_, path);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return false;
     return text.status();
@@ -54,7 +54,7 @@ Status LeaderEpochCache::Flush() {
   for (const EpochEntry& e : entries_) {
     text += std::to_string(e.epoch.value()) + " " + std::to_string(e.start_offset.value()) + "\n";
   }
-  HR_RETURN_IF_ERROR(WriteFileAtomically(dir_, kFileName, text));
+  HR_RETURN_IF_ERROR(WriteFileAtomically(*env_, dir_, kFileName, text));
   dirty_ = false;
   return Status::OK();
 }

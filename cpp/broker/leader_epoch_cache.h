@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_env.h"
 #include "headrace/status.h"
 #include "headrace/types.h"
 
@@ -46,8 +47,10 @@ class LeaderEpochCache {
  public:
   static constexpr const char* kFileName = "leader-epoch-checkpoint";
 
-  // An empty cache persisted in `dir` ("" = never persisted: tests).
-  explicit LeaderEpochCache(std::string dir) : dir_(std::move(dir)) {}
+  // An empty cache persisted in `dir` ("" = never persisted: tests) through
+  // `env` (null = the OS; must outlive the cache).
+  explicit LeaderEpochCache(std::string dir, FileEnv* env = nullptr)
+      : dir_(std::move(dir)), env_(env ? env : FileEnv::Default()) {}
 
   // Reads <dir>/leader-epoch-checkpoint. Returns false (cache left empty)
   // when the file does not exist. Errors: Corruption for a garbled file,
@@ -88,6 +91,7 @@ class LeaderEpochCache {
 
  private:
   std::string dir_;
+  FileEnv* env_;
   std::vector<EpochEntry> entries_;
   bool dirty_ = false;
 };

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "broker/file_util.h"
+#include "common/file_env.h"
 
 namespace headrace::broker {
 namespace {
@@ -85,7 +85,7 @@ TEST_F(LeaderEpochCacheTest, FileRoundTripsInKafkasFormat) {
   EXPECT_TRUE(c.dirty());
   ASSERT_TRUE(c.Flush().ok());
   EXPECT_FALSE(c.dirty());
-  auto text = ReadWholeFile(Dir() + "/leader-epoch-checkpoint");
+  auto text = ReadWholeFile(*FileEnv::Default(), Dir() + "/leader-epoch-checkpoint");
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, "0\n2\n0 0\n4 150\n");
   LeaderEpochCache back(Dir());

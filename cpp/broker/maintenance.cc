@@ -52,6 +52,7 @@ void Maintenance::Loop() {
   auto tick = std::chrono::milliseconds(options_.tick_ms);
   auto retention_every = std::chrono::milliseconds(options_.retention_check_ms);
   auto next_retention = std::chrono::steady_clock::now() + retention_every;
+  std::string last_logged;  // first error of the previous pass
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, tick, [&] { return stopping_; })) {
     lock.unlock();
@@ -59,9 +60,11 @@ void Maintenance::Loop() {
     bool retention = now >= next_retention;
     if (retention) next_retention = now + retention_every;
     MaintenanceReport report = RunOnce(lister_(), clock_(), retention);
-    if (report.errors > 0) {
+    // An offline log fails every pass the same way: logged once, not per tick.
+    if (report.errors > 0 && report.first_error != last_logged) {
       HR_LOG(kError) << "maintenance: " << report.errors << " error(s), first: " << report.first_error;
     }
+    last_logged = report.first_error;
     lock.lock();
     ++passes_;
     last_ = std::move(report);

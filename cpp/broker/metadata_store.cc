@@ -1,13 +1,5 @@
 #include "broker/metadata_store.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <filesystem>
-
-#include "broker/file_util.h"
 #include "broker/json.h"
 #include "broker/kafka_error.h"
 
@@ -96,21 +88,21 @@ Status DecodeMetadataFile(std::string_view text, bool* has_identity, ClusterIden
   return Status::OK();
 }
 
-FileMetadataStore::FileMetadataStore(std::string dir)
-    : dir_(std::move(dir)), path_(dir_ + "/" + kFileName) {}
+FileMetadataStore::FileMetadataStore(std::string dir, FileEnv* env)
+    : dir_(std::move(dir)), path_(dir_ + "/" + kFileName), env_(env) {}
 
-Result<std::unique_ptr<FileMetadataStore>> FileMetadataStore::Open(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::IOError("create " + dir + ": " + ec.message());
-  std::unique_ptr<FileMetadataStore> store(new FileMetadataStore(dir));
+Result<std::unique_ptr<FileMetadataStore>> FileMetadataStore::Open(const std::string& dir,
+                                                                   FileEnv* env) {
+  if (env == nullptr) env = FileEnv::Default();
+  HR_RETURN_IF_ERROR(env->CreateDirs(dir));
+  std::unique_ptr<FileMetadataStore> store(new FileMetadataStore(dir, env));
   HR_RETURN_IF_ERROR(store->ReadFile());
   return store;
 }
 
 Status FileMetadataStore::ReadFile() {
   std::lock_guard<std::mutex> lock(mu_);
-  auto text = ReadWholeFile(path_);
+  auto text = ReadWholeFile(*env_, path_);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return Status::OK();  // fresh dir
     return text.status();
@@ -120,7 +112,7 @@ Status FileMetadataStore::ReadFile() {
 
 Status FileMetadataStore::WriteLocked() {
   std::string text = EncodeMetadataFile(has_identity_ ? &identity_ : nullptr, topics_);
-  return WriteFileAtomically(dir_, kFileName, text);
+  return WriteFileAtomically(*env_, dir_, kFileName, text);
 }
 
 Result<ClusterIdentity> FileMetadataStore::Bootstrap(const ClusterIdentity& wanted) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "broker/topic_config.h"
+#include "common/file_env.h"
 #include "common/uuid.h"
 #include "headrace/status.h"
 
@@ -56,9 +57,12 @@ class FileMetadataStore final : public MetadataStore {
   static constexpr int kFormatVersion = 1;
 
   // Reads <dir>/headrace-meta.json if it exists (creating `dir` if needed).
+  // Every file operation goes through `env` (null = the OS), which must
+  // outlive the store.
   // Errors: Corruption (unparsable file, wrong shape), Unsupported (a newer
   // format version), IOError.
-  static Result<std::unique_ptr<FileMetadataStore>> Open(const std::string& dir);
+  static Result<std::unique_ptr<FileMetadataStore>> Open(const std::string& dir,
+                                                         FileEnv* env = nullptr);
 
   Result<ClusterIdentity> Bootstrap(const ClusterIdentity& wanted) override;
   Result<std::vector<TopicMetadata>> LoadTopics() override;
@@ -68,7 +72,7 @@ class FileMetadataStore final : public MetadataStore {
   const std::string& path() const { return path_; }
 
  private:
-  explicit FileMetadataStore(std::string dir);
+  FileMetadataStore(std::string dir, FileEnv* env);
   Status ReadFile();
   // Writes the whole state: temp file, fsync, rename over, fsync the dir.
   // REQUIRES: mu_ held.
@@ -76,6 +80,7 @@ class FileMetadataStore final : public MetadataStore {
 
   const std::string dir_;
   const std::string path_;
+  FileEnv* const env_;
   std::mutex mu_;  // guards everything below and serialises file writes
   bool has_identity_ = false;
   ClusterIdentity identity_;

@@ -7,7 +7,8 @@
 #include <fstream>
 
 #include "broker/kafka_error.h"
-#include "broker/file_util.h"
+#include "common/fault_injecting_env.h"
+#include "common/file_env.h"
 
 namespace headrace::broker {
 namespace {
@@ -79,12 +80,36 @@ TEST_F(MetadataStoreTest, TopicsSurviveReopen) {
   EXPECT_FALSE(fs::exists(dir_ / "headrace-meta.json.tmp"));
 }
 
+// Each step of the atomic replace failing (through the FileEnv seam) leaves
+// the store and the file at the old state.
+TEST_F(MetadataStoreTest, AFailedWriteKeepsMemoryAndFileAtTheOldState) {
+  TopicMetadata a{"alpha", Uuid::Random(), 3, {}};
+  TopicMetadata b{"beta", Uuid::Random(), 1, {}};
+  FaultInjectingEnv env(FileEnv::Default());
+  auto opened = FileMetadataStore::Open(dir_.string(), &env);
+  ASSERT_TRUE(opened.ok());
+  FileMetadataStore& store = **opened;
+  ASSERT_TRUE(store.PutTopic(a).ok());
+  for (FileOp op : {FileOp::kWrite, FileOp::kSync, FileOp::kRename}) {
+    env.AddRule({op, "headrace-meta.json", 0, /*once=*/true, ENOSPC, op == FileOp::kWrite});
+    Status st = store.PutTopic(b);
+    EXPECT_EQ(st.code(), StatusCode::kIOError) << FileOpName(op);
+    EXPECT_EQ(st.sys_errno(), ENOSPC) << st.ToString();
+    EXPECT_EQ(store.LoadTopics()->size(), 1u) << FileOpName(op);
+    env.ClearRules();
+  }
+  auto reopened = OpenStore();
+  auto topics = reopened->LoadTopics();
+  ASSERT_EQ(topics->size(), 1u);
+  EXPECT_EQ((*topics)[0], a);
+}
+
 TEST_F(MetadataStoreTest, FileIsTheDocumentedJson) {
   auto store = OpenStore();
   Uuid id;
   id.bytes[15] = 1;
   ASSERT_TRUE(store->PutTopic({"t", id, 2, {{"cleanup.policy", "compact"}}}).ok());
-  auto text = ReadWholeFile((dir_ / "headrace-meta.json").string());
+  auto text = ReadWholeFile(*FileEnv::Default(), (dir_ / "headrace-meta.json").string());
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(text.value(),
             "{\n"

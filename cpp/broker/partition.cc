@@ -136,7 +136,7 @@ Partition::Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
 Partition::~Partition() = default;
 
 Status Partition::LoadEpochCacheLocked() {
-  epoch_cache_ = LeaderEpochCache(log_->dir());
+  epoch_cache_ = LeaderEpochCache(log_->dir(), services_.file_env);
   HR_ASSIGN_OR_RETURN(bool found, epoch_cache_.Load());
   if (!found && log_->end_offset() > log_->start_offset()) {
     // Lost or never written: the batches carry their epochs. The first and

@@ -93,6 +93,7 @@ struct PartitionServices {
   // every ISR member has fsynced it.
   bool commit_requires_fsync = false;
   int32_t local_broker_id = 0;
+  FileEnv* file_env = nullptr;  // the partition's own files (epoch cache); null = the OS
 };
 
 enum class PartitionRole : uint8_t { kLeader, kFollower };

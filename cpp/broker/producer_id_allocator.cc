@@ -4,14 +4,15 @@
 #include <limits>
 #include <memory>
 
-#include "broker/file_util.h"
+#include "common/file_env.h"
 
 namespace headrace::broker {
 
 Result<std::unique_ptr<ProducerIdAllocator>> ProducerIdAllocator::Open(
-    const std::string& data_dir) {
+    const std::string& data_dir, FileEnv* env) {
+  if (env == nullptr) env = FileEnv::Default();
   int64_t next = 0;
-  Result<std::string> text = ReadWholeFile(data_dir + "/" + kFileName);
+  Result<std::string> text = ReadWholeFile(*env, data_dir + "/" + kFileName);
   if (text.ok()) {
     const std::string& s = *text;
     size_t i = 0;
@@ -27,13 +28,14 @@ Result<std::unique_ptr<ProducerIdAllocator>> ProducerIdAllocator::Open(
   } else if (text.status().code() != StatusCode::kNotFound) {
     return text.status();
   }
-  return std::unique_ptr<ProducerIdAllocator>(new ProducerIdAllocator(data_dir, next));
+  return std::unique_ptr<ProducerIdAllocator>(new ProducerIdAllocator(data_dir, env, next));
 }
 
 Result<ProducerIdAndEpoch> ProducerIdAllocator::AllocateLocked() {
   if (next_ >= block_end_) {
     const int64_t end = next_ + kBlockSize;
-    HR_RETURN_IF_ERROR(WriteFileAtomically(data_dir_, kFileName, std::to_string(end) + "\n"));
+    const std::string text = std::to_string(end) + "\n";
+    HR_RETURN_IF_ERROR(WriteFileAtomically(*env_, data_dir_, kFileName, text));
     block_end_ = end;
   }
   ProducerIdAndEpoch out{next_++, 0};

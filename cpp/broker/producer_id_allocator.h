@@ -20,6 +20,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/file_env.h"
 #include "headrace/status.h"
 
 namespace headrace::broker {
@@ -36,7 +37,9 @@ class ProducerIdAllocator {
 
   // Reads the block file in `data_dir` (missing = start at 0).
   // Errors: IOError; Corruption when the file does not hold a number >= 0.
-  static Result<std::unique_ptr<ProducerIdAllocator>> Open(const std::string& data_dir);
+  // File operations go through `env` (null = the OS), which must outlive it.
+  static Result<std::unique_ptr<ProducerIdAllocator>> Open(const std::string& data_dir,
+                                                           FileEnv* env = nullptr);
 
   // A new producer id with epoch 0. Errors: IOError writing the block file.
   Result<ProducerIdAndEpoch> Allocate();
@@ -48,12 +51,13 @@ class ProducerIdAllocator {
   Result<ProducerIdAndEpoch> BumpOrAllocate(ProducerIdAndEpoch current);
 
  private:
-  explicit ProducerIdAllocator(std::string data_dir, int64_t next)
-      : data_dir_(std::move(data_dir)), next_(next), block_end_(next) {}
+  ProducerIdAllocator(std::string data_dir, FileEnv* env, int64_t next)
+      : data_dir_(std::move(data_dir)), env_(env), next_(next), block_end_(next) {}
   // REQUIRES: mu_ held.
   Result<ProducerIdAndEpoch> AllocateLocked();
 
   const std::string data_dir_;
+  FileEnv* const env_;
   std::mutex mu_;                                 // guards everything below
   int64_t next_;                                  // next id to hand out
   int64_t block_end_;                             // ids < block_end_ are reserved on disk

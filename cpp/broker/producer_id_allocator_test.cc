@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "broker/file_util.h"
+#include "common/file_env.h"
 
 namespace headrace::broker {
 namespace {
@@ -34,7 +34,7 @@ TEST_F(ProducerIdAllocatorTest, IdsAreUniqueAndNeverReusedAfterReopen) {
   EXPECT_EQ(first->producer_id, 0);
   EXPECT_EQ(first->epoch, 0);
   EXPECT_EQ(second->producer_id, 1);
-  auto block = ReadWholeFile(dir_ + "/producer_id_block");
+  auto block = ReadWholeFile(*FileEnv::Default(), dir_ + "/producer_id_block");
   ASSERT_TRUE(block.ok());
   EXPECT_EQ(*block, "1000\n");
   a->reset();
@@ -43,7 +43,7 @@ TEST_F(ProducerIdAllocatorTest, IdsAreUniqueAndNeverReusedAfterReopen) {
   auto next = (*b)->Allocate();
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(next->producer_id, ProducerIdAllocator::kBlockSize);
-  block = ReadWholeFile(dir_ + "/producer_id_block");
+  block = ReadWholeFile(*FileEnv::Default(), dir_ + "/producer_id_block");
   ASSERT_TRUE(block.ok());
   EXPECT_EQ(*block, "2000\n");
 }

@@ -2,7 +2,6 @@
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeConfigs.
 #include <filesystem>
 
-#include "broker/file_util.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
 #include "broker/topic_registry.h"

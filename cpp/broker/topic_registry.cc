@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <set>
 
-#include "broker/file_util.h"
 #include "broker/kafka_error.h"
 #include "broker/partition_dir.h"
 #include "common/logging.h"

@@ -5,7 +5,11 @@
 namespace headrace {
 
 Status Status::FromErrno(const std::string& context, int err) {
-  return IOError(context + ": " + std::strerror(err));
+  const char* name = strerrorname_np(err);
+  Status s = IOError(context + ": " + std::strerror(err) + " (" +
+                     (name != nullptr ? name : "errno " + std::to_string(err)) + ")");
+  s.sys_errno_ = err;
+  return s;
 }
 
 std::string Status::ToString() const {

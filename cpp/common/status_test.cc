@@ -30,7 +30,9 @@ TEST(Status, ErrorCarriesCodeAndMessage) {
   EXPECT_EQ(s.code(), StatusCode::kCorruption);
   EXPECT_EQ(s.ToString(), "Corruption: crc mismatch");
   EXPECT_EQ(Status::FromErrno("open x", ENOENT).ToString(),
-            "IOError: open x: No such file or directory");
+            "IOError: open x: No such file or directory (ENOENT)");
+  EXPECT_EQ(Status::FromErrno("write y", ENOSPC).sys_errno(), ENOSPC);
+  EXPECT_EQ(Status::IOError("z").sys_errno(), 0);
 }
 
 TEST(Status, AssignOrReturnPropagatesFirstError) {

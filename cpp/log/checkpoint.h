@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "common/file_env.h"
 #include "headrace/status.h"
 #include "headrace/types.h"
 
@@ -26,11 +27,9 @@ struct Checkpoint {
 
 // nullopt when the file does not exist; Corruption when it is garbled (bad
 // syntax or CRC), IOError when it cannot be read.
-Result<std::optional<Checkpoint>> ReadCheckpoint(const std::string& dir);
+Result<std::optional<Checkpoint>> ReadCheckpoint(FileEnv& env, const std::string& dir);
 // Writes the temp file and renames it into place; with `sync`, the file and
 // the directory are fsynced so the new content survives a crash.
-Status WriteCheckpoint(const std::string& dir, const Checkpoint& c, bool sync);
-// fsyncs directory `dir` (makes file creations and renames in it durable).
-Status SyncDirectory(const std::string& dir);
+Status WriteCheckpoint(FileEnv& env, const std::string& dir, const Checkpoint& c, bool sync);
 
 }  // namespace headrace

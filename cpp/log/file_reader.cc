@@ -1,9 +1,6 @@
 #include "log/file_reader.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 
 namespace headrace {
 
@@ -15,14 +12,8 @@ Result<const uint8_t*> FileReader::Peek(int64_t pos, int64_t n) {
   if (pos >= buf_pos_ && pos + n <= buf_pos_ + buf_len_) return buf_.data() + (pos - buf_pos_);
   int64_t want = std::min(std::max(n, readahead_), limit_ - pos);
   if (static_cast<int64_t>(buf_.size()) < want) buf_.resize(want);
-  int64_t got = 0;
-  while (got < want) {
-    ssize_t r = pread(fd_, buf_.data() + got, want - got, pos + got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::FromErrno("pread", errno);
-    if (r == 0) break;
-    got += r;
-  }
+  static const std::string kNoPath = "segment";
+  HR_ASSIGN_OR_RETURN(int64_t got, env_->ReadAt(fd_, kNoPath, buf_.data(), want, pos));
   buf_pos_ = pos;
   buf_len_ = got;
   if (got < n)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/file_env.h"
 #include "headrace/status.h"
 
 namespace headrace {
@@ -13,17 +14,20 @@ namespace headrace {
 class FileReader {
  public:
   // Reads never look at bytes at or past `limit`. `readahead` is the least
-  // a refill reads (when that much is left before the limit).
-  FileReader(int fd, int64_t limit, int64_t readahead) : fd_(fd), limit_(limit), readahead_(readahead) {}
+  // a refill reads (when that much is left before the limit). `env` must
+  // outlive the reader.
+  FileReader(FileEnv* env, int fd, int64_t limit, int64_t readahead)
+      : env_(env), fd_(fd), limit_(limit), readahead_(readahead) {}
 
   int64_t limit() const { return limit_; }
 
   // Returns a pointer to the n bytes at [pos, pos + n), valid until the next
   // call. Errors: Corruption when pos + n > limit (a torn or lying length),
-  // IOError when pread fails.
+  // IOError when the read fails.
   Result<const uint8_t*> Peek(int64_t pos, int64_t n);
 
  private:
+  FileEnv* env_;
   int fd_;
   int64_t limit_;
   int64_t readahead_;

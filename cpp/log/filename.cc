@@ -6,8 +6,6 @@ namespace headrace::filename {
 namespace {
 
 constexpr int kDigits = 20;
-constexpr std::string_view kCheckpointName = "log.checkpoint";
-constexpr std::string_view kCheckpointTempName = "log.checkpoint.tmp";
 
 const char* Extension(FileKind kind) {
   switch (kind) {

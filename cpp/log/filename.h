@@ -25,6 +25,10 @@ std::string SegmentPath(const std::string& dir, Offset base, FileKind kind);
 // `path` + ".deleted".
 std::string DeletedPath(const std::string& path);
 
+// The checkpoint file and the temp file it is written to before the rename
+// (WriteFileAtomically's <name>.tmp).
+inline constexpr std::string_view kCheckpointName = "log.checkpoint";
+inline constexpr std::string_view kCheckpointTempName = "log.checkpoint.tmp";
 std::string CheckpointPath(const std::string& dir);
 std::string CheckpointTempPath(const std::string& dir);
 

@@ -1,12 +1,9 @@
 #include "log/index_file.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 namespace headrace {
@@ -21,46 +18,40 @@ int64_t PageSize() {
 
 }  // namespace
 
-Result<std::unique_ptr<IndexFile>> IndexFile::Open(const std::string& path, int entry_size,
-                                                   int64_t max_bytes) {
+Result<std::unique_ptr<IndexFile>> IndexFile::Open(FileEnv* env, const std::string& path,
+                                                   int entry_size, int64_t max_bytes) {
   std::unique_ptr<IndexFile> f(new IndexFile());
+  f->env_ = env;
   f->path_ = path;
   f->entry_size_ = entry_size;
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::FromErrno("open " + path, errno);
+  HR_ASSIGN_OR_RETURN(int fd, env->Open(path, O_RDWR | O_CREAT));
   Status st = f->MapFile(fd, max_bytes);
-  ::close(fd);  // the shared mapping keeps the file; no fd is held for life
+  env->Close(fd);  // the shared mapping keeps the file; no fd is held for life
   HR_RETURN_IF_ERROR(st);
   return f;
 }
 
 Status IndexFile::MapFile(int fd, int64_t max_bytes) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return Status::FromErrno("fstat " + path_, errno);
-  file_bytes_ = st.st_size;
-  size_was_exact_ = st.st_size % entry_size_ == 0;
-  int64_t want = std::max<int64_t>({max_bytes, st.st_size, entry_size_});
+  HR_ASSIGN_OR_RETURN(FileStat st, env_->Stat(fd, path_));
+  file_bytes_ = st.size;
+  size_was_exact_ = st.size % entry_size_ == 0;
+  int64_t want = std::max<int64_t>({max_bytes, st.size, entry_size_});
   want = (want / entry_size_) * entry_size_;
   capacity_ = want / entry_size_;
   mapped_bytes_ = (want + PageSize() - 1) / PageSize() * PageSize();
-  void* m = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) return Status::FromErrno("mmap " + path_, errno);
-  base_ = static_cast<uint8_t*>(m);
-  // The file is sparse past its entries: without this, every write fault on
-  // a new page runs readahead over the holes and zero-fills large folios.
-  (void)madvise(base_, mapped_bytes_, MADV_RANDOM);
-  entries_.store(st.st_size / entry_size_, std::memory_order_release);
+  HR_ASSIGN_OR_RETURN(base_, env_->Map(fd, path_, mapped_bytes_));
+  entries_.store(st.size / entry_size_, std::memory_order_release);
   return Status::OK();
 }
 
 IndexFile::~IndexFile() {
-  if (base_ != nullptr) munmap(base_, mapped_bytes_);
+  if (base_ != nullptr) env_->Unmap(base_, mapped_bytes_);
 }
 
 Status IndexFile::ResizeFile(int64_t bytes) {
   if (bytes == file_bytes_) return Status::OK();
   // By path: the file's fd was closed after mapping (see Open).
-  if (::truncate(path_.c_str(), bytes) != 0) return Status::FromErrno("truncate " + path_, errno);
+  HR_RETURN_IF_ERROR(env_->TruncatePath(path_, bytes));
   file_bytes_ = bytes;
   return Status::OK();
 }
@@ -92,14 +83,11 @@ Status IndexFile::Sync() {
   // At least one page is synced so that a size change alone is made durable.
   int64_t used = entries() * entry_size_;
   int64_t len = (std::max<int64_t>(used, 1) + PageSize() - 1) / PageSize() * PageSize();
-  if (msync(base_, std::min(len, mapped_bytes_), MS_SYNC) != 0)
-    return Status::FromErrno("msync " + path_, errno);
-  return Status::OK();
+  return env_->SyncMapped(base_, std::min(len, mapped_bytes_), path_);
 }
 
 Status IndexFile::RenameTo(const std::string& new_path) {
-  if (::rename(path_.c_str(), new_path.c_str()) != 0)
-    return Status::FromErrno("rename " + path_, errno);
+  HR_RETURN_IF_ERROR(env_->Rename(path_, new_path));
   path_ = new_path;
   return Status::OK();
 }

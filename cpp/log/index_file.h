@@ -11,6 +11,8 @@
 // No file descriptor is held: the fd is closed once the file is mapped (the
 // mapping keeps the file), resizing goes by path and syncing by msync. So a
 // log partition holds one fd (its active .log) per segment, not three.
+// Every file operation goes through the FileEnv given to Open, which must
+// outlive the object.
 #pragma once
 
 #include <atomic>
@@ -18,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "common/file_env.h"
 #include "headrace/status.h"
 
 namespace headrace {
@@ -27,8 +30,8 @@ class IndexFile {
   // Opens or creates `path`. entries() starts at file size / entry_size
   // (size_was_exact() tells whether the size was a whole number of entries).
   // The file itself is not resized here.
-  static Result<std::unique_ptr<IndexFile>> Open(const std::string& path, int entry_size,
-                                                 int64_t max_bytes);
+  static Result<std::unique_ptr<IndexFile>> Open(FileEnv* env, const std::string& path,
+                                                 int entry_size, int64_t max_bytes);
   ~IndexFile();
   IndexFile(const IndexFile&) = delete;
   IndexFile& operator=(const IndexFile&) = delete;
@@ -60,6 +63,7 @@ class IndexFile {
   Status MapFile(int fd, int64_t max_bytes);
   Status ResizeFile(int64_t bytes);
 
+  FileEnv* env_ = nullptr;
   std::string path_;
   int entry_size_ = 0;
   uint8_t* base_ = nullptr;

@@ -17,7 +17,7 @@ using testing::TempDir;
 
 TEST(OffsetIndex, LookupFindsTheGreatestEntryAtOrBelowTheTarget) {
   TempDir dir;
-  auto idx = OffsetIndex::Open(dir.sub("a.index"), Offset(100), 800);
+  auto idx = OffsetIndex::Open(FileEnv::Default(), dir.sub("a.index"), Offset(100), 800);
   ASSERT_TRUE(idx.ok());
   OffsetIndex& ix = **idx;
   EXPECT_EQ(ix.Lookup(Offset(150)).position, FilePosition(0));  // empty: segment start
@@ -39,7 +39,7 @@ TEST(OffsetIndex, PreallocatedThenTrimmedAndReopenedKeepsEntriesBigEndian) {
   TempDir dir;
   std::string path = dir.sub("b.index");
   {
-    auto idx = OffsetIndex::Open(path, Offset(0), 4096);
+    auto idx = OffsetIndex::Open(FileEnv::Default(), path, Offset(0), 4096);
     ASSERT_TRUE((*idx)->file().Preallocate().ok());
     EXPECT_EQ(FileSize(path), 4096);
     ASSERT_TRUE((*idx)->Append(Offset(0x01020304), FilePosition(0x0a0b0c0d)).ok());
@@ -51,7 +51,7 @@ TEST(OffsetIndex, PreallocatedThenTrimmedAndReopenedKeepsEntriesBigEndian) {
   ASSERT_EQ(pread(fd, raw, 8, 0), 8);
   close(fd);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(raw), 8), std::string("\x01\x02\x03\x04\x0a\x0b\x0c\x0d", 8));
-  auto idx = OffsetIndex::Open(path, Offset(0), 4096);
+  auto idx = OffsetIndex::Open(FileEnv::Default(), path, Offset(0), 4096);
   EXPECT_EQ((*idx)->entries(), 1);
   EXPECT_TRUE((*idx)->SanityCheck(INT32_MAX, INT32_MAX).ok());
 }
@@ -63,18 +63,18 @@ TEST(OffsetIndex, GarbageFailsTheSanityCheck) {
   std::string zeros(64, '\0');
   ASSERT_EQ(write(fd, zeros.data(), zeros.size()), 64);  // a crash-left preallocated file
   close(fd);
-  auto idx = OffsetIndex::Open(path, Offset(0), 4096);
+  auto idx = OffsetIndex::Open(FileEnv::Default(), path, Offset(0), 4096);
   EXPECT_EQ((*idx)->SanityCheck(1 << 20, INT32_MAX).code(), StatusCode::kCorruption);
   fd = open(path.c_str(), O_WRONLY | O_TRUNC);
   ASSERT_EQ(write(fd, zeros.data(), 13), 13);  // not a whole number of entries
   close(fd);
-  idx = OffsetIndex::Open(path, Offset(0), 4096);
+  idx = OffsetIndex::Open(FileEnv::Default(), path, Offset(0), 4096);
   EXPECT_FALSE((*idx)->SanityCheck(1 << 20, INT32_MAX).ok());
 }
 
 TEST(TimeIndex, LookupBeforeAndMonotonicAppends) {
   TempDir dir;
-  auto idx = TimeIndex::Open(dir.sub("a.timeindex"), Offset(50), 1200);
+  auto idx = TimeIndex::Open(FileEnv::Default(), dir.sub("a.timeindex"), Offset(50), 1200);
   TimeIndex& ix = **idx;
   ASSERT_TRUE(ix.MaybeAppend(TimestampMs(1000), Offset(55)).ok());
   ASSERT_TRUE(ix.MaybeAppend(TimestampMs(1000), Offset(60)).ok());  // not newer: skipped
@@ -93,12 +93,12 @@ TEST(TimeIndex, LookupBeforeAndMonotonicAppends) {
 
 TEST(Checkpoint, RoundTripsAndDetectsGarbage) {
   TempDir dir;
-  auto none = ReadCheckpoint(dir.path());
+  auto none = ReadCheckpoint(*FileEnv::Default(), dir.path());
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(*none);
   Checkpoint c{Offset(5), Offset(1234), Offset(1000), 4321, true};
-  ASSERT_TRUE(WriteCheckpoint(dir.path(), c, true).ok());
-  auto back = ReadCheckpoint(dir.path());
+  ASSERT_TRUE(WriteCheckpoint(*FileEnv::Default(), dir.path(), c, true).ok());
+  auto back = ReadCheckpoint(*FileEnv::Default(), dir.path());
   ASSERT_TRUE(back.ok() && *back);
   EXPECT_EQ((*back)->log_start_offset, Offset(5));
   EXPECT_EQ((*back)->recovery_offset, Offset(1234));
@@ -109,7 +109,7 @@ TEST(Checkpoint, RoundTripsAndDetectsGarbage) {
   int fd = open(path.c_str(), O_WRONLY);
   ASSERT_EQ(pwrite(fd, "9", 1, 44), 1);  // a digit changed: CRC no longer matches
   close(fd);
-  EXPECT_EQ(ReadCheckpoint(dir.path()).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(ReadCheckpoint(*FileEnv::Default(), dir.path()).status().code(), StatusCode::kCorruption);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 // log_read.cc, recovery in log_recovery.cc, retention and truncation in
 // log_retention.cc.
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 
+#include "common/logging.h"
 #include "log/log_impl.h"
 #include "log/record_batch_internal.h"
 
@@ -21,6 +23,28 @@ constexpr int64_t kCheckpointIntervalMs = 1000;
 LogImpl::~LogImpl() {
   if (!closed_.load()) (void)Close();
 }
+
+Status LogImpl::Fence(Status st) {
+  if (st.code() != StatusCode::kIOError) return st;
+  {
+    std::lock_guard<std::mutex> l(failure_mu_);
+    if (!failure_.ok()) return st;  // already offline
+    failure_ = st;
+  }
+  failed_.store(true, std::memory_order_release);
+  const bool full = st.sys_errno() == ENOSPC || st.sys_errno() == EDQUOT;
+  HR_LOG(kError) << "log " << dir_ << " is offline (" << (full ? "disk full" : "I/O error")
+                 << "): " << st.message()
+                 << "; appends and flushes fail until it is reopened";
+  return st;
+}
+
+Status LogImpl::failure() const {
+  std::lock_guard<std::mutex> l(failure_mu_);
+  return failure_;
+}
+
+Status LogImpl::OfflineError() const { return failure(); }
 
 Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info) {
   metas_.clear();
@@ -119,14 +143,15 @@ Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign
                                          std::unique_lock<std::mutex>& lock) {
   if (batches.empty()) return Status::InvalidArgument("empty append");
   if (closed_.load()) return Status::Closed(dir_);
+  if (failed()) return OfflineError();
   AppendInfo info;
   HR_RETURN_IF_ERROR(ValidateInput(batches, &info));
   if (!assign_offsets) HR_RETURN_IF_ERROR(KeepOffsets(batches, &info));
   const int64_t now = WallClockMs();
-  HR_RETURN_IF_ERROR(MaybeRollForAppend(info.bytes, info.record_count, now));
+  HR_RETURN_IF_ERROR(Fence(MaybeRollForAppend(info.bytes, info.record_count, now)));
   if (assign_offsets) AssignOffsets(batches, &info);
   Segment& active = *segments_.back();
-  HR_RETURN_IF_ERROR(active.Append(batches, metas_, config_.index_interval_bytes, now));
+  HR_RETURN_IF_ERROR(Fence(active.Append(batches, metas_, config_.index_interval_bytes, now)));
   end_offset_.store(info.last_offset.value() + 1, std::memory_order_release);
   unflushed_messages_ += info.record_count;
   bool flush = config_.flush_on_append && FlushDueLocked(now);
@@ -154,7 +179,7 @@ Status LogImpl::RollLocked() {
   std::shared_ptr<Segment> old = segments_.back();
   if (old->size() == 0) return Status::OK();
   HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> seg,
-                      Segment::Create(dir_, Offset(end_offset_.load()), config_));
+                      Segment::Create(env_, dir_, Offset(end_offset_.load()), config_));
   HR_RETURN_IF_ERROR(old->Seal());
   dir_dirty_ = true;
   std::unique_lock<std::shared_mutex> w(segments_mu_);
@@ -165,10 +190,11 @@ Status LogImpl::RollLocked() {
 Status LogImpl::MaybeRoll(TimestampMs now) {
   std::lock_guard<std::mutex> lock(append_mu_);
   if (closed_.load()) return Status::Closed(dir_);
+  if (failed()) return OfflineError();
   const Segment& active = *segments_.back();
   if (active.size() > 0 && active.rolling_base_ms() >= 0 &&
       now.value() - active.rolling_base_ms() >= config_.segment_ms)
-    return RollLocked();
+    return Fence(RollLocked());
   return Status::OK();
 }
 
@@ -188,6 +214,7 @@ Status LogImpl::MaybeFlush() {
   {
     std::lock_guard<std::mutex> lock(append_mu_);
     if (closed_.load()) return Status::Closed(dir_);
+    if (failed()) return OfflineError();
     if (!FlushDueLocked(WallClockMs())) return Status::OK();
   }
   return Flush();
@@ -196,7 +223,7 @@ Status LogImpl::MaybeFlush() {
 Status LogImpl::WriteCheckpointLocked(bool sync) {
   checkpoint_.log_start_offset = Offset(start_offset_.load());
   if (sync) last_checkpoint_sync_ms_ = WallClockMs();
-  return WriteCheckpoint(dir_, checkpoint_, sync);
+  return WriteCheckpoint(*env_, dir_, checkpoint_, sync);
 }
 
 void LogImpl::SetFlushPointLocked(Offset offset, Offset segment, int64_t position) {
@@ -218,6 +245,7 @@ Status LogImpl::Flush() {
   {
     std::lock_guard<std::mutex> lock(append_mu_);
     if (closed_.load()) return Status::Closed(dir_);
+    if (failed()) return OfflineError();
     target = end_offset();
     if (target == flushed_offset() && unflushed_messages_ == 0) return Status::OK();
     for (const auto& s : segments_)  // the flush segment and every later one
@@ -230,25 +258,20 @@ Status LogImpl::Flush() {
     unflushed_messages_ = 0;
     last_flush_ms_ = WallClockMs();
   }
-  for (const auto& s : to_sync) HR_RETURN_IF_ERROR(s->Sync());
+  for (const auto& s : to_sync) HR_RETURN_IF_ERROR(Fence(s->Sync()));
   // A segment created since the last flush: its directory entry must be
   // durable before the flushed offset covers its data.
-  if (new_files) {
-    Status synced = SyncDirectory(dir_);
-    if (!synced.ok()) {
-      std::lock_guard<std::mutex> again(append_mu_);
-      dir_dirty_ = true;  // retried by the next flush
-      return synced;
-    }
-  }
+  if (new_files) HR_RETURN_IF_ERROR(Fence(env_->SyncDir(dir_)));
   std::unique_lock<std::mutex> lock(append_mu_);
   if (generation != truncations_) return Status::OK();  // a Truncate moved the flush point
+  if (failed()) return OfflineError();  // an append failed meanwhile: publish nothing
   std::lock_guard<std::mutex> cp(checkpoint_mu_);
   if (target > flushed_offset()) SetFlushPointLocked(target, segment, position);
   lock.unlock();
   // The new flush point only saves recovery work, so the file is fsynced at
   // most once per kCheckpointIntervalMs; losing a newer one is harmless.
-  return WriteCheckpointLocked(WallClockMs() - last_checkpoint_sync_ms_ >= kCheckpointIntervalMs);
+  const bool sync = WallClockMs() - last_checkpoint_sync_ms_ >= kCheckpointIntervalMs;
+  return Fence(WriteCheckpointLocked(sync));
 }
 
 void LogImpl::SetConfig(const LogConfig& config) {
@@ -256,26 +279,29 @@ void LogImpl::SetConfig(const LogConfig& config) {
   config_ = config;
 }
 
+Status LogImpl::SealForCloseLocked() {
+  std::shared_ptr<Segment> active = segments_.back();
+  HR_RETURN_IF_ERROR(active->Seal());
+  for (const auto& s : segments_)  // appends that raced with the Flush, and the seal
+    if (s->base_offset() >= flush_segment_ || s == active) HR_RETURN_IF_ERROR(s->Sync());
+  std::lock_guard<std::mutex> cp(checkpoint_mu_);
+  SetFlushPointLocked(end_offset(), active->base_offset(), active->size());
+  checkpoint_.clean_shutdown = true;
+  return WriteCheckpointLocked(/*sync=*/true);
+}
+
 Status LogImpl::Close() {
   Status flushed = Flush();
   if (flushed.code() == StatusCode::kClosed) return flushed;
+  std::lock_guard<std::mutex> flush_lock(flush_mu_);  // no Flush may fail under the seal
   std::lock_guard<std::mutex> lock(append_mu_);
   if (closed_.load()) return Status::Closed(dir_);
   closed_.store(true);
-  HR_RETURN_IF_ERROR(flushed);
-  std::shared_ptr<Segment> active = segments_.back();
-  HR_RETURN_IF_ERROR(active->Seal());
-  for (const auto& s : segments_)  // appends that raced with the Flush above, and the seal
-    if (s->base_offset() >= flush_segment_ || s == active) HR_RETURN_IF_ERROR(s->Sync());
-  {
-    std::lock_guard<std::mutex> cp(checkpoint_mu_);
-    SetFlushPointLocked(end_offset(), active->base_offset(), active->size());
-    checkpoint_.clean_shutdown = true;
-    HR_RETURN_IF_ERROR(WriteCheckpointLocked(/*sync=*/true));
-  }
+  // An offline log is left as the fault left it: no seal, no clean mark.
+  Status st = !flushed.ok() ? flushed : failed() ? OfflineError() : Fence(SealForCloseLocked());
   std::unique_lock<std::shared_mutex> w(segments_mu_);
   segments_.clear();
-  return Status::OK();
+  return st;
 }
 
 Status LogImpl::Abandon() {

@@ -12,8 +12,14 @@
 //                  readers take it shared just long enough to copy the
 //                  shared_ptrs they need.
 //   checkpoint_mu_ guards checkpoint_ and the checkpoint file.
+//   failure_mu_    (a leaf) guards failure_.
 // Published without locks (release/acquire): start_offset_, end_offset_,
-// flushed_offset_, closed_, and each segment's size.
+// flushed_offset_, closed_, failed_, and each segment's size.
+// Fencing: failed_ is set (once, by Fence) while holding append_mu_ or
+// flush_mu_ (or inside Recover, before the log is shared). flushed_offset_
+// never advances after a fault: Flush and Close advance it only while
+// holding both locks, after checking failed_ (so no Fence can run between
+// the check and the store); Truncate only lowers it.
 // Invariant: segments_ is sorted by base offset, never empty while open,
 // contiguous (each base = the previous segment's next offset); the last one
 // is the active segment; end_offset_ is stored only after the bytes it
@@ -28,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_env.h"
 #include "headrace/log.h"
 #include "log/checkpoint.h"
 #include "log/segment.h"
@@ -42,7 +49,9 @@ inline int64_t WallClockMs() {
 
 class LogImpl final : public Log {
  public:
-  LogImpl(std::string dir, const LogConfig& config) : dir_(std::move(dir)), config_(config) {}
+  // `env` must outlive the log.
+  LogImpl(std::string dir, const LogConfig& config, FileEnv* env)
+      : dir_(std::move(dir)), env_(env), config_(config) {}
   ~LogImpl() override;
 
   // Loads and recovers the directory (log_recovery.cc). Called once by Open.
@@ -72,8 +81,18 @@ class LogImpl final : public Log {
   int segment_count() const override;
   const RecoveryReport& recovery_report() const override { return report_; }
   const std::string& dir() const override { return dir_; }
+  bool failed() const override { return failed_.load(std::memory_order_acquire); }
+  Status failure() const override;
 
  private:
+  // ---- fencing (log.cc) ----
+  // Returns `st`. An IOError takes the log offline: the first one is kept
+  // in failure_ and logged (once; "disk full" for ENOSPC/EDQUOT).
+  // REQUIRES: append_mu_ or flush_mu_ held, or inside Recover.
+  Status Fence(Status st);
+  // The error every call on an offline log returns. REQUIRES: failed().
+  Status OfflineError() const;
+
   // ---- append path (log.cc) ----
   // Validates every batch of `input` (no mutation) into metas_ and `info`.
   Status ValidateInput(std::span<const uint8_t> input, AppendInfo* info);
@@ -88,6 +107,9 @@ class LogImpl final : public Log {
   // segment (bytes, relative offsets, index room) or it is too old.
   Status MaybeRollForAppend(int64_t bytes, int64_t records, int64_t now_ms);
   Status RollLocked();
+  // REQUIRES: flush_mu_ and append_mu_. Seals the active segment, fsyncs
+  // what the last Flush did not cover, writes a clean checkpoint.
+  Status SealForCloseLocked();
   bool FlushDueLocked(int64_t now_ms) const;
   // REQUIRES: checkpoint_mu_. Writes checkpoint_ with the current start offset.
   Status WriteCheckpointLocked(bool sync);
@@ -98,6 +120,8 @@ class LogImpl final : public Log {
   // REQUIRES: append_mu_. Removes the first `count` segments from the list
   // (never the active one), deletes their files, adds them to `report`.
   Status DeleteOldestSegments(size_t count, RetentionReport* report);
+  // REQUIRES: append_mu_; start_offset() <= offset < end_offset().
+  Status TruncateLocked(Offset offset);
   // REQUIRES: append_mu_. Removes the segments after index `keep_last`.
   Status DeleteNewestSegments(size_t keep_last);
   // Copies the segments from the one holding `offset` on (readers).
@@ -118,6 +142,7 @@ class LogImpl final : public Log {
   Result<Offset> ExactOffsetOfMax(const Segment& seg, TimestampMs ts, Offset batch_last) const;
 
   const std::string dir_;
+  FileEnv* const env_;
   LogConfig config_;  // guarded by append_mu_
 
   std::mutex flush_mu_;
@@ -130,6 +155,9 @@ class LogImpl final : public Log {
   std::atomic<int64_t> end_offset_{0};
   std::atomic<int64_t> flushed_offset_{0};
   std::atomic<bool> closed_{false};
+  std::atomic<bool> failed_{false};
+  mutable std::mutex failure_mu_;
+  Status failure_;  // guarded by failure_mu_
 
   // Appender-only state (append_mu_).
   std::vector<BatchMeta> metas_;      // scratch reused by every Append

@@ -13,7 +13,7 @@ constexpr int64_t kReadReadahead = 4096;
 
 // Reads a whole batch at `pos` of `seg` into `buf`.
 Status ReadBatch(const Segment& seg, int64_t pos, int64_t size, std::vector<uint8_t>* buf) {
-  FileReader reader(seg.fd(), seg.size(), size);
+  FileReader reader = seg.Reader(seg.size(), size);
   HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, size));
   buf->assign(p, p + size);
   return Status::OK();
@@ -61,7 +61,7 @@ Result<ReadResult> LogImpl::Read(Offset offset, int64_t max_bytes, Offset upper_
   // every batch in between.
   for (; seg != nullptr; seg = SegmentAfter(seg->base_offset(), /*holding=*/false)) {
     const int64_t limit = seg->size();
-    FileReader reader(seg->fd(), limit, kReadReadahead);
+    FileReader reader = seg->Reader(limit, kReadReadahead);
     HR_ASSIGN_OR_RETURN(int64_t pos, seg->FindPosition(offset, limit, &reader));
     HR_ASSIGN_OR_RETURN(int64_t bound_pos, seg->FindPosition(bound, limit, &reader));
     const bool first = result.bytes == 0;
@@ -92,7 +92,7 @@ Result<Offset> LogImpl::FindTimeInSegment(const Segment& seg, TimestampMs ts, Of
   std::optional<TimeIndex::Entry> te = seg.time_index().LookupBefore(ts);
   int64_t pos = 0;
   if (te) pos = seg.offset_index().Lookup(te->offset, FilePosition(limit)).position.value();
-  FileReader reader(seg.fd(), limit, kReadReadahead);
+  FileReader reader = seg.Reader(limit, kReadReadahead);
   std::vector<uint8_t> buf;
   while (pos < limit) {
     HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
@@ -124,7 +124,7 @@ Result<Offset> LogImpl::OffsetForTime(TimestampMs ts) const {
 
 Result<Offset> LogImpl::ExactOffsetOfMax(const Segment& seg, TimestampMs ts, Offset batch_last) const {
   const int64_t limit = seg.size();
-  FileReader reader(seg.fd(), limit, kReadReadahead);
+  FileReader reader = seg.Reader(limit, kReadReadahead);
   HR_ASSIGN_OR_RETURN(int64_t pos, seg.FindPosition(batch_last, limit, &reader));
   if (pos >= limit) return batch_last;
   HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));

@@ -1,11 +1,6 @@
 // Log::Open: loading a directory and recovering it. The contract (what is
 // trusted, what is cut, what is reported) is in docs/log-format.md.
-#include <dirent.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <filesystem>
 
@@ -14,31 +9,30 @@
 
 namespace headrace {
 
-Result<std::unique_ptr<Log>> Log::Open(const std::string& dir, const LogConfig& config) {
-  auto log = std::make_unique<LogImpl>(dir, config);
+Result<std::unique_ptr<Log>> Log::Open(const std::string& dir, const LogConfig& config,
+                                       FileEnv* env) {
+  auto log = std::make_unique<LogImpl>(dir, config, env != nullptr ? env : FileEnv::Default());
   HR_RETURN_IF_ERROR(log->Recover());
   return std::unique_ptr<Log>(std::move(log));
 }
 
 Status LogImpl::ListDirectory(std::vector<Offset>* bases) {
-  std::error_code ec;
-  const bool created = std::filesystem::create_directories(dir_, ec);
-  if (ec) return Status::IOError("create " + dir_ + ": " + ec.message());
-  if (created) {
+  const bool existed = env_->StatPath(dir_).ok();
+  HR_RETURN_IF_ERROR(env_->CreateDirs(dir_));
+  if (!existed) {
     // The new directory's entry in its parent is durable before anything
     // written into it can be reported flushed.
     std::string parent = std::filesystem::path(dir_).parent_path().string();
-    HR_RETURN_IF_ERROR(SyncDirectory(parent.empty() ? "." : parent));
+    HR_RETURN_IF_ERROR(env_->SyncDir(parent.empty() ? "." : parent));
   }
-  DIR* d = opendir(dir_.c_str());
-  if (d == nullptr) return Status::FromErrno("opendir " + dir_, errno);
+  HR_ASSIGN_OR_RETURN(std::vector<std::string> names, env_->ListDir(dir_));
   std::vector<std::string> leftovers;
   std::vector<std::pair<Offset, filename::FileKind>> indexes;
-  while (dirent* e = readdir(d)) {
-    auto parsed = filename::Parse(e->d_name);
+  for (const std::string& name : names) {
+    auto parsed = filename::Parse(name);
     if (!parsed) continue;
     if (parsed->type == filename::ParsedName::Type::kCheckpointTemp || parsed->deleted) {
-      leftovers.push_back(dir_ + "/" + e->d_name);
+      leftovers.push_back(dir_ + "/" + name);
     } else if (parsed->type == filename::ParsedName::Type::kSegmentFile) {
       if (parsed->kind == filename::FileKind::kLog)
         bases->push_back(parsed->base);
@@ -46,22 +40,20 @@ Status LogImpl::ListDirectory(std::vector<Offset>* bases) {
         indexes.emplace_back(parsed->base, parsed->kind);
     }
   }
-  closedir(d);
   std::sort(bases->begin(), bases->end());
   for (const auto& [base, kind] : indexes)  // an index without its .log is garbage
     if (!std::binary_search(bases->begin(), bases->end(), base))
       leftovers.push_back(filename::SegmentPath(dir_, base, kind));
   for (const std::string& p : leftovers)
-    if (::unlink(p.c_str()) != 0 && errno != ENOENT) return Status::FromErrno("unlink " + p, errno);
+    if (Status st = env_->Unlink(p); !st.ok() && st.code() != StatusCode::kNotFound) return st;
   return Status::OK();
 }
 
 // Cuts segment i at the end of its valid prefix and drops every later one.
 Status LogImpl::CutTail(size_t i, const ScanOutcome& outcome, const std::string& why) {
   Segment& seg = *segments_[i];
-  struct stat st;
-  if (fstat(seg.fd(), &st) != 0) return Status::FromErrno("fstat " + seg.log_path(), errno);
-  int64_t cut = st.st_size - outcome.valid_size;
+  HR_ASSIGN_OR_RETURN(int64_t file_size, seg.FileSize());
+  int64_t cut = file_size - outcome.valid_size;
   for (size_t j = i + 1; j < segments_.size(); ++j) cut += segments_[j]->size();
   HR_RETURN_IF_ERROR(DeleteNewestSegments(i));
   HR_RETURN_IF_ERROR(seg.TruncateTo(outcome.valid_size, outcome.next_offset));
@@ -107,7 +99,7 @@ Status LogImpl::RecoverSegment(size_t i, const std::optional<Checkpoint>& cp, Of
 }
 
 Status LogImpl::Recover() {
-  Status st = RecoverDirectory();
+  Status st = Fence(RecoverDirectory());
   if (!st.ok()) closed_.store(true);  // a half-opened log is never flushed or closed
   return st;
 }
@@ -115,11 +107,11 @@ Status LogImpl::Recover() {
 Status LogImpl::RecoverDirectory() {
   std::vector<Offset> bases;
   HR_RETURN_IF_ERROR(ListDirectory(&bases));
-  auto cp_or = ReadCheckpoint(dir_);
+  auto cp_or = ReadCheckpoint(*env_, dir_);
   std::optional<Checkpoint> cp;
   if (cp_or.ok()) cp = *cp_or;  // a garbled checkpoint = none: recover everything
   for (Offset base : bases) {
-    HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> s, Segment::Open(dir_, base, config_));
+    HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> s, Segment::Open(env_, dir_, base, config_));
     segments_.push_back(std::move(s));
   }
   report_.segments = static_cast<int>(segments_.size());
@@ -139,7 +131,7 @@ Status LogImpl::FinishRecovery(const std::optional<Checkpoint>& cp, Offset end) 
     // Nothing on disk, or nothing at or above the start offset: begin afresh.
     for (const auto& s : segments_) HR_RETURN_IF_ERROR(s->DeleteFiles());
     segments_.clear();
-    HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> s, Segment::Create(dir_, start, config_));
+    HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> s, Segment::Create(env_, dir_, start, config_));
     segments_.push_back(std::move(s));
     end = start;
   }

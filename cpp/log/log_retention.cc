@@ -1,9 +1,5 @@
 // Removing data: retention (time, size), DeleteRecordsBefore, Truncate.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 
 #include "log/log_impl.h"
 #include "log/record_batch_internal.h"
@@ -16,9 +12,8 @@ namespace {
 int64_t RetentionTimestamp(const Segment& seg) {
   TimestampMs ts = seg.max_timestamp().first;
   if (ts >= TimestampMs(0)) return ts.value();
-  struct stat st;
-  if (fstat(seg.fd(), &st) != 0) return INT64_MAX;  // unknown: keep it
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  Result<int64_t> mtime = seg.ModifiedMs();
+  return mtime.ok() ? *mtime : INT64_MAX;  // unknown: keep it
 }
 
 }  // namespace
@@ -57,6 +52,7 @@ Status LogImpl::DeleteNewestSegments(size_t keep_last) {
 Result<RetentionReport> LogImpl::ApplyRetention(TimestampMs now) {
   std::lock_guard<std::mutex> lock(append_mu_);
   if (closed_.load()) return Status::Closed(dir_);
+  if (failed()) return OfflineError();
   const size_t candidates = segments_.size() - 1;
   size_t count = 0;
   if (config_.retention_ms >= 0) {
@@ -73,11 +69,11 @@ Result<RetentionReport> LogImpl::ApplyRetention(TimestampMs now) {
     }
   }
   RetentionReport report;
-  HR_RETURN_IF_ERROR(DeleteOldestSegments(count, &report));
+  HR_RETURN_IF_ERROR(Fence(DeleteOldestSegments(count, &report)));
   report.new_start_offset = start_offset();
   if (count > 0) {
     std::lock_guard<std::mutex> cp(checkpoint_mu_);
-    HR_RETURN_IF_ERROR(WriteCheckpointLocked(/*sync=*/true));
+    HR_RETURN_IF_ERROR(Fence(WriteCheckpointLocked(/*sync=*/true)));
   }
   return report;
 }
@@ -85,6 +81,7 @@ Result<RetentionReport> LogImpl::ApplyRetention(TimestampMs now) {
 Status LogImpl::DeleteRecordsBefore(Offset offset) {
   std::lock_guard<std::mutex> lock(append_mu_);
   if (closed_.load()) return Status::Closed(dir_);
+  if (failed()) return OfflineError();
   if (offset > end_offset())
     return Status::OutOfRange("offset " + std::to_string(offset.value()) + " above the log end " +
                               std::to_string(end_offset().value()));
@@ -92,26 +89,31 @@ Status LogImpl::DeleteRecordsBefore(Offset offset) {
   start_offset_.store(offset.value(), std::memory_order_release);
   size_t count = 0;  // segments whose successor starts at or below the new start
   while (count + 1 < segments_.size() && segments_[count + 1]->base_offset() <= offset) ++count;
-  HR_RETURN_IF_ERROR(DeleteOldestSegments(count, nullptr));
+  HR_RETURN_IF_ERROR(Fence(DeleteOldestSegments(count, nullptr)));
   std::lock_guard<std::mutex> cp(checkpoint_mu_);
-  return WriteCheckpointLocked(/*sync=*/true);
+  return Fence(WriteCheckpointLocked(/*sync=*/true));
 }
 
 Status LogImpl::Truncate(Offset offset) {
   std::lock_guard<std::mutex> lock(append_mu_);
   if (closed_.load()) return Status::Closed(dir_);
+  if (failed()) return OfflineError();
   if (offset < start_offset() || offset > end_offset())
     return Status::OutOfRange("truncate to " + std::to_string(offset.value()) + " outside [" +
                               std::to_string(start_offset().value()) + ", " +
                               std::to_string(end_offset().value()) + "]");
   if (offset == end_offset()) return Status::OK();
+  return Fence(TruncateLocked(offset));
+}
+
+Status LogImpl::TruncateLocked(Offset offset) {
   size_t keep = segments_.size() - 1;  // the last segment with base <= offset
   while (keep > 0 && segments_[keep]->base_offset() > offset) --keep;
   const bool reactivate = keep + 1 < segments_.size();
   HR_RETURN_IF_ERROR(DeleteNewestSegments(keep));
   Segment& seg = *segments_[keep];
   const int64_t limit = seg.size();
-  FileReader reader(seg.fd(), limit, kBatchHeaderSize);
+  FileReader reader = seg.Reader(limit, kBatchHeaderSize);
   HR_ASSIGN_OR_RETURN(int64_t pos, seg.FindPosition(offset, limit, &reader));
   Offset new_end = offset;
   if (pos < limit) {  // cut before the batch holding `offset` (whole batches only)

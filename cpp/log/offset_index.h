@@ -24,8 +24,8 @@ class OffsetIndex {
     FilePosition position;
   };
 
-  static Result<std::unique_ptr<OffsetIndex>> Open(const std::string& path, Offset base,
-                                                   int64_t max_bytes);
+  static Result<std::unique_ptr<OffsetIndex>> Open(FileEnv* env, const std::string& path,
+                                                   Offset base, int64_t max_bytes);
 
   // The greatest entry with offset <= target and position < limit, or
   // {base, 0} if none. (A reader passes the segment size it loaded, as the

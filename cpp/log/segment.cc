@@ -1,11 +1,8 @@
 #include "log/segment.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 
 #include "log/filename.h"
 #include "log/record_batch_internal.h"
@@ -17,17 +14,6 @@ using filename::FileKind;
 
 constexpr int64_t kScanReadahead = 1 << 20;
 constexpr int64_t kHeaderReadahead = 16 << 10;
-
-Result<int64_t> FileSize(int fd, const std::string& path) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return Status::FromErrno("fstat " + path, errno);
-  return static_cast<int64_t>(st.st_size);
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 // Checks a header read during a scan. Returns "" or why it is bad.
 std::string CheckScannedHeader(const BatchHeader& h, int64_t pos, int64_t file_size,
@@ -49,40 +35,53 @@ std::string CheckScannedHeader(const BatchHeader& h, int64_t pos, int64_t file_s
 
 }  // namespace
 
-Result<std::shared_ptr<Segment>> Segment::Create(const std::string& dir, Offset base,
-                                                 const LogConfig& config) {
-  std::shared_ptr<Segment> s(new Segment(dir, base));
+Result<std::shared_ptr<Segment>> Segment::Create(FileEnv* env, const std::string& dir,
+                                                 Offset base, const LogConfig& config) {
+  std::shared_ptr<Segment> s(new Segment(env, dir, base));
   HR_RETURN_IF_ERROR(s->OpenFiles(config, /*create=*/true));
   HR_RETURN_IF_ERROR(s->Activate(config.preallocate_indexes));
   return s;
 }
 
-Result<std::shared_ptr<Segment>> Segment::Open(const std::string& dir, Offset base,
-                                               const LogConfig& config) {
-  std::shared_ptr<Segment> s(new Segment(dir, base));
+Result<std::shared_ptr<Segment>> Segment::Open(FileEnv* env, const std::string& dir,
+                                               Offset base, const LogConfig& config) {
+  std::shared_ptr<Segment> s(new Segment(env, dir, base));
   HR_RETURN_IF_ERROR(s->OpenFiles(config, /*create=*/false));
-  HR_ASSIGN_OR_RETURN(int64_t size, FileSize(s->fd_, s->log_path_));
+  HR_ASSIGN_OR_RETURN(int64_t size, s->FileSize());
   s->size_.store(size, std::memory_order_release);
   return s;
 }
 
 Status Segment::OpenFiles(const LogConfig& config, bool create) {
   log_path_ = filename::SegmentPath(dir_, base_, FileKind::kLog);
-  int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
-  fd_ = ::open(log_path_.c_str(), flags, 0644);
-  if (fd_ < 0 && errno == EEXIST) return Status::AlreadyExists(log_path_);
-  if (fd_ < 0) return Status::FromErrno("open " + log_path_, errno);
+  HR_ASSIGN_OR_RETURN(fd_, env_->Open(log_path_, O_RDWR | (create ? O_CREAT | O_EXCL : 0)));
   std::string oi = filename::SegmentPath(dir_, base_, FileKind::kOffsetIndex);
   std::string ti = filename::SegmentPath(dir_, base_, FileKind::kTimeIndex);
-  indexes_were_missing_ = !create && (!Exists(oi) || !Exists(ti));
-  HR_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::Open(oi, base_, config.max_index_bytes));
-  HR_ASSIGN_OR_RETURN(time_index_, TimeIndex::Open(ti, base_, config.max_index_bytes));
+  if (!create) {
+    for (const std::string& p : {oi, ti}) {
+      Result<FileStat> st = env_->StatPath(p);
+      if (!st.ok() && st.status().code() != StatusCode::kNotFound) return st.status();
+      indexes_were_missing_ = indexes_were_missing_ || !st.ok();
+    }
+  }
+  HR_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::Open(env_, oi, base_, config.max_index_bytes));
+  HR_ASSIGN_OR_RETURN(time_index_, TimeIndex::Open(env_, ti, base_, config.max_index_bytes));
   max_ts_offset_ = base_;
   return Status::OK();
 }
 
 Segment::~Segment() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) env_->Close(fd_);
+}
+
+Result<int64_t> Segment::FileSize() const {
+  HR_ASSIGN_OR_RETURN(FileStat st, env_->Stat(fd_, log_path_));
+  return st.size;
+}
+
+Result<int64_t> Segment::ModifiedMs() const {
+  HR_ASSIGN_OR_RETURN(FileStat st, env_->Stat(fd_, log_path_));
+  return st.mtime_ms;
 }
 
 std::pair<TimestampMs, Offset> Segment::max_timestamp() const {
@@ -124,49 +123,49 @@ Result<int64_t> Segment::LastBoundaryWithin(int64_t from, int64_t at_most, int64
   return pos;
 }
 
-void Segment::IndexBatch(const BatchMeta& m, int64_t position, int32_t index_interval) {
+Status Segment::IndexBatch(const BatchMeta& m, int64_t position, int32_t index_interval) {
   // Invariant: only the appender changes max_ts_, so reading it unlocked here is safe.
   if (m.max_timestamp > max_ts_) SetMaxTimestamp(m.max_timestamp, m.last_offset);
   if (bytes_since_index_ > index_interval) {
     // A full index only makes lookups scan further; the log rolls before that.
-    if (!offset_index_->full()) (void)offset_index_->Append(m.last_offset, FilePosition(position));
-    if (!time_index_->full()) (void)time_index_->MaybeAppend(max_ts_, max_ts_offset_);
+    if (!offset_index_->full())
+      HR_RETURN_IF_ERROR(offset_index_->Append(m.last_offset, FilePosition(position)));
+    if (!time_index_->full()) HR_RETURN_IF_ERROR(time_index_->MaybeAppend(max_ts_, max_ts_offset_));
     bytes_since_index_ = 0;
   }
   bytes_since_index_ += m.size;
+  return Status::OK();
 }
 
 Status Segment::Append(std::span<const uint8_t> bytes, std::span<const BatchMeta> metas,
                        int32_t index_interval, int64_t now_ms) {
   const int64_t start = size_.load(std::memory_order_relaxed);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = pwrite(fd_, bytes.data() + done, bytes.size() - done, start + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      (void)!ftruncate(fd_, start);  // best effort: leave no partial batch behind
-      return Status::FromErrno("write " + log_path_, err);
-    }
-    done += n;
-  }
+  const int64_t n = static_cast<int64_t>(bytes.size());
+  Status st = env_->WriteAt(fd_, log_path_, bytes.data(), n, start);
   int64_t pos = start;
-  for (const BatchMeta& m : metas) {
-    IndexBatch(m, pos, index_interval);
-    pos += m.size;
+  for (size_t i = 0; st.ok() && i < metas.size(); ++i) {
+    st = IndexBatch(metas[i], pos, index_interval);
+    pos += metas[i].size;
+  }
+  if (!st.ok()) {
+    // Best effort: leave no partial batch behind (recovery cuts one anyway),
+    // and forget the index entries and max timestamp of what failed.
+    (void)env_->Truncate(fd_, log_path_, start);
+    (void)ForgetFrom(start, batch::DecodeHeader(bytes.data()).base_offset);
+    return st;
   }
   if (rolling_base_ms_ < 0) rolling_base_ms_ = now_ms;
-  size_.store(start + static_cast<int64_t>(bytes.size()), std::memory_order_release);
+  size_.store(start + n, std::memory_order_release);
   return Status::OK();
 }
 
 Result<ScanOutcome> Segment::ScanAndRebuild(int64_t verify_from, int32_t index_interval) {
-  HR_ASSIGN_OR_RETURN(int64_t file_size, FileSize(fd_, log_path_));
+  HR_ASSIGN_OR_RETURN(int64_t file_size, FileSize());
   offset_index_->Clear();
   time_index_->Clear();
   bytes_since_index_ = 0;
   SetMaxTimestamp(kNoTimestamp, base_);
-  FileReader reader(fd_, file_size, kScanReadahead);
+  FileReader reader = Reader(file_size, kScanReadahead);
   ScanOutcome out{0, base_, ""};
   while (out.valid_size < file_size) {
     int64_t pos = out.valid_size;
@@ -188,7 +187,8 @@ Result<ScanOutcome> Segment::ScanAndRebuild(int64_t verify_from, int32_t index_i
       }
     }
     if (pos == 0) rolling_base_ms_ = h.max_timestamp.value();
-    IndexBatch({h.last_offset(), h.total_size(), h.max_timestamp}, pos, index_interval);
+    HR_RETURN_IF_ERROR(IndexBatch({h.last_offset(), h.total_size(), h.max_timestamp}, pos,
+                                  index_interval));
     out.valid_size = pos + h.total_size();
     out.next_offset = h.last_offset() + 1;
   }
@@ -197,14 +197,14 @@ Result<ScanOutcome> Segment::ScanAndRebuild(int64_t verify_from, int32_t index_i
 }
 
 Result<Offset> Segment::LoadTrusted(int64_t offset_limit, int32_t index_interval) {
-  HR_ASSIGN_OR_RETURN(int64_t file_size, FileSize(fd_, log_path_));
+  HR_ASSIGN_OR_RETURN(int64_t file_size, FileSize());
   HR_RETURN_IF_ERROR(offset_index_->SanityCheck(file_size, offset_limit));
   HR_RETURN_IF_ERROR(time_index_->SanityCheck(offset_limit));
   std::optional<TimeIndex::Entry> t = time_index_->Last();
   SetMaxTimestamp(t ? t->timestamp : kNoTimestamp, t ? t->offset : base_);
   int64_t n = offset_index_->entries();
   OffsetIndex::Entry last = n > 0 ? offset_index_->EntryAt(n - 1) : OffsetIndex::Entry{base_, FilePosition(0)};
-  FileReader reader(fd_, file_size, kHeaderReadahead);
+  FileReader reader = Reader(file_size, kHeaderReadahead);
   int64_t pos = last.position.value();
   Offset expected = base_;
   bool first = true;
@@ -244,7 +244,7 @@ Status Segment::RecomputeMaxTimestamp() {
   SetMaxTimestamp(t ? t->timestamp : kNoTimestamp, t ? t->offset : base_);
   int64_t limit = size();
   int64_t pos = t ? offset_index_->Lookup(t->offset).position.value() : 0;
-  FileReader reader(fd_, limit, kHeaderReadahead);
+  FileReader reader = Reader(limit, kHeaderReadahead);
   while (pos < limit) {
     HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
     BatchHeader h = batch::DecodeHeader(p);
@@ -256,7 +256,11 @@ Status Segment::RecomputeMaxTimestamp() {
 }
 
 Status Segment::TruncateTo(int64_t new_size, Offset next_offset) {
-  if (ftruncate(fd_, new_size) != 0) return Status::FromErrno("ftruncate " + log_path_, errno);
+  HR_RETURN_IF_ERROR(env_->Truncate(fd_, log_path_, new_size));
+  return ForgetFrom(new_size, next_offset);
+}
+
+Status Segment::ForgetFrom(int64_t new_size, Offset next_offset) {
   size_.store(new_size, std::memory_order_release);
   offset_index_->TruncateToPosition(FilePosition(new_size));
   time_index_->TruncateToOffset(next_offset);
@@ -280,20 +284,19 @@ Status Segment::Activate(bool preallocate) {
 }
 
 Status Segment::Sync() {
-  if (fdatasync(fd_) != 0) return Status::FromErrno("fdatasync " + log_path_, errno);
+  HR_RETURN_IF_ERROR(env_->Sync(fd_, log_path_, /*data_only=*/true));
   HR_RETURN_IF_ERROR(offset_index_->file().Sync());
   return time_index_->file().Sync();
 }
 
 Status Segment::DeleteFiles() {
   std::string deleted_log = filename::DeletedPath(log_path_);
-  if (::rename(log_path_.c_str(), deleted_log.c_str()) != 0)
-    return Status::FromErrno("rename " + log_path_, errno);
+  HR_RETURN_IF_ERROR(env_->Rename(log_path_, deleted_log));
   log_path_ = deleted_log;
   HR_RETURN_IF_ERROR(offset_index_->file().RenameTo(filename::DeletedPath(offset_index_->file().path())));
   HR_RETURN_IF_ERROR(time_index_->file().RenameTo(filename::DeletedPath(time_index_->file().path())));
   for (const std::string& p : {log_path_, offset_index_->file().path(), time_index_->file().path()})
-    if (::unlink(p.c_str()) != 0 && errno != ENOENT) return Status::FromErrno("unlink " + p, errno);
+    if (Status st = env_->Unlink(p); !st.ok() && st.code() != StatusCode::kNotFound) return st;
   return Status::OK();
 }
 

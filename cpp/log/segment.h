@@ -5,6 +5,9 @@
 // so the .log fd stays open until the last slice is gone even after
 // retention renamed and unlinked the files.
 //
+// Every file operation goes through the FileEnv given to Create/Open, which
+// must outlive the segment.
+//
 // Threading: the log's appender (one thread at a time, holding the log's
 // append mutex) calls every non-const method; readers call the const ones
 // concurrently. Invariant: bytes [0, size()) are whole batches already in
@@ -45,12 +48,12 @@ class Segment {
  public:
   // Creates the files of a new, empty, active segment.
   // Errors: AlreadyExists when the .log file exists.
-  static Result<std::shared_ptr<Segment>> Create(const std::string& dir, Offset base,
-                                                 const LogConfig& config);
+  static Result<std::shared_ptr<Segment>> Create(FileEnv* env, const std::string& dir,
+                                                 Offset base, const LogConfig& config);
   // Opens an existing segment as found on disk (indexes are created empty if
   // missing: `indexes_were_missing()` tells). Nothing is validated here.
-  static Result<std::shared_ptr<Segment>> Open(const std::string& dir, Offset base,
-                                               const LogConfig& config);
+  static Result<std::shared_ptr<Segment>> Open(FileEnv* env, const std::string& dir,
+                                               Offset base, const LogConfig& config);
   ~Segment();
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
@@ -73,6 +76,14 @@ class Segment {
   bool indexes_were_missing() const { return indexes_were_missing_; }
   bool indexes_full() const { return offset_index_->full() || time_index_->full(); }
   const std::string& log_path() const { return log_path_; }
+  // A reader of the .log file's bytes [0, limit).
+  FileReader Reader(int64_t limit, int64_t readahead) const {
+    return FileReader(env_, fd_, limit, readahead);
+  }
+  // The .log file's size on disk (may exceed size() before recovery cuts).
+  Result<int64_t> FileSize() const;
+  // Wall-clock ms of the .log file's last modification.
+  Result<int64_t> ModifiedMs() const;
 
   // Position of the first batch whose last offset is >= target, scanning
   // headers from the offset index hint, within [0, limit). Returns limit
@@ -88,7 +99,8 @@ class Segment {
   // ---- appender side ----
   // Writes `bytes` (whole batches described by `metas`, in order) at the end
   // of the file in one write, indexes them and publishes the new size. On a
-  // write error the file is cut back and nothing is published.
+  // write or index error the file is cut back (best effort) and nothing is
+  // published.
   Status Append(std::span<const uint8_t> bytes, std::span<const BatchMeta> metas,
                 int32_t index_interval, int64_t now_ms);
   // Scans all batches from position 0, rebuilding both indexes and the max
@@ -115,12 +127,16 @@ class Segment {
   Status DeleteFiles();
 
  private:
-  Segment(std::string dir, Offset base) : dir_(std::move(dir)), base_(base) {}
+  Segment(FileEnv* env, std::string dir, Offset base)
+      : env_(env), dir_(std::move(dir)), base_(base) {}
   Status OpenFiles(const LogConfig& config, bool create);
-  void IndexBatch(const BatchMeta& m, int64_t position, int32_t index_interval);
+  Status IndexBatch(const BatchMeta& m, int64_t position, int32_t index_interval);
   void SetMaxTimestamp(TimestampMs ts, Offset offset);
   Status RecomputeMaxTimestamp();
+  // The in-memory half of TruncateTo: size, index entries, max timestamp.
+  Status ForgetFrom(int64_t size, Offset next_offset);
 
+  FileEnv* const env_;
   std::string dir_;
   Offset base_;
   std::string log_path_;

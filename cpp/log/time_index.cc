@@ -4,9 +4,10 @@
 
 namespace headrace {
 
-Result<std::unique_ptr<TimeIndex>> TimeIndex::Open(const std::string& path, Offset base,
-                                                   int64_t max_bytes) {
-  HR_ASSIGN_OR_RETURN(std::unique_ptr<IndexFile> f, IndexFile::Open(path, kEntrySize, max_bytes));
+Result<std::unique_ptr<TimeIndex>> TimeIndex::Open(FileEnv* env, const std::string& path,
+                                                   Offset base, int64_t max_bytes) {
+  HR_ASSIGN_OR_RETURN(std::unique_ptr<IndexFile> f,
+                      IndexFile::Open(env, path, kEntrySize, max_bytes));
   return std::unique_ptr<TimeIndex>(new TimeIndex(std::move(f), base));
 }
 

@@ -25,8 +25,8 @@ class TimeIndex {
     Offset offset;  // absolute
   };
 
-  static Result<std::unique_ptr<TimeIndex>> Open(const std::string& path, Offset base,
-                                                 int64_t max_bytes);
+  static Result<std::unique_ptr<TimeIndex>> Open(FileEnv* env, const std::string& path,
+                                                   Offset base, int64_t max_bytes);
 
   // The greatest entry with timestamp < ts (strictly), if any. Every batch
   // up to and including the one ending at that entry's offset has a max

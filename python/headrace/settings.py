@@ -20,7 +20,8 @@ from typing import Any, Mapping
 ENV_PREFIX = "HEADRACE_"
 # Environment variables with this prefix that are not broker settings.
 _NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR", "HEADRACE_DEBUG",
-                 "HEADRACE_LOG_LEVEL"}  # read by the C++ logger itself
+                 "HEADRACE_LOG_LEVEL",  # read by the C++ logger itself
+                 "HEADRACE_FAULT_INJECT"}  # testing hook read by the C++ broker
 
 
 class SettingsError(ValueError):

@@ -2,12 +2,14 @@
 // Kafka API handlers) + net::Server, started and stopped in that order.
 #include "headrace/broker.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include "broker/api/dispatcher.h"
 #include "broker/api/handler.h"
 #include "broker/broker_config.h"
 #include "broker/group/group_coordinator.h"
+#include "common/fault_injecting_env.h"
 #include "common/logging.h"
 #include "net/server.h"
 
@@ -18,11 +20,35 @@ using broker::BrokerConfig;
 
 // Settings that belong to this layer rather than to BrokerConfig.
 constexpr const char* kBackendKey = "headrace.network.backend";  // auto|io_uring|epoll
+// Testing hook (docs/configuration.md): fault rules (ParseFaultRules) for a
+// FaultInjectingEnv under every file the broker writes. Read once by Create.
+constexpr const char* kFaultInjectVar = "HEADRACE_FAULT_INJECT";
+
+// The FaultInjectingEnv HEADRACE_FAULT_INJECT asks for; null when unset.
+Result<std::unique_ptr<FaultInjectingEnv>> FaultEnvFromEnvironment() {
+  const char* spec = std::getenv(kFaultInjectVar);
+  if (spec == nullptr || *spec == '\0') return std::unique_ptr<FaultInjectingEnv>();
+  auto rules = ParseFaultRules(spec);
+  if (!rules.ok())
+    return Status::InvalidArgument(std::string(kFaultInjectVar) + ": " + rules.status().message());
+  auto env = std::make_unique<FaultInjectingEnv>(FileEnv::Default());
+  for (FaultRule& r : *rules) {
+    HR_LOG(kWarn) << kFaultInjectVar << ": testing hook active, injecting " << FaultRuleToString(r);
+    env->AddRule(std::move(r));
+  }
+  return env;
+}
 
 class BrokerImpl final : public Broker {
  public:
-  BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config, net::Backend backend)
-      : config_(std::move(config)), group_config_(group_config), backend_(backend) {}
+  BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config, net::Backend backend,
+             std::unique_ptr<FileEnv> file_env)
+      : file_env_(std::move(file_env)),
+        config_(std::move(config)),
+        group_config_(group_config),
+        backend_(backend) {
+    config_.file_env = file_env_.get();
+  }
   ~BrokerImpl() override { (void)Stop(); }
 
   Status Start() override {
@@ -35,6 +61,7 @@ class BrokerImpl final : public Broker {
     gopts.log_services.listener = &state_->purgatory();
     gopts.log_services.flusher = &state_->flusher();
     gopts.log_services.local_broker_id = config_.node_id;
+    gopts.env = config_.file_env;
     auto groups = broker::group::GroupCoordinator::Open(std::move(gopts));
     if (!groups.ok()) {
       (void)state_->Close();
@@ -107,6 +134,7 @@ class BrokerImpl final : public Broker {
 
  private:
   mutable std::mutex mu_;  // serialises Start/Stop
+  const std::unique_ptr<FileEnv> file_env_;  // null = the OS; outlives everything below
   BrokerConfig config_;
   broker::group::GroupConfig group_config_;
   net::Backend backend_;
@@ -133,7 +161,9 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
-  return std::unique_ptr<Broker>(new BrokerImpl(std::move(config), group_config, backend));
+  HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
+  return std::unique_ptr<Broker>(
+      new BrokerImpl(std::move(config), group_config, backend, std::move(fault_env)));
 }
 
 }  // namespace headrace

@@ -112,6 +112,7 @@ class GroupCoordinator {
   struct Options {
     GroupConfig config;
     std::string data_dir;          // the log lives in data_dir/__group_metadata
+    FileEnv* env = nullptr;        // the log's I/O seam (null = the OS); outlives the coordinator
     bool start_timer = true;       // false: tests call Tick() themselves
     std::function<int64_t()> now_ms;  // default: the system clock
     // The group log's partition wiring (purgatory, flusher); its

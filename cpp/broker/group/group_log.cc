@@ -21,7 +21,7 @@ Result<std::vector<uint8_t>> ReadAllSlices(const std::vector<FileSlice>& slices,
 
 Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir,
                                                  const PartitionServices& services,
-                                                 int64_t segment_bytes) {
+                                                 int64_t segment_bytes, FileEnv* env) {
   LogConfig cfg;
   cfg.segment_bytes = segment_bytes;
   cfg.retention_ms = -1;
@@ -29,7 +29,7 @@ Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir,
   cfg.max_index_bytes = 1 << 20;
   cfg.flush_on_append = false;  // the flusher fsyncs
   HR_ASSIGN_OR_RETURN(std::unique_ptr<Log> log,
-                      Log::Open(data_dir + "/" + kGroupLogDirName, cfg));
+                      Log::Open(data_dir + "/" + kGroupLogDirName, cfg, env));
   TopicSettings settings;
   settings.log = cfg;
   settings.cleanup_delete = false;

@@ -38,10 +38,11 @@ class GroupLog {
   };
 
   // Opens (creating if missing) the log under `data_dir`, recovering it.
-  // `services.commit_requires_fsync` is headrace.offsets.commit.fsync.
+  // `services.commit_requires_fsync` is headrace.offsets.commit.fsync;
+  // `env` (null = the OS) must outlive the GroupLog.
   static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir,
                                                 const PartitionServices& services,
-                                                int64_t segment_bytes);
+                                                int64_t segment_bytes, FileEnv* env = nullptr);
 
   // Appends `entries` as one batch (all or nothing); the flusher makes it
   // durable (see above). REQUIRES: !entries.empty().

@@ -10,6 +10,17 @@
 // DeleteRecordsBefore, Roll are serialised by an internal mutex); any number
 // of readers (Read, OffsetForTime, the accessors) may run concurrently with
 // it. Returned FileSlices keep their segment's file open on their own.
+//
+// Storage faults (docs/log-format.md, "Storage faults"): the first I/O error
+// of a mutating call (a write, fsync, msync, truncate, rename, create or
+// unlink failing) takes the log offline: failed() turns true, failure()
+// keeps that first error, and every later Append, Flush, MaybeFlush,
+// MaybeRoll, Truncate, ApplyRetention and DeleteRecordsBefore returns an
+// IOError naming it. flushed_offset() never moves again, so nothing written
+// around the fault is ever reported durable. Reads keep working on what
+// was appended before the fault. Close() on an offline log releases the
+// files without flushing or writing a clean checkpoint and returns the
+// failure; reopening recovers from the last durable state.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +33,8 @@
 #include "headrace/types.h"
 
 namespace headrace {
+
+class FileEnv;  // common/file_env.h: the I/O seam
 
 enum class TimestampType : int8_t { kCreateTime = 0, kLogAppendTime = 1 };
 
@@ -86,7 +99,10 @@ class Log {
   // Opens the log in `dir` (created if missing), recovering it: the tail after
   // the last flush point is scanned and cut at the first invalid or torn
   // batch; missing or invalid indexes are rebuilt from the log.
-  static Result<std::unique_ptr<Log>> Open(const std::string& dir, const LogConfig& config);
+  // Every file operation goes through `env` (null = the OS); it must outlive
+  // the log.
+  static Result<std::unique_ptr<Log>> Open(const std::string& dir, const LogConfig& config,
+                                           FileEnv* env = nullptr);
   virtual ~Log() = default;
 
   // Validates `batches` (one or more RecordBatch v2, back to back), assigns
@@ -154,6 +170,10 @@ class Log {
   virtual int segment_count() const = 0;
   virtual const RecoveryReport& recovery_report() const = 0;
   virtual const std::string& dir() const = 0;
+  // True once an I/O error took the log offline (see the head comment).
+  virtual bool failed() const = 0;
+  // The first I/O error that took the log offline; OK while !failed().
+  virtual Status failure() const = 0;
 };
 
 }  // namespace headrace

@@ -34,7 +34,8 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
   static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
   static Status IOError(std::string m) { return {StatusCode::kIOError, std::move(m)}; }
-  // IOError with strerror(err) appended: "<context>: <strerror>".
+  // IOError naming the errno: "<context>: <strerror> (<ENAME>)"; sys_errno()
+  // returns `err`.
   static Status FromErrno(const std::string& context, int err);
   static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
@@ -49,6 +50,8 @@ class [[nodiscard]] Status {
   // space (0 = none; not shown by ToString). The broker state layer stores
   // the Kafka error code here (see cpp/broker/kafka_error.h).
   int32_t detail() const { return detail_; }
+  // The errno of a failed system call (FromErrno), 0 otherwise.
+  int32_t sys_errno() const { return sys_errno_; }
   Status WithDetail(int32_t detail) && {
     detail_ = detail;
     return std::move(*this);
@@ -60,6 +63,7 @@ class [[nodiscard]] Status {
   Status(StatusCode c, std::string m) : code_(c), message_(std::move(m)) {}
   StatusCode code_ = StatusCode::kOk;
   int32_t detail_ = 0;
+  int32_t sys_errno_ = 0;
   std::string message_;
 };
 
