@@ -94,3 +94,44 @@ def test_acks_one_records_become_visible_after_the_flusher_commits_them(pbroker)
         assert got == [f"v{i}".encode() for i in range(50)]
     finally:
         c.close()
+
+
+def test_a_consumer_never_sees_records_that_are_not_flushed(broker_factory, tmp_path, monkeypatch):
+    """The flusher is held for real: every fsync of the partition's files
+    waits while a file exists (HEADRACE_FAULT_INJECT ...:hold=FILE). Records
+    produced with acks=1 are acknowledged (appended) but must stay invisible
+    to consumers — high watermark 0, nothing fetched — until the fsync is let
+    go; an acks=all produce is not acknowledged while held."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    topic = "held"
+    hold = tmp_path / "hold-fsyncs"
+    monkeypatch.setenv("HEADRACE_FAULT_INJECT", f"fsync:path={topic}-0/:hold={hold}")
+    broker = broker_factory(tmp_path / "data")
+    monkeypatch.delenv("HEADRACE_FAULT_INJECT")
+    _create(broker.bootstrap, topic)
+    hold.touch()  # from now on the partition's fsyncs wait
+    assert [e for e, _ in _produce(broker.bootstrap, topic, 20, acks=1)] == [None] * 20
+
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "held",
+                  "enable.auto.commit": False, "fetch.wait.max.ms": 100})
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
+    acked_all: list = []
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        seen = [m for m in c.consume(100, timeout=1.5) if not m.error()]
+        assert seen == [], "a consumer read records that were not fsynced"
+        assert c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10) == (0, 0)
+        p.produce(topic, value=b"all", on_delivery=lambda err, msg: acked_all.append(err))
+        p.poll(1.0)
+        assert acked_all == [], "acks=all was acknowledged before its fsync"
+
+        hold.unlink()  # the held fsync completes; the HW moves
+        assert p.flush(30) == 0 and acked_all == [None]
+        got = []
+        for _ in range(100):
+            got += [m.value() for m in c.consume(100, timeout=0.2) if not m.error()]
+            if len(got) == 21:
+                break
+        assert got == [f"v{i}".encode() for i in range(20)] + [b"all"]
+    finally:
+        c.close()

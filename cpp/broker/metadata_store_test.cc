@@ -91,7 +91,7 @@ TEST_F(MetadataStoreTest, AFailedWriteKeepsMemoryAndFileAtTheOldState) {
   FileMetadataStore& store = **opened;
   ASSERT_TRUE(store.PutTopic(a).ok());
   for (FileOp op : {FileOp::kWrite, FileOp::kSync, FileOp::kRename}) {
-    env.AddRule({op, "headrace-meta.json", 0, /*once=*/true, ENOSPC, op == FileOp::kWrite});
+    env.AddRule({op, "headrace-meta.json", 0, /*once=*/true, ENOSPC, op == FileOp::kWrite, ""});
     Status st = store.PutTopic(b);
     EXPECT_EQ(st.code(), StatusCode::kIOError) << FileOpName(op);
     EXPECT_EQ(st.sys_errno(), ENOSPC) << st.ToString();

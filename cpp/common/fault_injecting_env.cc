@@ -1,6 +1,8 @@
 #include "common/fault_injecting_env.h"
 
 #include <charconv>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 namespace headrace {
@@ -51,6 +53,8 @@ Result<FaultRule> ParseRule(std::string_view spec) {
       HR_ASSIGN_OR_RETURN(rule.after, ParseInt(value, "after"));
     } else if (key == "errno") {
       HR_ASSIGN_OR_RETURN(rule.err, ParseErrno(value));
+    } else if (key == "hold" && !value.empty()) {
+      rule.hold_path = value;
     } else if (part == "once") {
       rule.once = true;
     } else if (part == "short" && rule.op == FileOp::kWrite) {
@@ -84,6 +88,7 @@ std::string FaultRuleToString(const FaultRule& r) {
   s += ":errno=" + (name != nullptr ? std::string(name) : std::to_string(r.err));
   if (r.once) s += ":once";
   if (r.short_write) s += ":short";
+  if (!r.hold_path.empty()) s += ":hold=" + r.hold_path;
   return s;
 }
 
@@ -115,6 +120,10 @@ std::optional<FaultRule> FaultInjectingEnv::Match(FileOp op, const std::string& 
   return hit;
 }
 
+void FaultInjectingEnv::WaitWhileExists(const std::string& path) {
+  while (target_->StatPath(path).ok()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 Status FaultInjectingEnv::Injected(FileOp op, const std::string& path, int err) {
   return Status::FromErrno(std::string(FileOpName(op)) + " " + path, err);
 }
@@ -131,7 +140,8 @@ Result<int64_t> FaultInjectingEnv::ReadAt(int fd, const std::string& path, void*
 Status FaultInjectingEnv::WriteAt(int fd, const std::string& path, const void* data, int64_t n,
                                   int64_t offset) {
   std::optional<FaultRule> f = Match(FileOp::kWrite, path);
-  if (!f) return target_->WriteAt(fd, path, data, n, offset);
+  if (f && !f->hold_path.empty()) WaitWhileExists(f->hold_path);
+  if (!f || !f->hold_path.empty()) return target_->WriteAt(fd, path, data, n, offset);
   if (f->short_write && n > 1) HR_RETURN_IF_ERROR(target_->WriteAt(fd, path, data, n / 2, offset));
   return Injected(FileOp::kWrite, path, f->err);
 }

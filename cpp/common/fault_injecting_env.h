@@ -34,9 +34,13 @@ struct FaultRule {
   bool once = false;         // fail one call only; otherwise every one from then on
   int err = EIO;             // EIO, ENOSPC, EDQUOT, ...
   bool short_write = false;  // kWrite only: write half, then fail with `err`
+  // Not "" : instead of failing, a selected call waits while this file
+  // exists, then goes through (a test holds e.g. the flusher's fsyncs).
+  std::string hold_path;
 };
 
-// Parses "op[:path=SUBSTR][:after=N][:errno=EIO|ENOSPC|EDQUOT|<number>][:once][:short]",
+// Parses "op[:path=SUBSTR][:after=N][:errno=EIO|ENOSPC|EDQUOT|<number>][:once][:short]
+// [:hold=FILE]",
 // several separated by ','. Example: "fsync:path=.log:after=3:errno=EIO".
 // Errors: InvalidArgument naming the bad part.
 Result<std::vector<FaultRule>> ParseFaultRules(std::string_view spec);
@@ -86,9 +90,14 @@ class FaultInjectingEnv final : public FileEnv {
   // The injected error if a rule fails this call, else call() on the target.
   template <typename Call>
   auto Pass(FileOp op, const std::string& path, Call call) -> decltype(call()) {
-    if (std::optional<FaultRule> f = Match(op, path)) return Injected(op, path, f->err);
+    if (std::optional<FaultRule> f = Match(op, path)) {
+      if (f->hold_path.empty()) return Injected(op, path, f->err);
+      WaitWhileExists(f->hold_path);
+    }
     return call();
   }
+  // Polls every 5 ms while `path` exists (FaultRule::hold_path).
+  void WaitWhileExists(const std::string& path);
 
   FileEnv* const target_;
   mutable std::mutex mu_;  // guards rules_ and injected_

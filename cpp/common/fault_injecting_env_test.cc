@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 namespace headrace {
 namespace {
@@ -47,7 +51,7 @@ TEST(FaultRuleParse, RejectsNonsense) {
 }
 
 TEST_F(FaultInjectingEnvTest, FailsFromTheNthMatchingCallOnByPath) {
-  env_.AddRule({FileOp::kSync, "b.txt", /*after=*/1, /*once=*/false, ENOSPC, false});
+  env_.AddRule({FileOp::kSync, "b.txt", /*after=*/1, /*once=*/false, ENOSPC, false, ""});
   auto a = env_.Open(dir_ + "/a.txt", O_RDWR | O_CREAT);
   auto b = env_.Open(dir_ + "/b.txt", O_RDWR | O_CREAT);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -71,7 +75,7 @@ TEST_F(FaultInjectingEnvTest, OnceFailsOneCallAndShortWriteLeavesHalf) {
   std::string path = dir_ + "/c.txt";
   auto fd = env_.Open(path, O_RDWR | O_CREAT);
   ASSERT_TRUE(fd.ok());
-  env_.AddRule({FileOp::kWrite, "", 0, /*once=*/true, EDQUOT, /*short_write=*/true});
+  env_.AddRule({FileOp::kWrite, "", 0, /*once=*/true, EDQUOT, /*short_write=*/true, ""});
   Status st = env_.WriteAt(*fd, path, "0123456789", 10, 0);
   EXPECT_EQ(st.sys_errno(), EDQUOT);
   EXPECT_EQ(ReadWholeFile(env_, path).value(), "01234");
@@ -80,9 +84,33 @@ TEST_F(FaultInjectingEnvTest, OnceFailsOneCallAndShortWriteLeavesHalf) {
   env_.Close(*fd);
 }
 
+TEST_F(FaultInjectingEnvTest, HoldMakesSelectedCallsWaitWhileTheFileExists) {
+  auto rules = ParseFaultRules("fsync:path=held:hold=" + dir_ + "/hold");
+  ASSERT_TRUE(rules.ok()) << rules.status().ToString();
+  EXPECT_EQ(FaultRuleToString(rules->at(0)), "fsync:path=held:after=0:errno=EIO:hold=" + dir_ + "/hold");
+  env_.AddRule(rules->at(0));
+  auto f = env_.Open(dir_ + "/held", O_RDWR | O_CREAT);
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(env_.Sync(*f, dir_ + "/held", true).ok());  // no hold file: goes through
+  std::FILE* h = std::fopen((dir_ + "/hold").c_str(), "w");
+  ASSERT_NE(h, nullptr);
+  std::fclose(h);
+  std::atomic<bool> done{false};
+  std::thread syncer([&] {
+    EXPECT_TRUE(env_.Sync(*f, dir_ + "/held", true).ok());
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(done.load());  // held
+  std::filesystem::remove(dir_ + "/hold");
+  syncer.join();
+  EXPECT_TRUE(done.load());
+  env_.Close(*f);
+}
+
 TEST_F(FaultInjectingEnvTest, WriteFileAtomicallyKeepsTheOldContentsWhenTheRenameFails) {
   ASSERT_TRUE(WriteFileAtomically(env_, dir_, "m.json", "old").ok());
-  env_.AddRule({FileOp::kRename, "m.json", 0, false, EIO, false});
+  env_.AddRule({FileOp::kRename, "m.json", 0, false, EIO, false, ""});
   EXPECT_EQ(WriteFileAtomically(env_, dir_, "m.json", "new").code(), StatusCode::kIOError);
   EXPECT_EQ(ReadWholeFile(env_, dir_ + "/m.json").value(), "old");
   EXPECT_EQ(ReadWholeFile(env_, dir_ + "/nope").status().code(), StatusCode::kNotFound);

@@ -134,8 +134,8 @@ TEST_P(LogFaultMatrix, FailsClosedAndRecoversEveryFlushedRecord) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(AppendNumbered(log, &expected).ok());
   ASSERT_TRUE(log.Flush().ok());
 
-  env.AddRule({row.step.op, row.step.path, 0, false, err, row.kind.short_write});
-  if (row.step.torn_tail) env.AddRule({FileOp::kTruncate, ".log", 0, false, err, false});
+  env.AddRule({row.step.op, row.step.path, 0, false, err, row.kind.short_write, ""});
+  if (row.step.torn_tail) env.AddRule({FileOp::kTruncate, ".log", 0, false, err, false, ""});
   Status fault;
   Offset acked = log.flushed_offset();  // the last flushed offset a caller saw succeed
   for (int i = 0; i < 100 && fault.ok(); ++i) {
@@ -219,7 +219,7 @@ TEST_P(LogRecoveryFault, OpenFailsThenHealthyReopenRecovers) {
   ::close(fd);
 
   FaultInjectingEnv env(FileEnv::Default());
-  env.AddRule({row.op, row.path, 0, false, row.err, row.short_write});
+  env.AddRule({row.op, row.path, 0, false, row.err, row.short_write, ""});
   auto failed = Log::Open(dir.sub("image"), FaultConfig(), &env);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kIOError);
