@@ -229,9 +229,12 @@ Status Partition::GoOffline(const Status& cause) {
     }
   }
   if (first) {
-    HR_LOG(kError) << "partition " << tp_.ToString() << " (" << log_->dir()
-                   << ") is offline: " << cause.ToString()
-                   << "; nothing after the failure is acknowledged; restart to recover";
+    // A failed log said so itself, once, with the path and errno.
+    if (!log_->failed()) {
+      HR_LOG(kError) << "partition " << tp_.ToString() << " (" << log_->dir()
+                     << ") is offline: " << cause.ToString()
+                     << "; nothing after the failure is acknowledged; restart to recover";
+    }
     AfterChange(0, /*state_changed=*/true);
   }
   return KafkaStatus(KafkaError::kKafkaStorageError, tp_.ToString() + ": " + cause.message());
