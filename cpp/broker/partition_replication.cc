@@ -1,0 +1,317 @@
+// The partition's replication side: follower append, truncation by epoch
+// (KIP-101/279), role and ISR changes, follower state, and the
+// leader-epoch cache (loading, rebuilding, answering). The leader side and
+// the offsets policy are in partition.cc.
+#include <algorithm>
+#include <vector>
+
+#include "broker/kafka_error.h"
+#include "broker/partition.h"
+#include "common/file_slice.h"
+#include "headrace/record_batch.h"
+
+namespace headrace::broker {
+namespace {
+
+// Headers of every batch in `bytes` (already validated by the caller's
+// append, or parsed up to the first bad one).
+std::vector<BatchHeader> AllBatchHeaders(std::span<const uint8_t> bytes) {
+  std::vector<BatchHeader> headers;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    Result<BatchHeader> h = ParseBatchHeader(bytes.subspan(pos));
+    if (!h.ok()) break;
+    headers.push_back(*h);
+    pos += static_cast<size_t>(h->total_size());
+  }
+  return headers;
+}
+
+// The header of the batch holding `offset`, read from the log.
+Result<BatchHeader> BatchHeaderAt(const Log& log, Offset offset) {
+  HR_ASSIGN_OR_RETURN(ReadResult r, log.Read(offset, kBatchHeaderSize, log.end_offset(), true));
+  if (r.slices.empty()) return Status::NotFound("no batch at " + std::to_string(offset.value()));
+  // The read returns whole batches: the first slice starts with the batch.
+  std::vector<uint8_t> buf(static_cast<size_t>(r.slices.front().length));
+  HR_RETURN_IF_ERROR(ReadSlices(std::span<const FileSlice>(&r.slices.front(), 1), buf.data()));
+  return ParseBatchHeader(std::span<const uint8_t>(buf.data(), buf.size()));
+}
+
+// Every epoch change in the log, by reading each batch header from the
+// start (recovery of a lost leader-epoch-checkpoint).
+Result<std::vector<EpochEntry>> ScanEpochs(const Log& log) {
+  std::vector<EpochEntry> out;
+  Offset next = log.start_offset();
+  while (next < log.end_offset()) {
+    HR_ASSIGN_OR_RETURN(BatchHeader h, BatchHeaderAt(log, next));
+    if (h.partition_leader_epoch >= 0 &&
+        (out.empty() || h.partition_leader_epoch > out.back().epoch.value())) {
+      out.push_back({LeaderEpoch(h.partition_leader_epoch), std::max(h.base_offset, next)});
+    }
+    next = h.last_offset() + 1;
+  }
+  return out;
+}
+
+bool Contains(const std::vector<int32_t>& ids, int32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace
+
+Status Partition::LoadEpochCacheLocked() {
+  epoch_cache_ = LeaderEpochCache(log_->dir(), services_.file_env);
+  HR_ASSIGN_OR_RETURN(bool found, epoch_cache_.Load());
+  if (!found && log_->end_offset() > log_->start_offset()) {
+    // Lost or never written: the batches carry their epochs. The first and
+    // last batch agreeing (every single-node log) spares a full scan.
+    HR_ASSIGN_OR_RETURN(BatchHeader first, BatchHeaderAt(*log_, log_->start_offset()));
+    HR_ASSIGN_OR_RETURN(BatchHeader last, BatchHeaderAt(*log_, log_->end_offset() - 1));
+    std::vector<EpochEntry> entries;
+    if (first.partition_leader_epoch == last.partition_leader_epoch) {
+      if (first.partition_leader_epoch >= 0)
+        entries.push_back({LeaderEpoch(first.partition_leader_epoch), log_->start_offset()});
+    } else {
+      HR_ASSIGN_OR_RETURN(entries, ScanEpochs(*log_));
+    }
+    epoch_cache_.Reset(std::move(entries));
+  }
+  // An entry past the log end is a stale tail (one at the end: an epoch that
+  // has not written yet, kept).
+  HR_RETURN_IF_ERROR(epoch_cache_.TruncateFromEnd(log_->end_offset() + 1));
+  // A single-node partition leads its latest epoch from where it is.
+  LeaderEpoch epoch(std::max(epoch_cache_.latest_epoch().value(), 0));
+  leader_epoch_.store(epoch.value());
+  return epoch_cache_.Assign(epoch, log_->end_offset());
+}
+
+void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed) {
+  WatermarkSet changed = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broker_id == services_.local_broker_id) return;
+    auto it = std::find_if(replicas_.begin(), replicas_.end(),
+                           [&](const ReplicaState& r) { return r.broker_id == broker_id; });
+    if (it == replicas_.end()) return;
+    it->log_end = std::min(log_end, log_->end_offset());
+    it->flushed = std::min(flushed, it->log_end);
+    const Offset leo = log_->end_offset(), fl = log_->flushed_offset();
+    changed = RecomputeLocked(leo, fl);
+  }
+  AfterChange(changed, false);
+}
+
+Status Partition::AssignEpochsLocked(std::span<const uint8_t> batches) {
+  for (const BatchHeader& h : AllBatchHeaders(batches)) {
+    if (h.partition_leader_epoch > epoch_cache_.latest_epoch().value()) {
+      HR_RETURN_IF_ERROR(epoch_cache_.Assign(LeaderEpoch(h.partition_leader_epoch), h.base_offset));
+    }
+  }
+  return Status::OK();
+}
+
+Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches) {
+  std::unique_lock<std::mutex> lock(mu_);
+  HR_RETURN_IF_ERROR(CheckServing());
+  if (is_leader()) {
+    return KafkaStatus(KafkaError::kNotLeaderOrFollower,
+                       "this broker leads " + tp_.ToString() + ": no follower append");
+  }
+  const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
+  Result<AppendInfo> info = log_->AppendWithOffsets(batches);
+  if (!info.ok()) {
+    if (info.status().code() != StatusCode::kIOError) return info;
+    lock.unlock();
+    return GoOffline(info.status());
+  }
+  HR_RETURN_IF_ERROR(AssignEpochsLocked(batches));
+  if (producer_state_.loaded()) {
+    for (const BatchHeader& h : AllBatchHeaders(batches)) {
+      if (IsIdempotentBatch(h)) producer_state_.Update(h);
+    }
+  }
+  WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
+  lock.unlock();
+  MaybeScheduleFlush();
+  AfterChange(changed, false);
+  return info;
+}
+
+void Partition::SetHighWatermarkFromLeader(Offset leader_hw) {
+  WatermarkSet changed = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (is_leader()) return;
+    Offset hw = std::min(leader_hw, log_->end_offset());
+    if (hw.value() > high_watermark_.load(std::memory_order_relaxed)) {
+      high_watermark_.store(hw.value(), std::memory_order_release);
+      changed = WatermarkBit(Watermark::kHighWatermark) | WatermarkBit(Watermark::kLastStable);
+    }
+  }
+  AfterChange(changed, false);
+}
+
+Status Partition::TruncateTo(Offset offset) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    HR_RETURN_IF_ERROR(CheckServing());
+    if (offset >= log_->end_offset()) return Status::OK();
+    Status st = log_->Truncate(offset);
+    if (!st.ok()) return st;
+    const Offset leo = log_->end_offset();
+    HR_RETURN_IF_ERROR(epoch_cache_.TruncateFromEnd(leo));
+    producer_state_ = ProducerStateTable();  // rebuilt from the log on next use
+    if (high_watermark_.load() > leo.value()) high_watermark_.store(leo.value());
+    for (ReplicaState& r : replicas_) {
+      r.log_end = std::min(r.log_end, leo);
+      r.flushed = std::min(r.flushed, leo);
+    }
+  }
+  AfterChange(0, /*state_changed=*/true);
+  return Status::OK();
+}
+
+Result<TruncationResult> Partition::TruncateByEpoch(LeaderEpoch leader_epoch, Offset end_offset) {
+  Offset target;
+  bool completed = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Offset leo = log_->end_offset();
+    if (leader_epoch.value() == kUndefinedEpoch || end_offset.value() == kUndefinedEpochOffset) {
+      // The leader knows no epoch this old: fall back to the high watermark.
+      target = std::min(high_watermark(), leo);
+    } else {
+      EpochEndOffset mine = epoch_cache_.EndOffsetFor(leader_epoch, leo);
+      if (mine.epoch.value() == kUndefinedEpoch) {
+        target = std::min(end_offset, leo);
+      } else if (mine.epoch != leader_epoch) {
+        // We never had the leader's epoch: cut to where our older one ends
+        // and ask again (KIP-279).
+        target = std::min(mine.end_offset, leo);
+        completed = false;
+      } else {
+        target = std::min({mine.end_offset, end_offset, leo});
+      }
+    }
+    target = std::max(target, log_->start_offset());
+  }
+  HR_RETURN_IF_ERROR(TruncateTo(target));
+  return TruncationResult{log_end_offset(), completed};
+}
+
+Status Partition::BecomeLeader(LeaderEpoch epoch, std::vector<int32_t> replicas,
+                               std::vector<int32_t> isr) {
+  WatermarkSet changed = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int32_t self = services_.local_broker_id;
+    if (!Contains(replicas, self) || !Contains(isr, self)) {
+      return Status::InvalidArgument("broker " + std::to_string(self) +
+                                     " is not in the replicas and ISR of " + tp_.ToString());
+    }
+    if (epoch < leader_epoch()) {
+      return KafkaStatus(KafkaError::kFencedLeaderEpoch,
+                         "leader epoch " + std::to_string(epoch.value()) + " is older than " +
+                             std::to_string(leader_epoch().value()) + " of " + tp_.ToString());
+    }
+    HR_RETURN_IF_ERROR(epoch_cache_.Assign(epoch, log_->end_offset()));
+    std::vector<ReplicaState> states;
+    for (int32_t id : replicas) {
+      if (id == self) states.insert(states.begin(), {self, log_->end_offset(), log_->flushed_offset()});
+      else states.push_back({id, Offset(0), Offset(0)});
+    }
+    replicas_ = std::move(states);
+    isr_ = std::move(isr);
+    isr_size_.store(static_cast<int>(isr_.size()));
+    leader_id_ = self;
+    leader_epoch_.store(epoch.value());
+    is_leader_.store(true, std::memory_order_release);
+    // Followers' offsets are unknown until they fetch; the HW waits for them.
+    changed = RecomputeLocked(log_->end_offset(), log_->flushed_offset());
+  }
+  AfterChange(changed, /*state_changed=*/true);
+  return Status::OK();
+}
+
+Status Partition::BecomeFollower(LeaderEpoch epoch, int32_t leader_id,
+                                 std::vector<int32_t> replicas) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (epoch < leader_epoch()) {
+      return KafkaStatus(KafkaError::kFencedLeaderEpoch,
+                         "leader epoch " + std::to_string(epoch.value()) + " is older than " +
+                             std::to_string(leader_epoch().value()) + " of " + tp_.ToString());
+    }
+    std::vector<ReplicaState> states{{services_.local_broker_id, log_->end_offset(),
+                                      log_->flushed_offset()}};
+    for (int32_t id : replicas) {
+      if (id != services_.local_broker_id) states.push_back({id, Offset(0), Offset(0)});
+    }
+    replicas_ = std::move(states);
+    isr_.clear();
+    isr_size_.store(0);
+    leader_id_ = leader_id;
+    leader_epoch_.store(epoch.value());
+    is_leader_.store(false, std::memory_order_release);
+  }
+  AfterChange(0, /*state_changed=*/true);
+  return Status::OK();
+}
+
+Status Partition::UpdateIsr(std::vector<int32_t> isr) {
+  WatermarkSet changed = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!is_leader() || !Contains(isr, services_.local_broker_id)) {
+      return Status::InvalidArgument("an ISR of " + tp_.ToString() +
+                                     " must contain its leader, broker " +
+                                     std::to_string(services_.local_broker_id));
+    }
+    isr_ = std::move(isr);
+    isr_size_.store(static_cast<int>(isr_.size()));
+    changed = RecomputeLocked(log_->end_offset(), log_->flushed_offset());
+  }
+  // A shrunk ISR can complete produces; a grown one can make them fail
+  // min.insync.replicas: waiters re-check either way.
+  AfterChange(changed, /*state_changed=*/true);
+  return Status::OK();
+}
+
+int32_t Partition::leader_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return leader_id_;
+}
+
+std::vector<int32_t> Partition::replicas() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int32_t> out;
+  for (const ReplicaState& r : replicas_) out.push_back(r.broker_id);
+  return out;
+}
+
+std::vector<int32_t> Partition::isr() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return isr_;
+}
+
+std::vector<EpochEntry> Partition::epoch_entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return epoch_cache_.entries();
+}
+
+EpochEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return epoch_cache_.EndOffsetFor(epoch, log_->end_offset());
+}
+
+LeaderEpoch Partition::EpochAt(Offset offset) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  LeaderEpoch epoch(kUndefinedEpoch);
+  for (const EpochEntry& e : epoch_cache_.entries()) {
+    if (e.start_offset > offset) break;
+    epoch = e.epoch;
+  }
+  return epoch;
+}
+
+}  // namespace headrace::broker
