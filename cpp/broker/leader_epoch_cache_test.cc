@@ -2,28 +2,18 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "common/file_env.h"
+#include "log/testing.h"
 
 namespace headrace::broker {
 namespace {
 
-namespace fs = std::filesystem;
-
 class LeaderEpochCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("hr-epoch-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Dir() const { return dir_.string(); }
-  fs::path dir_;
+  std::string Dir() const { return dir_.path(); }
+  headrace::testing::TempDir dir_;
 };
 
 EpochEntry E(int32_t epoch, int64_t start) { return {LeaderEpoch(epoch), Offset(start)}; }

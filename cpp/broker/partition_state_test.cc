@@ -9,6 +9,7 @@
 #include "broker/kafka_error.h"
 #include "broker/partition.h"
 #include "headrace/record_batch.h"
+#include "log/testing.h"
 
 namespace headrace::broker {
 namespace {
@@ -35,21 +36,15 @@ std::span<uint8_t> Bytes(std::string& s) { return {reinterpret_cast<uint8_t*>(s.
 
 class PartitionStateTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    data_ = fs::temp_directory_path() /
-            ("hr-pstate-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(data_);
-    fs::create_directories(data_);
-  }
   void TearDown() override {
     if (p_) (void)p_->Close();
     p_.reset();
-    fs::remove_all(data_);
   }
   std::shared_ptr<Partition> Open(bool fsync_commit = false, int32_t broker = 0,
                                   TopicSettings settings = {}) {
-    if (p_) EXPECT_TRUE(p_->Close().ok());
+    if (p_) {
+      EXPECT_TRUE(p_->Close().ok());
+    }
     PartitionServices services;
     services.commit_requires_fsync = fsync_commit;
     services.local_broker_id = broker;
@@ -70,7 +65,8 @@ class PartitionStateTest : public ::testing::Test {
     auto r = p_->AppendAsFollower(Bytes(b));
     return r.ok() ? Status::OK() : r.status();
   }
-  fs::path data_;
+  headrace::testing::TempDir dir_;
+  fs::path data_{dir_.path()};
   std::shared_ptr<Partition> p_;
 };
 
