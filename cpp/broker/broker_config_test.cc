@@ -8,8 +8,8 @@ namespace {
 TEST(BrokerConfigTest, DefaultsMatchTheDocumentation) {
   BrokerConfig c;
   EXPECT_EQ(c.node_id, 0);
-  EXPECT_EQ(c.listen_host, "127.0.0.1");
-  EXPECT_EQ(c.listen_port, 9092);
+  ASSERT_EQ(c.listeners.size(), 1u);
+  EXPECT_EQ(c.listeners[0].ToString(), "PLAINTEXT://127.0.0.1:9092");
   EXPECT_EQ(c.effective_advertised_host(), "127.0.0.1");
   EXPECT_EQ(c.effective_advertised_port(), 9092);
   EXPECT_TRUE(c.auto_create_topics_enable);
@@ -39,8 +39,9 @@ TEST(BrokerConfigTest, SetsKafkaPropertyNames) {
                         {"socket.receive.buffer.bytes", "1048576"}})
                   .ok());
   EXPECT_EQ(c.node_id, 3);
-  EXPECT_EQ(c.listen_host, "0.0.0.0");
-  EXPECT_EQ(c.listen_port, 19092);
+  ASSERT_EQ(c.listeners.size(), 1u);
+  EXPECT_EQ(c.listeners[0].host, "0.0.0.0");
+  EXPECT_EQ(c.listeners[0].port, 19092);
   EXPECT_EQ(c.effective_advertised_host(), "broker1");
   EXPECT_EQ(c.effective_advertised_port(), 29092);
   EXPECT_EQ(c.data_dir, "/var/lib/headrace");

@@ -6,6 +6,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
                                                        LogFactory log_factory) {
   HR_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<BrokerState> s(new BrokerState());
+  HR_ASSIGN_OR_RETURN(s->lock_, DataDirLock::Acquire(config.data_dir));
   HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir));
   HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir));
   s->waiters_ = std::make_unique<FetchWaiters>();

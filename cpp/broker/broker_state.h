@@ -11,6 +11,7 @@
 
 #include "broker/admin_worker.h"
 #include "broker/broker_config.h"
+#include "broker/data_dir_lock.h"
 #include "broker/fetch_waiters.h"
 #include "broker/flusher.h"
 #include "broker/maintenance.h"
@@ -22,8 +23,10 @@ namespace headrace::broker {
 
 class BrokerState {
  public:
-  // Opens the metadata file in config.data_dir, loads and recovers every
-  // topic, and starts the timer, flusher and maintenance threads.
+  // Locks config.data_dir (DataDirLock: IOError naming the directory and
+  // the holder's pid when another broker has it), opens the metadata file
+  // in it, loads and recovers every topic, and starts the timer, flusher and
+  // maintenance threads.
   static Result<std::unique_ptr<BrokerState>> Open(const BrokerConfig& config,
                                                    LogFactory log_factory = DefaultLogFactory());
   ~BrokerState();  // Close()
@@ -47,6 +50,7 @@ class BrokerState {
   BrokerState() = default;
 
   // Declaration order = construction order; destruction runs in reverse.
+  std::unique_ptr<DataDirLock> lock_;  // held until everything else is gone
   std::unique_ptr<FileMetadataStore> store_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<FetchWaiters> waiters_;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "net/request_handler.h"
@@ -20,6 +21,11 @@ class Mailbox {
     uint64_t seq;
     Reply reply;
   };
+  // A socket the acceptor admitted for this loop, with its PeerName().
+  struct NewSocket {
+    int fd;
+    std::string peer;
+  };
 
   // Takes ownership of `wake_fd` (an eventfd), closed by Close().
   explicit Mailbox(int wake_fd) : wake_fd_(wake_fd) {}
@@ -31,9 +37,10 @@ class Mailbox {
   // lock or a wake-up; elsewhere it is queued under the lock and the loop is
   // woken. Dropped when the mailbox is closed.
   void Complete(uint64_t conn_id, uint64_t seq, Reply reply);
-  // Any thread. Returns false (caller keeps `fd`) when closed.
-  bool PostConnection(int fd);
-  // Any thread: makes the loop's Poll() return.
+  // Any thread. Returns false (caller keeps `socket`) when closed.
+  bool PostConnection(NewSocket& socket);
+  // Any thread: makes the loop's Poll() return (wake-ups not yet seen by
+  // the loop are merged into one).
   void Wake();
 
   // --- owning loop thread only ---
@@ -42,9 +49,9 @@ class Mailbox {
   // Replies completed on the loop's own thread.
   std::vector<Completion>& local() { return local_; }
   // Moves out what other threads posted (appends to the vectors).
-  void TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds);
+  void TakeRemote(std::vector<Completion>* completions, std::vector<NewSocket>* sockets);
   // Refuses everything from now on; returns sockets posted but never taken.
-  std::vector<int> Close();
+  std::vector<NewSocket> Close();
   int wake_fd() const { return wake_fd_; }
 
  private:
@@ -57,7 +64,7 @@ class Mailbox {
   bool closed_ = false;
   bool wake_pending_ = false;  // an eventfd write is not yet consumed
   std::vector<Completion> remote_;
-  std::vector<int> fds_;
+  std::vector<NewSocket> sockets_;
 };
 
 }  // namespace headrace::net
