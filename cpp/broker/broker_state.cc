@@ -10,11 +10,16 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir));
   HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir));
   s->waiters_ = std::make_unique<FetchWaiters>();
+  // Before the registry, which posts auto-creations to it (destroyed first:
+  // declared last).
+  s->admin_ = std::make_unique<AdminWorker>();
   TopicRegistry::Options options;
   options.config = config;
   options.store = s->store_.get();
   options.listener = s->waiters_.get();
   options.log_factory = std::move(log_factory);
+  AdminWorker* admin = s->admin_.get();
+  options.post_admin_job = [admin](std::function<void()> job) { admin->Post(std::move(job)); };
   HR_ASSIGN_OR_RETURN(s->registry_, TopicRegistry::Open(std::move(options)));
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
@@ -25,7 +30,6 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   TopicRegistry* registry = s->registry_.get();
   s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
   s->maintenance_->Start();
-  s->admin_ = std::make_unique<AdminWorker>();
   return s;
 }
 

@@ -24,7 +24,10 @@ std::string EventSummary::TakeSummary(Clock::time_point now) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_line_).count();
   std::string span = ms < 1000 ? std::to_string(ms) + " ms" : std::to_string(ms / 1000) + " s";
   std::string line = std::to_string(count_) + " " + what_;
-  if (!sources_.empty()) line += " from " + std::to_string(sources_.size()) + " connections";
+  if (!sources_.empty()) {
+    line += " from " + std::to_string(sources_.size()) +
+            (sources_.size() == 1 ? " connection" : " connections");
+  }
   line += " in the last " + span + "; last: " + last_;
   count_ = 0;
   sources_.clear();
