@@ -83,10 +83,13 @@ void EventLoop::Run(std::promise<Status>* started) {
   next_tick_ = now_ + kTick;
   for (;;) {
     if (!stopping_ && stop_requested_.load(std::memory_order_acquire)) BeginStop();
-    DrainLocal();
-    if (retry_muted_) RetryMuted();
-    FreeReleased();
     int timeout_ms = RunTimers();
+    DrainLocal();
+    while (retry_muted_) {  // replies released bytes: muted connections may read
+      RetryMuted();
+      DrainLocal();
+    }
+    FreeReleased();
     if (stopping_) {
       if (Quiescent() || now_ >= deadline_) break;
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now_);

@@ -96,8 +96,9 @@ class EventLoop final : private IoEvents {
   void FreeReleased();
   void CloseAll();
 
-  // The once-a-second work (idle connections, muted ones, summaries) and
-  // resuming accepts; returns how long Poll may wait.
+  // The once-a-second work (idle connections, summaries; marks muted
+  // connections for a retry) and resuming accepts; returns how long Poll
+  // may wait. Dispatches nothing itself.
   int RunTimers();
   void CloseIdle();
   void LogSummaries();

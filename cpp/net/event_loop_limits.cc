@@ -100,7 +100,6 @@ int EventLoop::RunTimers() {
     if (!stopping_) CloseIdle();
     LogSummaries();
     retry_muted_ = !muted_.empty();  // backstop for a missed wake-up
-    if (retry_muted_) RetryMuted();
   }
   int wait = MillisUntil(now_, next_tick_);
   if (accept_paused_) wait = std::min(wait, MillisUntil(now_, accept_resume_));
