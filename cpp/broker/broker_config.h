@@ -42,11 +42,13 @@ struct BrokerConfig {
   // (and of requests being received) across all connections; over it,
   // connections are not read. -1 = no limit (Kafka's default).
   int64_t queued_max_request_bytes = int64_t{512} << 20;
-  // headrace.max.partitions: partitions this broker hosts at most.
-  int32_t max_partitions = 100000;
+  // headrace.max.partitions: partitions this broker hosts at most (each
+  // holds about one file descriptor and is opened at every start).
+  int32_t max_partitions = 10000;
   // headrace.max.partitions.per.request: partitions one CreateTopics or
-  // CreatePartitions request may create at most.
-  int32_t max_partitions_per_request = 10000;
+  // CreatePartitions request may create at most (each takes 1-2 ms of the
+  // admin worker).
+  int32_t max_partitions_per_request = 5000;
   // socket.send.buffer.bytes / socket.receive.buffer.bytes (SO_SNDBUF /
   // SO_RCVBUF of client connections); -1 = the OS's automatic sizing.
   int32_t socket_send_buffer_bytes = -1;

@@ -122,8 +122,8 @@ TEST(BrokerConfigTest, ConnectionAndPartitionLimits) {
   EXPECT_EQ(c.max_connections_per_ip, 2147483647);
   EXPECT_EQ(c.connections_max_idle_ms, 600000);
   EXPECT_EQ(c.queued_max_request_bytes, 512 * 1024 * 1024);
-  EXPECT_EQ(c.max_partitions, 100000);
-  EXPECT_EQ(c.max_partitions_per_request, 10000);
+  EXPECT_EQ(c.max_partitions, 10000);
+  EXPECT_EQ(c.max_partitions_per_request, 5000);
   ASSERT_TRUE(c.SetAll({{"max.connections.per.ip", "5"},
                         {"connections.max.idle.ms", "-1"},
                         {"queued.max.request.bytes", "-1"},
