@@ -156,6 +156,18 @@ def api_versions_ok_or_closed(address) -> bool:
         return False
 
 
+def test_a_flood_of_malformed_requests_logs_one_line_not_one_per_request(limits_broker):
+    before = len(limits_broker.stderr.splitlines())
+    for _ in range(50):
+        with Connection(limits_broker.address) as c:
+            c.send_raw(struct.pack(">i", -1) + b"junk")
+            assert c.is_closed_by_peer(timeout=5)
+    time.sleep(0.2)
+    new_lines = limits_broker.stderr.splitlines()[before:]
+    assert len(new_lines) <= 1, new_lines  # the rest go into the 10 s summary
+    assert api_versions_ok(limits_broker.address)
+
+
 # -- queued.max.request.bytes ---------------------------------------------------
 
 def metadata_v1_frame(names: list[str], correlation_id: int) -> bytes:

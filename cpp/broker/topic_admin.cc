@@ -236,6 +236,8 @@ Result<std::shared_ptr<const Topic>> TopicRegistry::FindOrAutoCreate(const std::
   if (auto t = FindTopic(name)) return t;
   HR_RETURN_IF_ERROR(ValidateTopicName(name));
   if (!config_.auto_create_topics_enable) return UnknownTopic(name);
+  // Refused here, not by a job that would fail (and log) on every retry.
+  HR_RETURN_IF_ERROR(CheckPartitionLimits(config_.num_partitions, -1));
   bool first;
   {
     std::lock_guard<std::mutex> lock(auto_mu_);

@@ -131,7 +131,9 @@ class TopicRegistry {
   // caller's thread when Options::post_admin_job is set) and the answer is
   // LEADER_NOT_AVAILABLE (retriable, as Kafka answers while it creates a
   // topic; clients refresh their metadata and retry). Other errors:
-  // UNKNOWN_TOPIC_OR_PARTITION (auto-create off), INVALID_TOPIC_EXCEPTION.
+  // UNKNOWN_TOPIC_OR_PARTITION (auto-create off), INVALID_TOPIC_EXCEPTION,
+  // POLICY_VIOLATION (num.partitions more would exceed
+  // headrace.max.partitions).
   Result<std::shared_ptr<const Topic>> FindOrAutoCreate(const std::string& name);
   std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name
   std::vector<std::shared_ptr<Partition>> AllPartitions() const;
@@ -165,7 +167,8 @@ class TopicRegistry {
   void Publish(std::shared_ptr<const Topic> topic);  // takes map_mu_ exclusively
   // POLICY_VIOLATION when adding `adding` partitions exceeds `budget` (-1:
   // headrace.max.partitions.per.request) or headrace.max.partitions.
-  // REQUIRES: admin_mu_.
+  // Exact under admin_mu_ (no creation can run meanwhile); without it, a
+  // pre-check that a concurrent creation may overtake.
   Status CheckPartitionLimits(int64_t adding, int32_t budget) const;
   int64_t HostedPartitions() const;  // sums the topics under map_mu_
   void AutoCreate(const std::string& name);  // the admin job of FindOrAutoCreate

@@ -302,8 +302,11 @@ TEST_F(TopicRegistryTest, PartitionLimitsArePolicyViolationsNamingTheLimit) {
   Status grow = registry_->CreatePartitions("b", 5, /*validate_only=*/true);
   EXPECT_EQ(ToKafkaError(grow), KafkaError::kPolicyViolation);
   EXPECT_NE(grow.message().find("headrace.max.partitions (10)"), std::string::npos);
+  EXPECT_EQ(ToKafkaError(registry_->FindOrAutoCreate("auto").status()),
+            KafkaError::kPolicyViolation);  // 10 hosted: no room for one more
   ASSERT_TRUE(registry_->DeleteTopic("a").ok());
   EXPECT_TRUE(registry_->CreatePartitions("b", 5, false).ok());
+  EXPECT_TRUE(registry_->FindOrAutoCreate("auto").ok());
 }
 
 TEST_F(TopicRegistryTest, LookupsRunConcurrentlyWithAdmin) {
