@@ -316,10 +316,7 @@ TEST(ServerOptionsTest, ParseBackendAndAutoChoice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ServerTest,
-                         ::testing::Values(Backend::kEpoll, Backend::kIoUring),
-                         [](const auto& info) {
-                           return std::string(info.param == Backend::kEpoll ? "epoll" : "io_uring");
-                         });
+                         ::testing::Values(Backend::kEpoll, Backend::kIoUring), BackendParamName);
 
 }  // namespace
 }  // namespace headrace::net

@@ -181,6 +181,11 @@ bool WaitFor(Pred pred, std::chrono::milliseconds limit = 5s) {
   return pred();
 }
 
+// Test names: .../epoll, .../io_uring.
+inline std::string BackendParamName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kEpoll ? "epoll" : "io_uring";
+}
+
 class ServerTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
