@@ -36,10 +36,12 @@ _LISTEN_RE = re.compile(
 class BrokerProcess:
     """One `headrace broker` process. Not thread-safe; one test drives it."""
 
-    def __init__(self, data_dir, *extra_args: str, listen: str = "127.0.0.1:0"):
+    def __init__(self, data_dir, *extra_args: str, listen: str = "127.0.0.1:0",
+                 preexec_fn=None):
         self.data_dir = Path(data_dir)
         self.extra_args = list(extra_args)
         self.listen = listen
+        self.preexec_fn = preexec_fn  # run in the child before exec (e.g. setrlimit)
         self.proc: subprocess.Popen | None = None
         self.host = "127.0.0.1"
         self.port: int | None = None
@@ -62,7 +64,8 @@ class BrokerProcess:
         self._stdout_lines = []
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+                                     stdin=subprocess.DEVNULL, env=env, text=True, bufsize=1,
+                                     preexec_fn=self.preexec_fn)
         self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(self.proc,),
                                                daemon=True)
         self._stderr_thread.start()
@@ -78,7 +81,7 @@ class BrokerProcess:
         self.backend = m["backend"]
         # Keep draining stdout so the broker never blocks on a full pipe.
         threading.Thread(target=self._drain_stdout, args=(self.proc,), daemon=True).start()
-        if self.listen.endswith(":0"):
+        if self.listen.endswith(":0") and "," not in self.listen:
             # A restart reuses the port so clients' bootstrap stays valid.
             self.listen = f"{self.host}:{self.port}"
         return self

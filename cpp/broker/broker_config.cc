@@ -26,21 +26,6 @@ Result<bool> Bool(std::string_view key, std::string_view v) {
   return Bad(key, "must be true or false");
 }
 
-// "PLAINTEXT://host:port" (first listener only) -> host, port.
-Status ParseListener(std::string_view key, std::string_view v, std::string* host, int32_t* port) {
-  size_t scheme = v.find("://");
-  if (scheme != std::string_view::npos) v.remove_prefix(scheme + 3);
-  size_t comma = v.find(',');
-  if (comma != std::string_view::npos) v = v.substr(0, comma);
-  size_t colon = v.rfind(':');
-  if (colon == std::string_view::npos) return Bad(key, "expected [PLAINTEXT://]host:port");
-  auto p = ParseConfigInt(v.substr(colon + 1), 0, 65535);
-  if (!p.ok()) return Bad(key, "port must be an integer between 0 and 65535");
-  *host = std::string(v.substr(0, colon));
-  *port = static_cast<int32_t>(p.value());
-  return Status::OK();
-}
-
 // Topic-default properties that map 1:1 onto a topic key.
 const std::map<std::string, std::string, std::less<>>& TopicSynonyms() {
   static const std::map<std::string, std::string, std::less<>> m = [] {
@@ -66,9 +51,9 @@ Status BrokerConfig::Set(std::string_view key, std::string_view value) {
     HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
     node_id = static_cast<int32_t>(v);
   } else if (key == "listeners") {
-    HR_RETURN_IF_ERROR(ParseListener(key, value, &listen_host, &listen_port));
+    HR_ASSIGN_OR_RETURN(listeners, ParseListeners(key, value));
   } else if (key == "advertised.listeners") {
-    HR_RETURN_IF_ERROR(ParseListener(key, value, &advertised_host, &advertised_port));
+    HR_ASSIGN_OR_RETURN(advertised_listeners, ParseListeners(key, value));
   } else if (key == "log.dirs" || key == "log.dir") {
     if (value.empty()) return Bad(key, "must not be empty");
     data_dir = std::string(value.substr(0, value.find(',')));
@@ -97,6 +82,20 @@ Status BrokerConfig::Set(std::string_view key, std::string_view value) {
   } else if (key == "max.connections") {
     HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
     max_connections = static_cast<int32_t>(v);
+  } else if (key == "max.connections.per.ip") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
+    max_connections_per_ip = static_cast<int32_t>(v);
+  } else if (key == "connections.max.idle.ms") {
+    HR_ASSIGN_OR_RETURN(connections_max_idle_ms, Int(key, value, -1, kLongMax));
+  } else if (key == "queued.max.request.bytes") {
+    HR_ASSIGN_OR_RETURN(queued_max_request_bytes, Int(key, value, -1, kLongMax));
+    if (queued_max_request_bytes == 0) return Bad(key, "must be -1 (no limit) or >= 1");
+  } else if (key == "headrace.max.partitions") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
+    max_partitions = static_cast<int32_t>(v);
+  } else if (key == "headrace.max.partitions.per.request") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
+    max_partitions_per_request = static_cast<int32_t>(v);
   } else if (key == "log.retention.hours") {
     if (!explicitly_set.count("log.retention.ms") && !explicitly_set.count("log.retention.minutes"))
       return ms_from(3600000, &log_defaults.retention_ms);
@@ -157,7 +156,7 @@ Status BrokerConfig::SetAll(const std::map<std::string, std::string>& props,
 
 Status BrokerConfig::Validate() const {
   if (node_id < 0) return Bad("node.id", "must be >= 0");
-  if (listen_port < 0 || listen_port > 65535) return Bad("listeners", "port out of range");
+  if (listeners.empty()) return Bad("listeners", "must name at least one listener");
   if (data_dir.empty()) return Bad("log.dirs", "must not be empty");
   if (io_threads < 1) return Bad("num.io.threads", "must be >= 1");
   if (num_partitions < 1) return Bad("num.partitions", "must be >= 1");

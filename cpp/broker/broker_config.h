@@ -8,7 +8,9 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "broker/listener.h"
 #include "broker/topic_config.h"
 #include "common/file_env.h"
 #include "headrace/log.h"
@@ -18,10 +20,11 @@ namespace headrace::broker {
 
 struct BrokerConfig {
   int32_t node_id = 0;                        // node.id (alias broker.id)
-  std::string listen_host = "127.0.0.1";      // listeners=PLAINTEXT://host:port
-  int32_t listen_port = 9092;
-  std::string advertised_host;                // advertised.listeners; "" = listen_host
-  int32_t advertised_port = -1;               //   -1 = listen_port
+  // listeners: every address served (all PLAINTEXT; listener.h). Never empty.
+  std::vector<Listener> listeners = {{"PLAINTEXT", "127.0.0.1", 9092}};
+  // advertised.listeners (the first one is given to clients); empty = the
+  // first of `listeners`.
+  std::vector<Listener> advertised_listeners;
   std::string data_dir = "/tmp/headrace-logs";  // log.dirs (one directory)
   int32_t io_threads = 2;                     // num.io.threads
   // cluster.id: "" = take the one stored in the metadata file, or generate
@@ -32,6 +35,21 @@ struct BrokerConfig {
   int16_t default_replication_factor = 1;     // default.replication.factor
   int32_t socket_request_max_bytes = 104857600;  // socket.request.max.bytes
   int32_t max_connections = 10000;            // max.connections
+  int32_t max_connections_per_ip = 2147483647;  // max.connections.per.ip
+  // connections.max.idle.ms: a connection with nothing in flight and no
+  // traffic for this long is closed; -1 = never.
+  int64_t connections_max_idle_ms = 600000;
+  // queued.max.request.bytes: bytes of received, not yet answered requests
+  // (and of requests being received) across all connections; over it,
+  // connections are not read. -1 = no limit (Kafka's default).
+  int64_t queued_max_request_bytes = int64_t{512} << 20;
+  // headrace.max.partitions: partitions this broker hosts at most (each
+  // holds about one file descriptor and is opened at every start).
+  int32_t max_partitions = 10000;
+  // headrace.max.partitions.per.request: partitions one CreateTopics or
+  // CreatePartitions request may create at most (each takes 1-2 ms of the
+  // admin worker).
+  int32_t max_partitions_per_request = 5000;
   // socket.send.buffer.bytes / socket.receive.buffer.bytes (SO_SNDBUF /
   // SO_RCVBUF of client connections); -1 = the OS's automatic sizing.
   int32_t socket_send_buffer_bytes = -1;
@@ -79,12 +97,13 @@ struct BrokerConfig {
   // Cross-field checks (ports, ids, sizes, a non-empty data_dir).
   Status Validate() const;
 
-  const std::string& effective_advertised_host() const {
-    return advertised_host.empty() ? listen_host : advertised_host;
+  // The address Metadata hands out: the first advertised listener, else
+  // the first listener.
+  const Listener& advertised() const {
+    return advertised_listeners.empty() ? listeners.front() : advertised_listeners.front();
   }
-  int32_t effective_advertised_port() const {
-    return advertised_port < 0 ? listen_port : advertised_port;
-  }
+  const std::string& effective_advertised_host() const { return advertised().host; }
+  int32_t effective_advertised_port() const { return advertised().port; }
   // What a new topic inherits (see topic_config.h).
   TopicDefaults topic_defaults() const;
 };

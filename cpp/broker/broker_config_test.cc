@@ -8,8 +8,8 @@ namespace {
 TEST(BrokerConfigTest, DefaultsMatchTheDocumentation) {
   BrokerConfig c;
   EXPECT_EQ(c.node_id, 0);
-  EXPECT_EQ(c.listen_host, "127.0.0.1");
-  EXPECT_EQ(c.listen_port, 9092);
+  ASSERT_EQ(c.listeners.size(), 1u);
+  EXPECT_EQ(c.listeners[0].ToString(), "PLAINTEXT://127.0.0.1:9092");
   EXPECT_EQ(c.effective_advertised_host(), "127.0.0.1");
   EXPECT_EQ(c.effective_advertised_port(), 9092);
   EXPECT_TRUE(c.auto_create_topics_enable);
@@ -39,8 +39,9 @@ TEST(BrokerConfigTest, SetsKafkaPropertyNames) {
                         {"socket.receive.buffer.bytes", "1048576"}})
                   .ok());
   EXPECT_EQ(c.node_id, 3);
-  EXPECT_EQ(c.listen_host, "0.0.0.0");
-  EXPECT_EQ(c.listen_port, 19092);
+  ASSERT_EQ(c.listeners.size(), 1u);
+  EXPECT_EQ(c.listeners[0].host, "0.0.0.0");
+  EXPECT_EQ(c.listeners[0].port, 19092);
   EXPECT_EQ(c.effective_advertised_host(), "broker1");
   EXPECT_EQ(c.effective_advertised_port(), 29092);
   EXPECT_EQ(c.data_dir, "/var/lib/headrace");
@@ -79,6 +80,65 @@ TEST(BrokerConfigTest, ErrorsNameTheKey) {
   std::set<std::string> ignored;
   EXPECT_TRUE(c.SetAll({{"bogus.key", "1"}}, &ignored).ok());
   EXPECT_EQ(ignored, std::set<std::string>{"bogus.key"});
+}
+
+}  // namespace
+}  // namespace headrace::broker
+
+namespace headrace::broker {
+namespace {
+
+TEST(ListenerConfigTest, SeveralPlaintextListenersAndTheBareForm) {
+  auto l = ParseListeners("listeners", "PLAINTEXT://0.0.0.0:9092, plaintext://[::1]:9093,localhost:0");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  ASSERT_EQ(l->size(), 3u);
+  EXPECT_EQ((*l)[0], (Listener{"PLAINTEXT", "0.0.0.0", 9092}));
+  EXPECT_EQ((*l)[1], (Listener{"PLAINTEXT", "::1", 9093}));
+  EXPECT_EQ((*l)[1].ToString(), "PLAINTEXT://[::1]:9093");
+  EXPECT_EQ((*l)[2], (Listener{"PLAINTEXT", "localhost", 0}));
+  EXPECT_TRUE(ParseListeners("listeners", "PLAINTEXT://:9092").ok());  // every interface
+  EXPECT_TRUE(ParseListeners("listeners", "a:0,b:0").ok());  // ephemeral ports never clash
+}
+
+TEST(ListenerConfigTest, UnservableListenersAreErrorsNamingThem) {
+  auto msg = [](std::string_view v) { return ParseListeners("listeners", v).status().message(); };
+  EXPECT_EQ(msg("SSL://0.0.0.0:9093"),
+            "listeners: SSL://0.0.0.0:9093: SSL is not supported (no TLS/SASL yet); only "
+            "PLAINTEXT listeners");
+  EXPECT_EQ(msg("PLAINTEXT://h:9092,SASL_SSL://h:9094"),
+            "listeners: SASL_SSL://h:9094: SASL_SSL is not supported (no TLS/SASL yet); only "
+            "PLAINTEXT listeners");
+  EXPECT_EQ(msg("FOO://h:1"), "listeners: FOO://h:1: unknown listener name FOO (only PLAINTEXT is supported)");
+  EXPECT_EQ(msg("PLAINTEXT://h:9092,PLAINTEXT://g:9092"),
+            "listeners: PLAINTEXT://g:9092: port 9092 is also used by PLAINTEXT://h:9092");
+  EXPECT_EQ(msg("h:70000"), "listeners: h:70000: port must be an integer between 0 and 65535");
+  EXPECT_EQ(msg("h"), "listeners: h: expected [PLAINTEXT://]host:port");
+  EXPECT_EQ(msg("a:1,,b:2"), "listeners: empty listener in 'a:1,,b:2'");
+  EXPECT_EQ(msg("::1:9092"), "listeners: ::1:9092: an IPv6 host must be in brackets, e.g. [::1]:9092");
+}
+
+TEST(BrokerConfigTest, ConnectionAndPartitionLimits) {
+  BrokerConfig c;
+  EXPECT_EQ(c.max_connections_per_ip, 2147483647);
+  EXPECT_EQ(c.connections_max_idle_ms, 600000);
+  EXPECT_EQ(c.queued_max_request_bytes, 512 * 1024 * 1024);
+  EXPECT_EQ(c.max_partitions, 10000);
+  EXPECT_EQ(c.max_partitions_per_request, 5000);
+  ASSERT_TRUE(c.SetAll({{"max.connections.per.ip", "5"},
+                        {"connections.max.idle.ms", "-1"},
+                        {"queued.max.request.bytes", "-1"},
+                        {"headrace.max.partitions", "50"},
+                        {"headrace.max.partitions.per.request", "7"}})
+                  .ok());
+  EXPECT_EQ(c.max_connections_per_ip, 5);
+  EXPECT_EQ(c.connections_max_idle_ms, -1);
+  EXPECT_EQ(c.queued_max_request_bytes, -1);
+  EXPECT_EQ(c.max_partitions, 50);
+  EXPECT_EQ(c.max_partitions_per_request, 7);
+  EXPECT_EQ(c.Set("queued.max.request.bytes", "0").message(),
+            "queued.max.request.bytes: must be -1 (no limit) or >= 1");
+  EXPECT_EQ(c.Set("headrace.max.partitions", "0").message(),
+            "headrace.max.partitions: must be an integer between 1 and 2147483647");
 }
 
 }  // namespace

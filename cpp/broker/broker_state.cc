@@ -6,6 +6,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
                                                        LogFactory log_factory) {
   HR_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<BrokerState> s(new BrokerState());
+  HR_ASSIGN_OR_RETURN(s->lock_, DataDirLock::Acquire(config.data_dir));
   FileEnv* env = config.file_env;
   HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir, env));
   HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir, env));
@@ -15,6 +16,9 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
     };
   }
   s->purgatory_ = std::make_unique<Purgatory>();
+  // Before the registry, which posts auto-creations to it (destroyed first:
+  // declared last).
+  s->admin_ = std::make_unique<AdminWorker>();
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
   s->flusher_ = std::make_unique<Flusher>(flush);
@@ -27,6 +31,8 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   options.services.local_broker_id = config.node_id;
   options.services.file_env = env;
   options.log_factory = std::move(log_factory);
+  AdminWorker* admin = s->admin_.get();
+  options.post_admin_job = [admin](std::function<void()> job) { admin->Post(std::move(job)); };
   HR_ASSIGN_OR_RETURN(s->registry_, TopicRegistry::Open(std::move(options)));
   Maintenance::Options m;
   m.tick_ms = config.log_flush_scheduler_interval_ms;
@@ -34,7 +40,6 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   TopicRegistry* registry = s->registry_.get();
   s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
   s->maintenance_->Start();
-  s->admin_ = std::make_unique<AdminWorker>();
   return s;
 }
 

@@ -12,6 +12,7 @@
 
 #include "broker/admin_worker.h"
 #include "broker/broker_config.h"
+#include "broker/data_dir_lock.h"
 #include "broker/flusher.h"
 #include "broker/maintenance.h"
 #include "broker/metadata_store.h"
@@ -23,10 +24,11 @@ namespace headrace::broker {
 
 class BrokerState {
  public:
-  // Opens the metadata file in config.data_dir, loads and recovers every
-  // topic, and starts the timer, flusher and maintenance threads. Files go
-  // through config.file_env; logs are opened by `log_factory` (default:
-  // Log::Open with config.file_env).
+  // Locks config.data_dir (DataDirLock: IOError naming the directory and
+  // the holder's pid when another broker has it), opens the metadata file
+  // in it, loads and recovers every topic, and starts the timer, flusher and
+  // maintenance threads. Files go through config.file_env; logs are opened
+  // by `log_factory` (default: Log::Open with config.file_env).
   static Result<std::unique_ptr<BrokerState>> Open(const BrokerConfig& config,
                                                    LogFactory log_factory = nullptr);
   ~BrokerState();  // Close()
@@ -54,6 +56,7 @@ class BrokerState {
   BrokerState() = default;
 
   // Declaration order = construction order; destruction runs in reverse.
+  std::unique_ptr<DataDirLock> lock_;  // held until everything else is gone
   std::unique_ptr<FileMetadataStore> store_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<Purgatory> purgatory_;

@@ -5,6 +5,7 @@
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
 #include "broker/topic_registry.h"
+#include "common/logging.h"
 
 namespace headrace::broker {
 
@@ -19,6 +20,26 @@ Status UnknownTopic(const std::string& name) {
 constexpr int kLiveBrokers = 1;
 
 }  // namespace
+
+Status TopicRegistry::CheckPartitionLimits(int64_t adding, int32_t budget) const {
+  const int32_t per_request = config_.max_partitions_per_request;
+  if (budget < 0) budget = per_request;
+  if (adding > budget) {
+    return KafkaStatus(KafkaError::kPolicyViolation,
+                       "Creating " + std::to_string(adding) +
+                           " partitions exceeds headrace.max.partitions.per.request (" +
+                           std::to_string(per_request) + " per request; " +
+                           std::to_string(budget) + " left in this request).");
+  }
+  int64_t hosted = HostedPartitions();
+  if (hosted + adding > config_.max_partitions) {
+    return KafkaStatus(KafkaError::kPolicyViolation,
+                       "Creating " + std::to_string(adding) + " partitions would exceed "
+                       "headrace.max.partitions (" + std::to_string(config_.max_partitions) +
+                           "); this broker hosts " + std::to_string(hosted) + ".");
+  }
+  return Status::OK();
+}
 
 Status TopicRegistry::ValidateCreate(const CreateTopicRequest& r, int32_t* partitions, int16_t* rf,
                                      TopicSettings* settings) const {
@@ -61,6 +82,7 @@ Result<CreatedTopic> TopicRegistry::CreateTopic(const CreateTopicRequest& r) {
   CreatedTopic out;
   TopicSettings settings;
   HR_RETURN_IF_ERROR(ValidateCreate(r, &out.num_partitions, &out.replication_factor, &settings));
+  HR_RETURN_IF_ERROR(CheckPartitionLimits(out.num_partitions, r.partition_budget));
   ConfigMap overrides;
   for (const auto& [k, v] : r.configs) overrides[k] = NormalizeTopicConfigValue(k, v);
   out.configs = DescribeTopicConfigs(defaults_, overrides);
@@ -129,7 +151,7 @@ Result<std::string> TopicRegistry::DeleteTopicById(const Uuid& id) {
 }
 
 Status TopicRegistry::CreatePartitions(const std::string& name, int32_t new_total,
-                                       bool validate_only) {
+                                       bool validate_only, int32_t partition_budget) {
   std::lock_guard<std::mutex> admin(admin_mu_);
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
@@ -150,6 +172,7 @@ Status TopicRegistry::CreatePartitions(const std::string& name, int32_t new_tota
                        "Number of partitions must be at most " +
                            std::to_string(kMaxPartitionsPerTopic) + ".");
   }
+  HR_RETURN_IF_ERROR(CheckPartitionLimits(int64_t{new_total} - current, partition_budget));
   if (validate_only) return Status::OK();
   Status s = store_->PutTopic({name, topic->id, new_total, topic->overrides});
   if (!s.ok()) return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + s.ToString());
@@ -212,14 +235,33 @@ Result<std::shared_ptr<const Topic>> TopicRegistry::FindOrAutoCreate(const std::
   if (auto t = FindTopic(name)) return t;
   HR_RETURN_IF_ERROR(ValidateTopicName(name));
   if (!config_.auto_create_topics_enable) return UnknownTopic(name);
+  // Refused here, not by a job that would fail (and log) on every retry.
+  HR_RETURN_IF_ERROR(CheckPartitionLimits(config_.num_partitions, -1));
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(auto_mu_);
+    first = auto_creating_.insert(name).second;
+  }
+  if (first) {
+    if (post_admin_job_) {
+      post_admin_job_([this, name] { AutoCreate(name); });
+    } else {
+      AutoCreate(name);
+    }
+  }
+  if (auto t = FindTopic(name)) return t;  // created already (inline or quickly)
+  return KafkaStatus(KafkaError::kLeaderNotAvailable, "Topic " + name + " is being created.");
+}
+
+void TopicRegistry::AutoCreate(const std::string& name) {
   CreateTopicRequest r;
   r.name = name;
   auto created = CreateTopic(r);
   if (!created.ok() && ToKafkaError(created.status()) != KafkaError::kTopicAlreadyExists) {
-    return created.status();
+    HR_LOG(kWarn) << "auto-creating topic " << name << ": " << created.status().message();
   }
-  if (auto t = FindTopic(name)) return t;
-  return UnknownTopic(name);  // deleted again meanwhile
+  std::lock_guard<std::mutex> lock(auto_mu_);
+  auto_creating_.erase(name);
 }
 
 }  // namespace headrace::broker

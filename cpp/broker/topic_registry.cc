@@ -19,7 +19,8 @@ TopicRegistry::TopicRegistry(Options options)
       defaults_(config_.topic_defaults()),
       store_(options.store),
       services_(options.services),
-      log_factory_(std::move(options.log_factory)) {}
+      log_factory_(std::move(options.log_factory)),
+      post_admin_job_(std::move(options.post_admin_job)) {}
 
 TopicRegistry::~TopicRegistry() { (void)Close(); }
 
@@ -167,6 +168,13 @@ std::vector<std::shared_ptr<const Topic>> TopicRegistry::ListTopics() const {
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a->name < b->name; });
   return out;
+}
+
+int64_t TopicRegistry::HostedPartitions() const {
+  std::shared_lock<std::shared_mutex> lock(map_mu_);
+  int64_t n = 0;
+  for (const auto& [name, t] : by_name_) n += t->partition_count();
+  return n;
 }
 
 std::vector<std::shared_ptr<Partition>> TopicRegistry::AllPartitions() const {

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <memory>
+#include <functional>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -46,6 +48,9 @@ struct CreateTopicRequest {
   int16_t replication_factor = -1;  // -1: default.replication.factor
   ConfigMap configs;
   bool validate_only = false;
+  // Partitions the rest of this request may still create (the handler
+  // starts at headrace.max.partitions.per.request); -1 = that whole limit.
+  int32_t partition_budget = -1;
 };
 
 // What CreateTopics (v5+) reports back for a created (or validated) topic.
@@ -57,6 +62,9 @@ struct CreatedTopic {
 };
 
 // What Open found on disk.
+// Runs a job on the admin worker (BrokerState wires AdminWorker::Post).
+using AdminJobPoster = std::function<void(std::function<void()>)>;
+
 struct StartupReport {
   int topics = 0;
   int partitions = 0;
@@ -77,6 +85,8 @@ class TopicRegistry {
     // local broker id); pointers may be null (tests).
     PartitionServices services;
     LogFactory log_factory = DefaultLogFactory();
+    // Where auto-creation runs (FindOrAutoCreate); null = on the caller.
+    AdminJobPoster post_admin_job;
   };
 
   // Validates the config, establishes the cluster identity, and opens
@@ -87,7 +97,9 @@ class TopicRegistry {
 
   // --- admin (CreateTopics, DeleteTopics, CreatePartitions, *AlterConfigs) ---
   // Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS,
-  // INVALID_REPLICATION_FACTOR, INVALID_CONFIG, KAFKA_STORAGE_ERROR.
+  // INVALID_REPLICATION_FACTOR, INVALID_CONFIG, KAFKA_STORAGE_ERROR,
+  // POLICY_VIOLATION (over headrace.max.partitions or the request's
+  // partition budget; the message names the limit).
   Result<CreatedTopic> CreateTopic(const CreateTopicRequest& request);
   // Removes the topic from the metadata, then renames its partition dirs to
   // "<topic>-<p>.<hex>-delete" and removes them in the background.
@@ -95,9 +107,11 @@ class TopicRegistry {
   Status DeleteTopic(const std::string& name);
   // Same by topic id; returns the name. Errors: UNKNOWN_TOPIC_ID.
   Result<std::string> DeleteTopicById(const Uuid& id);
-  // Grows the topic to `new_total` partitions.
-  // Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS.
-  Status CreatePartitions(const std::string& name, int32_t new_total, bool validate_only);
+  // Grows the topic to `new_total` partitions, at most `partition_budget`
+  // more (-1: headrace.max.partitions.per.request).
+  // Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS, POLICY_VIOLATION.
+  Status CreatePartitions(const std::string& name, int32_t new_total, bool validate_only,
+                          int32_t partition_budget = -1);
   // AlterConfigs: `configs` replaces all overrides (absent keys revert to
   // defaults). Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG.
   Status AlterTopicConfig(const std::string& name, const ConfigMap& configs, bool validate_only);
@@ -113,9 +127,15 @@ class TopicRegistry {
   std::shared_ptr<Partition> FindPartition(std::string_view topic, int32_t partition) const;
   // As FindPartition, with the UNKNOWN_TOPIC_OR_PARTITION status a handler sends.
   Result<std::shared_ptr<Partition>> GetPartition(std::string_view topic, int32_t partition) const;
-  // Metadata/Produce auto-creation: the topic, created with broker defaults
-  // if missing and auto.create.topics.enable. Errors: UNKNOWN_TOPIC_OR_PARTITION
-  // (auto-create off), INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR.
+  // Metadata/Produce auto-creation. The topic if it exists; otherwise, with
+  // auto.create.topics.enable, its creation with the broker defaults is
+  // posted to the admin worker (once per name while pending; never on the
+  // caller's thread when Options::post_admin_job is set) and the answer is
+  // LEADER_NOT_AVAILABLE (retriable, as Kafka answers while it creates a
+  // topic; clients refresh their metadata and retry). Other errors:
+  // UNKNOWN_TOPIC_OR_PARTITION (auto-create off), INVALID_TOPIC_EXCEPTION,
+  // POLICY_VIOLATION (num.partitions more would exceed
+  // headrace.max.partitions).
   Result<std::shared_ptr<const Topic>> FindOrAutoCreate(const std::string& name);
   std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name
   std::vector<std::shared_ptr<Partition>> AllPartitions() const;
@@ -147,6 +167,13 @@ class TopicRegistry {
   // Persists new overrides and publishes a snapshot. REQUIRES: admin_mu_.
   Status CommitConfigLocked(const Topic& topic, ConfigMap overrides, bool validate_only);
   void Publish(std::shared_ptr<const Topic> topic);  // takes map_mu_ exclusively
+  // POLICY_VIOLATION when adding `adding` partitions exceeds `budget` (-1:
+  // headrace.max.partitions.per.request) or headrace.max.partitions.
+  // Exact under admin_mu_ (no creation can run meanwhile); without it, a
+  // pre-check that a concurrent creation may overtake.
+  Status CheckPartitionLimits(int64_t adding, int32_t budget) const;
+  int64_t HostedPartitions() const;  // sums the topics under map_mu_
+  void AutoCreate(const std::string& name);  // the admin job of FindOrAutoCreate
   Status CheckOpenLocked() const;                    // REQUIRES: admin_mu_
 
   struct StringHash {
@@ -169,6 +196,9 @@ class TopicRegistry {
       by_name_;
   std::unordered_map<Uuid, std::shared_ptr<const Topic>, UuidHash> by_id_;
   DirDeleter deleter_;
+  const AdminJobPoster post_admin_job_;
+  std::mutex auto_mu_;  // guards auto_creating_
+  std::set<std::string> auto_creating_;  // names whose auto-creation is posted
 };
 
 }  // namespace headrace::broker

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "broker/broker_state.h"
@@ -42,6 +43,7 @@ class TopicRegistryTest : public ::testing::Test {
     TopicRegistry::Options o;
     o.config = config_;
     o.store = store_.get();
+    o.post_admin_job = poster_;
     auto r = TopicRegistry::Open(std::move(o));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     registry_ = std::move(r).value();
@@ -77,6 +79,7 @@ class TopicRegistryTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  AdminJobPoster poster_;  // null: auto-creation runs on the caller
   BrokerConfig config_;
   std::unique_ptr<FileMetadataStore> store_;
   std::unique_ptr<TopicRegistry> registry_;
@@ -255,6 +258,54 @@ TEST_F(TopicRegistryTest, AutoCreateFollowsTheBrokerSetting) {
   Open();
   EXPECT_EQ(ToKafkaError(registry_->FindOrAutoCreate("other").status()),
             KafkaError::kUnknownTopicOrPartition);
+  EXPECT_TRUE(registry_->FindOrAutoCreate("auto").ok());
+}
+
+TEST_F(TopicRegistryTest, AutoCreateIsPostedOnceAndAnswersLeaderNotAvailableMeanwhile) {
+  std::vector<std::function<void()>> jobs;
+  poster_ = [&jobs](std::function<void()> job) { jobs.push_back(std::move(job)); };
+  Open();
+  auto first = registry_->FindOrAutoCreate("later");
+  EXPECT_EQ(ToKafkaError(first.status()), KafkaError::kLeaderNotAvailable);
+  EXPECT_EQ(first.status().message(), "Topic later is being created.");
+  EXPECT_EQ(ToKafkaError(registry_->FindOrAutoCreate("later").status()),
+            KafkaError::kLeaderNotAvailable);
+  ASSERT_EQ(jobs.size(), 1u);  // one creation per name while it is pending
+  EXPECT_EQ(registry_->FindTopic("later"), nullptr);
+  jobs[0]();
+  auto t = registry_->FindOrAutoCreate("later");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t.value()->name, "later");
+  EXPECT_EQ(jobs.size(), 1u);
+}
+
+TEST_F(TopicRegistryTest, PartitionLimitsArePolicyViolationsNamingTheLimit) {
+  config_.max_partitions = 10;
+  config_.max_partitions_per_request = 6;
+  Open();
+  auto over_request = Create("a", 7);
+  EXPECT_EQ(ToKafkaError(over_request.status()), KafkaError::kPolicyViolation);
+  EXPECT_EQ(over_request.status().message(),
+            "Creating 7 partitions exceeds headrace.max.partitions.per.request (6 per request; 6 "
+            "left in this request).");
+  ASSERT_TRUE(Create("a", 6).ok());
+  auto over_broker = Create("b", 5);
+  EXPECT_EQ(ToKafkaError(over_broker.status()), KafkaError::kPolicyViolation);
+  EXPECT_EQ(over_broker.status().message(),
+            "Creating 5 partitions would exceed headrace.max.partitions (10); this broker hosts 6.");
+  CreateTopicRequest budgeted;
+  budgeted.name = "b";
+  budgeted.num_partitions = 3;
+  budgeted.partition_budget = 2;  // what an earlier topic of the request left
+  EXPECT_EQ(ToKafkaError(registry_->CreateTopic(budgeted).status()), KafkaError::kPolicyViolation);
+  ASSERT_TRUE(Create("b", 4).ok());
+  Status grow = registry_->CreatePartitions("b", 5, /*validate_only=*/true);
+  EXPECT_EQ(ToKafkaError(grow), KafkaError::kPolicyViolation);
+  EXPECT_NE(grow.message().find("headrace.max.partitions (10)"), std::string::npos);
+  EXPECT_EQ(ToKafkaError(registry_->FindOrAutoCreate("auto").status()),
+            KafkaError::kPolicyViolation);  // 10 hosted: no room for one more
+  ASSERT_TRUE(registry_->DeleteTopic("a").ok());
+  EXPECT_TRUE(registry_->CreatePartitions("b", 5, false).ok());
   EXPECT_TRUE(registry_->FindOrAutoCreate("auto").ok());
 }
 

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <utility>
 
 #include "net/framer.h"
@@ -33,6 +35,12 @@ struct Connection {
   bool close_after_flush = false;  // a Reply::kClose was released
   bool flush_queued = false;       // listed for the loop's next Flush()
   bool closed = false;             // closed; waits for `released` to be freed
+  bool muted = false;              // not read until RequestMemory has room
+  std::chrono::steady_clock::time_point last_activity;  // last read or write
+  // RequestMemory accounting: reserved for the frame being received, and
+  // charged per request handed to the handler (front = oldest).
+  int64_t reserved_bytes = 0;
+  std::deque<int64_t> request_bytes;
 
   // IoBackend state. Invariant: after `detached` no callback names this
   // connection; once `released` the memory may be freed.

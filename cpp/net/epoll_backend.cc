@@ -8,7 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <iterator>
 
 #include "net/io_backend.h"
 #include "net/socket_util.h"
@@ -21,6 +24,7 @@ constexpr int64_t kMaxSendfile = int64_t{1} << 30;
 
 class EpollBackend final : public IoBackend {
  public:
+  EpollBackend() { std::fill(std::begin(listen_fds_), std::end(listen_fds_), -1); }
   ~EpollBackend() override {
     if (ep_ >= 0) ::close(ep_);
   }
@@ -37,16 +41,21 @@ class EpollBackend final : public IoBackend {
     return Status::OK();
   }
 
-  void WatchListener(int fd) override {
-    SetNonBlocking(fd, true);
-    listen_fd_ = fd;
-    Ctl(EPOLL_CTL_ADD, fd, EPOLLIN, &listen_tag_);
+  void WatchListeners(const std::vector<int>& fds) override {
+    UnwatchListeners();
+    for (size_t i = 0; i < fds.size() && i < kMaxListeners; ++i) {
+      SetNonBlocking(fds[i], true);
+      listen_fds_[i] = fds[i];
+      Ctl(EPOLL_CTL_ADD, fds[i], EPOLLIN, &listen_fds_[i]);
+    }
   }
 
-  void UnwatchListener() override {
-    if (listen_fd_ < 0) return;
-    epoll_ctl(ep_, EPOLL_CTL_DEL, listen_fd_, nullptr);
-    listen_fd_ = -1;
+  void UnwatchListeners() override {
+    for (int& fd : listen_fds_) {
+      if (fd < 0) continue;
+      epoll_ctl(ep_, EPOLL_CTL_DEL, fd, nullptr);
+      fd = -1;
+    }
   }
 
   void Attach(Connection* c) override {
@@ -79,15 +88,15 @@ class EpollBackend final : public IoBackend {
         uint64_t v;
         [[maybe_unused]] ssize_t r = ::read(wake_fd_, &v, sizeof(v));
         events_->OnWake();
-      } else if (tag == &listen_tag_) {
-        AcceptAll();
+      } else if (IsListenerTag(tag)) {
+        AcceptAll(static_cast<int*>(tag));
       } else {
         OnSocketEvent(static_cast<Connection*>(tag), ev);
       }
     }
   }
 
-  void Shutdown() override { UnwatchListener(); }
+  void Shutdown() override { UnwatchListeners(); }
 
  private:
   static constexpr int kMaxEvents = 256;
@@ -105,9 +114,16 @@ class EpollBackend final : public IoBackend {
     Ctl(EPOLL_CTL_MOD, c->fd, mask, c);
   }
 
-  void AcceptAll() {
-    for (int i = 0; i < 64 && listen_fd_ >= 0; ++i) {
-      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  bool IsListenerTag(void* tag) const {
+    auto p = reinterpret_cast<uintptr_t>(tag);
+    return p >= reinterpret_cast<uintptr_t>(&listen_fds_[0]) &&
+           p < reinterpret_cast<uintptr_t>(&listen_fds_[kMaxListeners]);
+  }
+
+  // `listener` points into listen_fds_; OnAccept may unwatch it (-1).
+  void AcceptAll(const int* listener) {
+    for (int i = 0; i < 64 && *listener >= 0; ++i) {
+      int fd = accept4(*listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0) {
         events_->OnAccept(fd);
         continue;
@@ -183,9 +199,10 @@ class EpollBackend final : public IoBackend {
   IoEvents* events_ = nullptr;
   int ep_ = -1;
   int wake_fd_ = -1;
-  int listen_fd_ = -1;
-  char wake_tag_ = 0;    // address used as the eventfd's epoll tag
-  char listen_tag_ = 0;  // address used as the listener's epoll tag
+  char wake_tag_ = 0;  // address used as the eventfd's epoll tag
+  // Watched listening sockets (-1 = free slot); each slot's address is its
+  // epoll tag.
+  int listen_fds_[kMaxListeners];
   epoll_event events_buf_[kMaxEvents];
 };
 

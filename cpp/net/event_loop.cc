@@ -78,19 +78,25 @@ void EventLoop::Run(std::promise<Status>* started) {
   sigaddset(&pipe_set, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
   mailbox_->BindToCurrentThread();
-  if (listen_fd_ >= 0) backend_->WatchListener(listen_fd_);
+  if (!listen_fds_.empty()) backend_->WatchListeners(listen_fds_);
+  now_ = Clock::now();
+  next_tick_ = now_ + kTick;
   for (;;) {
     if (!stopping_ && stop_requested_.load(std::memory_order_acquire)) BeginStop();
+    int timeout_ms = RunTimers();
     DrainLocal();
+    while (retry_muted_) {  // replies released bytes: muted connections may read
+      RetryMuted();
+      DrainLocal();
+    }
     FreeReleased();
-    int timeout_ms = -1;
     if (stopping_) {
-      Clock::time_point now = Clock::now();
-      if (Quiescent() || now >= deadline_) break;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now);
-      timeout_ms = static_cast<int>(left.count()) + 1;
+      if (Quiescent() || now_ >= deadline_) break;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now_);
+      timeout_ms = std::min(timeout_ms, static_cast<int>(left.count()) + 1);
     }
     backend_->Poll(timeout_ms);
+    now_ = Clock::now();
   }
   CloseAll();
   DrainLocal();  // replies given from OnClose find no connection: dropped
@@ -100,9 +106,9 @@ void EventLoop::Run(std::promise<Status>* started) {
   }
   backend_->Shutdown();
   mailbox_->UnbindFromCurrentThread();
-  for (int fd : mailbox_->Close()) {  // posted by the acceptor, never adopted
-    ::close(fd);
-    shared_->active_connections.fetch_sub(1);
+  for (Mailbox::NewSocket& s : mailbox_->Close()) {  // posted by the acceptor, never adopted
+    ::close(s.fd);
+    shared_->limits.Release(std::string(IpOfPeer(s.peer)));
   }
 }
 
@@ -116,7 +122,8 @@ void EventLoop::NameThread() {
 void EventLoop::BeginStop() {
   stopping_ = true;
   deadline_ = Clock::now() + shared_->shutdown_grace;
-  if (listen_fd_ >= 0) backend_->UnwatchListener();
+  if (!listen_fds_.empty()) backend_->UnwatchListeners();
+  accept_paused_ = false;
 }
 
 bool EventLoop::Quiescent() const {
@@ -172,17 +179,18 @@ void EventLoop::CloseAll() {
   for (Connection* c : all) Close(c, LogLevel::kDebug, "server stopping");
 }
 
-void EventLoop::AddConnection(int fd) {
+void EventLoop::AddConnection(int fd, std::string peer) {
   if (stopping_) {
     ::close(fd);
-    shared_->active_connections.fetch_sub(1);
+    shared_->limits.Release(std::string(IpOfPeer(peer)));
     return;
   }
   TuneAcceptedSocket(fd, shared_->send_buffer_bytes, shared_->receive_buffer_bytes);
   uint64_t id = shared_->next_connection_id.fetch_add(1);
-  auto owned = std::make_unique<Connection>(fd, ConnectionInfo{id, PeerName(fd), mailbox_},
+  auto owned = std::make_unique<Connection>(fd, ConnectionInfo{id, std::move(peer), mailbox_},
                                             shared_->read_buffer_bytes);
   Connection* c = owned.get();
+  c->last_activity = now_;
   conns_.emplace(id, std::move(owned));
   backend_->Attach(c);
   ProcessInput(c);
@@ -195,20 +203,22 @@ bool EventLoop::TakesRequests(const Connection* c) const {
 }
 
 void EventLoop::ProcessInput(Connection* c) {
+  int64_t pending = 0;  // declared size of an incomplete frame
   while (TakesRequests(c)) {
     Framer::Result r = c->framer.Next(shared_->max_request_bytes);
-    if (r.status == Framer::Status::kNeedMore) break;
+    if (r.status == Framer::Status::kNeedMore) {
+      pending = r.size;
+      break;
+    }
     if (r.status == Framer::Status::kBadSize) {
-      Close(c, LogLevel::kWarn, BadSizeReason(r.size, shared_->max_request_bytes));
+      RecordBadRequest(c, BadSizeReason(r.size, shared_->max_request_bytes));
+      Close(c, LogLevel::kDebug, "bad request size");
       return;
     }
+    ChargeRequest(c, r.size);
     Dispatch(c, r.frame);
   }
-  if (TakesRequests(c) && !c->read_armed) {
-    c->framer.PrepareRead();
-    c->read_armed = true;
-    backend_->ArmRead(c);
-  }
+  if (TakesRequests(c) && !c->read_armed && !c->muted) ArmReadOrMute(c, pending);
 }
 
 void EventLoop::Dispatch(Connection* c, std::span<uint8_t> frame) {
@@ -228,7 +238,9 @@ void EventLoop::Deliver(Mailbox::Completion& done) {
 }
 
 void EventLoop::ReleaseReplies(Connection* c) {
+  bool released = false;
   while (std::optional<Reply> r = c->responses.PopReady()) {
+    released |= ReleaseRequestBytes(c);
     if (c->close_after_flush) continue;  // replies after a kClose are dropped
     switch (r->kind) {
       case Reply::Kind::kRespond:
@@ -237,11 +249,12 @@ void EventLoop::ReleaseReplies(Connection* c) {
       case Reply::Kind::kNoResponse:
         break;
       case Reply::Kind::kClose:
-        HR_LOG(kInfo) << "closing " << c->info.peer << ": " << r->close_reason;
+        RecordBadRequest(c, r->close_reason);
         c->close_after_flush = true;
         break;
     }
   }
+  if (released) WakeMutedLoops();
   // Written after the current batch of completions, so that replies that
   // become ready together leave in one sendmsg.
   QueueFlush(c);
@@ -268,37 +281,26 @@ void EventLoop::Close(Connection* c, LogLevel level, const std::string& why) {
   c->closed = true;
   if (LogEnabled(level)) LogMessage(level, "closing " + c->info.peer + ": " + why);
   backend_->Detach(c);
+  SetMuted(c, false);
+  bool released = false;
+  while (ReleaseRequestBytes(c)) released = true;
+  if (c->reserved_bytes > 0) {
+    shared_->memory.Release(c->reserved_bytes);
+    c->reserved_bytes = 0;
+    released = true;
+  }
+  if (released) WakeMutedLoops();
   auto it = conns_.find(c->info.id);
   closing_.push_back(std::move(it->second));
   conns_.erase(it);
-  shared_->active_connections.fetch_sub(1);
+  shared_->limits.Release(std::string(IpOfPeer(c->info.peer)));
   shared_->handler->OnClose(c->info);
 }
 
-void EventLoop::OnAccept(int fd) {
-  if (fd < 0) {
-    if (fd != -EAGAIN && fd != -EINTR && fd != -ECONNABORTED && fd != -ECANCELED) {
-      HR_LOG(kWarn) << "accept: " << std::strerror(-fd);
-    }
-    return;
-  }
-  if (stopping_) {
-    ::close(fd);
-    return;
-  }
-  int max = shared_->max_connections;
-  if (max > 0 && shared_->active_connections.load() >= max) {
-    HR_LOG(kWarn) << "closing " << PeerName(fd) << ": max connections " << max << " reached";
-    ::close(fd);
-    return;
-  }
-  shared_->active_connections.fetch_add(1);
-  EventLoop* target = shared_->loops[next_loop_++ % shared_->loops.size()];
-  if (target == this) {
-    AddConnection(fd);
-  } else if (!target->mailbox().PostConnection(fd)) {
-    ::close(fd);
-    shared_->active_connections.fetch_sub(1);
+void EventLoop::RecordBadRequest(Connection* c, const std::string& why) {
+  if (shared_->bad_requests.Record(now_, c->info.id, why + " from " + c->info.peer)) {
+    HR_LOG(kWarn) << "closing " << c->info.peer << ": " << why
+                  << " (repeats are summarised)";
   }
 }
 
@@ -319,6 +321,7 @@ void EventLoop::OnRead(Connection* c, int64_t n) {
     return;
   }
   c->framer.Commit(static_cast<size_t>(n));
+  c->last_activity = now_;
   ProcessInput(c);
 }
 
@@ -329,6 +332,7 @@ void EventLoop::OnWriteDone(Connection* c, int err) {
     Close(c, LevelForErrno(-err), std::string("write: ") + std::strerror(-err));
     return;
   }
+  c->last_activity = now_;
   Flush(c);  // more replies may have been queued; or close after kClose
   if (!c->closed) ProcessInput(c);  // output drained: reading may resume
 }
@@ -336,12 +340,13 @@ void EventLoop::OnWriteDone(Connection* c, int err) {
 void EventLoop::OnWake() {
   // Not re-entered: nothing below calls OnWake, so the scratch vectors are
   // reused across wake-ups without reallocating.
-  mailbox_->TakeRemote(&remote_scratch_, &new_fds_, &remote_tasks_);
-  for (int fd : new_fds_) AddConnection(fd);
-  new_fds_.clear();
+  mailbox_->TakeRemote(&remote_scratch_, &new_sockets_, &remote_tasks_);
+  for (Mailbox::NewSocket& s : new_sockets_) AddConnection(s.fd, std::move(s.peer));
+  new_sockets_.clear();
   RunTasks(&remote_tasks_);
   for (auto& d : remote_scratch_) Deliver(d);
   remote_scratch_.clear();
+  retry_muted_ = !muted_.empty();  // another loop may have released memory
 }
 
 }  // namespace headrace::net

@@ -1,8 +1,10 @@
 // EventLoop: one I/O thread. Owns its connections, an IoBackend and a
 // Mailbox. Holds all backend-independent logic: framing, dispatch to the
 // RequestHandler, in-order release of replies, backpressure, limits and the
-// graceful stop. Loop 0 also accepts and spreads new sockets round-robin over
-// all loops (through their mailboxes).
+// graceful stop. Loop 0 also accepts on every listener and spreads new
+// sockets round-robin over all loops (through their mailboxes). Once a
+// second (the tick) each loop closes idle connections, retries muted ones
+// and writes the summaries of repeated errors.
 #pragma once
 
 #include <atomic>
@@ -16,9 +18,12 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "net/connection_limits.h"
+#include "net/event_summary.h"
 #include "net/io_backend.h"
 #include "net/mailbox.h"
 #include "net/request_handler.h"
+#include "net/request_memory.h"
 
 namespace headrace::net {
 
@@ -26,29 +31,50 @@ class EventLoop;
 
 // Settings and counters shared by all loops of one Server; outlives them.
 struct LoopShared {
+  LoopShared(int max_connections, int max_per_ip, int64_t max_queued_request_bytes,
+             std::chrono::milliseconds summary_interval)
+      : limits(max_connections, max_per_ip),
+        memory(max_queued_request_bytes),
+        bad_requests("malformed or refused requests", summary_interval),
+        refused_connections("connections refused over a connection limit", summary_interval),
+        accept_errors("failed accepts", summary_interval) {}
+
   RequestHandler* handler = nullptr;
   int64_t max_request_bytes = 0;
   size_t max_in_flight = 0;
   int64_t max_unsent_bytes = 0;
   size_t read_buffer_bytes = 0;
-  int max_connections = 0;  // 0 = no limit
   int send_buffer_bytes = -1;
   int receive_buffer_bytes = -1;
+  std::chrono::milliseconds idle_timeout{-1};  // < 0: never
   std::chrono::milliseconds shutdown_grace{5000};
-  std::atomic<int> active_connections{0};
+  ConnectionLimits limits;  // admitted by the acceptor, released on close
+  RequestMemory memory;
+  std::atomic<int> muted_connections{0};  // waiting for `memory`, all loops
   std::atomic<uint64_t> next_connection_id{1};
+  EventSummary bad_requests;
+  EventSummary refused_connections;
+  EventSummary accept_errors;
   std::vector<EventLoop*> loops;  // fixed before any loop starts
 };
 
 class EventLoop final : private IoEvents {
  public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kTick{1000};
+  // After EMFILE/ENFILE the acceptor stops for this long, doubling up to
+  // kMaxAcceptBackoff while accepts keep failing.
+  static constexpr std::chrono::milliseconds kMinAcceptBackoff{100};
+  static constexpr std::chrono::milliseconds kMaxAcceptBackoff{1000};
+
   EventLoop(LoopShared* shared, std::unique_ptr<IoBackend> backend);
   ~EventLoop() override;
 
   // Creates the wake eventfd and the mailbox.
   Status Init();
-  // This loop accepts on `fd` (not owned). REQUIRES: before Start().
-  void SetListener(int fd) { listen_fd_ = fd; }
+  // This loop accepts on these listening sockets (not owned).
+  // REQUIRES: before Start().
+  void SetListeners(std::vector<int> fds) { listen_fds_ = std::move(fds); }
   // Starts the thread, which initialises the backend (an io_uring instance
   // belongs to the thread that creates it: creating it on the caller's
   // thread would let its teardown interrupt the caller's system calls with
@@ -71,9 +97,28 @@ class EventLoop final : private IoEvents {
   void FreeReleased();
   void CloseAll();
 
-  void AddConnection(int fd);
+  // The once-a-second work (idle connections, summaries; marks muted
+  // connections for a retry) and resuming accepts; returns how long Poll
+  // may wait. Dispatches nothing itself.
+  int RunTimers();
+  void CloseIdle();
+  void LogSummaries();
+  void PauseAccepting();
+
+  void AddConnection(int fd, std::string peer);
+  void Refuse(int fd, const std::string& peer, const std::string& why);
+  void RecordBadRequest(Connection* c, const std::string& why);
   void ProcessInput(Connection* c);
   bool TakesRequests(const Connection* c) const;
+  // queued.max.request.bytes: may `c` read more? `pending` = the declared
+  // size of its incomplete frame (0 = not known yet). Reserves it if so.
+  bool ReserveForRead(Connection* c, int64_t pending);
+  void ArmReadOrMute(Connection* c, int64_t pending);
+  void SetMuted(Connection* c, bool muted);
+  void RetryMuted();
+  void WakeMutedLoops();
+  void ChargeRequest(Connection* c, int64_t size);
+  bool ReleaseRequestBytes(Connection* c);
   void Dispatch(Connection* c, std::span<uint8_t> frame);
   void Deliver(Mailbox::Completion& done);
   void ReleaseReplies(Connection* c);
@@ -91,7 +136,7 @@ class EventLoop final : private IoEvents {
   LoopShared* const shared_;
   std::unique_ptr<IoBackend> backend_;
   std::shared_ptr<Mailbox> mailbox_;
-  int listen_fd_ = -1;
+  std::vector<int> listen_fds_;
   std::thread thread_;
   std::atomic<bool> stop_requested_{false};
 
@@ -99,11 +144,19 @@ class EventLoop final : private IoEvents {
   bool stopping_ = false;
   std::chrono::steady_clock::time_point deadline_;
   size_t next_loop_ = 0;  // round-robin cursor (acceptor)
+  Clock::time_point now_;  // read once per loop turn
+  Clock::time_point next_tick_;
+  bool accept_paused_ = false;  // acceptor: fds exhausted, listeners unwatched
+  Clock::time_point accept_resume_;
+  std::chrono::milliseconds accept_backoff_{kMinAcceptBackoff};
+  bool retry_muted_ = false;
+  std::vector<uint64_t> muted_;  // ids of connections muted for `memory`
+  std::vector<Connection*> idle_scratch_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   std::vector<std::unique_ptr<Connection>> closing_;  // closed, not released
   std::vector<Mailbox::Completion> scratch_;          // DrainLocal
   std::vector<Mailbox::Completion> remote_scratch_;   // OnWake
-  std::vector<int> new_fds_;                          // OnWake
+  std::vector<Mailbox::NewSocket> new_sockets_;       // OnWake
   std::vector<std::function<void()>> remote_tasks_;   // OnWake
   std::vector<std::function<void()>> task_scratch_;   // DrainLocal
   std::vector<Connection*> to_flush_;  // replies queued, Flush() pending

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "headrace/status.h"
 #include "net/connection.h"
@@ -30,13 +31,16 @@ class IoEvents {
 
 class IoBackend {
  public:
+  static constexpr size_t kMaxListeners = 16;
   virtual ~IoBackend() = default;
   virtual const char* name() const = 0;
   // `wake_fd`: an eventfd the loop's Mailbox writes to; the backend watches it.
   virtual Status Init(IoEvents* events, int wake_fd) = 0;
-  // Accepts on `fd` (a listening socket, not owned) until UnwatchListener().
-  virtual void WatchListener(int fd) = 0;
-  virtual void UnwatchListener() = 0;
+  // Accepts on these listening sockets (not owned; at most kMaxListeners)
+  // until UnwatchListeners(). May be called again after UnwatchListeners()
+  // with the same sockets (the acceptor pauses when descriptors run out).
+  virtual void WatchListeners(const std::vector<int>& fds) = 0;
+  virtual void UnwatchListeners() = 0;
   virtual void Attach(Connection* c) = 0;
   // Reads once into c->framer.ReadSpace(); reports OnRead.
   // REQUIRES: no read armed for c.

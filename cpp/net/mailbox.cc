@@ -9,8 +9,7 @@ thread_local Mailbox* tls_bound = nullptr;
 }  // namespace
 
 Mailbox::~Mailbox() {
-  std::vector<int> orphans = Close();
-  for (int fd : orphans) ::close(fd);
+  for (const NewSocket& s : Close()) ::close(s.fd);
 }
 
 void Mailbox::WakeLocked() {
@@ -47,10 +46,10 @@ void Mailbox::Post(std::function<void()> task) {
   }
 }
 
-bool Mailbox::PostConnection(int fd) {
+bool Mailbox::PostConnection(NewSocket& socket) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return false;
-  fds_.push_back(fd);
+  sockets_.push_back(std::move(socket));
   if (!wake_pending_) {
     wake_pending_ = true;
     WakeLocked();
@@ -60,7 +59,9 @@ bool Mailbox::PostConnection(int fd) {
 
 void Mailbox::Wake() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!closed_) WakeLocked();
+  if (closed_ || wake_pending_) return;
+  wake_pending_ = true;
+  WakeLocked();
 }
 
 void Mailbox::BindToCurrentThread() { tls_bound = this; }
@@ -69,7 +70,7 @@ void Mailbox::UnbindFromCurrentThread() {
   if (tls_bound == this) tls_bound = nullptr;
 }
 
-void Mailbox::TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds,
+void Mailbox::TakeRemote(std::vector<Completion>* completions, std::vector<NewSocket>* sockets,
                          std::vector<std::function<void()>>* tasks) {
   std::lock_guard<std::mutex> lock(mu_);
   wake_pending_ = false;
@@ -77,21 +78,21 @@ void Mailbox::TakeRemote(std::vector<Completion>* completions, std::vector<int>*
   tasks_.clear();
   for (auto& c : remote_) completions->push_back(std::move(c));
   remote_.clear();
-  fds->insert(fds->end(), fds_.begin(), fds_.end());
-  fds_.clear();
+  for (auto& s : sockets_) sockets->push_back(std::move(s));
+  sockets_.clear();
 }
 
-std::vector<int> Mailbox::Close() {
+std::vector<Mailbox::NewSocket> Mailbox::Close() {
   std::vector<Completion> dropped;
   std::vector<std::function<void()>> dropped_tasks;
-  std::vector<int> orphans;
+  std::vector<NewSocket> orphans;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return orphans;
     closed_ = true;
     dropped.swap(remote_);
     dropped_tasks.swap(tasks_);
-    orphans.swap(fds_);
+    orphans.swap(sockets_);
     ::close(wake_fd_);
   }
   local_.clear();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "net/request_handler.h"
@@ -21,6 +22,11 @@ class Mailbox final : public LoopExecutor {
     uint64_t conn_id;
     uint64_t seq;
     Reply reply;
+  };
+  // A socket the acceptor admitted for this loop, with its PeerName().
+  struct NewSocket {
+    int fd;
+    std::string peer;
   };
 
   // Takes ownership of `wake_fd` (an eventfd), closed by Close().
@@ -37,9 +43,10 @@ class Mailbox final : public LoopExecutor {
   // after the current event (queued without a lock on that thread).
   // Dropped when the mailbox is closed.
   void Post(std::function<void()> task) override;
-  // Any thread. Returns false (caller keeps `fd`) when closed.
-  bool PostConnection(int fd);
-  // Any thread: makes the loop's Poll() return.
+  // Any thread. Returns false (caller keeps `socket`) when closed.
+  bool PostConnection(NewSocket& socket);
+  // Any thread: makes the loop's Poll() return (wake-ups not yet seen by
+  // the loop are merged into one).
   void Wake();
 
   // --- owning loop thread only ---
@@ -49,10 +56,10 @@ class Mailbox final : public LoopExecutor {
   std::vector<Completion>& local() { return local_; }
   std::vector<std::function<void()>>& local_tasks() { return local_tasks_; }
   // Moves out what other threads posted (appends to the vectors).
-  void TakeRemote(std::vector<Completion>* completions, std::vector<int>* fds,
+  void TakeRemote(std::vector<Completion>* completions, std::vector<NewSocket>* sockets,
                   std::vector<std::function<void()>>* tasks);
   // Refuses everything from now on; returns sockets posted but never taken.
-  std::vector<int> Close();
+  std::vector<NewSocket> Close();
   int wake_fd() const { return wake_fd_; }
 
  private:
@@ -66,7 +73,7 @@ class Mailbox final : public LoopExecutor {
   bool closed_ = false;
   bool wake_pending_ = false;  // an eventfd write is not yet consumed
   std::vector<Completion> remote_;
-  std::vector<int> fds_;
+  std::vector<NewSocket> sockets_;
   std::vector<std::function<void()>> tasks_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <string>
 #include <thread>
 
 #include "common/logging.h"
@@ -33,7 +34,41 @@ Server::Server(ServerOptions options, RequestHandler* handler)
 Server::~Server() { Stop(); }
 
 int Server::active_connections() const {
-  return shared_ ? shared_->active_connections.load() : 0;
+  return shared_ ? shared_->limits.active() : 0;
+}
+
+Status Server::Listen() {
+  if (options_.listeners.empty() || options_.listeners.size() > IoBackend::kMaxListeners) {
+    return Status::InvalidArgument("a server needs 1 to " +
+                                   std::to_string(IoBackend::kMaxListeners) + " listeners");
+  }
+  for (const ListenAddress& a : options_.listeners) {
+    auto listening = ListenTcp(a.host, a.port, options_.listen_backlog);
+    if (!listening.ok()) {
+      CloseListeners();
+      std::string name = a.name.empty() ? a.host + ":" + std::to_string(a.port) : a.name;
+      std::string why = "listener " + name + ": " + listening.status().message();
+      return listening.status().code() == StatusCode::kInvalidArgument
+                 ? Status::InvalidArgument(why)
+                 : Status::IOError(why);
+    }
+    listen_fds_.push_back(listening->fd);
+    ports_.push_back(listening->port);
+  }
+  return Status::OK();
+}
+
+void Server::CloseListeners() {
+  for (int fd : listen_fds_) ::close(fd);
+  listen_fds_.clear();
+}
+
+std::string Server::Describe() const {
+  std::string out;
+  for (size_t i = 0; i < options_.listeners.size(); ++i) {
+    out += (i ? ", " : "") + options_.listeners[i].host + ":" + std::to_string(ports_[i]);
+  }
+  return out;
 }
 
 Status Server::Start() {
@@ -48,10 +83,8 @@ Status Server::Start() {
   }
   if (choice == Backend::kAuto) choice = IoUringAvailable() ? Backend::kIoUring : Backend::kEpoll;
 
-  HR_ASSIGN_OR_RETURN(ListenResult listening,
-                      ListenTcp(options_.host, options_.port, options_.listen_backlog));
-  listen_fd_ = listening.fd;
-  port_ = listening.port;
+  ports_.clear();
+  HR_RETURN_IF_ERROR(Listen());
   Status st = StartLoops(choice);
   if (!st.ok()) StopLoops();
   if (!st.ok() && options_.backend == Backend::kAuto && choice == Backend::kIoUring) {
@@ -61,27 +94,29 @@ Status Server::Start() {
     if (!st.ok()) StopLoops();
   }
   if (!st.ok()) {
-    ::close(listen_fd_);
-    listen_fd_ = -1;
+    CloseListeners();
     return st;
   }
   running_backend_ = choice;
   started_ = true;
   HR_LOG(kInfo) << "network: " << BackendName(choice) << " backend, " << loops_.size()
-                << " I/O threads, listening on " << options_.host << ":" << port_;
+                << " I/O threads, listening on " << Describe();
   return Status::OK();
 }
 
 Status Server::StartLoops(Backend b) {
   loops_.clear();
-  shared_ = std::make_unique<LoopShared>();
+  shared_ = std::make_unique<LoopShared>(options_.max_connections,
+                                         options_.max_connections_per_ip,
+                                         options_.max_queued_request_bytes,
+                                         options_.error_summary_interval);
   LoopShared& s = *shared_;
   s.handler = handler_;
   s.max_request_bytes = options_.max_request_bytes;
   s.max_in_flight = static_cast<size_t>(options_.max_in_flight_per_connection);
   s.max_unsent_bytes = options_.max_unsent_bytes_per_connection;
   s.read_buffer_bytes = options_.read_buffer_bytes;
-  s.max_connections = options_.max_connections;
+  s.idle_timeout = options_.idle_timeout;
   s.send_buffer_bytes = options_.send_buffer_bytes;
   s.receive_buffer_bytes = options_.receive_buffer_bytes;
   s.shutdown_grace = options_.shutdown_grace;
@@ -98,7 +133,7 @@ Status Server::StartLoops(Backend b) {
     s.loops.push_back(loop.get());
     loops_.push_back(std::move(loop));
   }
-  loops_[0]->SetListener(listen_fd_);
+  loops_[0]->SetListeners(listen_fds_);
   for (auto& loop : loops_) HR_RETURN_IF_ERROR(loop->Start());
   return Status::OK();
 }
@@ -113,8 +148,7 @@ void Server::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!started_) return;
   StopLoops();
-  ::close(listen_fd_);
-  listen_fd_ = -1;
+  CloseListeners();
   started_ = false;
 }
 

@@ -25,14 +25,34 @@ Result<Backend> ParseBackend(const std::string& name);
 // sysctl/seccomp, headrace built with liburing). Backend::kAuto uses it then.
 bool IoUringAvailable();
 
+struct ListenAddress {
+  std::string host = "0.0.0.0";  // "" = every interface
+  uint16_t port = 9092;          // 0 = an ephemeral port; see Server::ports()
+  std::string name;              // for error messages, e.g. "PLAINTEXT://h:p"
+};
+
 struct ServerOptions {
-  std::string host = "0.0.0.0";
-  uint16_t port = 9092;  // 0 = an ephemeral port; see Server::port()
+  // Every address accepted on (1 to IoBackend::kMaxListeners).
+  std::vector<ListenAddress> listeners = {ListenAddress{}};
   int io_threads = 0;    // 0 = number of cores
   // socket.request.max.bytes: a larger (or <= 0) size prefix closes the
   // connection.
   int64_t max_request_bytes = 100 * 1024 * 1024;
   int max_connections = 0;  // 0 = no limit; over it new sockets are closed
+  // max.connections.per.ip: < 0 = no limit; over it new sockets are closed.
+  int max_connections_per_ip = -1;
+  // connections.max.idle.ms: a connection with nothing in flight, nothing
+  // to write and no traffic for this long is closed (checked once a
+  // second). < 0 = never.
+  std::chrono::milliseconds idle_timeout{-1};
+  // queued.max.request.bytes: bytes of requests being received (once their
+  // size is known) or not yet answered, across all connections; over it
+  // connections are not read until bytes are released (one request larger
+  // than this still passes when nothing else is held). <= 0 = no limit.
+  int64_t max_queued_request_bytes = 0;
+  // Repeated errors (malformed requests, refused connections, failed
+  // accepts) are logged once, then summarised in one line per interval.
+  std::chrono::milliseconds error_summary_interval{10000};
   // Requests handed to the handler and not yet answered, per connection;
   // at the limit the connection is not read further.
   int max_in_flight_per_connection = 100;
@@ -67,9 +87,10 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds, listens and starts the I/O threads. Errors: address in use or not
-  // resolvable (IOError / InvalidArgument), io_uring requested but not
-  // available (Unsupported), already started (InvalidArgument).
+  // Binds, listens and starts the I/O threads. Errors: an address in use or
+  // not resolvable (IOError / InvalidArgument, naming the listener), io_uring
+  // requested but not available (Unsupported), already started or no / too
+  // many listeners (InvalidArgument).
   Status Start();
   // Stops accepting and reading, lets in-flight requests complete for up to
   // shutdown_grace, writes their replies, closes every connection (OnClose is
@@ -77,8 +98,10 @@ class Server {
   // do nothing. REQUIRES: not called from an I/O thread (e.g. in Handle).
   void Stop();
 
-  // The bound port (valid after Start()).
-  uint16_t port() const { return port_; }
+  // The bound port of the first listener (valid after Start()).
+  uint16_t port() const { return ports_.empty() ? 0 : ports_.front(); }
+  // The bound port of each listener, in ServerOptions::listeners order.
+  const std::vector<uint16_t>& ports() const { return ports_; }
   // The backend actually running (kIoUring or kEpoll) after Start().
   Backend backend() const { return running_backend_; }
   int active_connections() const;
@@ -88,13 +111,16 @@ class Server {
   // the caller StopLoops().
   Status StartLoops(Backend b);
   void StopLoops();
+  Status Listen();
+  void CloseListeners();
+  std::string Describe() const;  // "host:port, host:port" as bound
 
   const ServerOptions options_;
   RequestHandler* const handler_;
   std::mutex mu_;  // serialises Start/Stop
   bool started_ = false;
-  int listen_fd_ = -1;
-  uint16_t port_ = 0;
+  std::vector<int> listen_fds_;
+  std::vector<uint16_t> ports_;
   Backend running_backend_ = Backend::kAuto;
   std::unique_ptr<LoopShared> shared_;
   std::vector<std::unique_ptr<EventLoop>> loops_;

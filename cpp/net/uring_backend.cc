@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <thread>
 
 #include "common/logging.h"
@@ -27,7 +28,7 @@ namespace {
 
 constexpr uint64_t kIgnore = 0;  // cancel requests
 constexpr uint64_t kWake = 4;
-constexpr uint64_t kAccept = 5;
+constexpr uint64_t kTagAccept = 5;  // (listener index << 3) | kTagAccept
 constexpr uint64_t kTagRead = 1;
 constexpr uint64_t kTagSend = 2;
 constexpr uint64_t kTagPollOut = 3;
@@ -35,10 +36,17 @@ constexpr uint64_t kTagMask = 7;
 constexpr int64_t kMaxSendfile = int64_t{1} << 30;
 
 uint64_t Tagged(Connection* c, uint64_t tag) { return reinterpret_cast<uint64_t>(c) | tag; }
+uint64_t AcceptData(size_t listener) { return (uint64_t{listener} << 3) | kTagAccept; }
+// Connections are heap objects (far above this) tagged 1..3; kWake is 4.
+bool IsAccept(uint64_t data) {
+  return (data & kTagMask) == kTagAccept && (data >> 3) < IoBackend::kMaxListeners;
+}
 
 class UringBackend final : public IoBackend {
  public:
-  explicit UringBackend(unsigned entries) : entries_(entries) {}
+  explicit UringBackend(unsigned entries) : entries_(entries) {
+    std::fill(std::begin(listen_fds_), std::end(listen_fds_), -1);
+  }
   ~UringBackend() override {
     if (ring_ok_) io_uring_queue_exit(&ring_);
   }
@@ -54,18 +62,23 @@ class UringBackend final : public IoBackend {
     return Status::OK();
   }
 
-  void WatchListener(int fd) override {
-    SetNonBlocking(fd, false);  // the ring waits for connections itself
-    listen_fd_ = fd;
-    ArmAccept();
+  void WatchListeners(const std::vector<int>& fds) override {
+    for (size_t i = 0; i < fds.size() && i < kMaxListeners; ++i) {
+      SetNonBlocking(fds[i], false);  // the ring waits for connections itself
+      listen_fds_[i] = fds[i];
+      // A cancelled accept still pending re-arms when its completion comes.
+      if (!accept_armed_[i]) ArmAccept(i);
+    }
   }
 
-  void UnwatchListener() override {
-    listen_fd_ = -1;
-    if (!accept_armed_) return;
-    io_uring_sqe* sqe = GetSqe();
-    io_uring_prep_cancel64(sqe, kAccept, 0);
-    io_uring_sqe_set_data64(sqe, kIgnore);
+  void UnwatchListeners() override {
+    for (size_t i = 0; i < kMaxListeners; ++i) {
+      listen_fds_[i] = -1;
+      if (!accept_armed_[i]) continue;
+      io_uring_sqe* sqe = GetSqe();
+      io_uring_prep_cancel64(sqe, AcceptData(i), 0);
+      io_uring_sqe_set_data64(sqe, kIgnore);
+    }
   }
 
   void Attach(Connection* c) override {}
@@ -113,14 +126,14 @@ class UringBackend final : public IoBackend {
 
   void Shutdown() override {
     shutting_down_ = true;
-    UnwatchListener();
+    UnwatchListeners();
     if (wake_armed_) {
       io_uring_sqe* sqe = GetSqe();
       io_uring_prep_cancel64(sqe, kWake, 0);
       io_uring_sqe_set_data64(sqe, kIgnore);
     }
     // wake_value_ must not be written after this object is gone.
-    for (int i = 0; i < 200 && (wake_armed_ || accept_armed_); ++i) Poll(10);
+    for (int i = 0; i < 200 && (wake_armed_ || AnyAcceptArmed()); ++i) Poll(10);
   }
 
  private:
@@ -158,15 +171,20 @@ class UringBackend final : public IoBackend {
     wake_armed_ = true;
   }
 
-  void ArmAccept() {
+  bool AnyAcceptArmed() const {
+    return std::any_of(std::begin(accept_armed_), std::end(accept_armed_), [](bool b) { return b; });
+  }
+
+  void ArmAccept(size_t i) {
     io_uring_sqe* sqe = GetSqe();
+    int fd = listen_fds_[i];
     if (multishot_) {
-      io_uring_prep_multishot_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      io_uring_prep_multishot_accept(sqe, fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     } else {
-      io_uring_prep_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      io_uring_prep_accept(sqe, fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     }
-    io_uring_sqe_set_data64(sqe, kAccept);
-    accept_armed_ = true;
+    io_uring_sqe_set_data64(sqe, AcceptData(i));
+    accept_armed_[i] = true;
   }
 
   void Dispatch(uint64_t data, int res, unsigned flags) {
@@ -177,8 +195,8 @@ class UringBackend final : public IoBackend {
       if (res != -ECANCELED) events_->OnWake();
       return;
     }
-    if (data == kAccept) {
-      OnAcceptCompletion(res, flags);
+    if (IsAccept(data)) {
+      OnAcceptCompletion(static_cast<size_t>(data >> 3), res, flags);
       return;
     }
     auto* c = reinterpret_cast<Connection*>(data & ~kTagMask);
@@ -200,23 +218,21 @@ class UringBackend final : public IoBackend {
     }
   }
 
-  void OnAcceptCompletion(int res, unsigned flags) {
-    if (!(flags & IORING_CQE_F_MORE)) accept_armed_ = false;
+  // The loop decides what to do with a socket accepted after an unwatch
+  // (it closes it when stopping).
+  void OnAcceptCompletion(size_t i, int res, unsigned flags) {
+    if (!(flags & IORING_CQE_F_MORE)) accept_armed_[i] = false;
     if (res >= 0) {
-      if (listen_fd_ >= 0) {
-        events_->OnAccept(res);
-      } else {
-        ::close(res);
-      }
+      events_->OnAccept(res);
     } else if (res == -EINVAL && multishot_) {
       multishot_ = false;  // kernel without multishot accept: one at a time
     } else if (res == -EINVAL) {
       HR_LOG(kError) << "io_uring accept unsupported; no longer accepting";
-      listen_fd_ = -1;
+      listen_fds_[i] = -1;
     } else {
       events_->OnAccept(res);
     }
-    if (!accept_armed_ && listen_fd_ >= 0) ArmAccept();
+    if (!accept_armed_[i] && listen_fds_[i] >= 0 && !shutting_down_) ArmAccept(i);
   }
 
   void OnSendCompletion(Connection* c, int res) {
@@ -285,8 +301,8 @@ class UringBackend final : public IoBackend {
   int wake_fd_ = -1;
   uint64_t wake_value_ = 0;  // target of the pending eventfd read
   bool wake_armed_ = false;
-  int listen_fd_ = -1;
-  bool accept_armed_ = false;
+  int listen_fds_[kMaxListeners];      // -1 = not watched
+  bool accept_armed_[kMaxListeners] = {};  // an accept is pending for the slot
   bool multishot_ = true;
 };
 

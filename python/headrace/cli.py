@@ -36,7 +36,9 @@ def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
                        description="Run a headrace broker until SIGTERM/SIGINT.")
     p.add_argument("--config", metavar="FILE", help="TOML config file (Kafka broker key names)")
     p.add_argument("--data-dir", metavar="DIR", help="where logs and metadata live (log.dirs)")
-    p.add_argument("--listen", metavar="HOST:PORT", help="address to listen on (default 127.0.0.1:9092)")
+    p.add_argument("--listen", metavar="HOST:PORT",
+                   help="address(es) to listen on (listeners): HOST:PORT or a comma-separated "
+                        "list of PLAINTEXT://HOST:PORT (default 127.0.0.1:9092)")
     p.add_argument("--advertise", metavar="HOST:PORT", help="address clients are told to use")
     p.add_argument("--node-id", type=int, metavar="N", help="broker id (node.id, default 0)")
     p.add_argument("--num-partitions", type=int, metavar="N",

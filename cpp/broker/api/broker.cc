@@ -76,16 +76,7 @@ class BrokerImpl final : public Broker {
     ctx_.advertised_port = config_.effective_advertised_port();
     dispatcher_ = std::make_unique<broker::Dispatcher>(&ctx_);
 
-    net::ServerOptions opts;
-    opts.host = config_.listen_host;
-    opts.port = static_cast<uint16_t>(config_.listen_port);
-    opts.io_threads = config_.io_threads;
-    opts.max_request_bytes = config_.socket_request_max_bytes;
-    opts.max_connections = config_.max_connections;
-    opts.send_buffer_bytes = config_.socket_send_buffer_bytes;
-    opts.receive_buffer_bytes = config_.socket_receive_buffer_bytes;
-    opts.backend = backend_;
-    server_ = std::make_unique<net::Server>(opts, dispatcher_.get());
+    server_ = std::make_unique<net::Server>(ServerOptions(), dispatcher_.get());
     Status st = server_->Start();
     if (!st.ok()) {
       server_.reset();
@@ -96,7 +87,7 @@ class BrokerImpl final : public Broker {
       return st;
     }
     // Listening on port 0: advertise the port the OS picked.
-    if (config_.advertised_port < 0) ctx_.advertised_port = server_->port();
+    if (config_.advertised_listeners.empty()) ctx_.advertised_port = server_->port();
     return Status::OK();
   }
 
@@ -119,8 +110,9 @@ class BrokerImpl final : public Broker {
   }
 
   std::string listen_address() const override {
-    int port = server_ ? server_->port() : config_.listen_port;
-    return config_.listen_host + ":" + std::to_string(port);
+    const broker::Listener& first = config_.listeners.front();
+    int port = server_ ? server_->port() : first.port;
+    return first.host + ":" + std::to_string(port);
   }
   std::string advertised_address() const override {
     return ctx_.advertised_host + ":" + std::to_string(ctx_.advertised_port.load());
@@ -133,6 +125,24 @@ class BrokerImpl final : public Broker {
   std::string cluster_id() const override { return state_ ? ctx_.cluster_id() : ""; }
 
  private:
+  net::ServerOptions ServerOptions() const {
+    net::ServerOptions opts;
+    opts.listeners.clear();
+    for (const broker::Listener& l : config_.listeners) {
+      opts.listeners.push_back({l.host, static_cast<uint16_t>(l.port), l.ToString()});
+    }
+    opts.io_threads = config_.io_threads;
+    opts.max_request_bytes = config_.socket_request_max_bytes;
+    opts.max_connections = config_.max_connections;
+    opts.max_connections_per_ip = config_.max_connections_per_ip;
+    opts.idle_timeout = std::chrono::milliseconds(config_.connections_max_idle_ms);
+    opts.max_queued_request_bytes = config_.queued_max_request_bytes;
+    opts.send_buffer_bytes = config_.socket_send_buffer_bytes;
+    opts.receive_buffer_bytes = config_.socket_receive_buffer_bytes;
+    opts.backend = backend_;
+    return opts;
+  }
+
   mutable std::mutex mu_;  // serialises Start/Stop
   const std::unique_ptr<FileEnv> file_env_;  // null = the OS; outlives everything below
   BrokerConfig config_;

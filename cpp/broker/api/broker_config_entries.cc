@@ -44,6 +44,19 @@ const std::vector<BrokerKey>& ScalarKeys() {
       {"log.retention.check.interval.ms", ConfigType::kLong,
        "How often retention runs over all partitions.",
        [](const BrokerConfig& c) { return std::to_string(c.log_retention_check_interval_ms); }},
+      {"connections.max.idle.ms", ConfigType::kLong,
+       "Close connections idle (nothing in flight, no traffic) this long; -1 = never.",
+       [](const BrokerConfig& c) { return std::to_string(c.connections_max_idle_ms); }},
+      {"headrace.max.partitions", ConfigType::kInt, "Partitions this broker hosts at most.",
+       [](const BrokerConfig& c) { return std::to_string(c.max_partitions); }},
+      {"headrace.max.partitions.per.request", ConfigType::kInt,
+       "Partitions one CreateTopics or CreatePartitions request may create at most.",
+       [](const BrokerConfig& c) { return std::to_string(c.max_partitions_per_request); }},
+      {"max.connections.per.ip", ConfigType::kInt, "Connections accepted at once from one IP.",
+       [](const BrokerConfig& c) { return std::to_string(c.max_connections_per_ip); }},
+      {"queued.max.request.bytes", ConfigType::kLong,
+       "Bytes of requests received and not yet answered before reading stops; -1 = no limit.",
+       [](const BrokerConfig& c) { return std::to_string(c.queued_max_request_bytes); }},
       {"max.connections", ConfigType::kInt, "Connections accepted at once.",
        [](const BrokerConfig& c) { return std::to_string(c.max_connections); }},
       {"node.id", ConfigType::kInt, "This broker's id.",
@@ -89,8 +102,10 @@ ConfigEntry Entry(const std::string& name, std::string value, std::string defaul
   return e;
 }
 
-std::string Listener(const std::string& host, int32_t port) {
-  return "PLAINTEXT://" + host + ":" + std::to_string(port);
+std::string JoinListeners(const std::vector<Listener>& listeners) {
+  std::string out;
+  for (const Listener& l : listeners) out += (out.empty() ? "" : ",") + l.ToString();
+  return out;
 }
 
 }  // namespace
@@ -108,16 +123,19 @@ std::vector<ConfigEntry> DescribeBrokerConfigs(const BrokerConfig& config,
     out.push_back(Entry(k.name, k.value(config), k.value(kBuiltIn), IsSet(config, k.name), k.type,
                         k.doc));
   }
-  const int32_t port = advertised_port;
-  const int32_t listen_port = config.listen_port == 0 ? port : config.listen_port;
-  out.push_back(Entry("listeners", Listener(config.listen_host, listen_port),
-                      Listener(kBuiltIn.listen_host, kBuiltIn.listen_port),
+  std::vector<Listener> listening = config.listeners;
+  if (listening.front().port == 0 && config.advertised_listeners.empty()) {
+    listening.front().port = advertised_port;  // the port the OS picked
+  }
+  Listener advertised = config.advertised();
+  advertised.host = advertised_host;
+  advertised.port = advertised_port;
+  out.push_back(Entry("listeners", JoinListeners(listening), JoinListeners(kBuiltIn.listeners),
                       IsSet(config, "listeners"), ConfigType::kString,
-                      "The address this broker listens on."));
-  out.push_back(Entry("advertised.listeners", Listener(advertised_host, port),
-                      Listener(kBuiltIn.listen_host, kBuiltIn.listen_port),
-                      IsSet(config, "advertised.listeners"), ConfigType::kString,
-                      "The address given to clients in Metadata responses."));
+                      "The addresses this broker listens on (PLAINTEXT only)."));
+  out.push_back(Entry("advertised.listeners", advertised.ToString(),
+                      JoinListeners(kBuiltIn.listeners), IsSet(config, "advertised.listeners"),
+                      ConfigType::kString, "The address given to clients in Metadata responses."));
   // Topic defaults, named by their broker property (log.retention.ms, ...).
   for (ConfigEntry e : DescribeTopicConfigs(config.topic_defaults(), {})) {
     std::string broker_name(BrokerSynonymOf(e.name));

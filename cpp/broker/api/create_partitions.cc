@@ -2,6 +2,8 @@
 // Per topic:
 //   unknown topic                           UNKNOWN_TOPIC_OR_PARTITION
 //   count <= current, or above the limit    INVALID_PARTITIONS
+//   over headrace.max.partitions or the request's share of
+//   headrace.max.partitions.per.request     POLICY_VIOLATION
 //   assignments: one per new partition, each exactly [this node], else
 //                                           INVALID_REPLICA_ASSIGNMENT
 //   a topic named twice                     INVALID_REQUEST (one result)
@@ -44,10 +46,14 @@ Status CheckAssignments(BrokerContext& ctx, const Req::CreatePartitionsTopic& t)
   return Status::OK();
 }
 
+// `budget`: partitions the rest of the request may create; reduced by this
+// topic's new ones.
 Resp::CreatePartitionsTopicResult Grow(BrokerContext& ctx, const Req::CreatePartitionsTopic& t,
-                                       bool validate_only) {
+                                       bool validate_only, int32_t* budget) {
   Status st = CheckAssignments(ctx, t);
-  if (st.ok()) st = ctx.topics().CreatePartitions(t.name, t.count, validate_only);
+  std::shared_ptr<const Topic> before = ctx.topics().FindTopic(t.name);
+  if (st.ok()) st = ctx.topics().CreatePartitions(t.name, t.count, validate_only, *budget);
+  if (st.ok() && before) *budget -= t.count - before->partition_count();
   Resp::CreatePartitionsTopicResult r;
   r.name = t.name;
   r.error_code = Code(ToKafkaError(st));
@@ -63,6 +69,7 @@ void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
   std::set<std::string> reported;
 
   Resp resp;
+  int32_t budget = ctx.config().max_partitions_per_request;
   for (const auto& t : req.topics) {
     if (dups.count(t.name)) {
       if (!reported.insert(t.name).second) continue;
@@ -73,7 +80,7 @@ void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
       resp.results.push_back(std::move(r));
       continue;
     }
-    resp.results.push_back(Grow(ctx, t, req.validate_only));
+    resp.results.push_back(Grow(ctx, t, req.validate_only, &budget));
   }
   request.Reply(resp);
 }

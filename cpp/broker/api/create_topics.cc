@@ -11,6 +11,8 @@
 //   - configs with a null value or a repeated key: INVALID_CONFIG /
 //     INVALID_REQUEST; unknown keys and bad values: INVALID_CONFIG (the
 //     state layer validates);
+//   - headrace.max.partitions / .per.request (all topics of the request
+//     together): POLICY_VIOLATION for a topic that would go over;
 //   - validate_only checks everything and creates nothing.
 // v5+ results carry num_partitions, replication_factor and the topic's
 // configs (KIP-525); v7 the new topic id (zero for validate_only).
@@ -88,13 +90,17 @@ Status BuildRequest(const Req::CreatableTopic& t, int32_t node_id, bool validate
   return Status::OK();
 }
 
+// `budget`: partitions the rest of the request may create; reduced by this
+// topic's.
 Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Req::CreatableTopic& t,
-                                     bool validate_only) {
+                                     bool validate_only, int32_t* budget) {
   Resp::CreatableTopicResult r;
   r.name = t.name;
   CreateTopicRequest request;
   Status st = BuildRequest(t, ctx.node_id, validate_only, &request);
+  request.partition_budget = *budget;
   Result<CreatedTopic> created = st.ok() ? ctx.topics().CreateTopic(request) : Result<CreatedTopic>(st);
+  if (created.ok()) *budget -= created->num_partitions;
   if (!created.ok()) {
     r.error_code = Code(ToKafkaError(created.status()));
     r.error_message = created.status().message();
@@ -127,6 +133,7 @@ void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
 
   Resp resp;
   std::set<std::string> reported;
+  int32_t budget = ctx.config().max_partitions_per_request;
   for (const auto& t : req.topics) {
     if (dups.count(t.name)) {
       if (!reported.insert(t.name).second) continue;  // one result per duplicated name
@@ -140,7 +147,7 @@ void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
       resp.topics.push_back(std::move(r));
       continue;
     }
-    resp.topics.push_back(CreateOne(ctx, t, req.validate_only));
+    resp.topics.push_back(CreateOne(ctx, t, req.validate_only, &budget));
   }
   request.Reply(resp);
 }

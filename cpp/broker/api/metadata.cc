@@ -8,7 +8,9 @@
 //   v12      a topic may be named by id with a null name (UNKNOWN_TOPIC_ID
 //            when no topic has that id).
 // Named topics that do not exist are auto-created when the request allows
-// it (v4+, always before) and auto.create.topics.enable is on; otherwise
+// it (v4+, always before) and auto.create.topics.enable is on: the creation
+// is posted to the admin worker and the topic answered LEADER_NOT_AVAILABLE
+// (retriable) until it exists (TopicRegistry::FindOrAutoCreate); otherwise
 // they get UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an
 // invalid name.
 #include <memory>

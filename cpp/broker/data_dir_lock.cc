@@ -1,0 +1,55 @@
+#include "broker/data_dir_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "common/file_env.h"
+
+namespace headrace::broker {
+namespace {
+
+constexpr const char* kLockFileName = ".lock";
+
+// The pid the holder wrote, or "" if it is unreadable.
+std::string HolderPid(const std::string& path) {
+  auto text = ReadWholeFile(*FileEnv::Default(), path);
+  if (!text.ok()) return "";
+  std::string pid = text.value().substr(0, text.value().find('\n'));
+  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) return "";
+  return pid;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& data_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) return Status::IOError("create " + data_dir + ": " + ec.message());
+  std::string path = data_dir + "/" + kLockFileName;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno("open " + path, errno);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err != EWOULDBLOCK) return Status::FromErrno("lock " + path, err);
+    std::string pid = HolderPid(path);
+    return Status::IOError("data directory " + data_dir + " is in use by another broker (" +
+                           (pid.empty() ? std::string("pid unknown") : "pid " + pid) +
+                           ", lock file " + path + ")");
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  // Best effort: the pid only makes the refusal message of another broker
+  // more useful; the lock itself is what protects the directory.
+  if (::ftruncate(fd, 0) == 0) {
+    [[maybe_unused]] ssize_t n = ::pwrite(fd, pid.data(), pid.size(), 0);
+  }
+  return std::unique_ptr<DataDirLock>(new DataDirLock(fd, std::move(path)));
+}
+
+DataDirLock::~DataDirLock() { ::close(fd_); }
+
+}  // namespace headrace::broker
