@@ -18,6 +18,7 @@
 #include "common/logging.h"
 #include "net/io_backend.h"
 #include "net/mailbox.h"
+#include "net/page_cache_loader.h"
 #include "net/request_handler.h"
 
 namespace headrace::net {
@@ -38,6 +39,7 @@ struct LoopShared {
   std::atomic<int> active_connections{0};
   std::atomic<uint64_t> next_connection_id{1};
   std::vector<EventLoop*> loops;  // fixed before any loop starts
+  PageCacheLoader* page_cache_loader = nullptr;  // outlives the loops' threads
 };
 
 class EventLoop final : private IoEvents {
@@ -87,6 +89,8 @@ class EventLoop final : private IoEvents {
   void OnRead(Connection* c, int64_t n) override;
   void OnWriteDone(Connection* c, int err) override;
   void OnWake() override;
+  void OnFileNotCached(Connection* c, TransmitQueue::Piece load) override;
+  void OnFileLoaded(uint64_t conn_id, const Status& st);
 
   LoopShared* const shared_;
   std::unique_ptr<IoBackend> backend_;

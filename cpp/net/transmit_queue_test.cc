@@ -15,7 +15,7 @@ std::string Drain(TransmitQueue& q, int64_t max_step) {
   while (!q.empty()) {
     TransmitQueue::Piece p = q.Next();
     int64_t sent = 0;
-    if (p.is_file) {
+    if (p.kind == TransmitQueue::Kind::kFile) {
       int64_t n = std::min(p.file_length, max_step);
       std::string buf(static_cast<size_t>(n), '\0');
       EXPECT_EQ(pread(p.file_fd, buf.data(), buf.size(), p.file_offset), n);
@@ -69,7 +69,7 @@ TEST(TransmitQueueTest, PrefixesEachResponseAndBatchesByteChunks) {
   q.Push(std::move(b));
   EXPECT_EQ(q.unsent_bytes(), 15);
   TransmitQueue::Piece p = q.Next();
-  EXPECT_FALSE(p.is_file);
+  EXPECT_EQ(p.kind, TransmitQueue::Kind::kBytes);
   EXPECT_EQ(p.iovcnt, 4);  // prefix, body, prefix, body: one sendmsg
   EXPECT_EQ(Drain(q, 1 << 20), Prefix(5) + "hello" + Prefix(2) + "xy");
   EXPECT_EQ(q.unsent_bytes(), 0);
