@@ -4,13 +4,14 @@
 //   E<text>            echo the whole request back at once
 //   D<4-digit ms><text> answer <text> after a delay, from another thread
 //   N                  no response;  C<why>  close the connection
-//   F                  answer with file slices of the test's temp file
+//   F                  answer with file slices of a test's temp file
 //   H                  hold the responder; the test answers later
 #include "net/server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +26,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/file_slice.h"
 
 namespace headrace::net {
 namespace {
@@ -461,9 +464,8 @@ TEST_P(ServerTest, RestartsAfterStop) {
   EXPECT_EQ(c.Recv(), "Eagain");
 }
 
-// The I/O threads are named hr-net-<index> (for top -H, perf, schedstat).
-TEST_P(ServerTest, IoThreadsAreNamed) {
-  StartServer();  // 2 I/O threads
+// The names of this process's threads.
+std::vector<std::string> ThreadNames() {
   std::vector<std::string> names;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
@@ -471,12 +473,90 @@ TEST_P(ServerTest, IoThreadsAreNamed) {
     std::getline(comm, name);
     names.push_back(name);
   }
+  return names;
+}
+
+// The I/O threads are named hr-net-<index> (for top -H, perf, schedstat).
+TEST_P(ServerTest, IoThreadsAreNamed) {
+  StartServer();  // 2 I/O threads
+  std::vector<std::string> names = ThreadNames();
   EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-0"), 1);
   EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-1"), 1);
   // And they still serve.
   Client c(port());
   ASSERT_TRUE(c.Send("Enamed"));
   EXPECT_EQ(c.Recv(), "Enamed");
+}
+
+// An unlinked temp file holding `content`, its pages dropped from the page
+// cache where the file system allows it (*evicted tells).
+int EvictedTempFile(const std::string& content, bool* evicted) {
+  char path[] = "/tmp/headrace_net_XXXXXX";
+  int fd = mkstemp(path);
+  unlink(path);
+  EXPECT_EQ(write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  fdatasync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  *evicted = !RangeCached(fd, 0, static_cast<int64_t>(content.size()));
+  return fd;
+}
+
+// A file range not in the page cache is read by a loader thread, not by
+// the I/O thread's sendfile: the loop serves its other connections
+// meanwhile, and the connection's later replies still follow it.
+TEST_P(ServerTest, FileRangesNotCachedAreLoadedOffTheLoopInOrder) {
+  std::string content(8 << 20, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>((i * 7) >> 2);
+  bool evicted = false;
+  int fd = EvictedTempFile(content, &evicted);
+  handler_.file_body_ = [fd, n = static_cast<int64_t>(content.size())] {
+    OutputBuffer b;
+    b.Append("hdr", 3);
+    b.AppendSlice(FileSlice{fd, FilePosition(0), n, nullptr});
+    return b;
+  };
+  ServerOptions o = Options();
+  o.io_threads = 1;
+  StartServer(o);
+  Client a(port()), b(port());
+  ASSERT_TRUE(a.SendRaw(Frame("F") + Frame("Eafter")));
+  ASSERT_TRUE(b.Send("Eother"));
+  EXPECT_EQ(b.Recv(), "Eother");
+  std::optional<std::string> got = a.Recv();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(*got == "hdr" + content) << "size " << got->size();
+  EXPECT_EQ(a.Recv(), "Eafter");
+  if (evicted) {
+    std::vector<std::string> names = ThreadNames();
+    EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-load-0"), 1);
+  }
+  server_->Stop();
+  close(fd);
+}
+
+TEST_P(ServerTest, ConnectionClosedWhileItsFileRangeLoadsIsHarmless) {
+  std::string content(32 << 20, 'c');
+  bool evicted = false;
+  int fd = EvictedTempFile(content, &evicted);
+  handler_.file_body_ = [fd, n = static_cast<int64_t>(content.size())] {
+    OutputBuffer b;
+    b.AppendSlice(FileSlice{fd, FilePosition(0), n, nullptr});
+    return b;
+  };
+  ServerOptions o = Options();
+  o.io_threads = 1;
+  StartServer(o);
+  {
+    Client a(port());
+    ASSERT_TRUE(a.Send("F"));
+    ASSERT_TRUE(WaitFor([&] { return handler_.handled() == 1; }));
+  }  // closed, most likely while the range is being read
+  Client b(port());
+  ASSERT_TRUE(b.Send("Estill"));
+  EXPECT_EQ(b.Recv(), "Estill");
+  EXPECT_TRUE(WaitFor([&] { return handler_.closes() == 1; }));
+  server_->Stop();
+  close(fd);
 }
 
 TEST(ServerOptionsTest, ParseBackendAndAutoChoice) {
