@@ -1,44 +1,18 @@
 #include "common/file_slice.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <string>
+
+#include "common/test_file.h"
 
 namespace headrace {
 namespace {
 
-// A file on the build's file system (not tmpfs: its pages can be evicted).
-class EvictableFile {
- public:
-  explicit EvictableFile(const std::string& content) {
-    char path[] = "file_slice_test_XXXXXX";
-    fd_ = mkstemp(path);
-    unlink(path);
-    EXPECT_EQ(write(fd_, content.data(), content.size()), static_cast<ssize_t>(content.size()));
-  }
-  ~EvictableFile() { close(fd_); }
-  // Drops the file's pages from the page cache; false if the kernel kept them.
-  bool Evict() {
-    fdatasync(fd_);
-    posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
-    return !RangeCached(fd_, 0, 1);
-  }
-  FileSlice Slice(int64_t pos, int64_t len) const {
-    return {.fd = fd_, .position = FilePosition(pos), .length = len, .keepalive = nullptr};
-  }
-  int fd() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 TEST(FileSliceTest, ReadIfCachedCopiesCachedPagesAndRefusesToWaitForTheDisk) {
   std::string content(64 << 10, 'x');
   content[40000] = 'y';
-  EvictableFile f(content);
+  testing::TestFile f(content);
   std::string out(1000, '\0');
   Result<bool> hot = ReadSliceIfCached(f.Slice(39500, 1000), reinterpret_cast<uint8_t*>(out.data()));
   ASSERT_TRUE(hot.ok());

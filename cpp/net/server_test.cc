@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/file_slice.h"
+#include "common/test_file.h"
 
 namespace headrace::net {
 namespace {
@@ -323,14 +322,14 @@ TEST_P(ServerTest, BadSizesCloseOnlyThatConnection) {
   Client good(port());
   ASSERT_TRUE(good.Send("Ebefore"));
   EXPECT_EQ(good.Recv(), "Ebefore");
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   for (uint32_t prefix : {0x7fffffffu, (1u << 20) + 1, 0u, 0xffffffffu}) {
     Client bad(port());
     ASSERT_TRUE(bad.SendRaw(Prefix(prefix) + "xxxx"));
     EXPECT_TRUE(bad.WaitClosed()) << prefix;
   }
   EXPECT_TRUE(WaitFor([&] { return handler_.closes() == 4; }));
-  std::string log = testing::internal::GetCapturedStderr();
+  std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("request size 2147483647 exceeds socket.request.max.bytes 1048576"),
             std::string::npos) << log;
   EXPECT_NE(log.find("invalid request size 0"), std::string::npos) << log;
@@ -488,27 +487,15 @@ TEST_P(ServerTest, IoThreadsAreNamed) {
   EXPECT_EQ(c.Recv(), "Enamed");
 }
 
-// An unlinked temp file holding `content`, its pages dropped from the page
-// cache where the file system allows it (*evicted tells).
-int EvictedTempFile(const std::string& content, bool* evicted) {
-  char path[] = "/tmp/headrace_net_XXXXXX";
-  int fd = mkstemp(path);
-  unlink(path);
-  EXPECT_EQ(write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
-  fdatasync(fd);
-  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  *evicted = !RangeCached(fd, 0, static_cast<int64_t>(content.size()));
-  return fd;
-}
-
 // A file range not in the page cache is read by a loader thread, not by
 // the I/O thread's sendfile: the loop serves its other connections
 // meanwhile, and the connection's later replies still follow it.
 TEST_P(ServerTest, FileRangesNotCachedAreLoadedOffTheLoopInOrder) {
   std::string content(8 << 20, '\0');
   for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>((i * 7) >> 2);
-  bool evicted = false;
-  int fd = EvictedTempFile(content, &evicted);
+  testing::TestFile file(content);
+  bool evicted = file.Evict();
+  int fd = file.fd();
   handler_.file_body_ = [fd, n = static_cast<int64_t>(content.size())] {
     OutputBuffer b;
     b.Append("hdr", 3);
@@ -531,13 +518,13 @@ TEST_P(ServerTest, FileRangesNotCachedAreLoadedOffTheLoopInOrder) {
     EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-load-0"), 1);
   }
   server_->Stop();
-  close(fd);
 }
 
 TEST_P(ServerTest, ConnectionClosedWhileItsFileRangeLoadsIsHarmless) {
   std::string content(32 << 20, 'c');
-  bool evicted = false;
-  int fd = EvictedTempFile(content, &evicted);
+  testing::TestFile file(content);
+  file.Evict();
+  int fd = file.fd();
   handler_.file_body_ = [fd, n = static_cast<int64_t>(content.size())] {
     OutputBuffer b;
     b.AppendSlice(FileSlice{fd, FilePosition(0), n, nullptr});
@@ -556,7 +543,6 @@ TEST_P(ServerTest, ConnectionClosedWhileItsFileRangeLoadsIsHarmless) {
   EXPECT_EQ(b.Recv(), "Estill");
   EXPECT_TRUE(WaitFor([&] { return handler_.closes() == 1; }));
   server_->Stop();
-  close(fd);
 }
 
 TEST(ServerOptionsTest, ParseBackendAndAutoChoice) {

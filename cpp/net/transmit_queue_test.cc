@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "common/test_file.h"
+
 namespace headrace::net {
 namespace {
 
@@ -50,27 +52,7 @@ std::string Prefix(uint32_t n) {
           static_cast<char>(n)};
 }
 
-class TempFile {
- public:
-  explicit TempFile(const std::string& content) {
-    char path[] = "/tmp/headrace_tq_XXXXXX";
-    fd_ = mkstemp(path);
-    unlink(path);
-    EXPECT_EQ(write(fd_, content.data(), content.size()), static_cast<ssize_t>(content.size()));
-  }
-  ~TempFile() { close(fd_); }
-  int fd() const { return fd_; }
-  FileSlice Slice(int64_t pos, int64_t len) const {
-    FileSlice s;
-    s.fd = fd_;
-    s.position = FilePosition(pos);
-    s.length = len;
-    return s;
-  }
-
- private:
-  int fd_;
-};
+using testing::TestFile;
 
 TEST(TransmitQueueTest, PrefixesEachResponseAndBatchesByteChunks) {
   TransmitQueue q;
@@ -90,7 +72,7 @@ TEST(TransmitQueueTest, PrefixesEachResponseAndBatchesByteChunks) {
 
 TEST(TransmitQueueTest, FileSlicesAreSeparatePiecesAndPartialSendsResume) {
   std::string file = Pattern(40000);
-  TempFile tf(file);
+  TestFile tf(file);
   OutputBuffer body;
   body.Append("head", 4);
   body.AppendSlice(tf.Slice(100, 20000));
@@ -112,7 +94,7 @@ TEST(TransmitQueueTest, FileSlicesAreSeparatePiecesAndPartialSendsResume) {
 TEST(TransmitQueueTest, SmallFileRangesAreCopiedLargeOnesSentFromTheFile) {
   const int64_t limit = TransmitQueue::kCopyFileBytes;
   std::string file = Pattern(2 * limit + 10);
-  TempFile tf(file);
+  TestFile tf(file);
   for (int64_t extra : {int64_t{0}, int64_t{1}}) {
     SCOPED_TRACE("file bytes = limit + " + std::to_string(extra));
     OutputBuffer small;
@@ -158,7 +140,7 @@ TEST(TransmitQueueTest, AFileRangeNotCachedIsLoadedBeforeAnythingAfterItIsSent) 
   g_cached_calls = 0;
   g_cold = true;
   std::string file = Pattern(3000);
-  TempFile tf(file);
+  TestFile tf(file);
   OutputBuffer cold;
   cold.Append("hd", 2);
   FileSlice slice = tf.Slice(500, 2000);
@@ -193,7 +175,7 @@ TEST(TransmitQueueTest, LargeFileRangesAreCheckedInWindows) {
   g_cached_calls = 0;
   g_cold = false;
   const int64_t window = TransmitQueue::kCacheWindowBytes;
-  TempFile tf("");
+  TestFile tf("");
   ASSERT_EQ(ftruncate(tf.fd(), window + 4096), 0);
   OutputBuffer big;
   big.AppendSlice(tf.Slice(0, window + 4096));
