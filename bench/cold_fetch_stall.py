@@ -124,12 +124,13 @@ def main() -> None:
         broker = SuiteBroker(Path(d) / "data", "--io-threads", "1", *a.broker_arg,
                              broker_cmd=a.broker_cmd).start()
         try:
-            addr = broker.address()
-            produce(broker.bootstrap(), "cold", a.mb)
+            addr = broker.address
+            produce(broker.bootstrap, "cold", a.mb)
             subprocess.run(["sync"], check=True)
             Path("/proc/sys/vm/drop_caches").write_text("3\n")
             for name in ("cold", "hot"):
-                print(json.dumps({"label": a.label, **phase(addr, "cold", name)}), flush=True)
+                print(json.dumps({"label": a.label, "backend": broker.backend,
+                                  **phase(addr, "cold", name)}), flush=True)
         finally:
             broker.stop()
 
