@@ -3,7 +3,8 @@
 // is armed and the socket is readable; writes are tried at once (sendmsg for
 // byte pieces, sendfile(2) for file pieces) and resume on EPOLLOUT after
 // EAGAIN; a file range not in the page cache is handed to the loop
-// (IoEvents::OnFileNotCached) instead of being sent. Interest bits are updated lazily to save epoll_ctl calls.
+// (IoEvents::OnFileNotCached) instead of being sent. Interest bits are
+// updated lazily to save epoll_ctl calls.
 #include <sys/epoll.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
