@@ -48,7 +48,8 @@ struct Partitions {
       std::string copy = batches;
       (void)log->Append(testing::Bytes(copy));
       parts.push_back(std::make_unique<Partition>(broker::TopicPartition{"bench", p}, Uuid(),
-                                                  std::move(log), settings, nullptr));
+                                                  std::move(log), settings,
+                                                  broker::PartitionServices{}));
     }
   }
 };
