@@ -30,6 +30,12 @@ class OutputBuffer {
     size_ += static_cast<int64_t>(n);
   }
   void Append(std::span<const uint8_t> b) { Append(b.data(), b.size()); }
+  // Appends `bytes` as a byte chunk of its own (moved, not copied).
+  void AppendChunk(std::string bytes) {
+    if (bytes.empty()) return;
+    size_ += static_cast<int64_t>(bytes.size());
+    chunks_.emplace_back().bytes = std::move(bytes);
+  }
   // Appends a file slice; its bytes are not copied.
   void AppendSlice(FileSlice s) {
     if (s.length <= 0) return;

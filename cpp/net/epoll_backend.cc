@@ -2,7 +2,9 @@
 // turned into the completion-style IoBackend calls. Reads happen when a read
 // is armed and the socket is readable; writes are tried at once (sendmsg for
 // byte pieces, sendfile(2) for file pieces) and resume on EPOLLOUT after
-// EAGAIN. Interest bits are updated lazily to save epoll_ctl calls.
+// EAGAIN; a file range not in the page cache is handed to the loop
+// (IoEvents::OnFileNotCached) instead of being sent. Interest bits are
+// updated lazily to save epoll_ctl calls.
 #include <sys/epoll.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -166,13 +168,19 @@ class EpollBackend final : public IoBackend {
     events_->OnRead(c, n >= 0 ? n : -errno);
   }
 
-  // Sends until c->out is empty (0), the socket is full (1: EPOLLOUT armed)
-  // or an error (-errno).
+  // Sends until c->out is empty (0), the socket is full (1: EPOLLOUT armed),
+  // a file range is not in the page cache (1: the loop loads it and calls
+  // ArmWrite again) or an error (-errno).
   int ContinueWrite(Connection* c) {
     while (!c->out.empty()) {
       TransmitQueue::Piece p = c->out.Next();
+      if (p.kind == TransmitQueue::Kind::kLoad) {
+        StopWaitingForWritable(c);
+        events_->OnFileNotCached(c, std::move(p));
+        return 1;
+      }
       ssize_t n;
-      if (p.is_file) {
+      if (p.kind == TransmitQueue::Kind::kFile) {
         off_t off = p.file_offset;
         size_t len = static_cast<size_t>(p.file_length < kMaxSendfile ? p.file_length : kMaxSendfile);
         n = ::sendfile(c->fd, p.file_fd, &off, len);
@@ -189,11 +197,14 @@ class EpollBackend final : public IoBackend {
       }
       c->out.Consume(n);
     }
-    if (c->want_write) {
-      c->want_write = false;
-      SetMask(c, c->epoll_mask & ~EPOLLOUT);  // writable sockets would fire forever
-    }
+    StopWaitingForWritable(c);
     return 0;
+  }
+
+  void StopWaitingForWritable(Connection* c) {
+    if (!c->want_write) return;
+    c->want_write = false;
+    SetMask(c, c->epoll_mask & ~EPOLLOUT);  // writable sockets would fire forever
   }
 
   IoEvents* events_ = nullptr;

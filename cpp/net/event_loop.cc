@@ -349,4 +349,31 @@ void EventLoop::OnWake() {
   retry_muted_ = !muted_.empty();  // another loop may have released memory
 }
 
+void EventLoop::OnFileNotCached(Connection* c, TransmitQueue::Piece load) {
+  FileSlice range{.fd = load.file_fd,
+                  .position = FilePosition(load.file_offset),
+                  .length = load.file_length,
+                  .keepalive = std::move(load.file_keepalive)};
+  // The completion runs on a loader thread and reaches this loop through the
+  // mailbox (dropped once it is closed); the connection is found by id, so
+  // one closed meanwhile is simply not resumed.
+  shared_->page_cache_loader->Load(
+      std::move(range), [this, mailbox = mailbox_, id = c->info.id](Status st) {
+        mailbox->Post([this, id, st = std::move(st)] { OnFileLoaded(id, st); });
+      });
+}
+
+void EventLoop::OnFileLoaded(uint64_t conn_id, const Status& st) {
+  auto it = conns_.find(conn_id);
+  if (it == conns_.end()) return;  // closed while its file range was loaded
+  Connection* c = it->second.get();
+  if (!st.ok()) {
+    Close(c, LogLevel::kWarn, "reading a file range to send: " + st.ToString());
+    return;
+  }
+  c->out.MarkLoaded();
+  int r = backend_->ArmWrite(c);
+  if (r != 1) OnWriteDone(c, r);
+}
+
 }  // namespace headrace::net

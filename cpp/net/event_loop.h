@@ -22,6 +22,7 @@
 #include "net/event_summary.h"
 #include "net/io_backend.h"
 #include "net/mailbox.h"
+#include "net/page_cache_loader.h"
 #include "net/request_handler.h"
 #include "net/request_memory.h"
 
@@ -56,6 +57,7 @@ struct LoopShared {
   EventSummary refused_connections;
   EventSummary accept_errors;
   std::vector<EventLoop*> loops;  // fixed before any loop starts
+  PageCacheLoader* page_cache_loader = nullptr;  // outlives the loops' threads
 };
 
 class EventLoop final : private IoEvents {
@@ -132,6 +134,8 @@ class EventLoop final : private IoEvents {
   void OnRead(Connection* c, int64_t n) override;
   void OnWriteDone(Connection* c, int err) override;
   void OnWake() override;
+  void OnFileNotCached(Connection* c, TransmitQueue::Piece load) override;
+  void OnFileLoaded(uint64_t conn_id, const Status& st);
 
   LoopShared* const shared_;
   std::unique_ptr<IoBackend> backend_;

@@ -27,6 +27,11 @@ class IoEvents {
   virtual void OnWriteDone(Connection* c, int err) = 0;
   // The wake eventfd fired (its counter has been consumed).
   virtual void OnWake() = 0;
+  // An armed write reached a file range that is not in the page cache
+  // (load.kind == kLoad). The write stays armed and the backend sends
+  // nothing more for c; the loop brings the range into the page cache off
+  // this thread, calls c->out.MarkLoaded() and then ArmWrite(c) again.
+  virtual void OnFileNotCached(Connection* c, TransmitQueue::Piece load) = 0;
 };
 
 class IoBackend {

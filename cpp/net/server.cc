@@ -120,6 +120,8 @@ Status Server::StartLoops(Backend b) {
   s.send_buffer_bytes = options_.send_buffer_bytes;
   s.receive_buffer_bytes = options_.receive_buffer_bytes;
   s.shutdown_grace = options_.shutdown_grace;
+  page_cache_loader_ = std::make_unique<PageCacheLoader>();
+  s.page_cache_loader = page_cache_loader_.get();
   int n = options_.io_threads > 0 ? options_.io_threads
                                   : static_cast<int>(std::thread::hardware_concurrency());
   if (n <= 0) n = 1;
@@ -142,6 +144,7 @@ void Server::StopLoops() {
   for (auto& loop : loops_) loop->RequestStop();
   for (auto& loop : loops_) loop->Join();
   loops_.clear();
+  page_cache_loader_.reset();  // after the loops: they hand it ranges
 }
 
 void Server::Stop() {

@@ -78,6 +78,7 @@ struct ServerOptions {
 
 class EventLoop;
 struct LoopShared;
+class PageCacheLoader;
 
 class Server {
  public:
@@ -124,6 +125,7 @@ class Server {
   Backend running_backend_ = Backend::kAuto;
   std::unique_ptr<LoopShared> shared_;
   std::vector<std::unique_ptr<EventLoop>> loops_;
+  std::unique_ptr<PageCacheLoader> page_cache_loader_;  // shared by loops_
 };
 
 }  // namespace headrace::net

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/test_file.h"
+
 namespace headrace::net {
 namespace {
 
@@ -137,7 +139,7 @@ TEST_P(ServerTest, BadSizesCloseOnlyThatConnection) {
   Client good(port());
   ASSERT_TRUE(good.Send("Ebefore"));
   EXPECT_EQ(good.Recv(), "Ebefore");
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   for (uint32_t prefix : {0x7fffffffu, (1u << 20) + 1, 0u, 0xffffffffu}) {
     Client bad(port());
     ASSERT_TRUE(bad.SendRaw(Prefix(prefix) + "xxxx"));
@@ -145,7 +147,7 @@ TEST_P(ServerTest, BadSizesCloseOnlyThatConnection) {
   }
   EXPECT_TRUE(WaitFor([&] { return handler_.closes() == 4; }));
   std::this_thread::sleep_for(1500ms);  // a tick after the interval: the summary
-  std::string log = testing::internal::GetCapturedStderr();
+  std::string log = ::testing::internal::GetCapturedStderr();
   // The first one at once, the other three in one summary line.
   EXPECT_NE(log.find("request size 2147483647 exceeds socket.request.max.bytes 1048576"),
             std::string::npos) << log;
@@ -283,9 +285,8 @@ TEST_P(ServerTest, RestartsAfterStop) {
   EXPECT_EQ(c.Recv(), "Eagain");
 }
 
-// The I/O threads are named hr-net-<index> (for top -H, perf, schedstat).
-TEST_P(ServerTest, IoThreadsAreNamed) {
-  StartServer();  // 2 I/O threads
+// The names of this process's threads.
+std::vector<std::string> ThreadNames() {
   std::vector<std::string> names;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
@@ -293,12 +294,77 @@ TEST_P(ServerTest, IoThreadsAreNamed) {
     std::getline(comm, name);
     names.push_back(name);
   }
+  return names;
+}
+
+// The I/O threads are named hr-net-<index> (for top -H, perf, schedstat).
+TEST_P(ServerTest, IoThreadsAreNamed) {
+  StartServer();  // 2 I/O threads
+  std::vector<std::string> names = ThreadNames();
   EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-0"), 1);
   EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-1"), 1);
   // And they still serve.
   Client c(port());
   ASSERT_TRUE(c.Send("Enamed"));
   EXPECT_EQ(c.Recv(), "Enamed");
+}
+
+// A file range not in the page cache is read by a loader thread, not by
+// the I/O thread's sendfile: the loop serves its other connections
+// meanwhile, and the connection's later replies still follow it.
+TEST_P(ServerTest, FileRangesNotCachedAreLoadedOffTheLoopInOrder) {
+  std::string content(8 << 20, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>((i * 7) >> 2);
+  testing::TestFile file(content);
+  bool evicted = file.Evict();
+  int fd = file.fd();
+  handler_.file_body_ = [fd, n = static_cast<int64_t>(content.size())] {
+    OutputBuffer b;
+    b.Append("hdr", 3);
+    b.AppendSlice(FileSlice{fd, FilePosition(0), n, nullptr});
+    return b;
+  };
+  ServerOptions o = Options();
+  o.io_threads = 1;
+  StartServer(o);
+  Client a(port()), b(port());
+  ASSERT_TRUE(a.SendRaw(Frame("F") + Frame("Eafter")));
+  ASSERT_TRUE(b.Send("Eother"));
+  EXPECT_EQ(b.Recv(), "Eother");
+  std::optional<std::string> got = a.Recv();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(*got == "hdr" + content) << "size " << got->size();
+  EXPECT_EQ(a.Recv(), "Eafter");
+  if (evicted) {
+    std::vector<std::string> names = ThreadNames();
+    EXPECT_EQ(std::count(names.begin(), names.end(), "hr-net-load-0"), 1);
+  }
+  server_->Stop();
+}
+
+TEST_P(ServerTest, ConnectionClosedWhileItsFileRangeLoadsIsHarmless) {
+  std::string content(32 << 20, 'c');
+  testing::TestFile file(content);
+  file.Evict();
+  int fd = file.fd();
+  handler_.file_body_ = [fd, n = static_cast<int64_t>(content.size())] {
+    OutputBuffer b;
+    b.AppendSlice(FileSlice{fd, FilePosition(0), n, nullptr});
+    return b;
+  };
+  ServerOptions o = Options();
+  o.io_threads = 1;
+  StartServer(o);
+  {
+    Client a(port());
+    ASSERT_TRUE(a.Send("F"));
+    ASSERT_TRUE(WaitFor([&] { return handler_.handled() == 1; }));
+  }  // closed, most likely while the range is being read
+  Client b(port());
+  ASSERT_TRUE(b.Send("Estill"));
+  EXPECT_EQ(b.Recv(), "Estill");
+  EXPECT_TRUE(WaitFor([&] { return handler_.closes() == 1; }));
+  server_->Stop();
 }
 
 TEST(ServerOptionsTest, ParseBackendAndAutoChoice) {

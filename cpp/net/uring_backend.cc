@@ -2,7 +2,9 @@
 // sendmsg are submitted to the ring and complete asynchronously; the wake
 // eventfd is read by a pending IORING_OP_READ. File pieces go out with
 // sendfile(2) on the non-blocking socket from the loop thread (zero-copy, no
-// pipe needed); on EAGAIN a POLL_ADD(POLLOUT) resumes them later.
+// pipe needed); on EAGAIN a POLL_ADD(POLLOUT) resumes them later. They are
+// in the page cache (TransmitQueue checks; ranges that are not are handed
+// to the loop, IoEvents::OnFileNotCached), so sendfile never waits for the disk.
 // user_data: a Connection* with an operation tag in its low 3 bits, or one
 // of the small constants below.
 #include "net/io_backend.h"
@@ -253,15 +255,20 @@ class UringBackend final : public IoBackend {
     if (r != 1) events_->OnWriteDone(c, r);
   }
 
-  // Submits the next piece of c->out. Returns 1 (a completion will follow),
-  // 0 (c->out is empty) or -errno. Byte pieces go through the ring: their
-  // sendmsg runs inside the io_uring_enter the loop makes anyway (measured:
-  // writing them directly costs one more system call per reply for no
-  // latency gain). File pieces are sent from the loop thread.
+  // Submits the next piece of c->out. Returns 1 (a completion will follow,
+  // or the loop loads a file range not in the page cache and calls ArmWrite
+  // again), 0 (c->out is empty) or -errno. Byte pieces go through the ring:
+  // their sendmsg runs inside the io_uring_enter the loop makes anyway
+  // (measured: writing them directly costs one more system call per reply
+  // for no latency gain). File pieces (cached) are sent from the loop thread.
   int ContinueWrite(Connection* c) {
     while (!c->out.empty()) {
       TransmitQueue::Piece p = c->out.Next();
-      if (!p.is_file) {
+      if (p.kind == TransmitQueue::Kind::kLoad) {
+        events_->OnFileNotCached(c, std::move(p));
+        return 1;
+      }
+      if (p.kind == TransmitQueue::Kind::kBytes) {
         io_uring_sqe* sqe = GetSqe();
         io_uring_prep_sendmsg(sqe, c->fd, c->out.msg(), MSG_NOSIGNAL);
         io_uring_sqe_set_data64(sqe, Tagged(c, kTagSend));

@@ -2,9 +2,12 @@
 // to over a TCP socket with requests the codec encodes. Covers the data
 // path: Metadata (auto-create, ids), Produce (acks 0/1/all, errors), Fetch
 // (exact bytes, limits, long poll, errors), ListOffsets, and restart.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -305,8 +308,8 @@ TEST_F(BrokerE2ETest, FetchReturnsExactlyTheProducedBatches) {
   EXPECT_TRUE(c.aborted_transactions->empty());
 }
 
-// Answers up to 16 KiB of records carry copies of the batches; larger ones
-// are sent from the segment file. A client sees the same bytes either way.
+// The transmit layer copies answers with up to 16 KiB of records and sends
+// larger ones from the segment file. A client sees the same bytes either way.
 TEST_F(BrokerE2ETest, FetchReturnsTheSameBytesCopiedOrSentFromTheFile) {
   std::string small = testing::MakeBatch(2, 100, 1000);
   std::string big1 = testing::MakeBatch(3, 6000, 2000), big2 = testing::MakeBatch(3, 6000, 3000);
@@ -323,6 +326,50 @@ TEST_F(BrokerE2ETest, FetchReturnsTheSameBytesCopiedOrSentFromTheFile) {
     EXPECT_EQ(RecordBytes(FetchOne(FetchOf("cp", id, 0), v).records),
               Stored(small, 0) + Stored(big1, 2) + Stored(big2, 5));
   }
+}
+
+// A large fetch of data whose pages were dropped from the page cache (read
+// into it off the I/O thread before it is sent), small requests pipelined
+// behind it, and requests on a second connection of the same I/O thread
+// meanwhile: every answer arrives, in order, with exact bytes.
+TEST_F(BrokerE2ETest, ALargeFetchOfEvictedDataAndSmallRequestsInterleave) {
+  client_.reset();
+  ASSERT_TRUE(broker_->Stop().ok());
+  broker_.reset();
+  StartBroker({{"num.io.threads", "1"}});
+  std::string expected;
+  for (int b = 0; b < 3; ++b) {
+    std::string batch = testing::MakeBatch(4, 250000, 1000 + b);
+    ASSERT_EQ(Produce("cold", batch, /*acks=*/-1).base_offset, 4 * b);  // flushed: evictable
+    expected += Stored(batch, 4 * b);
+  }
+  std::string small = Batch(2);
+  ASSERT_EQ(Produce("cold", small, -1).base_offset, 12);
+  Uuid id = TopicId("cold");
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir_.path())) {
+    if (f.path().extension() != ".log") continue;
+    int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  int32_t big = client_->Send(FetchOf("cold", id, 0, 0, 16 << 20), 12);
+  int32_t meta = client_->Send(MetadataRequest{}, 12);
+  int32_t tail = client_->Send(FetchOf("cold", id, 12), 12);
+  KafkaTestClient other(port_);
+  std::string error;
+  for (int i = 0; i < 3; ++i) {
+    auto resp = other.Call<FetchResponse>(FetchOf("cold", id, 12), 12, &error);
+    ASSERT_TRUE(resp.has_value()) << error;
+    EXPECT_EQ(RecordBytes(resp->responses[0].partitions[0].records), Stored(small, 12));
+  }
+  auto got = client_->Receive<FetchResponse>(big, 12, &error);
+  ASSERT_TRUE(got.has_value()) << error;
+  EXPECT_TRUE(RecordBytes(got->responses[0].partitions[0].records) == expected + Stored(small, 12));
+  ASSERT_TRUE(client_->Receive<MetadataResponse>(meta, 12, &error).has_value()) << error;
+  auto last = client_->Receive<FetchResponse>(tail, 12, &error);
+  ASSERT_TRUE(last.has_value()) << error;
+  EXPECT_EQ(RecordBytes(last->responses[0].partitions[0].records), Stored(small, 12));
 }
 
 TEST_F(BrokerE2ETest, FetchRespectsTheResponseMaxBytesAfterTheFirstBatch) {

@@ -16,9 +16,8 @@
 // if still short of min_bytes) or the deadline passes. The re-read and the
 // answer run on the connection's own I/O thread.
 //
-// Small answers (record bytes up to kInlineRecordBytes in all) carry copies
-// of their batches instead of slices: the whole response then leaves in one
-// sendmsg, where slices cost a sendmsg + sendfile + sendmsg per partition.
+// Record bytes are always FileSlices here; the transmit layer decides
+// whether they are copied or sent from the file (cpp/net/transmit_queue.h).
 //
 // Fetch sessions (KIP-227) are not kept: every answer says session_id 0, so
 // clients keep sending full fetch requests; forgotten_topics is ignored.
@@ -31,7 +30,6 @@
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
-#include "common/file_slice.h"
 
 namespace headrace::broker {
 namespace {
@@ -41,10 +39,6 @@ using Clock = Purgatory::Clock;
 
 // Topic ids replace names from this version on.
 constexpr int16_t kFirstTopicIdVersion = 13;
-// Up to this many record bytes per response are copied rather than sent
-// from the file (a caught-up consumer's fetch is usually a few KiB; the
-// copy costs less than the extra system calls and TCP segments).
-constexpr int64_t kInlineRecordBytes = 16 << 10;
 
 // One requested partition, resolved when the request arrives.
 struct Target {
@@ -138,19 +132,6 @@ void ReadPartition(const Target& target, const protocol::FetchRequest::FetchPart
   }
 }
 
-// Replaces each partition's slices by a copy of their bytes. A partition
-// whose read fails keeps its slices (sendfile then reports the error).
-void InlineRecords(Response* resp) {
-  for (auto& topic : resp->responses) {
-    for (auto& p : topic.partitions) {
-      if (p.records.slices.empty()) continue;
-      std::string bytes(static_cast<size_t>(p.records.size()), '\0');
-      if (ReadSlices(p.records.slices, reinterpret_cast<uint8_t*>(bytes.data())).ok())
-        p.records = protocol::Records::FromBytes(std::move(bytes));
-    }
-  }
-}
-
 ReadPass ReadAll(const FetchJob& job) {
   const protocol::FetchRequest& request = job.request;
   const IsolationLevel isolation = ToIsolationLevel(request.isolation_level);
@@ -174,7 +155,6 @@ ReadPass ReadAll(const FetchJob& job) {
       budget = std::max<int64_t>(budget - (pass.bytes - before), 0);
     }
   }
-  if (pass.bytes <= kInlineRecordBytes) InlineRecords(&pass.resp);
   return pass;
 }
 
