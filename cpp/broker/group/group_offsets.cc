@@ -61,8 +61,13 @@ void GroupCoordinator::MaybeCompact() {
   for (const GroupLog::Entry& e : live) live_bytes += e.key.size() + (e.value ? e.value->size() : 0);
   Status st = log_->Rewrite(live);
   // Next time once as much again as the live state (at least one segment)
-  // has been appended: compaction costs O(1) per appended byte.
-  next_compaction_bytes_ = log_->size_bytes() + std::max(config_.log_segment_bytes, live_bytes);
+  // has been appended: compaction costs O(1) per appended byte. The older
+  // records are dropped only once the copy is flushed (GroupLog), so the log
+  // is measured as it will be then: at most the segment the copy starts in
+  // plus the copy.
+  const int64_t copy_bytes = log_->size_bytes() - before;
+  const int64_t after = std::min(log_->size_bytes(), config_.log_segment_bytes + copy_bytes);
+  next_compaction_bytes_ = after + std::max(config_.log_segment_bytes, live_bytes);
   if (!st.ok()) {
     HR_LOG(kWarn) << "group log compaction: " << st.ToString();
     return;
