@@ -48,15 +48,26 @@ Result<bool> LeaderEpochCache::Load() {
   return true;
 }
 
-Status LeaderEpochCache::Flush() {
-  if (!dirty_ || dir_.empty()) return Status::OK();
+std::optional<std::string> LeaderEpochCache::TakeDirtyFile() {
+  if (!dirty_ || dir_.empty()) return std::nullopt;
+  dirty_ = false;
   std::string text = std::to_string(kFormatVersion) + "\n" + std::to_string(entries_.size()) + "\n";
   for (const EpochEntry& e : entries_) {
     text += std::to_string(e.epoch.value()) + " " + std::to_string(e.start_offset.value()) + "\n";
   }
-  HR_RETURN_IF_ERROR(WriteFileAtomically(*env_, dir_, kFileName, text));
-  dirty_ = false;
-  return Status::OK();
+  return text;
+}
+
+Status LeaderEpochCache::WriteFile(const std::string& contents) const {
+  return WriteFileAtomically(*env_, dir_, kFileName, contents);
+}
+
+Status LeaderEpochCache::Flush() {
+  std::optional<std::string> text = TakeDirtyFile();
+  if (!text) return Status::OK();
+  Status st = WriteFile(*text);
+  if (!st.ok()) dirty_ = true;  // still to be written
+  return st;
 }
 
 Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,10 +75,16 @@ class LeaderEpochCache {
   Status TruncateFromStart(Offset start);
 
   // Writes the file (atomically, fsynced) if anything changed since the
-  // last write. The owner calls it before it fsyncs the log, so the file
-  // is durable before the data it describes. A lost file is rebuilt from
-  // the batches' epochs (Partition).
+  // last write: TakeDirtyFile() then WriteFile(). The owner does this before
+  // it fsyncs the log, so the file is durable before the data it describes,
+  // and may call WriteFile without its lock (it only reads the directory
+  // and env, fixed at construction). A lost file is rebuilt from the
+  // batches' epochs (Partition).
   Status Flush();
+  // The file's contents if anything changed since the last take; clears the
+  // change.
+  std::optional<std::string> TakeDirtyFile();
+  Status WriteFile(const std::string& contents) const;
   bool dirty() const { return dirty_; }
 
   // The latest epoch, or -1 when empty.

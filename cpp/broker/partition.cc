@@ -62,9 +62,8 @@ Result<std::shared_ptr<Partition>> Partition::Open(const std::string& data_dir,
                                                    const TopicSettings& settings,
                                                    const PartitionServices& services,
                                                    const LogFactory& factory) {
-  LogConfig config = settings.log;
-  config.flush_on_append = false;  // the flusher fsyncs (MaybeScheduleFlush)
-  HR_ASSIGN_OR_RETURN(std::unique_ptr<Log> log, factory(PartitionDirPath(data_dir, tp), config));
+  HR_ASSIGN_OR_RETURN(std::unique_ptr<Log> log,
+                      factory(PartitionDirPath(data_dir, tp), PartitionLogConfig(settings.log)));
   auto partition = std::make_shared<Partition>(tp, topic_id, std::move(log), settings, services);
   {
     std::lock_guard<std::mutex> lock(partition->mu_);
@@ -153,15 +152,7 @@ Status Partition::CheckServing() const {
 }
 
 Status Partition::GoOffline(const Status& cause) {
-  bool first = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!offline_.exchange(true)) {
-      first = true;
-      offline_cause_ = cause;
-    }
-  }
-  if (first) {
+  if (!offline_.exchange(true)) {  // the first failure
     // A failed log said so itself, once, with the path and errno.
     if (!log_->failed()) {
       HR_LOG(kError) << "partition " << tp_.ToString() << " (" << log_->dir()
@@ -206,7 +197,7 @@ Result<AppendInfo> Partition::AppendAsLeader(std::span<uint8_t> batches, int16_t
   }
   WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
   lock.unlock();
-  MaybeScheduleFlush();
+  ScheduleFlushAfter(*info);
   AfterChange(changed, false);
   return info;
 }
@@ -229,11 +220,15 @@ Result<std::optional<AppendInfo>> Partition::CheckProducerStateLocked(
 Status Partition::FlushLog() {
   flush_scheduled_.store(false, std::memory_order_release);  // appends from now on reschedule
   if (offline()) return CheckServing();
-  Status st = log_->Flush();
-  if (st.ok()) {
+  // The epoch file first, so that it is durable before the data it
+  // describes; written outside mu_ (appends do not wait for its fsync).
+  std::optional<std::string> epochs;
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    st = epoch_cache_.Flush();
+    epochs = epoch_cache_.TakeDirtyFile();
   }
+  Status st = epochs ? epoch_cache_.WriteFile(*epochs) : Status::OK();
+  if (st.ok()) st = log_->Flush();
   if (!st.ok()) {
     if (st.code() == StatusCode::kClosed) return st;
     return GoOffline(st);
@@ -340,9 +335,7 @@ Result<RetentionReport> Partition::ApplyRetention(TimestampMs now) {
 }
 
 void Partition::SetSettings(const TopicSettings& settings) {
-  LogConfig config = settings.log;
-  config.flush_on_append = false;
-  log_->SetConfig(config);
+  log_->SetConfig(PartitionLogConfig(settings.log));
   retention_delete_.store(settings.cleanup_delete);
   min_insync_replicas_.store(settings.min_insync_replicas);
 }

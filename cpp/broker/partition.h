@@ -96,6 +96,13 @@ struct PartitionServices {
   FileEnv* file_env = nullptr;  // the partition's own files (epoch cache); null = the OS
 };
 
+// A partition's log configuration: `config` with flush_on_append off (the
+// flusher thread fsyncs partition logs, never the appending thread).
+inline LogConfig PartitionLogConfig(LogConfig config) {
+  config.flush_on_append = false;
+  return config;
+}
+
 enum class PartitionRole : uint8_t { kLeader, kFollower };
 
 // A follower's truncation step (TruncateByEpoch).
@@ -284,6 +291,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Tells the listener (no lock held) and asks the flusher when needed.
   void AfterChange(WatermarkSet changed, bool state_changed);
   void ScheduleFlush();
+  // After an append: an fsync is due when commits need one or the log's
+  // flush policy says so (no second look at the log).
+  void ScheduleFlushAfter(const AppendInfo& info) {
+    if (services_.commit_requires_fsync || info.flush_due) ScheduleFlush();
+  }
   Status GoOffline(const Status& cause);
   Status CheckServing() const;
 
@@ -306,7 +318,6 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::vector<int32_t> isr_;
   LeaderEpochCache epoch_cache_;
   ProducerStateTable producer_state_;
-  Status offline_cause_;
 };
 
 }  // namespace headrace::broker

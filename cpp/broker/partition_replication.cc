@@ -132,7 +132,7 @@ Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches) {
   }
   WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
   lock.unlock();
-  MaybeScheduleFlush();
+  ScheduleFlushAfter(*info);
   AfterChange(changed, false);
   return info;
 }

@@ -154,9 +154,10 @@ Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign
   HR_RETURN_IF_ERROR(Fence(active.Append(batches, metas_, config_.index_interval_bytes, now)));
   end_offset_.store(info.last_offset.value() + 1, std::memory_order_release);
   unflushed_messages_ += info.record_count;
-  bool flush = config_.flush_on_append && FlushDueLocked(now);
+  info.flush_due = FlushDueLocked(now);
+  const bool flush_here = info.flush_due && config_.flush_on_append;
   lock.unlock();
-  if (flush) HR_RETURN_IF_ERROR(Flush());
+  if (flush_here) HR_RETURN_IF_ERROR(Flush());
   return info;
 }
 

@@ -47,13 +47,9 @@ void HandleOffsetForLeaderEpoch(BrokerContext& ctx, protocol::OffsetForLeaderEpo
   for (const auto& t : request.topics) {
     auto& topic_resp = resp.topics.emplace_back();
     topic_resp.topic = t.topic;
-    std::shared_ptr<const Topic> topic = ctx.topics().FindTopic(t.topic);
     for (const auto& p : t.partitions) {
-      const Partition* partition = nullptr;
-      if (topic && p.partition >= 0 && p.partition < topic->partition_count()) {
-        partition = topic->partitions[p.partition].get();
-      }
-      Answer(partition, p, &topic_resp.partitions.emplace_back());
+      Answer(ctx.topics().FindPartition(t.topic, p.partition).get(), p,
+             &topic_resp.partitions.emplace_back());
     }
   }
   req.Reply(resp);

@@ -198,11 +198,13 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     else pending->req.NoResponse();
     return;
   }
-  std::erase_if(appended, [](const Appended& a) { return a.partition->high_watermark() > a.last_offset; });
-  if (acks == -1 && !appended.empty()) {
-    WaitForCommit(ctx, std::move(pending), std::move(appended),
-                  std::chrono::milliseconds(std::max(request.timeout_ms, 0)));
-    return;
+  if (acks == -1) {
+    std::erase_if(appended, [](const Appended& a) { return a.partition->high_watermark() > a.last_offset; });
+    if (!appended.empty()) {  // some not committed yet
+      WaitForCommit(ctx, std::move(pending), std::move(appended),
+                    std::chrono::milliseconds(std::max(request.timeout_ms, 0)));
+      return;
+    }
   }
   pending->req.Reply(resp);
 }

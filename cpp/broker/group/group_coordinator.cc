@@ -296,7 +296,9 @@ void GroupCoordinator::Tick() {
     MaybeCompact();
     if (log_) {
       Status st = log_->FinishRewrite();
-      if (!st.ok()) HR_LOG(kWarn) << "group log compaction: " << st.ToString();
+      if (!st.ok()) {
+        HR_LOG(kWarn) << "group log compaction: " << st.ToString();
+      }
     }
   }
   RunAll(done);

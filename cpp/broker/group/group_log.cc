@@ -27,7 +27,7 @@ Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir,
   cfg.retention_ms = -1;
   cfg.max_message_bytes = 64 << 20;
   cfg.max_index_bytes = 1 << 20;
-  cfg.flush_on_append = false;  // the flusher fsyncs
+  cfg = PartitionLogConfig(cfg);  // the flusher fsyncs
   HR_ASSIGN_OR_RETURN(std::unique_ptr<Log> log,
                       Log::Open(data_dir + "/" + kGroupLogDirName, cfg, env));
   TopicSettings settings;

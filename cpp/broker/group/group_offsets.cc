@@ -72,8 +72,9 @@ void GroupCoordinator::MaybeCompact() {
     HR_LOG(kWarn) << "group log compaction: " << st.ToString();
     return;
   }
-  HR_LOG(kInfo) << "group log compacted: " << live.size() << " live records (" << live_bytes
-                << " bytes); log " << before << " -> " << log_->size_bytes() << " bytes";
+  HR_LOG(kInfo) << "group log compaction: " << live.size() << " live records (" << live_bytes
+                << " bytes) rewritten; the older " << before
+                << " bytes go once the copy is flushed";
 }
 
 std::vector<KafkaError> GroupCoordinator::Commit(const CommitRequest& req) {

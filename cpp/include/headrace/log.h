@@ -57,7 +57,7 @@ struct LogConfig {
   bool preallocate_indexes = true;
   // Append itself fsyncs when the flush policy says so. The broker turns
   // this off: its flusher thread is the only one that fsyncs partition logs
-  // (it asks FlushDue()).
+  // (AppendInfo::flush_due after an append, FlushDue() between appends).
   bool flush_on_append = true;
 };
 
@@ -71,6 +71,9 @@ struct AppendInfo {
   int32_t record_count = 0;
   int32_t batch_count = 0;
   int64_t bytes = 0;
+  // The flush policy asked for an fsync after this append (Append fsynced
+  // already when flush_on_append; otherwise the owner schedules it).
+  bool flush_due = false;
 };
 
 // What Read found: whole batches, in offset order, as file slices.
