@@ -126,6 +126,7 @@ WatermarkSet Partition::RecomputeLocked(Offset log_end_before, Offset flushed_be
 }
 
 void Partition::AfterChange(WatermarkSet changed, bool state_changed) {
+  if (state_changed) state_version_.fetch_add(1, std::memory_order_acq_rel);
   if (services_.listener) {
     if (state_changed) services_.listener->OnStateChanged(*this);
     else if (changed) services_.listener->OnWatermarksAdvanced(*this, changed);

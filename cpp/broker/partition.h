@@ -254,6 +254,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   LeaderEpoch leader_epoch() const { return LeaderEpoch(leader_epoch_.load()); }
   bool is_leader() const { return is_leader_.load(std::memory_order_acquire); }
   bool offline() const { return offline_.load(std::memory_order_acquire); }
+  // Counts state changes (offline, role, truncation, close); bumped before
+  // the listener hears of one. A waiter that read it before acting sees a
+  // change that happened before it was indexed (Purgatory::Watch).
+  uint64_t state_version() const { return state_version_.load(std::memory_order_acquire); }
   Offset log_start_offset() const { return log_->start_offset(); }
   Offset log_end_offset() const { return log_->end_offset(); }
   Offset high_watermark() const { return Offset(high_watermark_.load(std::memory_order_acquire)); }
@@ -306,6 +310,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::atomic<int32_t> leader_epoch_{0};
   std::atomic<bool> is_leader_{true};
   std::atomic<bool> offline_{false};
+  std::atomic<uint64_t> state_version_{0};
   std::atomic<int64_t> high_watermark_{0};  // written under mu_
   std::atomic<int32_t> min_insync_replicas_{1};
   std::atomic<int> isr_size_{1};

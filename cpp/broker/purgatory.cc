@@ -66,6 +66,7 @@ uint64_t Purgatory::Wait(std::vector<Watch> watches, Clock::time_point deadline,
   bool ready = false;
   for (const Watch& w : watches) {
     if (w.partition->watermark(w.which) >= w.threshold) ready = true;
+    if (w.seen_state != kAnyState && w.partition->state_version() != w.seen_state) ready = true;
   }
   waiters_.emplace(id, Waiter{std::move(watches), deadline, std::move(executor), std::move(cb)});
   if (ready) {

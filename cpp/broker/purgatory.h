@@ -48,11 +48,16 @@ class Purgatory final : public PartitionListener {
   using Clock = std::chrono::steady_clock;
   using Callback = std::function<void(WakeReason)>;
 
-  // Ready when partition->watermark(which) >= threshold.
+  // Ready when partition->watermark(which) >= threshold, or when the
+  // partition's state_version() is no longer `seen_state` (a state change
+  // that happened before Wait indexed the waiter, whose notification it
+  // therefore missed). kAnyState skips that check.
+  static constexpr uint64_t kAnyState = ~uint64_t{0};
   struct Watch {
     std::shared_ptr<Partition> partition;
     Watermark which;
     Offset threshold;
+    uint64_t seen_state = kAnyState;
   };
 
   Purgatory();   // starts the timer thread ("hr-purgatory")

@@ -298,6 +298,27 @@ TEST(PurgatoryTest, StateChangeWakesEveryWaiterOfThePartition) {
   EXPECT_EQ(waiters.pending(), 1u);
 }
 
+// The race a produce runs: it appends, the partition changes state (here it
+// is closed; in the broker a failed fsync takes it offline) before the
+// produce registers its wait. The state version read before the append makes
+// Wait complete at once instead of at the deadline.
+TEST(PurgatoryTest, StateChangeBeforeWaitCompletesAtOnce) {
+  Purgatory waiters;
+  auto p = MakePartition(&waiters);
+  const uint64_t before = p->state_version();
+  Purgatory::Watch watch = NextHw(p);
+  watch.seen_state = before;
+  ASSERT_TRUE(p->Close().ok());
+  EXPECT_NE(p->state_version(), before);
+  Fires fires, unchecked;
+  EXPECT_EQ(waiters.Wait({watch}, Clock::now() + 10s, nullptr, fires.Callback()), 0u);
+  EXPECT_EQ(fires.data.load(), 1);
+  // Without a state version the same wait parks until its deadline.
+  EXPECT_NE(waiters.Wait({NextHw(p)}, Clock::now() + 10s, nullptr, unchecked.Callback()), 0u);
+  EXPECT_EQ(unchecked.total(), 0);
+  EXPECT_EQ(waiters.pending(), 1u);
+}
+
 // 100,000 waiters over 100 partitions: each completes exactly once when its
 // partition moves, and registering/completing them stays linear.
 TEST(PurgatoryTest, HundredThousandWaitersCompleteExactlyOnce) {

@@ -111,6 +111,7 @@ void ReadPartition(const Target& target, const protocol::FetchRequest::FetchPart
     pass->any_error = true;
     return;
   }
+  const uint64_t state = target.partition->state_version();
   Result<PartitionRead> read =
       target.partition->Read(Offset(in.fetch_offset), max_bytes, isolation, min_one_batch);
   if (!read.ok()) {
@@ -126,9 +127,10 @@ void ReadPartition(const Target& target, const protocol::FetchRequest::FetchPart
   pass->bytes += read->data.bytes;
   if (isolation == IsolationLevel::kReadCommitted) {
     pass->watches.push_back(
-        {target.partition, Watermark::kLastStable, read->last_stable_offset + 1});
+        {target.partition, Watermark::kLastStable, read->last_stable_offset + 1, state});
   } else {
-    pass->watches.push_back({target.partition, Watermark::kHighWatermark, read->high_watermark + 1});
+    pass->watches.push_back(
+        {target.partition, Watermark::kHighWatermark, read->high_watermark + 1, state});
   }
 }
 

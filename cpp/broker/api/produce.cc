@@ -54,12 +54,13 @@ KafkaError AppendError(const Status& st) {
 }
 
 // Appends one partition's records. Fills `out`; returns the partition when
-// the append succeeded (null otherwise) and sets *last_offset.
+// the append succeeded (null otherwise) and sets *last_offset and
+// *state_before (the partition's state version read before the append).
 std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_error,
                                            const std::string& topic_message,
                                            protocol::ProduceRequest::PartitionProduceData& data,
                                            int16_t version, int16_t acks, PartitionResponse* out,
-                                           Offset* last_offset) {
+                                           Offset* last_offset, uint64_t* state_before) {
   out->index = data.index;
   if (topic == nullptr) {
     SetError(out, topic_error, version, topic_message);
@@ -76,6 +77,7 @@ std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_
     return nullptr;
   }
   const std::shared_ptr<Partition>& partition = topic->partitions[data.index];
+  *state_before = partition->state_version();
   Result<AppendInfo> info = partition->AppendAsLeader(data.records.data, acks);
   if (!info.ok()) {
     SetError(out, AppendError(info.status()), version, info.status().message());
@@ -94,6 +96,7 @@ struct Appended {
   PartitionResponse* out;  // into the response being built
   std::shared_ptr<Partition> partition;
   Offset last_offset;
+  uint64_t state_before;  // a state change after the append wakes the wait
 };
 
 // An acks=all response waiting for its partitions' high watermarks. Every
@@ -138,7 +141,8 @@ void WaitForCommit(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending,
   const auto deadline = Purgatory::Clock::now() + timeout;
   pending->remaining.store(static_cast<int>(appended.size()));
   for (Appended& a : appended) {
-    Purgatory::Watch watch{a.partition, Watermark::kHighWatermark, a.last_offset + 1};
+    Purgatory::Watch watch{a.partition, Watermark::kHighWatermark, a.last_offset + 1,
+                           a.state_before};
     ctx.state->purgatory().Wait({std::move(watch)}, deadline, pending->req.executor(),
                                 [pending, a, version](WakeReason why) {
                                   Settle(a, why, version);
@@ -184,10 +188,12 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     for (size_t p = 0; p < topic_data.partition_data.size(); ++p) {
       PartitionResponse* out = &topic_resp.partition_responses[p];
       Offset last{-1};
+      uint64_t state = 0;
       auto partition = AppendPartition(topic.get(), topic_error, topic_message,
-                                       topic_data.partition_data[p], version, acks, out, &last);
+                                       topic_data.partition_data[p], version, acks, out, &last,
+                                       &state);
       if (partition) {
-        appended.push_back({out, std::move(partition), last});
+        appended.push_back({out, std::move(partition), last, state});
       } else {
         any_error = true;
       }
