@@ -5,6 +5,7 @@ from libcpp.map cimport map
 from libcpp.memory cimport unique_ptr
 from libcpp.string cimport string
 from libcpp.vector cimport vector
+from libc.stdint cimport int64_t, uint64_t
 from libbroker cimport CBroker, CBrokerSetting, DescribeBrokerSettings
 
 
@@ -63,6 +64,49 @@ cdef class Broker:
     @property
     def cluster_id(self) -> str:
         return self._broker.get().cluster_id().decode()
+
+    # --- cluster mode (docs/cluster.md): called by the control plane ---
+
+    def apply_cluster(self, state_json):
+        """Applies the control plane's view of the cluster (JSON str).
+        Returns the per-partition failures as "topic-p: why" lines."""
+        cdef string doc = state_json.encode("utf-8")
+        cdef vector[string] report
+        cdef CStatus st
+        with nogil:
+            st = self._broker.get().ApplyClusterState(doc, &report)
+        check_status(st)
+        return [line.decode() for line in report]
+
+    def isr_changes(self):
+        """ISR changes the local leaders propose, as a JSON array (str)."""
+        cdef string out
+        with nogil:
+            out = self._broker.get().TakeIsrChanges()
+        return out.decode()
+
+    def next_control_request(self, timeout_s):
+        """(id, kind, payload_json) of the next admin request for the
+        control plane, or None after `timeout_s` seconds without one."""
+        cdef int64_t ms = max(0, int(timeout_s * 1000))
+        cdef uint64_t rid = 0
+        cdef string kind
+        cdef string payload
+        cdef bint got
+        with nogil:
+            got = self._broker.get().NextControlRequest(ms, &rid, &kind, &payload)
+        if not got:
+            return None
+        return (rid, kind.decode(), payload.decode())
+
+    def complete_control_request(self, request_id, result_json):
+        """Answers a control request; False if it timed out meanwhile."""
+        cdef uint64_t rid = request_id
+        cdef string result = result_json.encode("utf-8")
+        cdef bint done
+        with nogil:
+            done = self._broker.get().CompleteControlRequest(rid, result)
+        return bool(done)
 
     def __dealloc__(self):
         if self._broker.get() != NULL:

@@ -1,6 +1,6 @@
 # Raw declarations of headrace/broker.h (the whole broker) and
 # headrace/broker_settings.h (every setting with its default).
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.map cimport map
 from libcpp.memory cimport unique_ptr
 from libcpp.string cimport string
@@ -21,6 +21,10 @@ cdef extern from "headrace/broker.h" namespace "headrace" nogil:
         string data_dir() const
         string network_backend() const
         string cluster_id() const
+        CStatus ApplyClusterState(const string& state_json, vector[string]* report)
+        string TakeIsrChanges()
+        bint NextControlRequest(int64_t timeout_ms, uint64_t* id, string* kind, string* payload)
+        bint CompleteControlRequest(uint64_t id, const string& result_json)
 
 
 cdef extern from "headrace/broker_settings.h" namespace "headrace" nogil:

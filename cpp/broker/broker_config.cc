@@ -114,6 +114,16 @@ Status BrokerConfig::Set(std::string_view key, std::string_view value) {
     HR_ASSIGN_OR_RETURN(log_flush_scheduler_interval_ms, Int(key, value, 1, kLongMax));
   } else if (key == "headrace.acks.all.fsync") {
     HR_ASSIGN_OR_RETURN(acks_all_fsync, Bool(key, value));
+  } else if (key == "zookeeper.connect") {
+    zookeeper_connect = std::string(value);
+  } else if (key == "zookeeper.session.timeout.ms") {
+    HR_ASSIGN_OR_RETURN(zookeeper_session_timeout_ms, Int(key, value, 1000, kIntMax));
+  } else if (key == "zookeeper.connection.timeout.ms") {
+    HR_ASSIGN_OR_RETURN(zookeeper_connection_timeout_ms, Int(key, value, 1, kIntMax));
+  } else if (key == "broker.rack") {
+    broker_rack = std::string(value);
+  } else if (key == "unclean.leader.election.enable") {
+    HR_ASSIGN_OR_RETURN(unclean_leader_election_enable, Bool(key, value));
   } else if (key == "headrace.group.commit.linger.us") {
     HR_ASSIGN_OR_RETURN(group_commit_linger_us, Int(key, value, 0, 1000000));
   } else if (auto it = TopicSynonyms().find(key); it != TopicSynonyms().end()) {

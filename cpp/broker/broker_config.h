@@ -79,6 +79,18 @@ struct BrokerConfig {
   // that arrive while an fsync runs are batched into the next one anyway).
   int64_t group_commit_linger_us = 0;
 
+  // Cluster mode (docs/cluster.md). zookeeper.connect: "" = the embedded
+  // single-node broker; otherwise HOST:PORT[,HOST:PORT...][/chroot] of the
+  // ZooKeeper ensemble the control plane (Python, kazoo) joins. The C++
+  // data plane never connects to it; it takes the cluster's state from the
+  // control plane (Broker::ApplyClusterState).
+  std::string zookeeper_connect;
+  int64_t zookeeper_session_timeout_ms = 18000;     // zookeeper.session.timeout.ms
+  int64_t zookeeper_connection_timeout_ms = 18000;  // zookeeper.connection.timeout.ms
+  std::string broker_rack;                          // broker.rack ("" = none)
+  bool unclean_leader_election_enable = false;      // unclean.leader.election.enable
+  bool cluster_mode() const { return !zookeeper_connect.empty(); }
+
   // Not a property: the I/O seam every log and broker file goes through
   // (null = the OS). Tests and the HEADRACE_FAULT_INJECT hook set it; it
   // must outlive the BrokerState.

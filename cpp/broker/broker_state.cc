@@ -40,6 +40,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   TopicRegistry* registry = s->registry_.get();
   s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
   s->maintenance_->Start();
+  if (config.cluster_mode()) s->cluster_ = std::make_unique<ClusterState>();
   return s;
 }
 
@@ -59,6 +60,7 @@ void BrokerState::StopWaiting() {
   // produces waiting for it; whatever still waits is then told kShutdown.
   if (flusher_) flusher_->Stop();
   if (purgatory_) purgatory_->Shutdown();
+  if (cluster_) cluster_->requests().Shutdown();
 }
 
 }  // namespace headrace::broker

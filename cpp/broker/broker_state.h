@@ -12,6 +12,7 @@
 
 #include "broker/admin_worker.h"
 #include "broker/broker_config.h"
+#include "broker/cluster/cluster_state.h"
 #include "broker/data_dir_lock.h"
 #include "broker/flusher.h"
 #include "broker/maintenance.h"
@@ -40,6 +41,9 @@ class BrokerState {
   MetadataStore& metadata() { return *store_; }
   // Producer ids for InitProducerId (idempotent producers).
   ProducerIdAllocator& producer_ids() { return *producer_ids_; }
+  // Cluster mode (zookeeper.connect set): the cluster as the control plane
+  // last told it; null on a single node.
+  ClusterState* cluster() { return cluster_.get(); }
   const BrokerConfig& config() const { return registry_->config(); }
   const ClusterIdentity& identity() const { return registry_->identity(); }
 
@@ -64,6 +68,7 @@ class BrokerState {
   std::unique_ptr<TopicRegistry> registry_;
   std::unique_ptr<Maintenance> maintenance_;
   std::unique_ptr<AdminWorker> admin_;
+  std::unique_ptr<ClusterState> cluster_;
   bool closed_ = false;
 };
 

@@ -127,9 +127,9 @@ Status TopicRegistry::DeleteTopic(const std::string& name) {
   // Requests holding a Partition now get Closed (NOT_LEADER_OR_FOLLOWER).
   // Not flushed: the data is deleted (an fsync here stalled every
   // connection of the network thread for ~250 ms per partition).
-  for (const auto& p : topic->partitions) {
-    (void)p->Abandon();
-    RetireDir(p->topic_partition());
+  for (int32_t i = 0; i < topic->partition_count(); ++i) {
+    if (topic->partitions[i]) (void)topic->partitions[i]->Abandon();
+    RetireDir({name, i});
   }
   // The renames are not fsynced (that held the network thread 30-100 ms):
   // the deletion is durable in the metadata store, and a directory whose
@@ -197,7 +197,9 @@ Status TopicRegistry::CommitConfigLocked(const Topic& topic, ConfigMap overrides
   auto next = std::make_shared<Topic>(topic);
   next->overrides = std::move(overrides);
   next->settings = settings;
-  for (const auto& p : next->partitions) p->SetSettings(settings);
+  for (const auto& p : next->partitions) {
+    if (p) p->SetSettings(settings);  // null: no local replica (cluster mode)
+  }
   Publish(std::move(next));
   return Status::OK();
 }

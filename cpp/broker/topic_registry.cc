@@ -45,9 +45,14 @@ Status TopicRegistry::Load() {
       return Status::Corruption("stored configs of topic " + t.name + ": " +
                                 settings.status().message());
     }
-    HR_ASSIGN_OR_RETURN(auto parts,
-                        OpenPartitions(t.name, t.id, settings.value(), 0, t.partition_count));
+    std::vector<std::shared_ptr<Partition>> parts;
+    if (config_.cluster_mode()) {
+      HR_ASSIGN_OR_RETURN(parts, OpenReplicas(t.name, t.id, settings.value(), t.partition_count));
+    } else {
+      HR_ASSIGN_OR_RETURN(parts, OpenPartitions(t.name, t.id, settings.value(), 0, t.partition_count));
+    }
     for (const auto& p : parts) {
+      if (!p) continue;
       const RecoveryReport& rr = p->recovery_report();
       if (rr.truncated_bytes > 0) {
         startup_.truncated.push_back(p->topic_partition().ToString() + ": " + rr.reason);
@@ -56,7 +61,7 @@ Status TopicRegistry::Load() {
                       << rr.truncated_at.value() << ": " << rr.reason;
       }
     }
-    startup_.partitions += static_cast<int>(parts.size());
+    for (const auto& p : parts) startup_.partitions += p ? 1 : 0;
     auto topic = std::make_shared<Topic>();
     topic->name = t.name;
     topic->id = t.id;
@@ -151,6 +156,12 @@ std::shared_ptr<Partition> TopicRegistry::FindPartition(std::string_view topic,
 Result<std::shared_ptr<Partition>> TopicRegistry::GetPartition(std::string_view topic,
                                                                int32_t partition) const {
   auto p = FindPartition(topic, partition);
+  if (!p && config_.cluster_mode() && FindTopic(topic) && partition >= 0 &&
+      partition < FindTopic(topic)->partition_count()) {
+    return KafkaStatus(KafkaError::kNotLeaderOrFollower,
+                       "This broker holds no replica of " + std::string(topic) + "-" +
+                           std::to_string(partition));
+  }
   if (!p) {
     return KafkaStatus(KafkaError::kUnknownTopicOrPartition,
                        "This server does not host this topic-partition: " + std::string(topic) +
@@ -173,7 +184,7 @@ std::vector<std::shared_ptr<const Topic>> TopicRegistry::ListTopics() const {
 int64_t TopicRegistry::HostedPartitions() const {
   std::shared_lock<std::shared_mutex> lock(map_mu_);
   int64_t n = 0;
-  for (const auto& [name, t] : by_name_) n += t->partition_count();
+  for (const auto& [name, t] : by_name_) n += t->hosted_count();
   return n;
 }
 
@@ -181,7 +192,9 @@ std::vector<std::shared_ptr<Partition>> TopicRegistry::AllPartitions() const {
   std::vector<std::shared_ptr<Partition>> out;
   std::shared_lock<std::shared_mutex> lock(map_mu_);
   for (const auto& [name, t] : by_name_) {
-    out.insert(out.end(), t->partitions.begin(), t->partitions.end());
+    for (const auto& p : t->partitions) {
+      if (p) out.push_back(p);
+    }
   }
   return out;
 }

@@ -38,8 +38,15 @@ struct Topic {
   Uuid id;
   ConfigMap overrides;     // what the topic's configs override (persisted)
   TopicSettings settings;  // broker defaults + overrides
-  std::vector<std::shared_ptr<Partition>> partitions;  // index = partition id
+  // index = partition id. In cluster mode an entry is null where this
+  // broker holds no replica of the partition; single node: never null.
+  std::vector<std::shared_ptr<Partition>> partitions;
   int32_t partition_count() const { return static_cast<int32_t>(partitions.size()); }
+  int32_t hosted_count() const {
+    int32_t n = 0;
+    for (const auto& p : partitions) n += p ? 1 : 0;
+    return n;
+  }
 };
 
 struct CreateTopicRequest {
@@ -146,6 +153,18 @@ class TopicRegistry {
   // Blocks until background directory removal is idle (tests).
   void DrainDeletions() { deleter_.Drain(); }
 
+  // --- cluster mode (docs/cluster.md): the control plane decides ---
+  // The local replica of `topic`'s partition `partition` (creating the topic
+  // entry, growing its partition count, or taking its configs from `topic`
+  // as needed, and opening the replica's log: a new replica starts as a
+  // follower with no leader). A local topic with the same name and another
+  // id (deleted and re-created meanwhile) is deleted first.
+  Result<std::shared_ptr<Partition>> EnsureReplica(const std::string& name, const Uuid& id,
+                                                   const ConfigMap& configs,
+                                                   int32_t partition_count, int32_t partition);
+  // Closes the local replica and removes its data (reassigned away).
+  Status RemoveReplica(const std::string& name, int32_t partition);
+
   // Closes every partition (flushing it) and stops background deletion.
   // Later admin calls fail with Closed. Idempotent.
   Status Close();
@@ -159,6 +178,15 @@ class TopicRegistry {
                                                                  const Uuid& id,
                                                                  const TopicSettings& settings,
                                                                  int32_t from, int32_t to);
+  // Cluster mode: opens the partitions of a stored topic whose directories
+  // exist (the replicas this broker held), each as a follower with no
+  // leader until the control plane says otherwise; null elsewhere.
+  Result<std::vector<std::shared_ptr<Partition>>> OpenReplicas(const std::string& name,
+                                                               const Uuid& id,
+                                                               const TopicSettings& settings,
+                                                               int32_t count);
+  Result<std::shared_ptr<Partition>> OpenReplica(const TopicPartition& tp, const Uuid& id,
+                                                 const TopicSettings& settings);
   // Renames a partition dir aside and queues it for removal (if it exists).
   void RetireDir(const TopicPartition& tp);
   // Validates partitions / replication factor / configs of a create request.

@@ -8,6 +8,8 @@
 #include "broker/api/dispatcher.h"
 #include "broker/api/handler.h"
 #include "broker/broker_config.h"
+#include "broker/cluster/cluster_apply.h"
+#include "broker/json.h"
 #include "broker/group/group_coordinator.h"
 #include "common/fault_injecting_env.h"
 #include "common/logging.h"
@@ -124,6 +126,57 @@ class BrokerImpl final : public Broker {
   }
   std::string cluster_id() const override { return state_ ? ctx_.cluster_id() : ""; }
 
+  Status ApplyClusterState(const std::string& state_json,
+                           std::vector<std::string>* report) override {
+    std::lock_guard<std::mutex> l(mu_);  // one apply at a time, never during Start/Stop
+    broker::ClusterState* cluster = state_ ? state_->cluster() : nullptr;
+    if (cluster == nullptr) {
+      return Status::Unsupported("apply_cluster: the broker is not started in cluster mode");
+    }
+    HR_ASSIGN_OR_RETURN(std::shared_ptr<const broker::ClusterView> view,
+                        broker::ParseClusterView(state_json));
+    broker::ApplyReport applied =
+        broker::ApplyClusterView(state_->topics(), *view, config_.node_id, &cluster->seen_topics());
+    // Published after the roles changed: a client sent here as the leader
+    // finds a leader.
+    cluster->Publish(view);
+    follow_ = std::move(applied.follow);
+    if (applied.became_leader + applied.became_follower + applied.isr_updates > 0) {
+      HR_LOG(kInfo) << "cluster state applied: leader of " << applied.became_leader
+                    << " more partition(s), follower of " << applied.became_follower
+                    << ", " << applied.isr_updates << " ISR update(s); following "
+                    << follow_.size() << " partition(s)";
+    }
+    for (const std::string& e : applied.errors) HR_LOG(kWarn) << "cluster state: " << e;
+    if (report) *report = std::move(applied.errors);
+    return Status::OK();
+  }
+
+  std::string TakeIsrChanges() override {
+    std::lock_guard<std::mutex> l(mu_);
+    broker::ClusterState* cluster = state_ ? state_->cluster() : nullptr;
+    if (cluster == nullptr) return "[]";
+    cluster->requests().ExpireOverdue();  // the control plane polls this often
+    return "[]";
+  }
+
+  bool NextControlRequest(int64_t timeout_ms, uint64_t* id, std::string* kind,
+                          std::string* payload) override {
+    broker::ClusterState* cluster = ClusterOrNull();
+    if (cluster == nullptr) return false;
+    auto taken = cluster->requests().Next(std::chrono::milliseconds(timeout_ms));
+    if (!taken) return false;
+    *id = taken->id;
+    *kind = std::move(taken->kind);
+    *payload = std::move(taken->payload);
+    return true;
+  }
+
+  bool CompleteControlRequest(uint64_t id, const std::string& result_json) override {
+    broker::ClusterState* cluster = ClusterOrNull();
+    return cluster != nullptr && cluster->requests().Complete(id, result_json);
+  }
+
  private:
   net::ServerOptions ServerOptions() const {
     net::ServerOptions opts;
@@ -143,7 +196,14 @@ class BrokerImpl final : public Broker {
     return opts;
   }
 
-  mutable std::mutex mu_;  // serialises Start/Stop
+  // The ClusterState, or null (single node, not started). It lives as long
+  // as state_; the binding's control-plane thread stops calling before Stop.
+  broker::ClusterState* ClusterOrNull() {
+    std::lock_guard<std::mutex> l(mu_);
+    return state_ ? state_->cluster() : nullptr;
+  }
+
+  mutable std::mutex mu_;  // serialises Start/Stop/ApplyClusterState
   const std::unique_ptr<FileEnv> file_env_;  // null = the OS; outlives everything below
   BrokerConfig config_;
   broker::group::GroupConfig group_config_;
@@ -153,6 +213,7 @@ class BrokerImpl final : public Broker {
   broker::BrokerContext ctx_;
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
+  std::vector<broker::FollowTarget> follow_;  // what the replica fetchers follow
 };
 
 }  // namespace

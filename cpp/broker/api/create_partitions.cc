@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 
@@ -62,6 +63,7 @@ Resp::CreatePartitionsTopicResult Grow(BrokerContext& ctx, const Req::CreatePart
 }
 
 void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
+  if (ctx.state->cluster()) return ClusterCreatePartitions(ctx, req, std::move(request));
   std::vector<std::string> names;
   names.reserve(req.topics.size());
   for (const auto& t : req.topics) names.push_back(t.name);

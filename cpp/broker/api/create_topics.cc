@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -126,6 +127,7 @@ Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Req::CreatableTop
 }
 
 void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
+  if (ctx.state->cluster()) return ClusterCreateTopics(ctx, req, std::move(request));
   std::vector<std::string> names;
   names.reserve(req.topics.size());
   for (const auto& t : req.topics) names.push_back(t.name);

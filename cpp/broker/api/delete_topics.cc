@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -90,6 +91,7 @@ void DeleteStates(BrokerContext& ctx, const std::vector<Req::DeleteTopicState>& 
 }
 
 void HandleDeleteTopics(BrokerContext& ctx, Req& req, Request request) {
+  if (ctx.state->cluster()) return ClusterDeleteTopics(ctx, req, std::move(request));
   Resp resp;
   if (request.version() >= 6) {
     DeleteStates(ctx, req.topics, &resp);

@@ -40,12 +40,25 @@ void HandleDescribeCluster(BrokerContext& ctx, Req& req, Request request) {
     resp.error_message = "Unsupported endpoint type " + std::to_string(req.endpoint_type);
   } else {
     resp.error_code = Code(KafkaError::kNone);
-    resp.controller_id = ctx.node_id;
-    Resp::DescribeClusterBroker self;
-    self.broker_id = ctx.node_id;
-    self.host = ctx.advertised_host;
-    self.port = ctx.advertised_port.load();
-    resp.brokers.push_back(std::move(self));
+    if (ClusterState* cluster = ctx.state->cluster()) {
+      auto view = cluster->view();
+      resp.controller_id = view->controller_id;
+      for (const BrokerEndpoint& b : view->brokers) {
+        Resp::DescribeClusterBroker out;
+        out.broker_id = b.id;
+        out.host = b.host;
+        out.port = b.port;
+        out.rack = b.rack;
+        resp.brokers.push_back(std::move(out));
+      }
+    } else {
+      resp.controller_id = ctx.node_id;
+      Resp::DescribeClusterBroker self;
+      self.broker_id = ctx.node_id;
+      self.host = ctx.advertised_host;
+      self.port = ctx.advertised_port.load();
+      resp.brokers.push_back(std::move(self));
+    }
     resp.cluster_authorized_operations =
         req.include_cluster_authorized_operations ? kClusterOperations : INT32_MIN;
   }

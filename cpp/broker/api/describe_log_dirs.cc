@@ -55,7 +55,9 @@ std::vector<Resp::DescribeLogDirsTopic> AllTopics(const TopicRegistry& topics) {
   for (const auto& topic : topics.ListTopics()) {
     Resp::DescribeLogDirsTopic t;
     t.name = topic->name;
-    for (const auto& p : topic->partitions) t.partitions.push_back(Describe(*p));
+    for (const auto& p : topic->partitions) {
+      if (p) t.partitions.push_back(Describe(*p));  // null: no replica here (cluster mode)
+    }
     out.push_back(std::move(t));
   }
   return out;
@@ -74,7 +76,7 @@ std::vector<Resp::DescribeLogDirsTopic> SomeTopics(
     Resp::DescribeLogDirsTopic t;
     t.name = name;
     for (int32_t index : partitions) {
-      if (index < 0 || index >= topic->partition_count()) continue;
+      if (index < 0 || index >= topic->partition_count() || !topic->partitions[index]) continue;
       t.partitions.push_back(Describe(*topic->partitions[index]));
     }
     if (!t.partitions.empty()) out.push_back(std::move(t));

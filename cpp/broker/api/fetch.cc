@@ -84,6 +84,10 @@ std::vector<Target> ResolveTopic(BrokerContext& ctx, const protocol::FetchReques
       out[i].error = KafkaError::kUnknownTopicOrPartition;
     } else {
       const auto& partition = topic->partitions[p.partition];
+      if (!partition) {  // cluster mode: no replica here
+        out[i].error = KafkaError::kNotLeaderOrFollower;
+        continue;
+      }
       out[i].error = CheckLeaderEpoch(p.current_leader_epoch, *partition);
       if (out[i].error == KafkaError::kNone) out[i].partition = partition;
     }

@@ -26,11 +26,12 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
   auto fill = [&](KafkaError e, int32_t& node, std::string& host, int32_t& port,
                   int16_t& code, std::optional<std::string>& message) {
+    if (e == KafkaError::kNone) {
+      node = ctx.group_coordinator_id();
+      if (!ctx.FindEndpoint(node, &host, &port)) e = KafkaError::kCoordinatorNotAvailable;
+    }
     code = Code(e);
     if (e == KafkaError::kNone) {
-      node = ctx.node_id;
-      host = ctx.advertised_host;
-      port = ctx.advertised_port.load();
       message = std::nullopt;
     } else {
       node = -1;

@@ -36,7 +36,37 @@ struct BrokerContext {
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }
-  const std::string& cluster_id() const { return state->identity().cluster_id; }
+  // Cluster mode: the cluster's id (from ZooKeeper, once the control plane
+  // applied a view); otherwise this node's stored one.
+  std::string cluster_id() const {
+    if (ClusterState* cluster = state->cluster()) {
+      auto view = cluster->view();
+      if (!view->cluster_id.empty()) return view->cluster_id;
+    }
+    return state->identity().cluster_id;
+  }
+  // The broker clients are sent to for `node` (cluster mode: from the view;
+  // false when it is not live); a single node knows only itself.
+  bool FindEndpoint(int32_t node, std::string* host, int32_t* port) const {
+    if (ClusterState* cluster = state->cluster()) {
+      auto view = cluster->view();
+      const BrokerEndpoint* b = view->FindBroker(node);
+      if (b == nullptr) return false;
+      *host = b->host;
+      *port = b->port;
+      return true;
+    }
+    if (node != node_id) return false;
+    *host = advertised_host;
+    *port = advertised_port.load();
+    return true;
+  }
+  // The group coordinator: this node, or in cluster mode the live broker
+  // with the lowest id (group state is not replicated yet; docs/cluster.md).
+  int32_t group_coordinator_id() const {
+    if (ClusterState* cluster = state->cluster()) return cluster->view()->LowestBrokerId();
+    return node_id;
+  }
 };
 
 class Request {

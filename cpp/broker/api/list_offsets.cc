@@ -71,6 +71,9 @@ void HandleListOffsets(BrokerContext& ctx, protocol::ListOffsetsRequest& request
         SetError(&out, KafkaError::kInvalidRequest);
       } else if (!topic || p.partition_index < 0 || p.partition_index >= topic->partition_count()) {
         SetError(&out, KafkaError::kUnknownTopicOrPartition);
+      } else if (!topic->partitions[p.partition_index] ||
+                 !topic->partitions[p.partition_index]->is_leader()) {  // cluster mode
+        SetError(&out, KafkaError::kNotLeaderOrFollower);
       } else {
         ListOne(*topic->partitions[p.partition_index], p, isolation, &out);
       }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/api/cluster_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -100,8 +101,84 @@ Response::MetadataResponseTopic LookUpById(BrokerContext& ctx, const protocol::U
   return DescribeTopic(ctx, *topic, include_operations);
 }
 
+// Cluster mode: a topic as the ClusterView has it. A partition without a
+// leader answers LEADER_NOT_AVAILABLE; replicas on brokers that are not
+// live are listed as offline.
+Response::MetadataResponseTopic DescribeFromView(const ClusterView& view, const TopicView& topic,
+                                                 bool include_operations) {
+  Response::MetadataResponseTopic out;
+  out.error_code = Code(KafkaError::kNone);
+  out.name = topic.name;
+  out.topic_id = topic.id;
+  out.is_internal = IsInternalTopic(topic.name);
+  out.topic_authorized_operations =
+      include_operations ? kTopicOperations : kOperationsNotRequested;
+  for (const PartitionAssignment& a : topic.partitions) {
+    Response::MetadataResponsePartition p;
+    p.partition_index = a.partition;
+    p.leader_id = a.leader;
+    p.leader_epoch = a.leader_epoch;
+    p.replica_nodes = a.replicas;
+    p.isr_nodes = a.isr;
+    for (int32_t r : a.replicas) {
+      if (!view.FindBroker(r)) p.offline_replicas.push_back(r);
+    }
+    p.error_code = Code(a.leader < 0 || !view.FindBroker(a.leader) ? KafkaError::kLeaderNotAvailable
+                                                                    : KafkaError::kNone);
+    out.partitions.push_back(std::move(p));
+  }
+  return out;
+}
+
+void HandleClusterMetadata(BrokerContext& ctx, const ClusterView& view,
+                           protocol::MetadataRequest& request, Response* resp, int16_t version) {
+  for (const BrokerEndpoint& b : view.brokers) {
+    Response::MetadataResponseBroker out;
+    out.node_id = b.id;
+    out.host = b.host;
+    out.port = b.port;
+    out.rack = b.rack;
+    resp->brokers.push_back(std::move(out));
+  }
+  if (!view.cluster_id.empty()) resp->cluster_id = view.cluster_id;
+  resp->controller_id = view.controller_id;
+  const bool ops = request.include_topic_authorized_operations;
+  const bool all = !request.topics || (version == 0 && request.topics->empty());
+  if (all) {
+    for (const auto& [name, topic] : view.topics) resp->topics.push_back(DescribeFromView(view, topic, ops));
+    return;
+  }
+  const bool auto_create =
+      request.allow_auto_topic_creation && ctx.config().auto_create_topics_enable;
+  for (const auto& t : *request.topics) {
+    if (!t.name) {
+      const TopicView* topic = t.topic_id.is_zero() ? nullptr : view.FindTopicById(t.topic_id);
+      resp->topics.push_back(topic ? DescribeFromView(view, *topic, ops)
+                                   : TopicError(KafkaError::kUnknownTopicId, std::nullopt, t.topic_id));
+    } else if (const TopicView* topic = view.FindTopic(*t.name)) {
+      resp->topics.push_back(DescribeFromView(view, *topic, ops));
+    } else if (!ValidateTopicName(*t.name).ok()) {
+      resp->topics.push_back(TopicError(KafkaError::kInvalidTopicException, *t.name, {}));
+    } else if (auto_create) {
+      Status st = RequestAutoCreate(ctx, *t.name);
+      resp->topics.push_back(TopicError(ToKafkaError(st), *t.name, {}));
+    } else {
+      resp->topics.push_back(TopicError(KafkaError::kUnknownTopicOrPartition, *t.name, {}));
+    }
+  }
+}
+
 void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Request req) {
   Response resp;
+  if (ClusterState* cluster = ctx.state->cluster()) {
+    resp.cluster_authorized_operations =
+        request.include_cluster_authorized_operations ? kClusterOperations
+                                                      : kOperationsNotRequested;
+    resp.cluster_id = ctx.cluster_id();
+    HandleClusterMetadata(ctx, *cluster->view(), request, &resp, req.version());
+    req.Reply(resp);
+    return;
+  }
   Response::MetadataResponseBroker self;
   self.node_id = ctx.node_id;
   self.host = ctx.advertised_host;

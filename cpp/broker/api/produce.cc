@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/api/cluster_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 
@@ -77,6 +78,11 @@ std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_
     return nullptr;
   }
   const std::shared_ptr<Partition>& partition = topic->partitions[data.index];
+  if (!partition) {  // cluster mode: no replica here
+    SetError(out, KafkaError::kNotLeaderOrFollower, version,
+             "this broker holds no replica of " + topic->name + "-" + std::to_string(data.index));
+    return nullptr;
+  }
   *state_before = partition->state_version();
   Result<AppendInfo> info = partition->AppendAsLeader(data.records.data, acks);
   if (!info.ok()) {
@@ -179,7 +185,7 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     } else if (acks != 0 && acks != 1 && acks != -1) {
       topic_error = KafkaError::kInvalidRequiredAcks;
       topic_message = "acks must be 0, 1 or -1 (all), not " + std::to_string(acks);
-    } else if (auto found = ctx.topics().FindOrAutoCreate(topic_data.name); found.ok()) {
+    } else if (auto found = FindTopicForData(ctx, topic_data.name); found.ok()) {
       topic = *found;
     } else {
       topic_error = ToKafkaError(found.status());

@@ -36,6 +36,26 @@ class Broker {
   virtual std::string data_dir() const = 0;
   virtual std::string network_backend() const = 0;     // "io_uring" | "epoll"
   virtual std::string cluster_id() const = 0;          // valid after Start()
+
+  // --- cluster mode (zookeeper.connect set; docs/cluster.md) ---
+  // The control plane's view of the cluster (JSON, the apply_cluster
+  // document): publishes it for Metadata & co and makes the local replicas
+  // leaders or followers. Errors: InvalidArgument (malformed document,
+  // nothing applied), Unsupported (not in cluster mode or not
+  // started). Per-partition failures are logged and returned in `report`
+  // ("topic-p: why" lines) without failing the call.
+  virtual Status ApplyClusterState(const std::string& state_json,
+                                   std::vector<std::string>* report) = 0;
+  // ISR changes proposed by the partitions this broker leads, as a JSON
+  // array (docs/cluster.md), each returned once. "[]" when none.
+  virtual std::string TakeIsrChanges() = 0;
+  // The next admin request for the control plane, waiting up to
+  // `timeout_ms`; false when none came (or the broker stopped).
+  virtual bool NextControlRequest(int64_t timeout_ms, uint64_t* id, std::string* kind,
+                                  std::string* payload) = 0;
+  // Answers request `id` with `result_json`; false if it is unknown (it
+  // timed out meanwhile).
+  virtual bool CompleteControlRequest(uint64_t id, const std::string& result_json) = 0;
 };
 
 }  // namespace headrace

@@ -1,0 +1,268 @@
+#include "broker/api/cluster_admin.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "broker/api/cluster_lookup.h"
+#include "broker/json.h"
+#include "broker/kafka_error.h"
+#include "broker/topic_name.h"
+
+namespace headrace::broker {
+namespace {
+
+// One per-topic result of the control plane.
+struct TopicResult {
+  int16_t error_code = 0;
+  std::optional<std::string> error_message;
+  std::optional<std::string> topic_id;
+  int64_t num_partitions = -1;
+  int64_t replication_factor = -1;
+};
+
+// {"topics": [{"name", "error_code", "error_message", ...}]} by name. A
+// control plane that did not answer (`ok` false) or answered nonsense
+// fails every topic with REQUEST_TIMED_OUT / UNKNOWN_SERVER_ERROR.
+std::map<std::string, TopicResult> ParseResults(bool ok, const std::string& result,
+                                                const std::vector<std::string>& names) {
+  std::map<std::string, TopicResult> out;
+  KafkaError fallback = ok ? KafkaError::kUnknownServerError : KafkaError::kRequestTimedOut;
+  std::string message = ok ? "the control plane's answer could not be read" : result;
+  if (ok) {
+    auto parsed = json::Parse(result);
+    const json::Value* topics = parsed.ok() ? parsed->Find("topics") : nullptr;
+    if (topics != nullptr && topics->is_array()) {
+      for (const json::Value& t : topics->as_array()) {
+        const json::Value* name = t.Find("name");
+        if (name == nullptr || !name->is_string()) continue;
+        TopicResult r;
+        if (const json::Value* e = t.Find("error_code"); e && e->is_int()) {
+          r.error_code = static_cast<int16_t>(e->as_int());
+        }
+        if (const json::Value* m = t.Find("error_message"); m && m->is_string()) {
+          r.error_message = m->as_string();
+        }
+        if (const json::Value* id = t.Find("topic_id"); id && id->is_string()) {
+          r.topic_id = id->as_string();
+        }
+        if (const json::Value* n = t.Find("num_partitions"); n && n->is_int()) {
+          r.num_partitions = n->as_int();
+        }
+        if (const json::Value* n = t.Find("replication_factor"); n && n->is_int()) {
+          r.replication_factor = n->as_int();
+        }
+        out[name->as_string()] = std::move(r);
+      }
+    }
+  }
+  for (const std::string& n : names) {
+    if (!out.count(n)) out[n] = TopicResult{Code(fallback), message, std::nullopt, -1, -1};
+  }
+  return out;
+}
+
+json::Value IdArray(const std::vector<int32_t>& ids) {
+  json::Array a;
+  for (int32_t id : ids) a.push_back(json::Value(id));
+  return json::Value(std::move(a));
+}
+
+}  // namespace
+
+void ClusterCreateTopics(BrokerContext& ctx, protocol::CreateTopicsRequest& req, Request request) {
+  using Resp = protocol::CreateTopicsResponse;
+  auto resp = std::make_shared<Resp>();
+  std::vector<std::string> forwarded;
+  json::Array topics;
+  std::set<std::string> seen, reported;
+  std::multiset<std::string> counts;
+  for (const auto& t : req.topics) counts.insert(t.name);
+  auto fail = [&](const std::string& name, KafkaError e, std::string message) {
+    Resp::CreatableTopicResult r;
+    r.name = name;
+    r.error_code = Code(e);
+    r.error_message = std::move(message);
+    r.configs = std::nullopt;
+    resp->topics.push_back(std::move(r));
+  };
+  for (const auto& t : req.topics) {
+    if (counts.count(t.name) > 1) {
+      if (reported.insert(t.name).second) {
+        fail(t.name, KafkaError::kInvalidRequest,
+             "Create topics request contains multiple entries for the topic " + t.name + ".");
+      }
+      continue;
+    }
+    if (Status st = ValidateTopicName(t.name); !st.ok()) {
+      fail(t.name, ToKafkaError(st), st.message());
+      continue;
+    }
+    json::Object configs;
+    ConfigMap config_map;
+    Status bad;
+    for (const auto& c : t.configs) {
+      if (!c.value) {
+        bad = KafkaStatus(KafkaError::kInvalidConfig, "Null value not supported for topic configs: " + c.name);
+        break;
+      }
+      config_map[c.name] = *c.value;
+      configs[c.name] = json::Value(*c.value);
+    }
+    if (bad.ok()) {
+      auto applied = ApplyTopicConfigs(ctx.config().topic_defaults(), config_map);
+      if (!applied.ok()) bad = applied.status();
+    }
+    if (!bad.ok()) {
+      fail(t.name, ToKafkaError(bad), bad.message());
+      continue;
+    }
+    json::Value assignments = nullptr;
+    if (!t.assignments.empty()) {
+      json::Object a;
+      for (const auto& r : t.assignments) a[std::to_string(r.partition_index)] = IdArray(r.broker_ids);
+      assignments = json::Value(std::move(a));
+    }
+    const int64_t partitions = t.num_partitions == -1 ? ctx.config().num_partitions : t.num_partitions;
+    const int64_t rf = t.replication_factor == -1 ? ctx.config().default_replication_factor
+                                                  : t.replication_factor;
+    topics.push_back(json::Value(json::Object{{"name", t.name},
+                                              {"num_partitions", t.assignments.empty() ? partitions : int64_t{-1}},
+                                              {"replication_factor", t.assignments.empty() ? rf : int64_t{-1}},
+                                              {"assignments", std::move(assignments)},
+                                              {"configs", json::Value(std::move(configs))},
+                                              {"validate_only", req.validate_only}}));
+    forwarded.push_back(t.name);
+  }
+  if (forwarded.empty()) {
+    request.Reply(*resp);
+    return;
+  }
+  std::string payload = json::Write(json::Value(json::Object{{"topics", json::Value(std::move(topics))}}));
+  SubmitControlRequest(ctx, request, "create_topics", std::move(payload), req.timeout_ms,
+                       [resp, request, forwarded](bool ok, const std::string& result) {
+                         auto results = ParseResults(ok, result, forwarded);
+                         for (const std::string& name : forwarded) {
+                           const TopicResult& r = results[name];
+                           Resp::CreatableTopicResult out;
+                           out.name = name;
+                           out.error_code = r.error_code;
+                           out.error_message = r.error_message;
+                           if (r.error_code == 0) {
+                             if (r.topic_id) {
+                               if (auto id = Uuid::FromBase64(*r.topic_id); id.ok()) out.topic_id = *id;
+                             }
+                             out.num_partitions = static_cast<int32_t>(r.num_partitions);
+                             out.replication_factor = static_cast<int16_t>(r.replication_factor);
+                             out.configs.emplace();
+                           } else {
+                             out.configs = std::nullopt;
+                           }
+                           resp->topics.push_back(std::move(out));
+                         }
+                         request.Reply(*resp);
+                       });
+}
+
+void ClusterDeleteTopics(BrokerContext& ctx, protocol::DeleteTopicsRequest& req, Request request) {
+  using Resp = protocol::DeleteTopicsResponse;
+  auto resp = std::make_shared<Resp>();
+  auto view = ctx.state->cluster()->view();
+  std::vector<std::string> names = req.topic_names;
+  for (const auto& t : req.topics) {
+    if (t.name && t.topic_id.is_zero()) {
+      names.push_back(*t.name);
+    } else if (!t.name && !t.topic_id.is_zero()) {
+      if (const TopicView* found = view->FindTopicById(t.topic_id)) {
+        names.push_back(found->name);
+      } else {
+        Resp::DeletableTopicResult r;
+        r.name = std::nullopt;
+        r.topic_id = t.topic_id;
+        r.error_code = Code(KafkaError::kUnknownTopicId);
+        r.error_message = "Topic id " + t.topic_id.ToBase64() + " not found";
+        resp->responses.push_back(std::move(r));
+      }
+    } else {
+      Resp::DeletableTopicResult r;
+      r.name = t.name;
+      r.topic_id = t.topic_id;
+      r.error_code = Code(KafkaError::kInvalidRequest);
+      r.error_message = "name a topic by exactly one of name and id";
+      resp->responses.push_back(std::move(r));
+    }
+  }
+  std::vector<std::string> forwarded;
+  json::Array array;
+  for (const std::string& name : names) {
+    const TopicView* topic = view->FindTopic(name);
+    if (!topic) {
+      Resp::DeletableTopicResult r;
+      r.name = name;
+      r.error_code = Code(KafkaError::kUnknownTopicOrPartition);
+      r.error_message = "This server does not host this topic: " + name;
+      resp->responses.push_back(std::move(r));
+      continue;
+    }
+    forwarded.push_back(name);
+    array.push_back(json::Value(name));
+  }
+  if (forwarded.empty()) {
+    request.Reply(*resp);
+    return;
+  }
+  std::string payload = json::Write(json::Value(json::Object{{"topics", json::Value(std::move(array))}}));
+  SubmitControlRequest(ctx, request, "delete_topics", std::move(payload), req.timeout_ms,
+                       [resp, request, forwarded, view](bool ok, const std::string& result) {
+                         auto results = ParseResults(ok, result, forwarded);
+                         for (const std::string& name : forwarded) {
+                           Resp::DeletableTopicResult r;
+                           r.name = name;
+                           if (const TopicView* t = view->FindTopic(name)) r.topic_id = t->id;
+                           r.error_code = results[name].error_code;
+                           r.error_message = results[name].error_message;
+                           resp->responses.push_back(std::move(r));
+                         }
+                         request.Reply(*resp);
+                       });
+}
+
+void ClusterCreatePartitions(BrokerContext& ctx, protocol::CreatePartitionsRequest& req,
+                             Request request) {
+  using Resp = protocol::CreatePartitionsResponse;
+  auto resp = std::make_shared<Resp>();
+  std::vector<std::string> forwarded;
+  json::Array array;
+  for (const auto& t : req.topics) {
+    json::Value assignments = nullptr;
+    if (t.assignments) {
+      json::Array a;
+      for (const auto& r : *t.assignments) a.push_back(IdArray(r.broker_ids));
+      assignments = json::Value(std::move(a));
+    }
+    array.push_back(json::Value(json::Object{{"name", t.name},
+                                             {"count", int64_t{t.count}},
+                                             {"assignments", std::move(assignments)},
+                                             {"validate_only", req.validate_only}}));
+    forwarded.push_back(t.name);
+  }
+  if (forwarded.empty()) {
+    request.Reply(*resp);
+    return;
+  }
+  std::string payload = json::Write(json::Value(json::Object{{"topics", json::Value(std::move(array))}}));
+  SubmitControlRequest(ctx, request, "create_partitions", std::move(payload), req.timeout_ms,
+                       [resp, request, forwarded](bool ok, const std::string& result) {
+                         auto results = ParseResults(ok, result, forwarded);
+                         for (const std::string& name : forwarded) {
+                           Resp::CreatePartitionsTopicResult r;
+                           r.name = name;
+                           r.error_code = results[name].error_code;
+                           r.error_message = results[name].error_message;
+                           resp->results.push_back(std::move(r));
+                         }
+                         request.Reply(*resp);
+                       });
+}
+
+}  // namespace headrace::broker

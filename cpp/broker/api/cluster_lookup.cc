@@ -1,0 +1,63 @@
+#include "broker/api/cluster_lookup.h"
+
+#include <algorithm>
+
+#include "broker/json.h"
+#include "broker/kafka_error.h"
+#include "broker/topic_name.h"
+#include "common/logging.h"
+
+namespace headrace::broker {
+
+Status RequestAutoCreate(BrokerContext& ctx, const std::string& name) {
+  HR_RETURN_IF_ERROR(ValidateTopicName(name));
+  if (!ctx.config().auto_create_topics_enable) {
+    return KafkaStatus(KafkaError::kUnknownTopicOrPartition, "Unknown topic " + name);
+  }
+  ClusterState* cluster = ctx.state->cluster();
+  if (cluster->BeginAutoCreate(name)) {
+    const auto view = cluster->view();
+    const int64_t live = static_cast<int64_t>(view->brokers.size());
+    json::Object topic{{"name", name},
+                       {"num_partitions", int64_t{ctx.config().num_partitions}},
+                       {"replication_factor",
+                        std::max<int64_t>(1, std::min<int64_t>(
+                                                 ctx.config().default_replication_factor, live))},
+                       {"assignments", nullptr},
+                       {"configs", json::Object{}},
+                       {"validate_only", false}};
+    json::Object payload{{"topics", json::Array{json::Value(std::move(topic))}}};
+    cluster->requests().Submit(
+        "create_topics", json::Write(json::Value(std::move(payload))),
+        ControlRequests::Clock::now() + std::chrono::seconds(30),
+        [cluster, name](bool ok, const std::string& result) {
+          if (!ok) HR_LOG(kWarn) << "auto-creating topic " << name << ": " << result;
+          cluster->EndAutoCreate(name);
+        });
+  }
+  return KafkaStatus(KafkaError::kLeaderNotAvailable, "Topic " + name + " is being created.");
+}
+
+Result<std::shared_ptr<const Topic>> FindTopicForData(BrokerContext& ctx, const std::string& name) {
+  ClusterState* cluster = ctx.state->cluster();
+  if (cluster == nullptr) return ctx.topics().FindOrAutoCreate(name);
+  if (auto local = ctx.topics().FindTopic(name)) return local;
+  if (cluster->view()->FindTopic(name)) {
+    return KafkaStatus(KafkaError::kNotLeaderOrFollower,
+                       "This broker holds no replica of topic " + name);
+  }
+  return RequestAutoCreate(ctx, name);
+}
+
+void SubmitControlRequest(BrokerContext& ctx, const Request& req, std::string kind,
+                          std::string payload, int32_t timeout_ms,
+                          std::function<void(bool ok, const std::string& result)> reply) {
+  const auto timeout = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : 30000);
+  ctx.state->cluster()->requests().Submit(
+      std::move(kind), std::move(payload), ControlRequests::Clock::now() + timeout,
+      [req, reply = std::move(reply)](bool ok, const std::string& result) {
+        req.RunOnLoop([reply, ok, result] { reply(ok, result); });
+      });
+}
+
+}  // namespace headrace::broker

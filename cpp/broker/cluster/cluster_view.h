@@ -1,0 +1,64 @@
+// ClusterView: the cluster as the control plane last told this broker
+// (docs/cluster.md, "Control plane <-> data plane"): live brokers, the
+// controller, and every topic's partitions with leader, leader epoch,
+// replicas and ISR. Immutable once parsed; the broker publishes a new one
+// per apply_cluster and handlers read the snapshot they hold without locks.
+// Single-node brokers have none.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/topic_config.h"
+#include "common/uuid.h"
+#include "headrace/status.h"
+
+namespace headrace::broker {
+
+struct BrokerEndpoint {
+  int32_t id = -1;
+  std::string host;
+  int32_t port = 0;
+  std::optional<std::string> rack;
+};
+
+struct PartitionAssignment {
+  int32_t partition = 0;
+  int32_t leader = -1;  // -1: no leader (offline)
+  int32_t leader_epoch = 0;
+  std::vector<int32_t> replicas;
+  std::vector<int32_t> isr;
+};
+
+struct TopicView {
+  std::string name;
+  Uuid id;
+  ConfigMap configs;                          // overrides
+  std::vector<PartitionAssignment> partitions;  // index = partition id
+};
+
+struct ClusterView {
+  std::string cluster_id;
+  int32_t controller_id = -1;
+  int32_t controller_epoch = 0;
+  std::vector<BrokerEndpoint> brokers;     // sorted by id
+  std::map<std::string, TopicView, std::less<>> topics;
+
+  const BrokerEndpoint* FindBroker(int32_t id) const;
+  const TopicView* FindTopic(std::string_view name) const;
+  const TopicView* FindTopicById(const Uuid& id) const;
+  // The live broker with the lowest id (the consumer group coordinator until
+  // group state is replicated), -1 when there is none.
+  int32_t LowestBrokerId() const;
+};
+
+// Parses the apply_cluster document. Errors: InvalidArgument naming the
+// field (a malformed document changes nothing).
+Result<std::shared_ptr<const ClusterView>> ParseClusterView(std::string_view json_text);
+
+}  // namespace headrace::broker
