@@ -10,6 +10,7 @@
 #include "broker/broker_config.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
+#include "broker/group/group_config.h"
 #include "broker/group/group_coordinator.h"
 #include "common/fault_injecting_env.h"
 #include "common/logging.h"
@@ -57,22 +58,17 @@ class BrokerImpl final : public Broker {
     std::lock_guard<std::mutex> l(mu_);
     if (state_) return Status::InvalidArgument("broker already started");
     HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_));
-    broker::group::GroupCoordinator::Options gopts;
-    gopts.config = group_config_;
-    gopts.data_dir = config_.data_dir;
-    gopts.log_services.listener = &state_->purgatory();
-    gopts.log_services.flusher = &state_->flusher();
-    gopts.log_services.local_broker_id = config_.node_id;
-    gopts.env = config_.file_env;
-    auto groups = broker::group::GroupCoordinator::Open(std::move(gopts));
-    if (!groups.ok()) {
-      (void)state_->Close();
-      state_.reset();
-      return groups.status();
-    }
-    groups_ = std::move(groups).value();
     ctx_.state = state_.get();
-    ctx_.groups = groups_.get();
+    ctx_.group_config = &group_config_;
+    if (!config_.cluster_mode()) {  // cluster mode: while leading __consumer_offsets-0
+      auto groups = OpenGroupCoordinator(nullptr);
+      if (!groups.ok()) {
+        (void)state_->Close();
+        state_.reset();
+        return groups.status();
+      }
+      ctx_.set_coordinator(std::move(groups).value());
+    }
     ctx_.node_id = config_.node_id;
     ctx_.advertised_host = config_.effective_advertised_host();
     ctx_.advertised_port = config_.effective_advertised_port();
@@ -82,8 +78,7 @@ class BrokerImpl final : public Broker {
     Status st = server_->Start();
     if (!st.ok()) {
       server_.reset();
-      groups_->Stop();
-      groups_.reset();
+      StopGroupCoordinator();
       (void)state_->Close();
       state_.reset();
       return st;
@@ -100,13 +95,11 @@ class BrokerImpl final : public Broker {
     // now (fetches re-read and reply) so the server's drain below does not
     // wait out their deadlines.
     state_->StopWaiting();
-    groups_->Stop();  // answers parked JoinGroup/SyncGroup, closes the group log
+    StopGroupCoordinator();  // answers parked JoinGroup/SyncGroup, closes the group log
     server_->Stop();  // finishes in-flight requests
     Status st = state_->Close();  // answers parked requests, flushes, closes logs
     server_.reset();
     dispatcher_.reset();
-    ctx_.groups = nullptr;
-    groups_.reset();
     state_.reset();
     return st;
   }
@@ -141,6 +134,7 @@ class BrokerImpl final : public Broker {
     // finds a leader.
     cluster->Publish(view);
     follow_ = std::move(applied.follow);
+    UpdateGroupCoordinatorLocked();
     if (applied.became_leader + applied.became_follower + applied.isr_updates > 0) {
       HR_LOG(kInfo) << "cluster state applied: leader of " << applied.became_leader
                     << " more partition(s), follower of " << applied.became_follower
@@ -196,6 +190,57 @@ class BrokerImpl final : public Broker {
     return opts;
   }
 
+  // The group coordinator on `log_partition` (cluster mode) or on its own
+  // data_dir/__group_metadata log (null).
+  Result<std::shared_ptr<broker::group::GroupCoordinator>> OpenGroupCoordinator(
+      std::shared_ptr<broker::Partition> log_partition) {
+    broker::group::GroupCoordinator::Options gopts;
+    gopts.config = group_config_;
+    gopts.data_dir = config_.data_dir;
+    gopts.log_services.listener = &state_->purgatory();
+    gopts.log_services.flusher = &state_->flusher();
+    gopts.log_services.local_broker_id = config_.node_id;
+    gopts.env = config_.file_env;
+    gopts.log_partition = std::move(log_partition);
+    HR_ASSIGN_OR_RETURN(auto groups, broker::group::GroupCoordinator::Open(std::move(gopts)));
+    return std::shared_ptr<broker::group::GroupCoordinator>(std::move(groups));
+  }
+
+  void StopGroupCoordinator() {
+    std::shared_ptr<broker::group::GroupCoordinator> groups = ctx_.coordinator();
+    ctx_.set_coordinator(nullptr);
+    if (groups) groups->Stop();
+  }
+
+  // Cluster mode: this broker coordinates groups while it leads
+  // __consumer_offsets-0; a new leader epoch reloads the state from the log
+  // (what the previous leader wrote and replicated). REQUIRES: mu_.
+  void UpdateGroupCoordinatorLocked() {
+    std::shared_ptr<broker::Partition> log =
+        state_->topics().FindPartition(broker::kConsumerOffsetsTopic, 0);
+    const bool lead = log && log->is_leader();
+    const int32_t epoch = lead ? log->leader_epoch().value() : -1;
+    if (lead && ctx_.coordinator() && groups_epoch_ == epoch) return;
+    if (!lead && !ctx_.coordinator()) return;
+    StopGroupCoordinator();
+    groups_epoch_ = -1;
+    if (!lead) {
+      HR_LOG(kInfo) << "group coordinator: stopped (no longer the leader of "
+                    << broker::kConsumerOffsetsTopic << "-0)";
+      return;
+    }
+    auto groups = OpenGroupCoordinator(log);
+    if (!groups.ok()) {
+      HR_LOG(kError) << "group coordinator: cannot load " << broker::kConsumerOffsetsTopic
+                     << "-0: " << groups.status().ToString();
+      return;
+    }
+    groups_epoch_ = epoch;
+    ctx_.set_coordinator(std::move(groups).value());
+    HR_LOG(kInfo) << "group coordinator: coordinating as the leader of "
+                  << broker::kConsumerOffsetsTopic << "-0 (leader epoch " << epoch << ")";
+  }
+
   // The ClusterState, or null (single node, not started). It lives as long
   // as state_; the binding's control-plane thread stops calling before Stop.
   broker::ClusterState* ClusterOrNull() {
@@ -209,7 +254,7 @@ class BrokerImpl final : public Broker {
   broker::group::GroupConfig group_config_;
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
-  std::unique_ptr<broker::group::GroupCoordinator> groups_;  // after state_, stopped before it
+  int32_t groups_epoch_ = -1;  // the leader epoch the coordinator loaded at (cluster mode)
   broker::BrokerContext ctx_;
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;

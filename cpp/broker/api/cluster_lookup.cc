@@ -9,32 +9,37 @@
 
 namespace headrace::broker {
 
+void RequestTopicCreation(BrokerContext& ctx, const std::string& name, int32_t partitions,
+                          int32_t replication_factor, const ConfigMap& configs) {
+  ClusterState* cluster = ctx.state->cluster();
+  if (!cluster->BeginAutoCreate(name)) return;  // already asked
+  const int64_t live = static_cast<int64_t>(cluster->view()->brokers.size());
+  json::Object config_json;
+  for (const auto& [k, v] : configs) config_json[k] = json::Value(v);
+  json::Object topic{{"name", name},
+                     {"num_partitions", int64_t{partitions}},
+                     {"replication_factor",
+                      std::max<int64_t>(1, std::min<int64_t>(replication_factor, live))},
+                     {"assignments", nullptr},
+                     {"configs", json::Value(std::move(config_json))},
+                     {"validate_only", false}};
+  json::Object payload{{"topics", json::Array{json::Value(std::move(topic))}}};
+  cluster->requests().Submit(
+      "create_topics", json::Write(json::Value(std::move(payload))),
+      ControlRequests::Clock::now() + std::chrono::seconds(30),
+      [cluster, name](bool ok, const std::string& result) {
+        if (!ok) HR_LOG(kWarn) << "creating topic " << name << ": " << result;
+        cluster->EndAutoCreate(name);
+      });
+}
+
 Status RequestAutoCreate(BrokerContext& ctx, const std::string& name) {
   HR_RETURN_IF_ERROR(ValidateTopicName(name));
   if (!ctx.config().auto_create_topics_enable) {
     return KafkaStatus(KafkaError::kUnknownTopicOrPartition, "Unknown topic " + name);
   }
-  ClusterState* cluster = ctx.state->cluster();
-  if (cluster->BeginAutoCreate(name)) {
-    const auto view = cluster->view();
-    const int64_t live = static_cast<int64_t>(view->brokers.size());
-    json::Object topic{{"name", name},
-                       {"num_partitions", int64_t{ctx.config().num_partitions}},
-                       {"replication_factor",
-                        std::max<int64_t>(1, std::min<int64_t>(
-                                                 ctx.config().default_replication_factor, live))},
-                       {"assignments", nullptr},
-                       {"configs", json::Object{}},
-                       {"validate_only", false}};
-    json::Object payload{{"topics", json::Array{json::Value(std::move(topic))}}};
-    cluster->requests().Submit(
-        "create_topics", json::Write(json::Value(std::move(payload))),
-        ControlRequests::Clock::now() + std::chrono::seconds(30),
-        [cluster, name](bool ok, const std::string& result) {
-          if (!ok) HR_LOG(kWarn) << "auto-creating topic " << name << ": " << result;
-          cluster->EndAutoCreate(name);
-        });
-  }
+  RequestTopicCreation(ctx, name, ctx.config().num_partitions,
+                       ctx.config().default_replication_factor, {});
   return KafkaStatus(KafkaError::kLeaderNotAvailable, "Topic " + name + " is being created.");
 }
 

@@ -23,6 +23,12 @@ Result<std::shared_ptr<const Topic>> FindTopicForData(BrokerContext& ctx, const 
 // UNKNOWN_TOPIC_OR_PARTITION (auto-creation off).
 Status RequestAutoCreate(BrokerContext& ctx, const std::string& name);
 
+// Cluster mode: asks the control plane to create `name` (once while a
+// request for that name is pending; the replication factor is capped at the
+// live brokers). Fire and forget: failures are logged.
+void RequestTopicCreation(BrokerContext& ctx, const std::string& name, int32_t partitions,
+                          int32_t replication_factor, const ConfigMap& configs);
+
 // Cluster mode: submits a control request and replies to `req` on its loop
 // with `reply(ok, result_json)`; timeout 30 s unless `timeout_ms` > 0.
 void SubmitControlRequest(BrokerContext& ctx, const Request& req, std::string kind,

@@ -10,11 +10,12 @@ namespace headrace::broker {
 namespace {
 
 void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   protocol::DeleteGroupsResponse resp;
   for (const std::string& id : req.groups_names) {
     protocol::DeleteGroupsResponse::DeletableGroupResult r;
     r.group_id = id;
-    r.error_code = Code(ctx.groups ? ctx.groups->DeleteGroup(id)
+    r.error_code = Code(groups ? groups->DeleteGroup(id)
                                    : KafkaError::kCoordinatorNotAvailable);
     resp.results.push_back(std::move(r));
   }

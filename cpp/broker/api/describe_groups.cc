@@ -18,16 +18,17 @@ using Resp = protocol::DescribeGroupsResponse;
 constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8);
 
 void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
   for (const std::string& id : req.groups) {
     Resp::DescribedGroup out;
     out.group_id = id;
-    if (ctx.groups == nullptr) {
+    if (groups == nullptr) {
       out.error_code = Code(KafkaError::kCoordinatorNotAvailable);
       resp.groups.push_back(std::move(out));
       continue;
     }
-    group::GroupDescription d = ctx.groups->Describe(id);
+    group::GroupDescription d = groups->Describe(id);
     out.error_code = Code(d.error);
     out.group_state = group::GroupStateName(d.state);
     out.protocol_type = d.protocol_type;

@@ -3,7 +3,9 @@
 // transactional id (key type 1); transactions themselves are another
 // module's work. Other key types (2 = share groups, v6) are INVALID_REQUEST.
 // v4+ batches keys (coordinator_keys) and answers per key.
+#include "broker/api/cluster_lookup.h"
 #include "broker/api/handler.h"
+#include "broker/group/group_config.h"
 #include "broker/kafka_error.h"
 
 namespace headrace::broker {
@@ -18,11 +20,26 @@ constexpr int8_t kKeyTypeTransaction = 1;
 KafkaError ErrorFor(const BrokerContext& ctx, int8_t key_type) {
   if (key_type != kKeyTypeGroup && key_type != kKeyTypeTransaction)
     return KafkaError::kInvalidRequest;
-  if (ctx.groups == nullptr) return KafkaError::kCoordinatorNotAvailable;
+  if (ctx.state->cluster() == nullptr && ctx.coordinator() == nullptr) {
+    return KafkaError::kCoordinatorNotAvailable;
+  }
   return KafkaError::kNone;
 }
 
+// Cluster mode: the group coordinator's log is __consumer_offsets-0; the
+// first FindCoordinator of a cluster without it asks for its creation.
+void EnsureOffsetsTopic(BrokerContext& ctx) {
+  ClusterState* cluster = ctx.state->cluster();
+  if (cluster == nullptr || cluster->view()->FindTopic(kConsumerOffsetsTopic)) return;
+  if (cluster->view()->brokers.empty()) return;  // no view yet
+  const group::GroupConfig& g = *ctx.group_config;
+  RequestTopicCreation(ctx, kConsumerOffsetsTopic, 1, g.offsets_topic_replication_factor,
+                       {{"cleanup.policy", "compact"},
+                        {"segment.bytes", std::to_string(g.log_segment_bytes)}});
+}
+
 void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
+  EnsureOffsetsTopic(ctx);
   Resp resp;
   auto fill = [&](KafkaError e, int32_t& node, std::string& host, int32_t& port,
                   int16_t& code, std::optional<std::string>& message) {
@@ -54,6 +71,15 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
 }
 
 }  // namespace
+
+int32_t BrokerContext::group_coordinator_id() const {
+  ClusterState* cluster = state->cluster();
+  if (cluster == nullptr) return node_id;
+  auto view = cluster->view();
+  const TopicView* t = view->FindTopic(kConsumerOffsetsTopic);
+  if (t == nullptr || t->partitions.empty()) return -1;
+  return t->partitions[0].leader;
+}
 
 extern const ApiHandler kFindCoordinatorHandler =
     MakeHandler<protocol::FindCoordinatorRequest, HandleFindCoordinator>(0, 6);

@@ -28,11 +28,12 @@ inline constexpr std::chrono::milliseconds kOffsetsCommitTimeout{5000};
 // request's own I/O thread.
 template <typename Resp, typename Fail>
 void ReplyWhenGroupLogCommitted(BrokerContext& ctx, Request req, Resp resp, Fail fail) {
-  if (ctx.groups == nullptr) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  if (groups == nullptr) {
     req.Reply(resp);
     return;
   }
-  std::shared_ptr<Partition> log = ctx.groups->log_partition();
+  std::shared_ptr<Partition> log = groups->log_partition();
   const Offset end = log->log_end_offset();
   if (log->high_watermark() >= end) {
     req.Reply(resp);

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -22,7 +24,12 @@
 namespace headrace::broker {
 namespace group {
 class GroupCoordinator;  // broker/group/group_coordinator.h
+struct GroupConfig;      // broker/group/group_config.h
 }  // namespace group
+
+// The internal topic whose partition 0 is the group coordinator's log in
+// cluster mode.
+inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
 
 // What handlers see of the broker. Lives as long as the broker serves.
 struct BrokerContext {
@@ -32,7 +39,21 @@ struct BrokerContext {
   std::string advertised_host;
   std::atomic<int32_t> advertised_port{0};
   int32_t node_id = 0;
-  group::GroupCoordinator* groups = nullptr;  // the consumer group coordinator
+  // The consumer group coordinator, null when this broker is not it (cluster
+  // mode: it coordinates while it leads __consumer_offsets-0) or stopping;
+  // handlers then answer COORDINATOR_NOT_AVAILABLE and clients look again.
+  // A handler takes one snapshot and uses it throughout.
+  std::shared_ptr<group::GroupCoordinator> coordinator() const {
+    std::lock_guard<std::mutex> lock(groups_mu);
+    return groups;
+  }
+  void set_coordinator(std::shared_ptr<group::GroupCoordinator> c) {
+    std::lock_guard<std::mutex> lock(groups_mu);
+    groups = std::move(c);
+  }
+  const group::GroupConfig* group_config = nullptr;  // the broker's group.* / offsets.* keys
+  mutable std::mutex groups_mu;
+  std::shared_ptr<group::GroupCoordinator> groups;  // guarded by groups_mu
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }
@@ -61,12 +82,9 @@ struct BrokerContext {
     *port = advertised_port.load();
     return true;
   }
-  // The group coordinator: this node, or in cluster mode the live broker
-  // with the lowest id (group state is not replicated yet; docs/cluster.md).
-  int32_t group_coordinator_id() const {
-    if (ClusterState* cluster = state->cluster()) return cluster->view()->LowestBrokerId();
-    return node_id;
-  }
+  // The group coordinator's broker: this node, or in cluster mode the
+  // leader of __consumer_offsets-0 (-1: none yet; docs/cluster.md).
+  int32_t group_coordinator_id() const;  // find_coordinator.cc
 };
 
 class Request {

@@ -9,10 +9,11 @@ namespace headrace::broker {
 namespace {
 
 void HandleHeartbeat(BrokerContext& ctx, protocol::HeartbeatRequest& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   protocol::HeartbeatResponse resp;
-  KafkaError e = ctx.groups == nullptr
+  KafkaError e = groups == nullptr
                      ? KafkaError::kCoordinatorNotAvailable
-                     : ctx.groups->Heartbeat(req.group_id, req.member_id, req.group_instance_id,
+                     : groups->Heartbeat(req.group_id, req.member_id, req.group_instance_id,
                                              req.generation_id);
   resp.error_code = Code(e);
   request.Reply(resp);

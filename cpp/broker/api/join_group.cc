@@ -41,8 +41,9 @@ Resp ToResponse(const group::JoinResult& r, int16_t version) {
 }
 
 void HandleJoinGroup(BrokerContext& ctx, Req& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   int16_t version = request.version();
-  if (ctx.groups == nullptr) {
+  if (groups == nullptr) {
     group::JoinResult r;
     r.error = KafkaError::kCoordinatorNotAvailable;
     r.member_id = req.member_id;
@@ -59,7 +60,7 @@ void HandleJoinGroup(BrokerContext& ctx, Req& req, Request request) {
   j.protocol_type = req.protocol_type;
   for (auto& p : req.protocols) j.protocols.push_back({p.name, p.metadata});
   j.require_known_member_id = version >= 4;
-  ctx.groups->Join(std::move(j), [request, version](group::JoinResult r) {
+  groups->Join(std::move(j), [request, version](group::JoinResult r) {
     // Completed by whichever thread finished the rebalance: answer on ours.
     request.RunOnLoop([request, version, r = std::move(r)] { request.Reply(ToResponse(r, version)); });
   });

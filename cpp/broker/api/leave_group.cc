@@ -12,6 +12,7 @@ using Req = protocol::LeaveGroupRequest;
 using Resp = protocol::LeaveGroupResponse;
 
 void HandleLeaveGroup(BrokerContext& ctx, Req& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
   bool batched = request.version() >= 3;
   std::vector<group::LeaveMember> members;
@@ -20,11 +21,11 @@ void HandleLeaveGroup(BrokerContext& ctx, Req& req, Request request) {
   } else {
     members.push_back({req.member_id, std::nullopt});
   }
-  if (ctx.groups == nullptr) {
+  if (groups == nullptr) {
     resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
     return request.Reply(resp);
   }
-  auto [group_error, per_member] = ctx.groups->Leave(req.group_id, members);
+  auto [group_error, per_member] = groups->Leave(req.group_id, members);
   resp.error_code = Code(group_error);
   if (group_error == KafkaError::kNone) {
     if (!batched) {

@@ -24,15 +24,16 @@ bool WantsClassic(const std::vector<std::string>& types) {
 }
 
 void HandleListGroups(BrokerContext& ctx, Req& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
-  if (ctx.groups == nullptr) {
+  if (groups == nullptr) {
     resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
     return request.Reply(resp);
   }
   if (request.version() >= 5 && !WantsClassic(req.types_filter)) return request.Reply(resp);
   std::vector<std::string> states;
   if (request.version() >= 4) states = req.states_filter;
-  for (const group::GroupListing& g : ctx.groups->ListGroups(states)) {
+  for (const group::GroupListing& g : groups->ListGroups(states)) {
     Resp::ListedGroup out;
     out.group_id = g.group_id;
     out.protocol_type = g.protocol_type;

@@ -22,6 +22,7 @@ bool PartitionExists(BrokerContext& ctx, const std::string& topic, int32_t parti
 }
 
 void HandleOffsetCommit(BrokerContext& ctx, Req& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
   group::CommitRequest commit;
   commit.group_id = req.group_id;
@@ -50,7 +51,7 @@ void HandleOffsetCommit(BrokerContext& ctx, Req& req, Request request) {
   }
   if (!commit.partitions.empty() || req.group_id.empty()) {
     std::vector<KafkaError> errors =
-        ctx.groups ? ctx.groups->Commit(commit)
+        groups ? groups->Commit(commit)
                    : std::vector<KafkaError>(commit.partitions.size(),
                                              KafkaError::kCoordinatorNotAvailable);
     for (size_t i = 0; i < slots.size(); ++i)

@@ -14,6 +14,7 @@ using Req = protocol::OffsetDeleteRequest;
 using Resp = protocol::OffsetDeleteResponse;
 
 void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
   std::vector<group::TopicPartitionKey> wanted;
   std::vector<std::pair<size_t, size_t>> slots;
@@ -35,7 +36,7 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
     resp.topics.push_back(std::move(rt));
   }
   std::vector<KafkaError> per_partition;
-  KafkaError e = ctx.groups ? ctx.groups->DeleteOffsets(req.group_id, wanted, &per_partition)
+  KafkaError e = groups ? groups->DeleteOffsets(req.group_id, wanted, &per_partition)
                             : KafkaError::kCoordinatorNotAvailable;
   resp.error_code = Code(e);
   if (e != KafkaError::kNone) {

@@ -44,8 +44,9 @@ std::vector<TopicT> ByTopic(const std::vector<group::FetchedOffset>& offsets, Ka
 
 KafkaError Fetch(BrokerContext& ctx, const std::string& group_id, const PartitionList& wanted,
                  std::vector<group::FetchedOffset>* out) {
-  if (ctx.groups == nullptr) return KafkaError::kCoordinatorNotAvailable;
-  KafkaError e = ctx.groups->FetchOffsets(group_id, wanted, out);
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  if (groups == nullptr) return KafkaError::kCoordinatorNotAvailable;
+  KafkaError e = groups->FetchOffsets(group_id, wanted, out);
   if (e != KafkaError::kNone && wanted) {  // answer each asked partition with -1
     out->clear();
     for (const auto& tp : *wanted) out->push_back(group::FetchedOffset{tp.first, tp.second, {}});

@@ -24,7 +24,8 @@ Resp ToResponse(const group::SyncResult& r, int16_t version) {
 
 void HandleSyncGroup(BrokerContext& ctx, Req& req, Request request) {
   int16_t version = request.version();
-  if (ctx.groups == nullptr) {
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  if (groups == nullptr) {
     group::SyncResult r;
     r.error = KafkaError::kCoordinatorNotAvailable;
     return request.Reply(ToResponse(r, version));
@@ -37,7 +38,7 @@ void HandleSyncGroup(BrokerContext& ctx, Req& req, Request request) {
   s.protocol_type = req.protocol_type;
   s.protocol_name = req.protocol_name;
   for (auto& a : req.assignments) s.assignments.emplace_back(a.member_id, a.assignment);
-  ctx.groups->Sync(std::move(s), [request, version](group::SyncResult r) {
+  groups->Sync(std::move(s), [request, version](group::SyncResult r) {
     // Completed by whichever thread finished the rebalance: answer on ours.
     request.RunOnLoop([request, version, r = std::move(r)] { request.Reply(ToResponse(r, version)); });
   });

@@ -33,6 +33,13 @@ struct GroupConfig {
   // records) once this many bytes, or the live state's size if larger, were
   // appended since the last compaction.
   int64_t log_segment_bytes = 104857600;
+  // Cluster mode (docs/cluster.md): the replicated __consumer_offsets topic
+  // holds the coordinator's log. offsets.topic.replication.factor: its
+  // replicas (fewer when fewer brokers are live at creation).
+  // offsets.topic.num.partitions is accepted for compatibility; headrace
+  // creates the topic with one partition (one coordinator for all groups).
+  int32_t offsets_topic_replication_factor = 3;
+  int32_t offsets_topic_num_partitions = 50;
 
   // Sets one property. NotFound for a key that is not a group setting;
   // InvalidArgument naming the key for a bad value.

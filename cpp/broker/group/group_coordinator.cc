@@ -25,11 +25,16 @@ Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options
   bool start_timer = options.start_timer;
   const PartitionServices options_services = options.log_services;
   FileEnv* env = options.env;
+  std::shared_ptr<Partition> options_partition = std::move(options.log_partition);
   std::unique_ptr<GroupCoordinator> c(new GroupCoordinator(std::move(options)));
   PartitionServices services = options_services;
   services.commit_requires_fsync = c->config_.commit_fsync;
-  HR_ASSIGN_OR_RETURN(c->log_,
-                      GroupLog::Open(c->data_dir_, services, c->config_.log_segment_bytes, env));
+  if (options_partition) {
+    c->log_ = GroupLog::Attach(std::move(options_partition));
+  } else {
+    HR_ASSIGN_OR_RETURN(c->log_,
+                        GroupLog::Open(c->data_dir_, services, c->config_.log_segment_bytes, env));
+  }
   c->log_partition_ = c->log_->partition();
   HR_RETURN_IF_ERROR(c->Load());
   c->next_compaction_bytes_ = c->config_.log_segment_bytes;

@@ -118,6 +118,10 @@ class GroupCoordinator {
     // The group log's partition wiring (purgatory, flusher); its
     // commit_requires_fsync is taken from config.commit_fsync.
     PartitionServices log_services;
+    // Cluster mode: the coordinator's log is this partition (the local
+    // leader replica of __consumer_offsets-0) instead of its own
+    // data_dir/__group_metadata.
+    std::shared_ptr<Partition> log_partition;
   };
 
   // Opens the log, replays it (groups with members come back Stable and must

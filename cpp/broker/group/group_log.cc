@@ -106,6 +106,6 @@ Status GroupLog::FinishRewrite() {
   return partition_->DeleteRecordsBefore(start).status();
 }
 
-Status GroupLog::Close() { return partition_->Close(); }
+Status GroupLog::Close() { return owned_ ? partition_->Close() : Status::OK(); }
 
 }  // namespace headrace::broker::group

@@ -44,6 +44,15 @@ class GroupLog {
                                                 const PartitionServices& services,
                                                 int64_t segment_bytes, FileEnv* env = nullptr);
 
+  // Cluster mode: the log is the local replica of __consumer_offsets-0,
+  // owned by the topic registry (it is replicated like any partition);
+  // Close() leaves it open.
+  static std::unique_ptr<GroupLog> Attach(std::shared_ptr<Partition> partition) {
+    auto log = std::unique_ptr<GroupLog>(new GroupLog(std::move(partition)));
+    log->owned_ = false;
+    return log;
+  }
+
   // Appends `entries` as one batch (all or nothing); the flusher makes it
   // durable (see above). REQUIRES: !entries.empty().
   Status Append(const std::vector<Entry>& entries);
@@ -66,6 +75,7 @@ class GroupLog {
  private:
   explicit GroupLog(std::shared_ptr<Partition> partition) : partition_(std::move(partition)) {}
   std::shared_ptr<Partition> partition_;
+  bool owned_ = true;  // Close() closes the partition
   // A Rewrite's copy occupies [rewrite_start_, rewrite_end_); older records
   // are dropped once the flushed offset reaches rewrite_end_. -1: none.
   Offset rewrite_start_{-1};
