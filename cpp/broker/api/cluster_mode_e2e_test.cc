@@ -1,0 +1,212 @@
+// Cluster mode through a real broker and a socket (docs/cluster.md): the
+// control plane's view applied with Broker::ApplyClusterState decides what
+// Metadata says and which partitions this broker leads; admin requests go
+// to the control plane through NextControlRequest / CompleteControlRequest.
+// (Replication between brokers is tested with real processes in
+// tests/test_cluster_*.py.)
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "broker/api/broker_test_fixture.h"
+#include "broker/kafka_error.h"
+#include "headrace/broker.h"
+#include "log/testing.h"
+
+namespace headrace {
+namespace {
+
+using broker::Code;
+using broker::KafkaError;
+using namespace protocol;  // message structs
+
+constexpr const char* kTopicId = "AAAAAAAAAAAAAAAAAAAAAQ";
+
+class ClusterModeTest : public testing::BrokerFixture {
+ protected:
+  ClusterModeTest() {
+    // Never contacted by the C++ broker: only the control plane talks to it.
+    base_settings_ = {{"zookeeper.connect", "127.0.0.1:1"}, {"node.id", "1"}};
+  }
+
+  // A view where this broker (1) and broker 2 (nobody listens there) are
+  // live, with topic t: p0 led here (epoch `epoch0`), p1 led by 2 with a
+  // replica here, p2 only on 2.
+  std::string View(int p0_leader = 1, int epoch0 = 1, bool with_topic = true) {
+    std::string topics;
+    if (with_topic) {
+      topics = std::string(R"({"name": "t", "id": ")") + kTopicId + R"(", "configs": {},
+        "partitions": [
+          {"partition": 0, "leader": )" + std::to_string(p0_leader) +
+               R"(, "leader_epoch": )" + std::to_string(epoch0) + R"(, "replicas": [1, 2], "isr": [1]},
+          {"partition": 1, "leader": 2, "leader_epoch": 3, "replicas": [2, 1], "isr": [2]},
+          {"partition": 2, "leader": 2, "leader_epoch": 0, "replicas": [2], "isr": [2]}]})";
+    }
+    return R"({"cluster_id": "zk-cluster", "controller_id": 2, "controller_epoch": 5,
+      "brokers": [{"id": 1, "host": "127.0.0.1", "port": )" +
+           std::to_string(port_) + R"(, "rack": "a"},
+                  {"id": 2, "host": "127.0.0.1", "port": 1, "rack": "b"}],
+      "topics": [)" + topics + "]}";
+  }
+
+  void Apply(const std::string& view) {
+    std::vector<std::string> report;
+    Status st = broker_->ApplyClusterState(view, &report);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_TRUE(report.empty()) << report.front();
+  }
+
+  int16_t ProduceError(int32_t partition) {
+    ProduceRequest req;
+    req.acks = 1;
+    req.timeout_ms = 5000;
+    auto& t = req.topic_data.emplace_back();
+    t.name = "t";
+    t.partition_data.push_back({partition, Records::FromBytes(testing::MakeBatch(2, 10, 1000))});
+    auto resp = Call<ProduceResponse>(req, 9);
+    return resp.responses.at(0).partition_responses.at(0).error_code;
+  }
+
+  MetadataResponse Metadata() {
+    MetadataRequest req;
+    req.topics = std::nullopt;  // all
+    return Call<MetadataResponse>(req, 12);
+  }
+};
+
+TEST_F(ClusterModeTest, MetadataAndLeadershipFollowTheAppliedView) {
+  Apply(View());
+  MetadataResponse md = Metadata();
+  EXPECT_EQ(md.cluster_id, std::optional<std::string>("zk-cluster"));
+  EXPECT_EQ(md.controller_id, 2);
+  ASSERT_EQ(md.brokers.size(), 2u);
+  EXPECT_EQ(md.brokers[1].rack, std::optional<std::string>("b"));
+  ASSERT_EQ(md.topics.size(), 1u);
+  const auto& parts = md.topics[0].partitions;
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].leader_id, 1);
+  EXPECT_EQ(parts[0].leader_epoch, 1);
+  EXPECT_EQ(parts[1].leader_id, 2);
+  EXPECT_EQ(parts[1].replica_nodes, (std::vector<int32_t>{2, 1}));
+
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kNone));
+  EXPECT_EQ(ProduceError(1), Code(KafkaError::kNotLeaderOrFollower));  // a follower here
+  EXPECT_EQ(ProduceError(2), Code(KafkaError::kNotLeaderOrFollower));  // no replica here
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/t-1"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/t-2"));
+
+  // An older epoch changes nothing; a newer one moves the leadership away.
+  Apply(View(/*p0_leader=*/2, /*epoch0=*/0));
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kNone));
+  Apply(View(/*p0_leader=*/2, /*epoch0=*/2));
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kNotLeaderOrFollower));
+  Apply(View(/*p0_leader=*/1, /*epoch0=*/3));
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kNone));
+
+  // Deleted in the cluster: the local replicas go.
+  Apply(View(1, 3, /*with_topic=*/false));
+  EXPECT_TRUE(Metadata().topics.empty());
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kLeaderNotAvailable));  // auto-creation asked
+  uint64_t id = 0;
+  std::string kind, payload;
+  ASSERT_TRUE(broker_->NextControlRequest(1000, &id, &kind, &payload));
+  EXPECT_EQ(kind, "create_topics");
+  EXPECT_NE(payload.find("\"t\""), std::string::npos) << payload;
+  EXPECT_TRUE(broker_->CompleteControlRequest(id, R"({"topics": []})"));
+}
+
+TEST_F(ClusterModeTest, AfterARestartReplicasWaitForTheControlPlane) {
+  Apply(View());
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kNone));
+  RestartBroker();
+  // Reopened as a follower without a leader: nothing is accepted as leader
+  // from what the broker believed before it stopped.
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kNotLeaderOrFollower));
+  Apply(View(1, 4));
+  EXPECT_EQ(ProduceError(0), Code(KafkaError::kNone));
+}
+
+TEST_F(ClusterModeTest, CreateTopicsIsAnsweredByTheControlPlane) {
+  Apply(View());
+  CreateTopicsRequest req;
+  req.timeout_ms = 10000;
+  auto& good = req.topics.emplace_back();
+  good.name = "fresh";
+  good.num_partitions = 3;
+  good.replication_factor = 2;
+  auto& bad = req.topics.emplace_back();
+  bad.name = "badconfig";
+  bad.num_partitions = 1;
+  bad.replication_factor = 1;
+  bad.configs.push_back({"min.insync.replicas", std::string("zero")});
+  std::thread control([&] {
+    uint64_t id = 0;
+    std::string kind, payload;
+    ASSERT_TRUE(broker_->NextControlRequest(5000, &id, &kind, &payload));
+    EXPECT_EQ(kind, "create_topics");
+    EXPECT_NE(payload.find("\"fresh\""), std::string::npos) << payload;
+    EXPECT_EQ(payload.find("badconfig"), std::string::npos) << "refused before it is forwarded";
+    EXPECT_TRUE(broker_->CompleteControlRequest(
+        id, R"({"topics": [{"name": "fresh", "error_code": 0, "error_message": null,
+                 "topic_id": "AAAAAAAAAAAAAAAAAAAAAg", "num_partitions": 3,
+                 "replication_factor": 2}]})"));
+  });
+  auto resp = Call<CreateTopicsResponse>(req, 7);
+  control.join();
+  ASSERT_EQ(resp.topics.size(), 2u);
+  for (const auto& t : resp.topics) {
+    if (t.name == "fresh") {
+      EXPECT_EQ(t.error_code, 0);
+      EXPECT_EQ(t.num_partitions, 3);
+      EXPECT_EQ(t.topic_id.ToBase64(), "AAAAAAAAAAAAAAAAAAAAAg");
+    } else {
+      EXPECT_EQ(t.error_code, Code(KafkaError::kInvalidConfig));
+    }
+  }
+}
+
+TEST_F(ClusterModeTest, AdminRequestsTimeOutWhenTheControlPlaneDoesNotAnswer) {
+  Apply(View());
+  DeleteTopicsRequest req;
+  req.topic_names = {"t"};
+  req.timeout_ms = 300;
+  std::thread ticker([&] {  // what the control plane's ISR poll does
+    for (int i = 0; i < 20; ++i) {
+      (void)broker_->TakeIsrChanges();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  auto resp = Call<DeleteTopicsResponse>(req, 5);
+  ticker.join();
+  ASSERT_EQ(resp.responses.size(), 1u);
+  EXPECT_EQ(resp.responses[0].error_code, Code(KafkaError::kRequestTimedOut));
+}
+
+TEST_F(ClusterModeTest, FindCoordinatorAsksForTheOffsetsTopicThenNamesItsLeader) {
+  Apply(View());
+  FindCoordinatorRequest req;
+  req.key = "g";
+  auto first = Call<FindCoordinatorResponse>(req, 3);
+  EXPECT_EQ(first.error_code, Code(KafkaError::kCoordinatorNotAvailable));
+  uint64_t id = 0;
+  std::string kind, payload;
+  ASSERT_TRUE(broker_->NextControlRequest(1000, &id, &kind, &payload));
+  EXPECT_NE(payload.find("__consumer_offsets"), std::string::npos) << payload;
+  EXPECT_NE(payload.find("compact"), std::string::npos) << payload;
+  EXPECT_TRUE(broker_->CompleteControlRequest(id, "{\"topics\": []}"));
+  std::string view = View();
+  view.insert(view.rfind(']'), std::string(R"(, {"name": "__consumer_offsets", "id": "AAAAAAAAAAAAAAAAAAAAAw",
+      "configs": {"cleanup.policy": "compact"}, "partitions": [{"partition": 0, "leader": 1,
+      "leader_epoch": 0, "replicas": [1], "isr": [1]}]})"));
+  Apply(view);
+  auto second = Call<FindCoordinatorResponse>(req, 3);
+  EXPECT_EQ(second.error_code, 0);
+  EXPECT_EQ(second.node_id, 1);
+  EXPECT_EQ(second.port, port_);
+}
+
+}  // namespace
+}  // namespace headrace
