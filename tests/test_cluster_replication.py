@@ -1,0 +1,285 @@
+"""Replication across real broker processes coordinated by a real ZooKeeper.
+
+One EmbeddedCluster (a ZooKeeper process and three `headrace broker
+--zookeeper` processes) is shared by the module. The tests create RF=3
+topics with min.insync.replicas=2 and produce with idempotent acks=all
+producers (confluent-kafka and kafka-python) while SIGKILLing and
+restarting leaders, the controller and followers; then they read everything
+back and count what was lost, duplicated or reordered, and compare the
+replicas' segment files byte for byte. Consumer groups keep their committed
+offsets across a kill of the group coordinator.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ck = pytest.importorskip("confluent_kafka")
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from headrace import EmbeddedCluster  # noqa: E402
+
+SETTINGS = {
+    # A killed broker's session ends after this: the failover budget.
+    "zookeeper.session.timeout.ms": 6000,
+    # A stopped follower leaves the ISR after this.
+    "replica.lag.time.max.ms": 4000,
+    "num.partitions": 3,
+}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with EmbeddedCluster(brokers=3, settings=SETTINGS,
+                         data_dir=str(tmp_path_factory.mktemp("cluster"))) as c:
+        yield c
+
+
+def _admin(cluster):
+    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+
+
+def _create(cluster, topic, partitions=3, rf=3, configs=None):
+    fs = _admin(cluster).create_topics(
+        [NewTopic(topic, partitions, rf, config=configs or {"min.insync.replicas": "2"})],
+        operation_timeout=30)
+    fs[topic].result(30)
+    cluster.wait_for_leaders(topic, timeout=30)
+    _wait_full_isr(cluster, topic, rf)
+
+
+def _wait_full_isr(cluster, topic, rf, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        states = cluster.partition_states(topic)
+        if states and all(s is not None and len(s.isr) == rf for s in states.values()):
+            return states
+        assert time.monotonic() < deadline, f"ISR of {topic} not complete: {states}"
+        time.sleep(0.1)
+
+
+class Produced:
+    """What a producer thread sent and what was acknowledged, per partition."""
+
+    def __init__(self):
+        self.acked: dict[int, list[bytes]] = {}
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+
+    def ack(self, partition: int, value: bytes):
+        with self.lock:
+            self.acked.setdefault(partition, []).append(value)
+
+
+def _produce_confluent(cluster, topic, stop: threading.Event, out: Produced, partitions=3):
+    p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                     "enable.idempotence": True, "linger.ms": 2,
+                     "message.timeout.ms": 60000, "retry.backoff.ms": 50})
+
+    def report(err, msg):
+        if err is None:
+            out.ack(msg.partition(), msg.value())
+        else:
+            with out.lock:
+                out.errors.append(str(err))
+
+    i = 0
+    while not stop.is_set():
+        p.produce(topic, value=b"c-%08d" % i, partition=i % partitions, on_delivery=report)
+        p.poll(0)
+        i += 1
+        if i % 200 == 0:
+            time.sleep(0.01)
+    assert p.flush(90) == 0, "undelivered records after 90 s"
+
+
+def _read_all(cluster, topic, partitions=3) -> dict[int, list[bytes]]:
+    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"read-{topic}",
+                     "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    out: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    try:
+        highs = {p: c.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30)[1]
+                 for p in range(partitions)}
+        c.assign([ck.TopicPartition(topic, p, 0) for p in range(partitions)])
+        remaining = sum(highs.values())
+        deadline = time.monotonic() + 120
+        while remaining > 0:
+            assert time.monotonic() < deadline, f"read stalled: {remaining} records missing"
+            msg = c.poll(1)
+            if msg is None or msg.error():
+                continue
+            if msg.offset() < highs[msg.partition()]:
+                out[msg.partition()].append(msg.value())
+                remaining -= 1
+    finally:
+        c.close()
+    return out
+
+
+def _check_history(produced: Produced, stored: dict[int, list[bytes]]):
+    """0 acknowledged records lost, 0 duplicates, per-partition order kept."""
+    lost = dup = reordered = 0
+    for p, acked in produced.acked.items():
+        have = stored.get(p, [])
+        seen = set()
+        for v in have:
+            if v in seen:
+                dup += 1
+            seen.add(v)
+        lost += sum(1 for v in acked if v not in seen)
+        # The values carry their send sequence: stored order must be increasing.
+        seq = [int(v.split(b"-")[1]) for v in have]
+        reordered += sum(1 for a, b in zip(seq, seq[1:]) if b <= a)
+    return lost, dup, reordered
+
+
+def _segment_digests(cluster, topic, partition):
+    """{node_id: sha256 of the partition's .log files} for every replica."""
+    out = {}
+    for node_id, node in cluster.nodes.items():
+        d = Path(node.data_dir) / f"{topic}-{partition}"
+        if not d.exists():
+            continue
+        h = hashlib.sha256()
+        for f in sorted(d.glob("*.log")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+        out[node_id] = h.hexdigest()
+    return out
+
+
+def _wait_identical(cluster, topic, partition, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        digests = _segment_digests(cluster, topic, partition)
+        if len(digests) == 3 and len(set(digests.values())) == 1:
+            return digests
+        assert time.monotonic() < deadline, f"{topic}-{partition} replicas differ: {digests}"
+        time.sleep(0.2)
+
+
+def test_metadata_lists_every_broker_leader_replicas_and_isr(cluster):
+    _create(cluster, "meta")
+    md = _admin(cluster).list_topics("meta", timeout=10)
+    assert sorted(md.brokers) == [1, 2, 3]
+    assert md.controller_id == cluster.controller_id()
+    parts = md.topics["meta"].partitions
+    assert len(parts) == 3
+    leaders = set()
+    for p in parts.values():
+        assert sorted(p.replicas) == [1, 2, 3] and sorted(p.isrs) == [1, 2, 3]
+        leaders.add(p.leader)
+    assert len(leaders) == 3, "leadership is spread over the brokers"
+
+
+def test_leader_kill_loses_no_acknowledged_record(cluster):
+    topic = "kill-leader"
+    _create(cluster, topic)
+    produced, stop = Produced(), threading.Event()
+    t = threading.Thread(target=_produce_confluent, args=(cluster, topic, stop, produced))
+    t.start()
+    try:
+        time.sleep(2)
+        leader = cluster.wait_for_leaders(topic)[0]
+        cluster.kill(leader)                      # SIGKILL the leader of partition 0
+        time.sleep(3)
+        new_leader = cluster.wait_for_leaders(topic, timeout=30)[0]
+        assert new_leader != leader
+        cluster.restart(leader)
+        time.sleep(2)
+        controller = cluster.controller_id()
+        cluster.kill(controller)                  # then the controller
+        time.sleep(2)
+        cluster.restart(controller)
+        time.sleep(2)
+    finally:
+        stop.set()
+        t.join(180)
+    assert not t.is_alive()
+    acked = sum(len(v) for v in produced.acked.values())
+    assert acked > 1000, f"only {acked} records acknowledged"
+    _wait_full_isr(cluster, topic, 3)
+    stored = _read_all(cluster, topic)
+    lost, dup, reordered = _check_history(produced, stored)
+    assert (lost, dup, reordered) == (0, 0, 0), \
+        f"{acked} acked: lost {lost}, duplicated {dup}, reordered {reordered}; errors {produced.errors[:3]}"
+    for p in range(3):
+        _wait_identical(cluster, topic, p)
+
+
+def test_follower_kill_with_kafka_python_acks_all(cluster):
+    kafka = pytest.importorskip("kafka")
+    topic = "kill-follower"
+    _create(cluster, topic, partitions=1)
+    leader = cluster.wait_for_leaders(topic)[0]
+    follower = next(n for n in (1, 2, 3) if n != leader)
+    producer = kafka.KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
+                                   retries=20, max_in_flight_requests_per_connection=1,
+                                   request_timeout_ms=30000)
+    acked = []
+    try:
+        for i in range(300):
+            if i == 100:
+                cluster.kill(follower)   # the ISR shrinks to 2 = min.insync.replicas
+            if i == 200:
+                cluster.restart(follower)
+            md = producer.send(topic, value=b"k-%08d" % i, partition=0).get(timeout=60)
+            acked.append((md.offset, b"k-%08d" % i))
+    finally:
+        producer.close()
+    offsets = [o for o, _ in acked]
+    assert offsets == sorted(set(offsets)), "offsets are unique and increasing"
+    _wait_full_isr(cluster, topic, 3)
+    stored = _read_all(cluster, topic, partitions=1)[0]
+    assert [v for _, v in acked] == stored
+    _wait_identical(cluster, topic, 0)
+
+
+def test_group_keeps_committed_offsets_across_a_coordinator_kill(cluster):
+    topic = "group-failover"
+    _create(cluster, topic, partitions=1)
+    p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    for i in range(200):
+        p.produce(topic, value=b"g-%04d" % i, partition=0)
+    assert p.flush(30) == 0
+
+    def consumer():
+        return ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "survivor",
+                            "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                            "session.timeout.ms": 6000})
+
+    c = consumer()
+    c.subscribe([topic])
+    got = []
+    deadline = time.monotonic() + 60
+    while len(got) < 120:
+        assert time.monotonic() < deadline, f"consumed {len(got)} of 120"
+        m = c.poll(1)
+        if m is not None and not m.error():
+            got.append(m.value())
+    c.commit(asynchronous=False)  # offset 120 (or a little more if polled ahead)
+    committed = c.committed([ck.TopicPartition(topic, 0)], timeout=10)[0].offset
+    c.close()
+    assert committed >= 120
+
+    coordinator = cluster.wait_for_leaders("__consumer_offsets")[0]
+    cluster.kill(coordinator)
+    cluster.wait_for_leaders("__consumer_offsets", timeout=30)
+    try:
+        c = consumer()
+        c.subscribe([topic])
+        rest = []
+        deadline = time.monotonic() + 90
+        while len(rest) < 200 - committed:
+            assert time.monotonic() < deadline, f"resumed {len(rest)} of {200 - committed}"
+            m = c.poll(1)
+            if m is not None and not m.error():
+                rest.append(m.value())
+        c.close()
+        assert rest[0] == b"g-%04d" % committed, "resumed exactly at the committed offset"
+    finally:
+        cluster.restart(coordinator)
