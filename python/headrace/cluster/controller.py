@@ -106,8 +106,7 @@ class Controller:
 
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> "Controller":
-        for path in L.BASE_PATHS:
-            self.zk.ensure_path(path)
+        L.ensure_base_paths(self.zk)
         self.zk.add_listener(self._on_session)
         self._thread = threading.Thread(target=self._run, name=f"controller-{self.broker_id}",
                                         daemon=True)

@@ -30,6 +30,12 @@ BASE_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, ADMIN_DELETE_TOPICS,
               ADMIN_CONTROLLED_SHUTDOWN, "/cluster")
 
 
+def ensure_base_paths(zk) -> None:
+    """Creates the persistent base znodes that do not exist yet."""
+    for path in BASE_PATHS:
+        zk.ensure_path(path)
+
+
 class LayoutError(ValueError):
     """A znode whose content is not what the layout says."""
 
