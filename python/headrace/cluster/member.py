@@ -390,7 +390,10 @@ class ClusterMember:
         if state == self.state:
             return
         if self._can_apply:
-            self.broker.apply_cluster(json.dumps(state, separators=(",", ":")))
+            failures = self.broker.apply_cluster(json.dumps(state, separators=(",", ":")))
+            if failures:
+                log.warning("broker %d: the data plane could not apply: %s", self.broker_id,
+                            str(failures).strip().replace("\n", "; "))
         with self._state_cond:
             self.state = state
             self.state_version += 1
