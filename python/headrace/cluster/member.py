@@ -35,6 +35,7 @@ from kazoo.retry import KazooRetry
 from headrace.cluster import topic_admin
 from headrace.cluster import zk_layout as L
 from headrace.cluster.controller import Controller
+from headrace.errors import HeadraceError
 
 log = logging.getLogger("headrace.cluster.member")
 
@@ -46,7 +47,7 @@ UNKNOWN_SERVER_ERROR = -1
 _ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
 
 
-class ClusterError(RuntimeError):
+class ClusterError(HeadraceError, RuntimeError):
     """The member cannot join the cluster (ZooKeeper unreachable, broker id
     taken by a live broker, ...)."""
 

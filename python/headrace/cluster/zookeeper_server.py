@@ -15,13 +15,15 @@ import subprocess
 import time
 from pathlib import Path
 
+from headrace.errors import HeadraceError
+
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
 ZOOKEEPER_CONF_DIR = "/etc/zookeeper/conf"  # log4j.properties
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 START_TIMEOUT_S = 30.0
 
 
-class ZooKeeperUnavailable(RuntimeError):
+class ZooKeeperUnavailable(HeadraceError, RuntimeError):
     """Java or the ZooKeeper jar is missing, or the server did not start."""
 
 
