@@ -123,3 +123,21 @@ def test_delete_topic(cluster):
     futures["gone"].result(30)
     assert cluster.partition_states("gone") == {}
     wait_for(lambda: "gone" not in admin_for(cluster).list_topics(timeout=10).topics, 15)
+
+
+def test_paused_broker_loses_its_session_and_rejoins(cluster):
+    create(cluster, "pz", 3, 3)
+    leaders = cluster.wait_for_leaders("pz", 15)
+    victim = leaders[2]
+    cluster.pause(victim)  # SIGSTOP: no heartbeats, the session expires
+    try:
+        wait_for(lambda: victim not in cluster.live_brokers(), SESSION_MS / 1000 + 15,
+                 what="the paused broker's registration to expire")
+        wait_for(lambda: all(s.leader not in (victim, -1)
+                             for s in cluster.partition_states("pz").values()), 15,
+                 what="leaders moved off the paused broker")
+    finally:
+        cluster.resume(victim)
+    # Back: its member sees the expired session, registers again.
+    wait_for(lambda: victim in cluster.live_brokers(), 30, what="re-registration")
+    assert cluster.node(victim).running

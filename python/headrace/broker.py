@@ -80,10 +80,15 @@ def run_broker(settings: Settings) -> int:
     if cluster_mode:
         from headrace.cluster.member import ClusterMember
 
+        member = ClusterMember(broker, settings.values)
         try:
-            member = ClusterMember(broker, settings.values).start()
+            member.start(cancel=stop)
         except BaseException:
+            member.close(controlled_shutdown=False)
             broker.stop()
+            if stop.is_set():  # SIGTERM/SIGINT while joining: a clean exit
+                print("headrace: stopped", file=sys.stderr, flush=True)
+                return 0
             raise
         print(f"headrace: joined cluster {member.cluster_id} as broker {member.broker_id} "
               f"(zookeeper {member.connect})", flush=True)

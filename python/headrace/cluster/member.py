@@ -106,6 +106,7 @@ class ClusterMember:
         self._pool: ThreadPoolExecutor | None = None
         self._pending_isr: dict[tuple[str, int], dict] = {}
         self._lost = False
+        self._cancel = threading.Event()
         self._state_cond = threading.Condition()
         has = lambda name: callable(getattr(broker, name, None))  # noqa: E731
         self._can_apply = has("apply_cluster")
@@ -117,7 +118,11 @@ class ClusterMember:
                         "registers in ZooKeeper but serves as a single node", self.broker_id)
 
     # -- lifecycle ------------------------------------------------------------------
-    def start(self) -> "ClusterMember":
+    def start(self, cancel: threading.Event | None = None) -> "ClusterMember":
+        """Joins the cluster; returns once the broker is registered. Setting
+        ``cancel`` (e.g. on SIGTERM) ends a wait for an older registration
+        with ClusterError."""
+        self._cancel = cancel or threading.Event()
         hosts, chroot = split_connect(self.connect)
         if chroot:
             self._ensure_chroot(hosts, chroot)
@@ -240,6 +245,9 @@ class ClusterMember:
         deadline = time.monotonic() + self.session_timeout_ms / 1000 * 1.5 + 5
         logged = False
         while not self._stop.is_set():
+            if self._cancel.is_set():
+                raise ClusterError(f"broker {self.broker_id}: start cancelled while waiting "
+                                   f"for {path} to expire")
             try:
                 self.zk.create(path, self.registration().encode(), ephemeral=True,
                                makepath=True)
