@@ -31,6 +31,11 @@ def test_cluster_up_foreground_info_and_ctrl_c(tmp_path):
         info = _cli("cluster", "info", "--data-dir", str(data))
         assert info.returncode == 0, info.stderr
         assert "brokers      2" in info.stdout and "controller   " in info.stdout
+        bootstrap = ",".join(b["address"] for b in state["brokers"].values())
+        via_md = _cli("cluster", "info", "--brokers", bootstrap)
+        assert via_md.returncode == 0, via_md.stderr
+        assert via_md.stdout.splitlines()[:3] == info.stdout.splitlines()[:1] + [
+            info.stdout.splitlines()[1].split(" (epoch")[0], "brokers      2"], via_md.stdout
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:

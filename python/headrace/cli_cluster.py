@@ -54,7 +54,10 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
     down.add_argument("--timeout", type=float, default=30.0, metavar="S")
     down.set_defaults(func=_cmd_down)
 
-    info = csub.add_parser("info", help="brokers, controller and topics, read from ZooKeeper")
+    info = csub.add_parser("info", help="brokers, controller and topics, read from ZooKeeper "
+                                       "(or from a broker's Metadata with --brokers)")
+    info.add_argument("--brokers", metavar="HOST:PORT[,...]",
+                      help="ask these brokers (Metadata) instead of ZooKeeper")
     info.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]",
                       help="the cluster's zookeeper.connect (default: from --data-dir's "
                            "cluster.json, else 127.0.0.1:2181)")
@@ -181,6 +184,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from headrace.cluster import zk_layout as L
 
     _quiet_kazoo()
+    if args.brokers:
+        return _info_from_metadata(args)
     connect = args.zookeeper
     if connect is None and args.data_dir:
         try:
@@ -241,4 +246,26 @@ def _cmd_info(args: argparse.Namespace) -> int:
     finally:
         zk.stop()
         zk.close()
+    return 0
+
+
+def _info_from_metadata(args: argparse.Namespace) -> int:
+    from headrace.admin import Admin
+
+    md = Admin(args.brokers, timeout=args.timeout).metadata()
+    print(f"cluster id   {md.cluster_id}")
+    print(f"controller   {md.controller_id if md.controller_id != -1 else 'none'}")
+    print(f"brokers      {len(md.brokers)}")
+    for b in sorted(md.brokers.values(), key=lambda b: b.id):
+        print(f"  {b.id:<5} {b.host}:{b.port}")
+    total = offline = under = 0
+    for t in md.topics.values():
+        for p in t.partitions.values():
+            total += 1
+            if p.leader == -1:
+                offline += 1
+            elif len(p.isrs) < len(p.replicas):
+                under += 1
+    print(f"topics       {len(md.topics)} ({total} partitions, {offline} offline, "
+          f"{under} under-replicated)")
     return 0
