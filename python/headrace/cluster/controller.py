@@ -51,14 +51,18 @@ class Fence:
         self.epoch = epoch
         self.epoch_version = epoch_version
 
-    def commit(self, build) -> list:
-        """``build(tx)`` adds the operations. Returns their results; raises
-        ControllerFenced when the epoch check failed, else the first
-        operation's error (BadVersionError, NoNodeError, ...)."""
+    def commit_async(self, build):
+        """Sends the transaction ``build(tx)`` fills, guarded by the epoch
+        check; returns kazoo's async result (pass its value to ``check``)."""
         tx = self.zk.transaction()
         tx.check(L.CONTROLLER_EPOCH, self.epoch_version)
         build(tx)
-        results = tx.commit()
+        return tx.commit_async()
+
+    def check(self, results: list) -> list:
+        """The operations' results; raises ControllerFenced when the epoch
+        check failed, else the first operation's error (BadVersionError,
+        NoNodeError, ...)."""
         if isinstance(results[0], Exception) and not isinstance(results[0], RolledBackError):
             raise ControllerFenced(
                 f"controller epoch {self.epoch} (znode version {self.epoch_version}) "
@@ -67,6 +71,10 @@ class Fence:
             if isinstance(r, Exception) and not isinstance(r, RolledBackError):
                 raise r
         return results[1:]
+
+    def commit(self, build) -> list:
+        """``build(tx)`` adds the operations; see ``check``."""
+        return self.check(self.commit_async(build).get())
 
     def set_partition_state(self, topic: str, partition: int, state: L.PartitionState,
                             version: int) -> None:
@@ -263,8 +271,24 @@ class Controller:
         for topic in zk.get_children(L.ADMIN_DELETE_TOPICS, watch=w):
             self._delete_topic(fence, topic)
 
+        # Every partition's write is sent at once (pipelined); a write that
+        # loses a race (a leader's ISR change came first) is redone alone.
+        sent = []
         for topic in zk.get_children(L.TOPICS, watch=w):
-            for part in self._read_topic(topic):
+            parts = self._read_topic(topic)
+            if any(p.state is None for p in parts):
+                zk.ensure_path(L.partitions_path(topic))
+            for part in parts:
+                desired = decide(part.replicas, part.state, set(live), gone, set(shutting),
+                                 self.unclean_leader_election, fence.epoch)
+                if desired is not None:
+                    sent.append((part, desired, self._send(fence, part, desired)))
+        for part, desired, pending in sent:
+            try:
+                fence.check(pending.get())
+                self._log_change(part, desired)
+            except (BadVersionError, NodeExistsError, NoNodeError):
+                self._reread(part)
                 self._reconcile_partition(fence, part, set(live), gone, shutting)
 
         for broker_id, (cs, version) in shutting.items():
@@ -334,6 +358,15 @@ class Controller:
             self.zk.get_async(L.partition_state_path(part.topic, part.partition)),
             part.topic, part.partition)
         part.state, part.version = state, version
+
+    def _send(self, fence: Fence, part: _Partition, desired: L.PartitionState):
+        path = L.partition_state_path(part.topic, part.partition)
+        if part.state is None:
+            parent = L.partition_path(part.topic, part.partition)
+            return fence.commit_async(lambda tx: (tx.create(parent, b""),
+                                                  tx.create(path, desired.encode())))
+        return fence.commit_async(lambda tx: tx.set_data(path, desired.encode(),
+                                                         version=part.version))
 
     def _reconcile_partition(self, fence: Fence, part: _Partition, live: set[int],
                              gone: set[int], shutting: dict) -> None:

@@ -107,6 +107,11 @@ class ClusterMember:
         self._pending_isr: dict[tuple[str, int], dict] = {}
         self._lost = False
         self._cancel = threading.Event()
+        self._dirty_lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._full = True  # the first read reads everything
+        self._cache: dict[str, Any] = {}
+        self._visited: set[str] = set()
         self._state_cond = threading.Condition()
         has = lambda name: callable(getattr(broker, name, None))  # noqa: E731
         self._can_apply = has("apply_cluster")
@@ -288,6 +293,11 @@ class ClusterMember:
             self._events.put("connected")
 
     def _on_watch(self, event) -> None:
+        with self._dirty_lock:
+            if getattr(event, "path", None):
+                self._dirty.add(event.path)
+            else:  # a session event delivered to the watchers: re-read all
+                self._full = True
         self._events.put("refresh")
 
     # -- state: ZooKeeper -> apply_cluster ------------------------------------------------
@@ -316,6 +326,8 @@ class ClusterMember:
                 if self._lost and self.zk.connected:
                     self._register()
                     self._lost = False
+                    with self._dirty_lock:
+                        self._full = True  # the old session's watches are gone
                 self.refresh()
             except _ZK_DOWN as e:
                 log.info("broker %d: ZooKeeper unavailable (%s); retrying", self.broker_id,
@@ -326,76 +338,123 @@ class ClusterMember:
                               self.broker_id)
                 retry_at = time.monotonic() + 1.0
 
-    def _get(self, path: str):
-        """(data, stat) with a watch set, or (None, None) with an exists
-        watch when the znode does not exist."""
-        while True:
+    # The state is read through a cache of znodes: a watch event marks its
+    # path dirty, and the next pass re-reads (and watches again) only dirty
+    # or unknown paths, so that one ISR change costs one read, not one per
+    # partition. After a session loss (watches gone) everything is re-read.
+    def _take_dirty(self) -> set[str] | None:
+        """The paths to re-read; None: all of them."""
+        with self._dirty_lock:
+            dirty, self._dirty = self._dirty, set()
+            full, self._full = self._full, False
+        return None if full else dirty
+
+    def _fresh(self, path: str, dirty: set[str] | None) -> bool:
+        return dirty is not None and path not in dirty and path in self._cache
+
+    def _children(self, path: str, dirty: set[str] | None) -> list[str]:
+        self._visited.add(path)
+        if not self._fresh(path, dirty):
             try:
-                return self.zk.get(path, watch=self._on_watch)
+                self._cache[path] = self.zk.get_children(path, watch=self._on_watch)
             except NoNodeError:
-                if self.zk.exists(path, watch=self._on_watch) is None:
-                    return None, None
+                self.zk.exists(path, watch=self._on_watch)
+                self._cache[path] = []
+        return self._cache[path]
+
+    def _data_many(self, paths: list[str], dirty: set[str] | None) -> dict[str, bytes | None]:
+        """{path: data (None: no such znode)}, stale ones read in one
+        pipelined batch with a data watch (an exists watch when missing)."""
+        self._visited.update(paths)
+        reads = {p: self.zk.get_async(p, watch=self._on_watch)
+                 for p in paths if not self._fresh(p, dirty)}
+        missing = []
+        for p, a in reads.items():
+            try:
+                self._cache[p] = a.get()[0]
+            except NoNodeError:
+                missing.append(p)
+        exists = {p: self.zk.exists_async(p, watch=self._on_watch) for p in missing}
+        for p, a in exists.items():
+            if a.get() is not None:
+                # Created between the two calls: read it now (watch set above).
+                try:
+                    self._cache[p] = self.zk.get(p, watch=self._on_watch)[0]
+                    continue
+                except NoNodeError:
+                    pass
+            self._cache[p] = None
+        return {p: self._cache[p] for p in paths}
 
     def read_state(self) -> dict:
-        """The cluster state of docs/cluster.md (apply_cluster's JSON), read
-        from ZooKeeper with watches set on everything it depends on."""
-        zk, w = self.zk, self._on_watch
+        """The cluster state of docs/cluster.md (apply_cluster's JSON), from
+        ZooKeeper through the cache, watches set on everything it uses."""
+        dirty = self._take_dirty()
+        if dirty is None:
+            self._cache = {}
+        self._visited = set()
         brokers = []
-        for child in sorted(zk.get_children(L.BROKER_IDS, watch=w), key=_int_or_max):
-            try:
-                b = int(child)
-                data, _ = zk.get(L.broker_path(b))
-                brokers.append(L.BrokerRegistration.decode(b, data).to_state())
-            except (ValueError, NoNodeError, L.LayoutError):
+        ids = sorted((c for c in self._children(L.BROKER_IDS, dirty) if c.isdigit()), key=int)
+        regs = self._data_many([L.broker_path(int(b)) for b in ids], dirty)
+        for b in ids:
+            data = regs[L.broker_path(int(b))]
+            if data is None:
                 continue
-        data, _ = self._get(L.CONTROLLER)
-        controller_id = L.decode_controller(data) if data else -1
-        data, _ = self._get(L.CONTROLLER_EPOCH)
-        controller_epoch = L.decode_controller_epoch(data) if data else 0
-        topics = []
-        names = sorted(zk.get_children(L.TOPICS, watch=w))
-        topic_reads = {t: zk.get_async(L.topic_path(t), watch=w) for t in names}
-        config_reads = {t: zk.get_async(L.topic_config_path(t), watch=w) for t in names}
+            try:
+                brokers.append(L.BrokerRegistration.decode(int(b), data).to_state())
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+        ctl = self._data_many([L.CONTROLLER, L.CONTROLLER_EPOCH], dirty)
+        controller_id = L.decode_controller(ctl[L.CONTROLLER]) if ctl[L.CONTROLLER] else -1
+        controller_epoch = L.decode_controller_epoch(ctl[L.CONTROLLER_EPOCH]) \
+            if ctl[L.CONTROLLER_EPOCH] else 0
+        names = sorted(self._children(L.TOPICS, dirty))
+        assignments = self._data_many([L.topic_path(t) for t in names], dirty)
+        configs_raw = self._data_many([L.topic_config_path(t) for t in names], dirty)
+        decoded = {}
         for t in names:
-            try:
-                data, _ = topic_reads[t].get()
-                assignment = L.TopicAssignment.decode(t, data)
-            except NoNodeError:
+            data = assignments[L.topic_path(t)]
+            if data is None:
                 continue  # deleted meanwhile: its watch fired, next pass
-            except L.LayoutError as e:
-                log.warning("broker %d: %s", self.broker_id, e)
-                continue
             try:
-                configs = L.decode_topic_config(config_reads[t].get()[0], t)
-            except NoNodeError:
-                self.zk.exists(L.topic_config_path(t), watch=w)
-                configs = {}
+                decoded[t] = L.TopicAssignment.decode(t, data)
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+        states = self._data_many([L.partition_state_path(t, p) for t, a in decoded.items()
+                                  for p in a.partitions], dirty)
+        topics = []
+        for t, assignment in decoded.items():
+            try:
+                configs = L.decode_topic_config(configs_raw[L.topic_config_path(t)], t)
             except L.LayoutError as e:
                 log.warning("broker %d: %s", self.broker_id, e)
                 configs = {}
-            state_reads = {p: zk.get_async(L.partition_state_path(t, p), watch=w)
-                           for p in assignment.partitions}
             partitions = []
             for p, replicas in sorted(assignment.partitions.items()):
                 leader, epoch, isr = -1, -1, []
-                try:
-                    data, _ = state_reads[p].get()
-                    st = L.PartitionState.decode(data, L.partition_state_path(t, p))
-                    leader, epoch, isr = st.leader, st.leader_epoch, st.isr
-                except NoNodeError:
-                    # Not created by the controller yet: watch for it.
-                    self.zk.exists(L.partition_state_path(t, p), watch=w)
-                except L.LayoutError as e:
-                    log.warning("broker %d: %s", self.broker_id, e)
+                data = states[L.partition_state_path(t, p)]
+                if data is not None:  # None: not created by the controller yet
+                    try:
+                        st = L.PartitionState.decode(data, L.partition_state_path(t, p))
+                        leader, epoch, isr = st.leader, st.leader_epoch, st.isr
+                    except L.LayoutError as e:
+                        log.warning("broker %d: %s", self.broker_id, e)
                 partitions.append({"partition": p, "leader": leader, "leader_epoch": epoch,
                                    "replicas": replicas, "isr": isr})
             topics.append({"name": t, "id": assignment.topic_id, "configs": configs,
                            "partitions": partitions})
+        # Forget what this pass did not use (deleted topics, departed brokers).
+        self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
         return {"cluster_id": self.cluster_id, "controller_id": controller_id,
                 "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics}
 
     def refresh(self) -> None:
-        state = self.read_state()
+        try:
+            state = self.read_state()
+        except BaseException:
+            with self._dirty_lock:
+                self._full = True  # what this pass did not re-read may be stale
+            raise
         if state == self.state:
             return
         if self._can_apply:
