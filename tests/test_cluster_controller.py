@@ -312,6 +312,30 @@ def test_controlled_shutdown_moves_leadership_away(cluster):
     assert cluster.state("cs1", 0).leader == 2
 
 
+def test_preferred_leader_comes_back(cluster):
+    for b in (1, 2):
+        cluster.register(b)
+    ctl = cluster.controller(1, imbalance_check_interval_s=0.2)
+    wait_for(lambda: ctl.active)
+    assert cluster.create_topic("pref", assignments={"0": [2, 1], "1": [1, 2]})[
+        "error_code"] == 0
+    cluster.wait_state("pref", 0, lambda s: s.leader == 2)
+    cluster.end_session(2)
+    cluster.wait_state("pref", 0, lambda s: s.leader == 1 and s.leader_epoch == 1)
+    cluster.register(2)
+    # 2 is back but out of the ISR: it does not lead again (yet).
+    assert cluster.state("pref", 0).leader == 1
+    # Its leader takes it back into the ISR (as a leader's isr_changes would).
+    data, stat = cluster.admin.get(L.partition_state_path("pref", 0))
+    st = L.PartitionState.decode(data)
+    cluster.admin.set(L.partition_state_path("pref", 0),
+                      L.PartitionState(1, st.leader_epoch, [1, 2], st.controller_epoch).encode(),
+                      version=stat.version)
+    s = cluster.wait_state("pref", 0, lambda s: s.leader == 2, "preferred leader back")
+    assert s.leader_epoch == 2 and s.isr == [1, 2]
+    assert cluster.state("pref", 1).leader == 1
+
+
 def test_decide_rules():
     st = L.PartitionState
     live = {1, 2, 3}

@@ -18,7 +18,9 @@ from headrace.settings import Settings
 # Settings only the Python control plane reads (docs/configuration.md).
 CLUSTER_KEYS = ("zookeeper.connect", "zookeeper.session.timeout.ms",
                 "zookeeper.connection.timeout.ms", "broker.rack",
-                "unclean.leader.election.enable", "offsets.topic.replication.factor")
+                "unclean.leader.election.enable", "offsets.topic.replication.factor",
+                "auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds",
+                "leader.imbalance.per.broker.percentage")
 
 
 def settings_for_core(values: dict[str, str]) -> dict[str, str]:

@@ -99,11 +99,15 @@ class Controller:
     ``unclean.leader.election.enable``."""
 
     def __init__(self, zk: KazooClient, broker_id: int, unclean_leader_election: bool = False,
-                 debounce_s: float = 0.02):
+                 debounce_s: float = 0.02, auto_leader_rebalance: bool = True,
+                 imbalance_check_interval_s: float = 300.0, imbalance_pct: float = 10.0):
         self.zk = zk
         self.broker_id = int(broker_id)
         self.unclean_leader_election = unclean_leader_election
         self.debounce_s = debounce_s
+        self.auto_leader_rebalance = auto_leader_rebalance
+        self.imbalance_check_interval_s = imbalance_check_interval_s
+        self.imbalance_pct = imbalance_pct
         self.fence: Fence | None = None
         self._events: queue.Queue[str] = queue.Queue()
         self._stop = threading.Event()
@@ -163,14 +167,22 @@ class Controller:
     # -- the thread ---------------------------------------------------------------
     def _run(self) -> None:
         retry_at = None
+        rebalance_at = time.monotonic() + self.imbalance_check_interval_s
         while not self._stop.is_set():
-            timeout = None if retry_at is None else max(0.0, retry_at - time.monotonic())
+            due = [t for t in (retry_at, rebalance_at if self.auto_leader_rebalance else None)
+                   if t is not None]
+            timeout = max(0.0, min(due) - time.monotonic()) if due else None
             try:
-                first = self._events.get(timeout=timeout)
-                kinds = {first}
+                kinds = {self._events.get(timeout=timeout)}
             except queue.Empty:
-                kinds = {"elect", "reconcile"}
-            retry_at = None
+                kinds = set()
+            now = time.monotonic()
+            if retry_at is not None and now >= retry_at:
+                kinds |= {"elect", "reconcile"}
+                retry_at = None
+            if now >= rebalance_at:
+                kinds.add("rebalance")
+                rebalance_at = now + self.imbalance_check_interval_s
             time.sleep(self.debounce_s)
             while True:
                 try:
@@ -187,6 +199,8 @@ class Controller:
                         kinds.add("reconcile")
                 if self.active and "reconcile" in kinds:
                     self._reconcile()
+                if self.active and "rebalance" in kinds and self.auto_leader_rebalance:
+                    self._rebalance_leaders()
             except ControllerFenced as e:
                 log.warning("controller %d: fenced (%s); stepping down", self.broker_id, e)
                 self._step_down("fenced")
@@ -405,6 +419,43 @@ class Controller:
         else:
             log.info("controller %d: %s-%d: isr %s -> %s", self.broker_id, part.topic,
                      part.partition, old.isr, new.isr)
+
+    # -- preferred leaders (auto.leader.rebalance.enable) -----------------------------
+    def _rebalance_leaders(self) -> None:
+        """Kafka's auto leader rebalance: for each broker whose share of
+        partitions it is the preferred replica of (first in the assignment)
+        but does not lead is over ``imbalance_pct``, give it those partitions
+        back where it is live and in the ISR (leader epoch + 1)."""
+        fence = self.fence
+        live = set(self._live_brokers())
+        shutting = set(self._shutting_down(live))
+        parts = [part for topic in self.zk.get_children(L.TOPICS)
+                 for part in self._read_topic(topic) if part.state is not None]
+        by_preferred: dict[int, list[_Partition]] = {}
+        for part in parts:
+            if part.replicas:
+                by_preferred.setdefault(part.replicas[0], []).append(part)
+        sent = []
+        for broker, mine in sorted(by_preferred.items()):
+            not_led = [p for p in mine if p.state.leader != broker]
+            if not mine or 100.0 * len(not_led) / len(mine) <= self.imbalance_pct:
+                continue
+            if broker not in live or broker in shutting:
+                continue
+            for part in not_led:
+                if broker not in part.state.isr:
+                    continue
+                desired = L.PartitionState(broker, part.state.leader_epoch + 1, part.state.isr,
+                                           fence.epoch)
+                sent.append((part, desired, self._send(fence, part, desired)))
+        for part, desired, pending in sent:
+            try:
+                fence.check(pending.get())
+                log.info("controller %d: %s-%d: preferred leader %d back (epoch %d)",
+                         self.broker_id, part.topic, part.partition, desired.leader,
+                         desired.leader_epoch)
+            except (BadVersionError, NoNodeError):
+                pass  # changed meanwhile: the next check looks again
 
     # -- topic deletion ---------------------------------------------------------------
     def _delete_topic(self, fence: Fence, topic: str) -> None:

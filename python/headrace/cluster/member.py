@@ -90,6 +90,10 @@ class ClusterMember:
                                                     self.session_timeout_ms))
         self.rack = values.get("broker.rack") or None
         self.unclean = _bool(values.get("unclean.leader.election.enable", "false"))
+        self.auto_rebalance = _bool(values.get("auto.leader.rebalance.enable", "true"))
+        self.imbalance_check_s = float(values.get("leader.imbalance.check.interval.seconds",
+                                                  300))
+        self.imbalance_pct = float(values.get("leader.imbalance.per.broker.percentage", 10))
         self.defaults = {k: values[k] for k in ("num.partitions", "default.replication.factor")
                          if k in values}
         self.broker_id = int(values.get("node.id", values.get("broker.id",
@@ -137,7 +141,10 @@ class ClusterMember:
         self._register()
         self.zk.add_listener(self._on_session)
         self.controller = Controller(self.zk, self.broker_id,
-                                     unclean_leader_election=self.unclean).start()
+                                     unclean_leader_election=self.unclean,
+                                     auto_leader_rebalance=self.auto_rebalance,
+                                     imbalance_check_interval_s=self.imbalance_check_s,
+                                     imbalance_pct=self.imbalance_pct).start()
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="control-request")
         for name, target, wanted in (("state", self._state_loop, True),
                                      ("isr", self._isr_loop, self._can_isr),
