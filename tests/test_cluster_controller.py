@@ -245,6 +245,24 @@ def test_unclean_leader_election(cluster):
     assert s.isr == [1] and s.leader_epoch == 1
 
 
+def test_unclean_leader_election_per_topic(cluster):
+    for b in (1, 2):
+        cluster.register(b)
+    ctl = cluster.controller(1)  # broker default: off
+    wait_for(lambda: ctl.active)
+    for name, configs in (("on", {"unclean.leader.election.enable": "true"}), ("off", {})):
+        assert cluster.create_topic(name, assignments={"0": [2, 1]}, configs=configs)[
+            "error_code"] == 0
+        s0 = cluster.wait_state(name, 0, lambda s: s.leader == 2)
+        data, stat = cluster.admin.get(L.partition_state_path(name, 0))
+        cluster.admin.set(L.partition_state_path(name, 0),
+                          L.PartitionState(2, 0, [2], s0.controller_epoch).encode(),
+                          version=stat.version)
+    cluster.end_session(2)
+    cluster.wait_state("on", 0, lambda s: s.leader == 1, "unclean election on the topic")
+    assert cluster.wait_state("off", 0, lambda s: s.leader == -1).isr == [2]
+
+
 def test_controller_failover_keeps_going(cluster):
     for b in (1, 2, 3):
         cluster.register(b)

@@ -89,6 +89,7 @@ class _Partition:
     replicas: list[int]
     state: L.PartitionState | None
     version: int  # znode version of the state (-1: no state znode)
+    unclean: bool | None = None  # the topic's unclean.leader.election.enable, if set
 
 
 class Controller:
@@ -294,7 +295,7 @@ class Controller:
                 zk.ensure_path(L.partitions_path(topic))
             for part in parts:
                 desired = decide(part.replicas, part.state, set(live), gone, set(shutting),
-                                 self.unclean_leader_election, fence.epoch)
+                                 self._unclean(part), fence.epoch)
                 if desired is not None:
                     sent.append((part, desired, self._send(fence, part, desired)))
         for part, desired, pending in sent:
@@ -348,13 +349,26 @@ class Controller:
         except L.LayoutError as e:
             log.warning("controller %d: %s", self.broker_id, e)
             return []
+        config_read = self.zk.get_async(L.topic_config_path(topic), watch=self._on_watch)
         reads = {p: self.zk.get_async(L.partition_state_path(topic, p))
                  for p in assignment.partitions}
+        unclean = None
+        try:
+            value = L.decode_topic_config(config_read.get()[0], topic).get(
+                "unclean.leader.election.enable")
+            if value is not None:
+                unclean = value.strip().lower() == "true"
+        except (NoNodeError, L.LayoutError):
+            pass
         out = []
         for p, replicas in sorted(assignment.partitions.items()):
             state, version = self._state_from(reads[p], topic, p)
-            out.append(_Partition(topic, p, replicas, state, version))
+            out.append(_Partition(topic, p, replicas, state, version, unclean))
         return out
+
+    def _unclean(self, part: _Partition) -> bool:
+        """The topic's override, else the broker setting (Kafka's rule)."""
+        return self.unclean_leader_election if part.unclean is None else part.unclean
 
     def _state_from(self, async_result, topic, p):
         try:
@@ -386,7 +400,7 @@ class Controller:
                              gone: set[int], shutting: dict) -> None:
         for _ in range(_MAX_CAS_RETRIES):
             desired = decide(part.replicas, part.state, live, gone, set(shutting),
-                             self.unclean_leader_election, fence.epoch)
+                             self._unclean(part), fence.epoch)
             if desired is None:
                 return
             path = L.partition_state_path(part.topic, part.partition)
