@@ -43,6 +43,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 18000
 ISR_POLL_S = 0.1
 DEBOUNCE_S = 0.02
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
+FIRST_STATE_TIMEOUT_S = 10.0
 UNKNOWN_SERVER_ERROR = -1
 _ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
 
@@ -155,8 +156,15 @@ class ClusterMember:
                 t.start()
                 self._threads.append(t)
         self._events.put("refresh")
-        log.info("broker %d: joined cluster %s at %s (rack %s)", self.broker_id,
-                 self.cluster_id, self.connect, self.rack)
+        # "Joined" means the data plane has the cluster's state: until the
+        # first apply_cluster its Metadata would name no controller.
+        with self._state_cond:
+            if not self._state_cond.wait_for(lambda: self.state_version > 0,
+                                             FIRST_STATE_TIMEOUT_S):
+                log.warning("broker %d: no cluster state applied within %.0f s; going on",
+                            self.broker_id, FIRST_STATE_TIMEOUT_S)
+        log.info("broker %d: joined cluster %s at %s (%s)", self.broker_id, self.cluster_id,
+                 self.connect, f"rack {self.rack}" if self.rack else "no rack")
         return self
 
     def _client(self, hosts: str) -> KazooClient:
