@@ -13,26 +13,7 @@ import signal
 import sys
 import threading
 
-from headrace.settings import Settings
-
-# Settings only the Python control plane reads (docs/configuration.md).
-CLUSTER_KEYS = ("zookeeper.connect", "zookeeper.session.timeout.ms",
-                "zookeeper.connection.timeout.ms", "broker.rack",
-                "unclean.leader.election.enable", "offsets.topic.replication.factor",
-                "auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds",
-                "leader.imbalance.per.broker.percentage")
-
-
-def settings_for_core(values: dict[str, str]) -> dict[str, str]:
-    """The settings handed to ``headrace._core.Broker``: all of them, except
-    the cluster keys (CLUSTER_KEYS) that the installed core does not know yet
-    (it rejects unknown keys). The C++ core is gaining these keys (issue 14);
-    once it knows them this passes every key through unchanged and can go."""
-    from headrace._core import describe_settings
-
-    known = {row[0] for row in describe_settings({})}
-    return {k: v for k, v in values.items() if k not in CLUSTER_KEYS or k in known}
-
+from headrace.settings import Settings, settings_for_core
 
 def raise_open_files_limit() -> int:
     """Raises this process's RLIMIT_NOFILE soft limit to its hard limit (as
