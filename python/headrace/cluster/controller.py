@@ -36,6 +36,7 @@ log = logging.getLogger("headrace.cluster.controller")
 
 _RETRY_DELAY_S = 0.25
 _MAX_CAS_RETRIES = 10
+_DELETE_BATCH = 1000  # znodes deleted per transaction (well under 1 MB)
 
 
 class ControllerFenced(Exception):
@@ -473,18 +474,22 @@ class Controller:
 
     # -- topic deletion ---------------------------------------------------------------
     def _delete_topic(self, fence: Fence, topic: str) -> None:
+        """Deletes the topic's znodes, children first, in fenced transactions
+        of at most _DELETE_BATCH operations (a ZooKeeper request is limited
+        to 1 MB); the topic znode, its config and the admin znode go last,
+        together, so an interrupted deletion is finished by a later pass."""
         for _ in range(_MAX_CAS_RETRIES):
-            paths = []
+            paths: list[str] = []
             self._collect(L.topic_path(topic), paths)
+            last = [p for p in paths if p == L.topic_path(topic)]
+            below = [p for p in paths if p != L.topic_path(topic)]
             if self.zk.exists(L.topic_config_path(topic)) is not None:
-                paths.append(L.topic_config_path(topic))
-            paths.append(L.delete_topic_path(topic))
-
-            def build(tx):
-                for p in paths:
-                    tx.delete(p)
+                last.append(L.topic_config_path(topic))
+            last.append(L.delete_topic_path(topic))
+            batches = [below[i:i + _DELETE_BATCH] for i in range(0, len(below), _DELETE_BATCH)]
             try:
-                fence.commit(build)
+                for batch in batches + [last]:
+                    fence.commit(lambda tx, batch=batch: [tx.delete(p) for p in batch])
                 log.info("controller %d: deleted topic %s", self.broker_id, topic)
                 return
             except (NoNodeError, NotEmptyError):
