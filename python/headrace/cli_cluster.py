@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from headrace.cli_common import CliError, parse_pairs
+from headrace.errors import HeadraceError
 
 STATE_FILE = "cluster.json"
 
@@ -91,7 +92,11 @@ def _cmd_up(args: argparse.Namespace) -> int:
                               base_port=args.base_port or None,
                               zookeeper_port=args.zookeeper_port, racks=racks,
                               detach=args.detach)
-    cluster.start(timeout=args.timeout)
+    try:
+        cluster.start(timeout=args.timeout)
+    except HeadraceError as e:  # its message ends with log tails: one line here
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CliError(f"{first} (logs in {data_dir})") from None
     state = {"zookeeper": {"connect": cluster.zookeeper_connect,
                            "pid": cluster.zookeeper.proc.pid},
              "brokers": {str(i): {"address": n.address, "pid": n.pid, "log": str(n.log_path)}

@@ -11,6 +11,7 @@ ZooKeeper session expires).
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -146,7 +147,8 @@ class EmbeddedCluster:
         self.dir.mkdir(parents=True, exist_ok=True)
         try:
             self.zookeeper = ZooKeeperServer(self.dir / "zookeeper", port=self.zookeeper_port,
-                                             host=self.host).start()
+                                             host=self.host,
+                                             stop_at_exit=not self.detach).start()
             for i in range(1, self.num_brokers + 1):
                 port = self.base_port + i - 1 if self.base_port else free_port(self.host)
                 settings = dict(self.settings)
@@ -156,6 +158,10 @@ class EmbeddedCluster:
                                            self.zookeeper.connect_string, settings, self.detach)
             for node in self.nodes.values():
                 node.start()
+            if not self.detach:
+                # Brokers run in their own sessions (Ctrl-C is the parent's
+                # to handle): never leave them behind this interpreter.
+                atexit.register(self._kill_leftovers)
             self.wait_for_brokers(list(self.nodes), timeout)
         except BaseException:
             self.stop_all()
@@ -185,6 +191,11 @@ class EmbeddedCluster:
         if self._given_dir is None and self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+
+    def _kill_leftovers(self) -> None:
+        for n in self.nodes.values():
+            if n.running:
+                n.proc.kill()
 
     def __enter__(self) -> "EmbeddedCluster":
         return self.start()

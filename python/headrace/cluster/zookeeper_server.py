@@ -7,6 +7,7 @@ waits until the server answers the ``ruok`` four-letter word with ``imok``.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -77,7 +78,7 @@ class ZooKeeperServer:
 
     def __init__(self, data_dir: str | os.PathLike, port: int = 0, host: str = "127.0.0.1",
                  tick_ms: int = 500, min_session_timeout_ms: int = 1000,
-                 max_session_timeout_ms: int = 60000):
+                 max_session_timeout_ms: int = 60000, stop_at_exit: bool = True):
         self.data_dir = Path(data_dir)
         self.host = host
         self.port = port or free_port(host)
@@ -85,6 +86,10 @@ class ZooKeeperServer:
         self.min_session_timeout_ms = min_session_timeout_ms
         self.max_session_timeout_ms = max_session_timeout_ms
         self.proc: subprocess.Popen | None = None
+        # The server runs in its own session (a Ctrl-C meant for the parent
+        # does not reach it), so it is stopped at this interpreter's exit
+        # unless it should outlive it (`headrace cluster up --detach`).
+        self.stop_at_exit = stop_at_exit
 
     @property
     def connect_string(self) -> str:
@@ -126,6 +131,8 @@ class ZooKeeperServer:
         self._out = open(log_dir / "zookeeper.out", "ab")
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
+        if self.stop_at_exit:
+            atexit.register(self.kill)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
