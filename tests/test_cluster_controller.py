@@ -164,6 +164,20 @@ def test_new_topic_gets_states_and_rack_aware_placement(cluster):
     assert L.decode_topic_config(data) == {"min.insync.replicas": "2"}
 
 
+def test_topic_without_id_gets_one(cluster):
+    cluster.register(1)
+    ctl = cluster.controller(1)
+    wait_for(lambda: ctl.active)
+    # As an old Kafka tool writes it: version 1, no topic_id.
+    cluster.admin.create(L.topic_path("old"), b'{"version":1,"partitions":{"0":[1]}}')
+    cluster.wait_state("old", 0, lambda s: s.leader == 1)
+
+    def has_id():
+        data, _ = cluster.admin.get(L.topic_path("old"))
+        return L.TopicAssignment.decode("old", data).topic_id
+    assert len(wait_for(has_id, what="a topic id")) == 22
+
+
 def test_create_topic_errors(cluster):
     cluster.register(1)
     cluster.register(2)

@@ -342,7 +342,7 @@ class Controller:
 
     def _read_topic(self, topic: str) -> list[_Partition]:
         try:
-            data, _ = self.zk.get(L.topic_path(topic), watch=self._on_watch)
+            data, stat = self.zk.get(L.topic_path(topic), watch=self._on_watch)
         except NoNodeError:
             return []
         try:
@@ -350,6 +350,8 @@ class Controller:
         except L.LayoutError as e:
             log.warning("controller %d: %s", self.broker_id, e)
             return []
+        if not assignment.topic_id and self.fence is not None:
+            self._assign_topic_id(topic, assignment, stat.version)
         config_read = self.zk.get_async(L.topic_config_path(topic), watch=self._on_watch)
         reads = {p: self.zk.get_async(L.partition_state_path(topic, p))
                  for p in assignment.partitions}
@@ -366,6 +368,20 @@ class Controller:
             state, version = self._state_from(reads[p], topic, p)
             out.append(_Partition(topic, p, replicas, state, version, unclean))
         return out
+
+    def _assign_topic_id(self, topic: str, assignment: L.TopicAssignment,
+                         version: int) -> None:
+        """A topic written without an id (by an older tool) gets one, as
+        Kafka's controller does (KIP-516)."""
+        assignment.topic_id = L.new_uuid_base64()
+        path = L.topic_path(topic)
+        try:
+            self.fence.commit(lambda tx: tx.set_data(path, assignment.encode(),
+                                                     version=version))
+            log.info("controller %d: topic %s had no id; now %s", self.broker_id, topic,
+                     assignment.topic_id)
+        except (BadVersionError, NoNodeError):
+            pass  # changed meanwhile; its watch brings us back
 
     def _unclean(self, part: _Partition) -> bool:
         """The topic's override, else the broker setting (Kafka's rule)."""
