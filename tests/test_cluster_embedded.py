@@ -141,3 +141,24 @@ def test_paused_broker_loses_its_session_and_rejoins(cluster):
     # Back: its member sees the expired session, registers again.
     wait_for(lambda: victim in cluster.live_brokers(), 30, what="re-registration")
     assert cluster.node(victim).running
+
+
+def test_paused_controller_is_replaced_and_steps_down(cluster):
+    old = cluster.controller_id()
+    data, _ = cluster.zk.get("/controller_epoch")
+    epoch = int(data)
+    log_start = cluster.node(old).log_path.stat().st_size
+    cluster.pause(old)
+    try:
+        wait_for(lambda: cluster.controller_id() not in (-1, old), SESSION_MS / 1000 + 15,
+                 what="a new controller")
+        data, _ = cluster.zk.get("/controller_epoch")
+        assert int(data) > epoch
+    finally:
+        cluster.resume(old)
+    new = cluster.controller_id()
+    wait_for(lambda: old in cluster.live_brokers(), 30, what="the old controller re-registered")
+    wait_for(lambda: "no longer controller" in
+             cluster.node(old).log_path.read_text()[log_start:], 15,
+             what="the old controller stepping down")
+    assert cluster.controller_id() == new
