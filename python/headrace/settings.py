@@ -42,8 +42,8 @@ CONTROL_PLANE_SETTINGS = {
     "leader.imbalance.per.broker.percentage": ("10", "Share of a broker's preferred "
                                                      "partitions led elsewhere that triggers "
                                                      "a rebalance."),
-    "offsets.topic.replication.factor": ("3", "Replication factor of __consumer_offsets "
-                                              "(reserved; not used yet)."),
+    "offsets.topic.replication.factor": ("3", "Replicas of __consumer_offsets in a cluster "
+                                              "(fewer if fewer brokers are live)."),
 }
 
 
