@@ -6,9 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev libgtest-dev libgmock-dev
-              libbenchmark-dev librdkafka-dev kcat clang libclang-rt-14-dev)
-# Spark (tests/test_spark_*.py) needs a Java 17+ runtime; this machine kind
-# ships OpenJDK 17, install it only where it is missing.
+              libbenchmark-dev librdkafka-dev kcat clang libclang-rt-14-dev
+              zookeeper)  # clusters: tests/test_cluster_*.py, `headrace cluster up`
+# Spark (tests/test_spark_*.py) and ZooKeeper need a Java 17+ runtime; this
+# machine kind ships OpenJDK 17, install it only where it is missing. Debian's
+# zookeeper package is only run as a child process (headrace.cluster.
+# zookeeper_server), never as the system service.
 command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

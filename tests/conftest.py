@@ -29,3 +29,5 @@ def open_log():
 
 # Real broker processes for the end-to-end tests (tests/broker_process.py).
 from broker_process import broker, broker_factory, module_broker  # noqa: E402,F401
+# A real ZooKeeper for the cluster tests (tests/zookeeper_fixture.py).
+from zookeeper_fixture import zk_chroot, zk_factory, zookeeper  # noqa: E402,F401

@@ -13,11 +13,13 @@ from headrace.errors import (
     UnsupportedError,
 )
 from headrace.embedded import EmbeddedBroker
+from headrace.embedded_cluster import EmbeddedCluster
 from headrace.log import Log, Record, RetentionResult
 
 __all__ = [
     "__version__",
     "EmbeddedBroker",
+    "EmbeddedCluster",
     "Log",
     "Record",
     "RetentionResult",

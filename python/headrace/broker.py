@@ -2,7 +2,9 @@
 
 The C++ broker (headrace._core.Broker) owns the network threads and the data
 path; Python only starts it, waits for a signal and stops it. The data path
-never takes the GIL.
+never takes the GIL. With ``zookeeper.connect`` set the broker is a member of
+a cluster: a ClusterMember (headrace.cluster.member) runs next to it, and on
+SIGTERM it first hands its leaderships over (controlled shutdown).
 """
 from __future__ import annotations
 
@@ -11,8 +13,7 @@ import signal
 import sys
 import threading
 
-from headrace.settings import Settings
-
+from headrace.settings import Settings, settings_for_core
 
 def raise_open_files_limit() -> int:
     """Raises this process's RLIMIT_NOFILE soft limit to its hard limit (as
@@ -43,7 +44,10 @@ def run_broker(settings: Settings) -> int:
     from headrace._core import Broker
 
     raise_open_files_limit()
-    broker = Broker(settings.values)
+    cluster_mode = bool(settings.values.get("zookeeper.connect"))
+    if cluster_mode:
+        _log_to_stderr()
+    broker = Broker(settings_for_core(settings.values))
     stop = threading.Event()
 
     def _on_signal(signum, frame):  # runs in the main thread
@@ -55,9 +59,44 @@ def run_broker(settings: Settings) -> int:
     print(f"headrace: listening on {broker.listen_address} "
           f"(advertised {broker.advertised_address}, node {broker.node_id}, "
           f"data {broker.data_dir}, {broker.network_backend})", flush=True)
+    member = None
+    if cluster_mode:
+        from headrace.cluster.member import ClusterMember
+
+        member = ClusterMember(broker, settings.values)
+        try:
+            member.start(cancel=stop)
+        except BaseException:
+            member.close(controlled_shutdown=False)
+            broker.stop()
+            if stop.is_set():  # SIGTERM/SIGINT while joining: a clean exit
+                print("headrace: stopped", file=sys.stderr, flush=True)
+                return 0
+            raise
+        print(f"headrace: joined cluster {member.cluster_id} as broker {member.broker_id} "
+              f"(zookeeper {member.connect})", flush=True)
     while not stop.wait(0.5):
         pass
     print("headrace: shutting down", file=sys.stderr, flush=True)
+    if member is not None:
+        member.close()  # controlled shutdown first, while the broker still serves
     broker.stop()
     print("headrace: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _log_to_stderr() -> None:
+    """The control plane's log lines (headrace.cluster.*) on stderr, as the
+    C++ core's; kazoo's own only from warnings up."""
+    import logging
+    import time
+
+    handler = logging.StreamHandler(sys.stderr)
+    fmt = logging.Formatter("%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s",
+                            datefmt="%Y-%m-%dT%H:%M:%S")
+    fmt.converter = time.gmtime  # as the C++ core's lines: UTC, ISO 8601
+    handler.setFormatter(fmt)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.getLogger("kazoo").setLevel(logging.WARNING)

@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 
+from headrace.cli_cluster import add_cluster_parser
 from headrace.cli_config import add_config_parser
 from headrace.cli_consume import add_consume_parser
 from headrace.cli_group import add_group_parser
@@ -28,11 +29,13 @@ BROKER_FLAGS = {
     "flush_messages": "log.flush.interval.messages",
     "flush_ms": "log.flush.interval.ms",
     "io_threads": "num.io.threads",
+    "zookeeper": "zookeeper.connect",
+    "rack": "broker.rack",
 }
 
 
 def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("broker", help="run a single-node broker in the foreground",
+    p = sub.add_parser("broker", help="run a broker in the foreground",
                        description="Run a headrace broker until SIGTERM/SIGINT.")
     p.add_argument("--config", metavar="FILE", help="TOML config file (Kafka broker key names)")
     p.add_argument("--data-dir", metavar="DIR", help="where logs and metadata live (log.dirs)")
@@ -48,6 +51,10 @@ def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--flush-ms", type=int, metavar="MS",
                    help="fsync at least every MS milliseconds (log.flush.interval.ms)")
     p.add_argument("--io-threads", type=int, metavar="N", help="network I/O threads (default: cores)")
+    p.add_argument("--zookeeper", metavar="HOST:PORT[,...][/CHROOT]",
+                   help="join the cluster coordinated by this ZooKeeper (zookeeper.connect); "
+                        "without it the broker is a single node")
+    p.add_argument("--rack", metavar="RACK", help="this broker's rack (broker.rack)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any broker setting, e.g. --set log.retention.ms=60000 (repeatable)")
     p.set_defaults(func=_cmd_broker)
@@ -76,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_group_parser(sub)
     add_config_parser(sub)
     add_log_parser(sub)
+    add_cluster_parser(sub)
     return parser
 
 

@@ -24,6 +24,44 @@ _NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR", "HEADRACE_DEBUG",
                  "HEADRACE_FAULT_INJECT"}  # testing hook read by the C++ broker
 
 
+# Settings read by the Python control plane of a cluster (headrace.cluster;
+# docs/configuration.md): name -> (default, doc). The C++ core knows some of
+# them too; the others it would reject as unknown, see settings_for_core.
+CONTROL_PLANE_SETTINGS = {
+    "zookeeper.connect": ("", "HOST:PORT[,HOST:PORT...][/CHROOT] of ZooKeeper; empty: a "
+                              "single node."),
+    "zookeeper.session.timeout.ms": ("18000", "ZooKeeper session timeout."),
+    "zookeeper.connection.timeout.ms": ("", "How long to wait for ZooKeeper at start "
+                                            "(empty: the session timeout)."),
+    "broker.rack": ("", "This broker's rack, for rack-aware replica placement."),
+    "unclean.leader.election.enable": ("false", "Elect a replica outside the ISR when no "
+                                                "ISR member is alive."),
+    "auto.leader.rebalance.enable": ("true", "Move leadership back to preferred replicas."),
+    "leader.imbalance.check.interval.seconds": ("300", "How often preferred leaders are "
+                                                       "checked."),
+    "leader.imbalance.per.broker.percentage": ("10", "Share of a broker's preferred "
+                                                     "partitions led elsewhere that triggers "
+                                                     "a rebalance."),
+    "offsets.topic.replication.factor": ("3", "Replicas of __consumer_offsets in a cluster "
+                                              "(fewer if fewer brokers are live)."),
+}
+
+
+def core_known_settings() -> set[str]:
+    from headrace._core import describe_settings
+
+    return {row[0] for row in describe_settings({})}
+
+
+def settings_for_core(values: Mapping[str, str]) -> dict[str, str]:
+    """The settings handed to ``headrace._core.Broker`` (and to its
+    validation): all of them, except the control-plane keys
+    (CONTROL_PLANE_SETTINGS) the installed core does not know (it rejects
+    unknown keys). Once the core knows a key, it passes through unchanged."""
+    known = core_known_settings()
+    return {k: v for k, v in values.items() if k not in CONTROL_PLANE_SETTINGS or k in known}
+
+
 class SettingsError(ValueError):
     """A config file or value that cannot be used."""
 
@@ -120,9 +158,15 @@ def effective(settings: Settings) -> list[EffectiveSetting]:
     from headrace.errors import HeadraceError
 
     try:
-        rows = describe_settings(settings.values)
+        rows = list(describe_settings(settings_for_core(settings.values)))
     except HeadraceError as e:
         raise SettingsError(_with_source(str(e), settings)) from None
+    listed = {row[0] for row in rows}
+    for name, (default, doc) in CONTROL_PLANE_SETTINGS.items():
+        if name not in listed:
+            value = settings.values.get(name, default)
+            rows.append((name, value, default, doc, name if name in settings.values else ""))
+    rows.sort(key=lambda row: row[0])
     return [EffectiveSetting(name, value, default, doc,
                              settings.sources.get(set_by, DEFAULT_SOURCE), set_by)
             for name, value, default, doc, set_by in rows]

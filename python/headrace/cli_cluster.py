@@ -1,0 +1,276 @@
+"""``headrace cluster up|down|info``: a local cluster (a ZooKeeper and N
+broker processes, headrace.EmbeddedCluster) and a look at any cluster's
+ZooKeeper."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from headrace.cli_common import CliError, parse_pairs
+from headrace.errors import HeadraceError
+
+STATE_FILE = "cluster.json"
+
+
+def _quiet_kazoo() -> None:
+    """kazoo logs a warning for every connection it closes; not for a CLI."""
+    import logging
+
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
+
+
+def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cluster", help="run a local cluster (ZooKeeper + brokers); inspect one",
+                       description="A local cluster of brokers coordinated by ZooKeeper.")
+    csub = p.add_subparsers(dest="cluster_command", metavar="SUBCOMMAND")
+    csub.required = True
+
+    up = csub.add_parser("up", help="start ZooKeeper and N brokers (foreground unless --detach)")
+    up.add_argument("--brokers", type=int, default=3, metavar="N",
+                    help="number of brokers, node ids 1..N (default 3)")
+    up.add_argument("--data-dir", required=True, metavar="DIR",
+                    help="ZooKeeper's and every broker's data, logs, cluster.json")
+    up.add_argument("--base-port", type=int, default=9092, metavar="PORT",
+                    help="broker N listens on PORT+N-1 (default 9092); 0: free ports")
+    up.add_argument("--zookeeper-port", type=int, default=2181, metavar="PORT",
+                    help="ZooKeeper's client port (default 2181); 0: a free port")
+    up.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    up.add_argument("--rack", action="append", default=[], metavar="ID=RACK",
+                    help="broker.rack of broker ID (repeatable)")
+    up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a broker setting for every broker (repeatable)")
+    up.add_argument("--detach", action="store_true",
+                    help="leave the cluster running and return; stop it with `cluster down`")
+    up.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                    help="seconds to wait for every broker to join (default 60)")
+    up.set_defaults(func=_cmd_up)
+
+    down = csub.add_parser("down", help="stop a cluster started with `cluster up --detach`")
+    down.add_argument("--data-dir", required=True, metavar="DIR")
+    down.add_argument("--timeout", type=float, default=30.0, metavar="S")
+    down.set_defaults(func=_cmd_down)
+
+    info = csub.add_parser("info", help="brokers, controller and topics, read from ZooKeeper "
+                                       "(or from a broker's Metadata with --brokers)")
+    info.add_argument("--brokers", metavar="HOST:PORT[,...]",
+                      help="ask these brokers (Metadata) instead of ZooKeeper")
+    info.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+                      help="the cluster's zookeeper.connect (default: from --data-dir's "
+                           "cluster.json, else 127.0.0.1:2181)")
+    info.add_argument("--data-dir", metavar="DIR", help="a `cluster up` data directory")
+    info.add_argument("--timeout", type=float, default=10.0, metavar="S")
+    info.set_defaults(func=_cmd_info)
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    from headrace.embedded_cluster import EmbeddedCluster
+
+    _quiet_kazoo()
+    if args.brokers < 1:
+        raise CliError("--brokers must be at least 1")
+    racks = {}
+    for item in args.rack:
+        node, sep, rack = item.partition("=")
+        if not sep or not node.strip().isdigit() or not rack:
+            raise CliError(f"--rack expects ID=RACK, got {item!r}")
+        racks[int(node)] = rack
+    data_dir = Path(args.data_dir).resolve()
+    state_file = data_dir / STATE_FILE
+    if state_file.exists() and _running_pids(json.loads(state_file.read_text())):
+        raise CliError(f"a cluster from {data_dir} is still running (`headrace cluster down "
+                       f"--data-dir {args.data_dir}`)")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: stop.set())
+    cluster = EmbeddedCluster(brokers=args.brokers, settings=parse_pairs(args.set, "--set"),
+                              data_dir=data_dir, host=args.host,
+                              base_port=args.base_port or None,
+                              zookeeper_port=args.zookeeper_port, racks=racks,
+                              detach=args.detach)
+    try:
+        cluster.start(timeout=args.timeout)
+    except HeadraceError as e:  # its message ends with log tails: one line here
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CliError(f"{first} (logs in {data_dir})") from None
+    state = {"zookeeper": {"connect": cluster.zookeeper_connect,
+                           "pid": cluster.zookeeper.proc.pid},
+             "brokers": {str(i): {"address": n.address, "pid": n.pid, "log": str(n.log_path)}
+                         for i, n in cluster.nodes.items()}}
+    state_file.write_text(json.dumps(state, indent=2) + "\n")
+    print(f"headrace: cluster up: {args.brokers} brokers, bootstrap {cluster.bootstrap_servers}, "
+          f"zookeeper {cluster.zookeeper_connect}, controller {cluster.controller_id()} "
+          f"(data {data_dir})", flush=True)
+    if args.detach:
+        return 0
+    try:
+        while not stop.wait(0.5):
+            dead = [i for i, n in cluster.nodes.items() if not n.running]
+            if dead:
+                print(f"headrace: broker(s) {dead} exited; see their logs in {data_dir}",
+                      flush=True)
+                break
+    finally:
+        print("headrace: cluster stopping", flush=True)
+        cluster.stop_all()
+        state_file.unlink(missing_ok=True)
+        print("headrace: cluster stopped", flush=True)
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (our own child, not reaped) is not running
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _is_ours(pid: int, marker: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return marker.encode() in f.read()
+    except OSError:
+        return False
+
+
+def _running_pids(state: dict) -> list[int]:
+    pids = [b["pid"] for b in state.get("brokers", {}).values() if b.get("pid")]
+    pids.append(state.get("zookeeper", {}).get("pid"))
+    return [p for p in pids if p and _alive(p)]
+
+
+def _terminate(pids: list[int], marker: str, timeout: float) -> list[int]:
+    """SIGTERM to those of ``pids`` that are ours; waits; returns the ones left."""
+    mine = [p for p in pids if p and _alive(p) and _is_ours(p, marker)]
+    for p in mine:
+        os.kill(p, signal.SIGCONT)
+        os.kill(p, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_alive(p) for p in mine):
+        time.sleep(0.1)
+    return [p for p in mine if _alive(p)]
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    state_file = Path(args.data_dir) / STATE_FILE
+    try:
+        state = json.loads(state_file.read_text())
+    except FileNotFoundError:
+        raise CliError(f"no cluster state in {args.data_dir} ({STATE_FILE} missing)") from None
+    brokers = [b["pid"] for b in state.get("brokers", {}).values()]
+    left = _terminate(brokers, "headrace.cli", args.timeout)
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    zk_left = _terminate([state.get("zookeeper", {}).get("pid")], "zookeeper", 10)
+    for p in zk_left:
+        os.kill(p, signal.SIGKILL)
+    state_file.unlink(missing_ok=True)
+    print(f"headrace: cluster stopped ({len(brokers)} brokers"
+          f"{', some killed after the timeout' if left else ''})")
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoNodeError
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    from headrace.cluster import zk_layout as L
+
+    _quiet_kazoo()
+    if args.brokers:
+        return _info_from_metadata(args)
+    connect = args.zookeeper
+    if connect is None and args.data_dir:
+        try:
+            connect = json.loads((Path(args.data_dir) / STATE_FILE).read_text())[
+                "zookeeper"]["connect"]
+        except (OSError, KeyError, ValueError):
+            raise CliError(f"no running cluster in {args.data_dir}") from None
+    connect = connect or "127.0.0.1:2181"
+    zk = KazooClient(hosts=connect, timeout=args.timeout)
+    try:
+        zk.start(args.timeout)
+    except KazooTimeoutError:
+        raise CliError(f"cannot connect to ZooKeeper at {connect}") from None
+    try:
+        try:
+            cluster_id = L.decode_cluster_id(zk.get(L.CLUSTER_ID)[0])
+        except NoNodeError:
+            raise CliError(f"no headrace/Kafka cluster at {connect} (no {L.CLUSTER_ID})") \
+                from None
+        try:
+            controller = L.decode_controller(zk.get(L.CONTROLLER)[0])
+        except NoNodeError:
+            controller = -1
+        try:
+            epoch = L.decode_controller_epoch(zk.get(L.CONTROLLER_EPOCH)[0])
+        except NoNodeError:
+            epoch = 0
+        print(f"cluster id   {cluster_id}")
+        print(f"controller   {controller if controller != -1 else 'none'} (epoch {epoch})")
+        ids = sorted(int(c) for c in zk.get_children(L.BROKER_IDS) if c.isdigit())
+        print(f"brokers      {len(ids)}")
+        for b in ids:
+            try:
+                reg = L.BrokerRegistration.decode(b, zk.get(L.broker_path(b))[0])
+            except NoNodeError:
+                continue
+            print(f"  {b:<5} {reg.host}:{reg.port}  rack {reg.rack or '-'}")
+        topics = sorted(zk.get_children(L.TOPICS))
+        total = offline = under = 0
+        for t in topics:
+            try:
+                a = L.TopicAssignment.decode(t, zk.get(L.topic_path(t))[0])
+            except NoNodeError:
+                continue
+            for p, replicas in a.partitions.items():
+                total += 1
+                try:
+                    st = L.PartitionState.decode(zk.get(L.partition_state_path(t, p))[0])
+                except NoNodeError:
+                    offline += 1
+                    continue
+                if st.leader == -1 or st.leader not in ids:
+                    offline += 1
+                elif len(st.isr) < len(replicas):
+                    under += 1
+        print(f"topics       {len(topics)} ({total} partitions, {offline} offline, "
+              f"{under} under-replicated)")
+    finally:
+        zk.stop()
+        zk.close()
+    return 0
+
+
+def _info_from_metadata(args: argparse.Namespace) -> int:
+    from headrace.admin import Admin
+
+    md = Admin(args.brokers, timeout=args.timeout).metadata()
+    print(f"cluster id   {md.cluster_id}")
+    print(f"controller   {md.controller_id if md.controller_id != -1 else 'none'}")
+    print(f"brokers      {len(md.brokers)}")
+    for b in sorted(md.brokers.values(), key=lambda b: b.id):
+        print(f"  {b.id:<5} {b.host}:{b.port}")
+    total = offline = under = 0
+    for t in md.topics.values():
+        for p in t.partitions.values():
+            total += 1
+            if p.leader == -1:
+                offline += 1
+            elif len(p.isrs) < len(p.replicas):
+                under += 1
+    print(f"topics       {len(md.topics)} ({total} partitions, {offline} offline, "
+          f"{under} under-replicated)")
+    return 0

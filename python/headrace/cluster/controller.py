@@ -1,0 +1,595 @@
+"""The controller: one broker of the cluster, elected through ZooKeeper,
+decides partition leadership and ISR membership (docs/cluster.md).
+
+Election: whoever creates the ephemeral ``/controller`` znode wins. The
+create and the increment of ``/controller_epoch`` are one ZooKeeper
+transaction (the increment conditional on the epoch znode's version), so a
+controller always holds a fresh epoch. Losers watch ``/controller`` and try
+again when it goes away.
+
+Fencing: every state write of the controller is a transaction that starts
+with ``check('/controller_epoch', version)``, the version its own increment
+produced. Once another controller has incremented the epoch, every write of
+the old one fails (ControllerFenced) and it steps down.
+
+Work: one thread. Watches (kazoo's callback thread) and session events only
+queue a wake-up; the thread then re-reads what it needs and reconciles the
+whole cluster (see ``_reconcile``), so a missed or merged event cannot lose
+work: the next pass sees the current state.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NoNodeError,
+                              NodeExistsError, NotEmptyError, OperationTimeoutError,
+                              RolledBackError, SessionExpiredError)
+
+from headrace.cluster import zk_layout as L
+
+log = logging.getLogger("headrace.cluster.controller")
+
+_RETRY_DELAY_S = 0.25
+_MAX_CAS_RETRIES = 10
+_DELETE_BATCH = 1000  # znodes deleted per transaction (well under 1 MB)
+
+
+class ControllerFenced(Exception):
+    """A write carried a controller epoch that is no longer current."""
+
+
+class Fence:
+    """Runs a controller's writes as transactions guarded by
+    ``check('/controller_epoch', version)``."""
+
+    def __init__(self, zk: KazooClient, epoch: int, epoch_version: int):
+        self.zk = zk
+        self.epoch = epoch
+        self.epoch_version = epoch_version
+
+    def commit_async(self, build):
+        """Sends the transaction ``build(tx)`` fills, guarded by the epoch
+        check; returns kazoo's async result (pass its value to ``check``)."""
+        tx = self.zk.transaction()
+        tx.check(L.CONTROLLER_EPOCH, self.epoch_version)
+        build(tx)
+        return tx.commit_async()
+
+    def check(self, results: list) -> list:
+        """The operations' results; raises ControllerFenced when the epoch
+        check failed, else the first operation's error (BadVersionError,
+        NoNodeError, ...)."""
+        if isinstance(results[0], Exception) and not isinstance(results[0], RolledBackError):
+            raise ControllerFenced(
+                f"controller epoch {self.epoch} (znode version {self.epoch_version}) "
+                f"is stale: {type(results[0]).__name__}")
+        for r in results[1:]:
+            if isinstance(r, Exception) and not isinstance(r, RolledBackError):
+                raise r
+        return results[1:]
+
+    def commit(self, build) -> list:
+        """``build(tx)`` adds the operations; see ``check``."""
+        return self.check(self.commit_async(build).get())
+
+    def set_partition_state(self, topic: str, partition: int, state: L.PartitionState,
+                            version: int) -> None:
+        path = L.partition_state_path(topic, partition)
+        self.commit(lambda tx: tx.set_data(path, state.encode(), version=version))
+
+
+@dataclass
+class _Partition:
+    topic: str
+    partition: int
+    replicas: list[int]
+    state: L.PartitionState | None
+    version: int  # znode version of the state (-1: no state znode)
+    unclean: bool | None = None  # the topic's unclean.leader.election.enable, if set
+
+
+class Controller:
+    """Takes part in the election on ``zk`` (a started KazooClient) as
+    ``broker_id``; when elected, runs the controller's duties until
+    ``close()``. ``unclean_leader_election``: a partition without a live ISR
+    member may elect any live replica (data loss), Kafka's
+    ``unclean.leader.election.enable``."""
+
+    def __init__(self, zk: KazooClient, broker_id: int, unclean_leader_election: bool = False,
+                 debounce_s: float = 0.02, auto_leader_rebalance: bool = True,
+                 imbalance_check_interval_s: float = 300.0, imbalance_pct: float = 10.0):
+        self.zk = zk
+        self.broker_id = int(broker_id)
+        self.unclean_leader_election = unclean_leader_election
+        self.debounce_s = debounce_s
+        self.auto_leader_rebalance = auto_leader_rebalance
+        self.imbalance_check_interval_s = imbalance_check_interval_s
+        self.imbalance_pct = imbalance_pct
+        self.fence: Fence | None = None
+        self._events: queue.Queue[str] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._live_prev: dict[int, int] | None = None  # broker id -> czxid of its registration
+        self.elected = threading.Event()  # set while this controller is active
+        self.passes = 0  # reconcile passes done (tests wait on it)
+
+    # -- lifecycle --------------------------------------------------------------
+    def start(self) -> "Controller":
+        L.ensure_base_paths(self.zk)
+        self.zk.add_listener(self._on_session)
+        self._thread = threading.Thread(target=self._run, name=f"controller-{self.broker_id}",
+                                        daemon=True)
+        self._thread.start()
+        self._events.put("elect")
+        return self
+
+    def close(self) -> None:
+        """Stops; resigns (deletes /controller) if it is the controller."""
+        self._stop.set()
+        self._events.put("stop")
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(10)
+        try:
+            self.zk.remove_listener(self._on_session)
+        except Exception:  # noqa: BLE001
+            pass
+        if self.active:
+            self._delete_own_controller_znode()
+        self._step_down("closed")
+
+    @property
+    def active(self) -> bool:
+        return self.fence is not None
+
+    @property
+    def epoch(self) -> int:
+        return self.fence.epoch if self.fence else -1
+
+    def wake(self) -> None:
+        self._events.put("reconcile")
+
+    # -- kazoo callbacks: queue only ----------------------------------------------
+    def _on_session(self, state) -> None:
+        if state == KazooState.LOST:
+            self._events.put("lost")
+        elif state == KazooState.CONNECTED:
+            self._events.put("elect")
+
+    def _on_controller_watch(self, event) -> None:
+        self._events.put("elect")
+
+    def _on_watch(self, event) -> None:
+        self._events.put("reconcile")
+
+    # -- the thread ---------------------------------------------------------------
+    def _run(self) -> None:
+        retry_at = None
+        rebalance_at = time.monotonic() + self.imbalance_check_interval_s
+        while not self._stop.is_set():
+            due = [t for t in (retry_at, rebalance_at if self.auto_leader_rebalance else None)
+                   if t is not None]
+            timeout = max(0.0, min(due) - time.monotonic()) if due else None
+            try:
+                kinds = {self._events.get(timeout=timeout)}
+            except queue.Empty:
+                kinds = set()
+            now = time.monotonic()
+            if retry_at is not None and now >= retry_at:
+                kinds |= {"elect", "reconcile"}
+                retry_at = None
+            if now >= rebalance_at:
+                kinds.add("rebalance")
+                rebalance_at = now + self.imbalance_check_interval_s
+            time.sleep(self.debounce_s)
+            while True:
+                try:
+                    kinds.add(self._events.get_nowait())
+                except queue.Empty:
+                    break
+            if self._stop.is_set() or "stop" in kinds:
+                return
+            try:
+                if "lost" in kinds:
+                    self._step_down("session lost")
+                if "elect" in kinds or not self.active:
+                    if self._elect():
+                        kinds.add("reconcile")
+                if self.active and "reconcile" in kinds:
+                    self._reconcile()
+                if self.active and "rebalance" in kinds and self.auto_leader_rebalance:
+                    self._rebalance_leaders()
+            except ControllerFenced as e:
+                log.warning("controller %d: fenced (%s); stepping down", self.broker_id, e)
+                self._step_down("fenced")
+                retry_at = time.monotonic() + _RETRY_DELAY_S
+            except (ConnectionLoss, SessionExpiredError, OperationTimeoutError) as e:
+                log.info("controller %d: ZooKeeper unavailable (%s); retrying",
+                         self.broker_id, type(e).__name__)
+                retry_at = time.monotonic() + _RETRY_DELAY_S
+            except Exception:  # noqa: BLE001 - keep the controller alive, retry
+                log.exception("controller %d: unexpected error; retrying", self.broker_id)
+                retry_at = time.monotonic() + 1.0
+
+    def _step_down(self, why: str) -> None:
+        if self.fence is not None:
+            log.info("controller %d: no longer controller (epoch %d): %s",
+                     self.broker_id, self.fence.epoch, why)
+        self.fence = None
+        self._live_prev = None
+        self.elected.clear()
+
+    def _delete_own_controller_znode(self) -> None:
+        try:
+            data, stat = self.zk.get(L.CONTROLLER)
+            if stat.ephemeralOwner == self.zk.client_id[0]:
+                self.zk.delete(L.CONTROLLER, version=stat.version)
+        except (KazooException, TypeError):
+            pass
+
+    # -- election -----------------------------------------------------------------
+    def _elect(self) -> bool:
+        """Tries to become controller; True when it just did."""
+        if self.active:
+            stat = self.zk.exists(L.CONTROLLER, watch=self._on_controller_watch)
+            if stat is not None and stat.ephemeralOwner == self.zk.client_id[0]:
+                return False
+            self._step_down("/controller is gone or another's")
+        for _ in range(_MAX_CAS_RETRIES):
+            stat = self.zk.exists(L.CONTROLLER, watch=self._on_controller_watch)
+            if stat is not None:
+                if stat.ephemeralOwner == self.zk.client_id[0]:
+                    # Ours from an attempt whose answer got lost: take it over
+                    # afresh (new epoch) after deleting it.
+                    self._delete_own_controller_znode()
+                    continue
+                return False
+            try:
+                self.zk.create(L.CONTROLLER_EPOCH, L.encode_controller_epoch(0))
+            except NodeExistsError:
+                pass
+            data, estat = self.zk.get(L.CONTROLLER_EPOCH)
+            epoch = L.decode_controller_epoch(data) + 1
+            tx = self.zk.transaction()
+            tx.create(L.CONTROLLER, L.encode_controller(self.broker_id), ephemeral=True)
+            tx.set_data(L.CONTROLLER_EPOCH, L.encode_controller_epoch(epoch),
+                        version=estat.version)
+            results = tx.commit()
+            if not any(isinstance(r, Exception) for r in results):
+                self.fence = Fence(self.zk, epoch, results[1].version)
+                self._live_prev = None
+                self.elected.set()
+                log.info("controller %d: elected, controller epoch %d", self.broker_id, epoch)
+                # The watch above fired on our own create; set it again.
+                self.zk.exists(L.CONTROLLER, watch=self._on_controller_watch)
+                return True
+            if isinstance(results[0], NodeExistsError):
+                continue  # someone else won; the loop sets the watch and returns
+            # BadVersion on the epoch: raced with another candidate; re-read.
+        return False
+
+    # -- reconciliation -------------------------------------------------------------
+    def _reconcile(self) -> None:
+        fence = self.fence
+        assert fence is not None
+        zk, w = self.zk, self._on_watch
+        live = self._live_brokers()
+        gone: set[int] = set()
+        if self._live_prev is not None:
+            # Departed, or re-registered under a new session (a bounce).
+            gone = {b for b, czxid in self._live_prev.items() if live.get(b) != czxid}
+        shutting = self._shutting_down(set(live))
+
+        for topic in zk.get_children(L.ADMIN_DELETE_TOPICS, watch=w):
+            self._delete_topic(fence, topic)
+
+        # Every partition's write is sent at once (pipelined); a write that
+        # loses a race (a leader's ISR change came first) is redone alone.
+        sent = []
+        for topic in zk.get_children(L.TOPICS, watch=w):
+            parts = self._read_topic(topic)
+            if any(p.state is None for p in parts):
+                zk.ensure_path(L.partitions_path(topic))
+            for part in parts:
+                desired = decide(part.replicas, part.state, set(live), gone, set(shutting),
+                                 self._unclean(part), fence.epoch)
+                if desired is not None:
+                    sent.append((part, desired, self._send(fence, part, desired)))
+        for part, desired, pending in sent:
+            try:
+                fence.check(pending.get())
+                self._log_change(part, desired)
+            except (BadVersionError, NodeExistsError, NoNodeError):
+                self._reread(part)
+                self._reconcile_partition(fence, part, set(live), gone, shutting)
+
+        for broker_id, (cs, version) in shutting.items():
+            if not cs.done:
+                self._finish_controlled_shutdown(fence, broker_id, version)
+        self._live_prev = live
+        self.passes += 1
+
+    def _live_brokers(self) -> dict[int, int]:
+        ids = []
+        for child in self.zk.get_children(L.BROKER_IDS, watch=self._on_watch):
+            try:
+                ids.append(int(child))
+            except ValueError:
+                continue
+        stats = {b: self.zk.exists_async(L.broker_path(b)) for b in ids}
+        live = {}
+        for b, a in stats.items():
+            stat = a.get()
+            if stat is not None:
+                live[b] = stat.czxid
+        return live
+
+    def _shutting_down(self, live: set[int]) -> dict[int, tuple[L.ControlledShutdown, int]]:
+        out = {}
+        for child in self.zk.get_children(L.ADMIN_CONTROLLED_SHUTDOWN, watch=self._on_watch):
+            try:
+                b = int(child)
+                data, stat = self.zk.get(L.controlled_shutdown_path(b))
+            except (ValueError, NoNodeError):
+                continue
+            if b in live:
+                out[b] = (L.ControlledShutdown.decode(b, data), stat.version)
+        return out
+
+    def _read_topic(self, topic: str) -> list[_Partition]:
+        try:
+            data, stat = self.zk.get(L.topic_path(topic), watch=self._on_watch)
+        except NoNodeError:
+            return []
+        try:
+            assignment = L.TopicAssignment.decode(topic, data)
+        except L.LayoutError as e:
+            log.warning("controller %d: %s", self.broker_id, e)
+            return []
+        if not assignment.topic_id and self.fence is not None:
+            self._assign_topic_id(topic, assignment, stat.version)
+        config_read = self.zk.get_async(L.topic_config_path(topic), watch=self._on_watch)
+        reads = {p: self.zk.get_async(L.partition_state_path(topic, p))
+                 for p in assignment.partitions}
+        unclean = None
+        try:
+            value = L.decode_topic_config(config_read.get()[0], topic).get(
+                "unclean.leader.election.enable")
+            if value is not None:
+                unclean = value.strip().lower() == "true"
+        except (NoNodeError, L.LayoutError):
+            pass
+        out = []
+        for p, replicas in sorted(assignment.partitions.items()):
+            state, version = self._state_from(reads[p], topic, p)
+            out.append(_Partition(topic, p, replicas, state, version, unclean))
+        return out
+
+    def _assign_topic_id(self, topic: str, assignment: L.TopicAssignment,
+                         version: int) -> None:
+        """A topic written without an id (by an older tool) gets one, as
+        Kafka's controller does (KIP-516)."""
+        assignment.topic_id = L.new_uuid_base64()
+        path = L.topic_path(topic)
+        try:
+            self.fence.commit(lambda tx: tx.set_data(path, assignment.encode(),
+                                                     version=version))
+            log.info("controller %d: topic %s had no id; now %s", self.broker_id, topic,
+                     assignment.topic_id)
+        except (BadVersionError, NoNodeError):
+            pass  # changed meanwhile; its watch brings us back
+
+    def _unclean(self, part: _Partition) -> bool:
+        """The topic's override, else the broker setting (Kafka's rule)."""
+        return self.unclean_leader_election if part.unclean is None else part.unclean
+
+    def _state_from(self, async_result, topic, p):
+        try:
+            data, stat = async_result.get()
+        except NoNodeError:
+            return None, -1
+        try:
+            return L.PartitionState.decode(data, L.partition_state_path(topic, p)), stat.version
+        except L.LayoutError as e:
+            log.warning("controller %d: %s; rewriting it", self.broker_id, e)
+            return L.PartitionState(-1, -1, [], 0), stat.version
+
+    def _reread(self, part: _Partition) -> None:
+        state, version = self._state_from(
+            self.zk.get_async(L.partition_state_path(part.topic, part.partition)),
+            part.topic, part.partition)
+        part.state, part.version = state, version
+
+    def _send(self, fence: Fence, part: _Partition, desired: L.PartitionState):
+        path = L.partition_state_path(part.topic, part.partition)
+        if part.state is None:
+            parent = L.partition_path(part.topic, part.partition)
+            return fence.commit_async(lambda tx: (tx.create(parent, b""),
+                                                  tx.create(path, desired.encode())))
+        return fence.commit_async(lambda tx: tx.set_data(path, desired.encode(),
+                                                         version=part.version))
+
+    def _reconcile_partition(self, fence: Fence, part: _Partition, live: set[int],
+                             gone: set[int], shutting: dict) -> None:
+        for _ in range(_MAX_CAS_RETRIES):
+            desired = decide(part.replicas, part.state, live, gone, set(shutting),
+                             self._unclean(part), fence.epoch)
+            if desired is None:
+                return
+            path = L.partition_state_path(part.topic, part.partition)
+            try:
+                if part.state is None:
+                    self.zk.ensure_path(L.partition_path(part.topic, part.partition))
+                    fence.commit(lambda tx: tx.create(path, desired.encode()))
+                else:
+                    fence.commit(lambda tx: tx.set_data(path, desired.encode(),
+                                                        version=part.version))
+                self._log_change(part, desired)
+                return
+            except (BadVersionError, NodeExistsError):
+                self._reread(part)  # someone (a leader's ISR change) wrote first
+            except NoNodeError:
+                return  # the topic is being deleted
+        log.warning("controller %d: %s-%d: gave up after %d conflicting writes; next pass",
+                    self.broker_id, part.topic, part.partition, _MAX_CAS_RETRIES)
+        self._events.put("reconcile")
+
+    def _log_change(self, part: _Partition, new: L.PartitionState) -> None:
+        old = part.state
+        if old is None:
+            log.info("controller %d: %s-%d: new, leader %d, isr %s", self.broker_id,
+                     part.topic, part.partition, new.leader, new.isr)
+        elif old.leader != new.leader:
+            log.info("controller %d: %s-%d: leader %d -> %d (epoch %d), isr %s",
+                     self.broker_id, part.topic, part.partition, old.leader, new.leader,
+                     new.leader_epoch, new.isr)
+        else:
+            log.info("controller %d: %s-%d: isr %s -> %s", self.broker_id, part.topic,
+                     part.partition, old.isr, new.isr)
+
+    # -- preferred leaders (auto.leader.rebalance.enable) -----------------------------
+    def _rebalance_leaders(self) -> None:
+        """Kafka's auto leader rebalance: for each broker whose share of
+        partitions it is the preferred replica of (first in the assignment)
+        but does not lead is over ``imbalance_pct``, give it those partitions
+        back where it is live and in the ISR (leader epoch + 1)."""
+        fence = self.fence
+        live = set(self._live_brokers())
+        shutting = set(self._shutting_down(live))
+        parts = [part for topic in self.zk.get_children(L.TOPICS)
+                 for part in self._read_topic(topic) if part.state is not None]
+        by_preferred: dict[int, list[_Partition]] = {}
+        for part in parts:
+            if part.replicas:
+                by_preferred.setdefault(part.replicas[0], []).append(part)
+        sent = []
+        for broker, mine in sorted(by_preferred.items()):
+            not_led = [p for p in mine if p.state.leader != broker]
+            if not mine or 100.0 * len(not_led) / len(mine) <= self.imbalance_pct:
+                continue
+            if broker not in live or broker in shutting:
+                continue
+            for part in not_led:
+                if broker not in part.state.isr:
+                    continue
+                desired = L.PartitionState(broker, part.state.leader_epoch + 1, part.state.isr,
+                                           fence.epoch)
+                sent.append((part, desired, self._send(fence, part, desired)))
+        for part, desired, pending in sent:
+            try:
+                fence.check(pending.get())
+                log.info("controller %d: %s-%d: preferred leader %d back (epoch %d)",
+                         self.broker_id, part.topic, part.partition, desired.leader,
+                         desired.leader_epoch)
+            except (BadVersionError, NoNodeError):
+                pass  # changed meanwhile: the next check looks again
+
+    # -- topic deletion ---------------------------------------------------------------
+    def _delete_topic(self, fence: Fence, topic: str) -> None:
+        """Deletes the topic's znodes, children first, in fenced transactions
+        of at most _DELETE_BATCH operations (a ZooKeeper request is limited
+        to 1 MB); the topic znode, its config and the admin znode go last,
+        together, so an interrupted deletion is finished by a later pass."""
+        for _ in range(_MAX_CAS_RETRIES):
+            paths: list[str] = []
+            self._collect(L.topic_path(topic), paths)
+            last = [p for p in paths if p == L.topic_path(topic)]
+            below = [p for p in paths if p != L.topic_path(topic)]
+            if self.zk.exists(L.topic_config_path(topic)) is not None:
+                last.append(L.topic_config_path(topic))
+            last.append(L.delete_topic_path(topic))
+            batches = [below[i:i + _DELETE_BATCH] for i in range(0, len(below), _DELETE_BATCH)]
+            try:
+                for batch in batches + [last]:
+                    fence.commit(lambda tx, batch=batch: [tx.delete(p) for p in batch])
+                log.info("controller %d: deleted topic %s", self.broker_id, topic)
+                return
+            except (NoNodeError, NotEmptyError):
+                continue  # changed while we listed it; list again
+
+    def _collect(self, path: str, out: list[str]) -> None:
+        """``path`` and its descendants, children before parents."""
+        try:
+            children = self.zk.get_children(path)
+        except NoNodeError:
+            return
+        for c in children:
+            self._collect(f"{path}/{c}", out)
+        out.append(path)
+
+    # -- controlled shutdown ------------------------------------------------------------
+    def _finish_controlled_shutdown(self, fence: Fence, broker_id: int, version: int) -> None:
+        remaining = []
+        for topic in self.zk.get_children(L.TOPICS):
+            for part in self._read_topic(topic):
+                if part.state is not None and part.state.leader == broker_id:
+                    remaining.append((topic, part.partition))
+        cs = L.ControlledShutdown(broker_id=broker_id, done=True, remaining=remaining)
+        path = L.controlled_shutdown_path(broker_id)
+        try:
+            fence.commit(lambda tx: tx.set_data(path, cs.encode(), version=version))
+        except (BadVersionError, NoNodeError):
+            return
+        log.info("controller %d: controlled shutdown of broker %d: %s", self.broker_id,
+                 broker_id, f"still leads {remaining}" if remaining else "leads nothing")
+
+
+def decide(replicas: list[int], state: L.PartitionState | None, live: set[int],
+           gone: set[int], shutting: set[int], unclean: bool,
+           controller_epoch: int) -> L.PartitionState | None:
+    """The state a partition should have, or None when it is fine as it is.
+
+    - No state yet: leader = first live replica (assignment order), ISR =
+      the live replicas, leader epoch 0 (none live: wait).
+    - Leader dead (or gone and back) or leaderless: new leader = first
+      replica in assignment order that is in the ISR and live (and not
+      shutting down); leader epoch + 1, ISR = its live members. No such
+      replica: leader -1 (epoch + 1 when it changes), ISR kept, so that the
+      last leader takes over when it returns; with ``unclean`` any live
+      replica is chosen and the ISR becomes just it.
+    - Leader shutting down (controlled shutdown): moved to another live ISR
+      member the same way; if none, it stays.
+    - Otherwise brokers that departed (or are shutting down) leave the ISR,
+      without a leader epoch bump (the leader is unchanged). The ISR never
+      becomes empty.
+    """
+    eligible = [r for r in replicas if r in live and r not in shutting]
+    if state is None:
+        if not eligible:
+            return None
+        return L.PartitionState(leader=eligible[0], leader_epoch=0, isr=eligible,
+                                controller_epoch=controller_epoch)
+    isr = state.isr
+    leader = state.leader
+    leader_ok = leader != -1 and leader in live and leader not in gone
+    if leader_ok and leader not in shutting:
+        new_isr = [b for b in isr if b not in gone and b not in shutting]
+        if leader not in new_isr:
+            new_isr.insert(0, leader)
+        if new_isr == isr:
+            return None
+        return L.PartitionState(leader, state.leader_epoch, new_isr, controller_epoch)
+
+    candidates = [r for r in eligible if r in isr and r not in gone]
+    if not candidates:
+        # A broker that bounced (new session) is still the best choice when
+        # it is the only ISR member left: its log is what it was.
+        candidates = [r for r in eligible if r in isr]
+    if candidates:
+        new_leader = candidates[0]
+        new_isr = [b for b in isr if b in live and b not in gone and b not in shutting]
+        if new_leader not in new_isr:
+            new_isr.insert(0, new_leader)
+        return L.PartitionState(new_leader, state.leader_epoch + 1, new_isr, controller_epoch)
+    if leader_ok:  # shutting down, no one to take over: stays
+        return None
+    if unclean and eligible:
+        return L.PartitionState(eligible[0], state.leader_epoch + 1, [eligible[0]],
+                                controller_epoch)
+    if leader == -1:
+        return None
+    return L.PartitionState(-1, state.leader_epoch + 1, list(isr), controller_epoch)

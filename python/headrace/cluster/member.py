@@ -1,0 +1,636 @@
+"""``ClusterMember``: a broker process's agent in a ZooKeeper cluster.
+
+It connects to ZooKeeper (kazoo), registers the broker
+(``/brokers/ids/<node.id>``, ephemeral), takes part in the controller
+election (``Controller``), watches the cluster and pushes the full state down
+to the C++ broker (``apply_cluster``), writes the ISR changes the local
+leaders propose (``isr_changes``) to the partition state znodes, and answers
+the admin requests the data plane hands up (``next_control_request``).
+
+Threads (none of them kazoo's: watch callbacks and session events only
+queue work):
+- ``state``: debounced re-read of the cluster (setting the watches again)
+  and ``apply_cluster`` when it changed; re-registration after a session
+  expiry.
+- ``isr``: every 100 ms, ``isr_changes()`` written with versioned updates.
+- ``requests``: ``next_control_request`` in a loop; each request runs on a
+  small pool and is always completed.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Mapping
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NodeExistsError,
+                              NoNodeError, OperationTimeoutError, SessionExpiredError)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry
+
+from headrace.cluster import topic_admin
+from headrace.cluster import zk_layout as L
+from headrace.cluster.controller import Controller
+from headrace.errors import HeadraceError
+
+log = logging.getLogger("headrace.cluster.member")
+
+DEFAULT_SESSION_TIMEOUT_MS = 18000
+ISR_POLL_S = 0.1
+DEBOUNCE_S = 0.02
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
+FIRST_STATE_TIMEOUT_S = 10.0
+UNKNOWN_SERVER_ERROR = -1
+_ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
+
+
+class ClusterError(HeadraceError, RuntimeError):
+    """The member cannot join the cluster (ZooKeeper unreachable, broker id
+    taken by a live broker, ...)."""
+
+
+def split_connect(connect: str) -> tuple[str, str]:
+    """"h1:2181,h2:2181/kafka" -> ("h1:2181,h2:2181", "/kafka")."""
+    connect = connect.strip()
+    slash = connect.find("/")
+    if slash < 0:
+        return connect, ""
+    hosts, chroot = connect[:slash], connect[slash:].rstrip("/")
+    return hosts, chroot
+
+
+def _bool(value: Any) -> bool:
+    return str(value).strip().lower() in ("true", "1", "yes")
+
+
+def _split_host_port(address: str) -> tuple[str, int]:
+    host, _, port = str(address).rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+class ClusterMember:
+    """The control plane of one broker. ``broker``: a started
+    ``headrace._core.Broker`` (anything with its cluster methods);
+    ``settings``: broker settings (Kafka key names, string values).
+    ``start()`` returns once the broker is registered."""
+
+    def __init__(self, broker, settings: Mapping[str, Any] | Any):
+        values = dict(settings if isinstance(settings, Mapping) else settings.values)
+        self.broker = broker
+        if not values.get("zookeeper.connect"):
+            raise ClusterError("zookeeper.connect is not set")
+        self.connect = str(values["zookeeper.connect"])
+        self.session_timeout_ms = int(values.get("zookeeper.session.timeout.ms",
+                                                 DEFAULT_SESSION_TIMEOUT_MS))
+        # Kafka: when unset, the connection timeout is the session timeout.
+        self.connection_timeout_ms = int(values.get("zookeeper.connection.timeout.ms",
+                                                    self.session_timeout_ms))
+        self.rack = values.get("broker.rack") or None
+        self.unclean = _bool(values.get("unclean.leader.election.enable", "false"))
+        self.auto_rebalance = _bool(values.get("auto.leader.rebalance.enable", "true"))
+        self.imbalance_check_s = float(values.get("leader.imbalance.check.interval.seconds",
+                                                  300))
+        self.imbalance_pct = float(values.get("leader.imbalance.per.broker.percentage", 10))
+        self.defaults = {k: values[k] for k in ("num.partitions", "default.replication.factor")
+                         if k in values}
+        self.broker_id = int(values.get("node.id", values.get("broker.id",
+                                                              getattr(broker, "node_id", 0))))
+        self.host, self.port = _split_host_port(broker.advertised_address)
+        self.zk: KazooClient | None = None
+        self.controller: Controller | None = None
+        self.cluster_id: str | None = None
+        self.state: dict | None = None  # the last state pushed down
+        self.state_version = 0  # bumped at every push (tests wait on it)
+        self._events: queue.Queue[str] = queue.Queue()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending_isr: dict[tuple[str, int], dict] = {}
+        self._lost = False
+        self._cancel = threading.Event()
+        self._dirty_lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._full = True  # the first read reads everything
+        self._cache: dict[str, Any] = {}
+        self._visited: set[str] = set()
+        self._state_cond = threading.Condition()
+        has = lambda name: callable(getattr(broker, name, None))  # noqa: E731
+        self._can_apply = has("apply_cluster")
+        self._can_isr = has("isr_changes")
+        self._can_serve = has("next_control_request") and has("complete_control_request")
+        if not (self._can_apply and self._can_isr and self._can_serve):
+            log.warning("broker %d: this build of headrace._core lacks the cluster binding "
+                        "(apply_cluster / isr_changes / next_control_request): the broker "
+                        "registers in ZooKeeper but serves as a single node", self.broker_id)
+
+    # -- lifecycle ------------------------------------------------------------------
+    def start(self, cancel: threading.Event | None = None) -> "ClusterMember":
+        """Joins the cluster; returns once the broker is registered. Setting
+        ``cancel`` (e.g. on SIGTERM) ends a wait for an older registration
+        with ClusterError."""
+        self._cancel = cancel or threading.Event()
+        hosts, chroot = split_connect(self.connect)
+        if chroot:
+            self._ensure_chroot(hosts, chroot)
+        self.zk = self._client(self.connect)
+        L.ensure_base_paths(self.zk)
+        self.cluster_id = self._ensure_cluster_id()
+        self._register()
+        self.zk.add_listener(self._on_session)
+        self.controller = Controller(self.zk, self.broker_id,
+                                     unclean_leader_election=self.unclean,
+                                     auto_leader_rebalance=self.auto_rebalance,
+                                     imbalance_check_interval_s=self.imbalance_check_s,
+                                     imbalance_pct=self.imbalance_pct).start()
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="control-request")
+        for name, target, wanted in (("state", self._state_loop, True),
+                                     ("isr", self._isr_loop, self._can_isr),
+                                     ("requests", self._request_loop, self._can_serve)):
+            if wanted:
+                t = threading.Thread(target=target, name=f"cluster-{name}-{self.broker_id}",
+                                     daemon=True)
+                t.start()
+                self._threads.append(t)
+        self._events.put("refresh")
+        # "Joined" means the data plane has the cluster's state: until the
+        # first apply_cluster its Metadata would name no controller.
+        with self._state_cond:
+            if not self._state_cond.wait_for(lambda: self.state_version > 0,
+                                             FIRST_STATE_TIMEOUT_S):
+                log.warning("broker %d: no cluster state applied within %.0f s; going on",
+                            self.broker_id, FIRST_STATE_TIMEOUT_S)
+        log.info("broker %d: joined cluster %s at %s (%s)", self.broker_id, self.cluster_id,
+                 self.connect, f"rack {self.rack}" if self.rack else "no rack")
+        return self
+
+    def _client(self, hosts: str) -> KazooClient:
+        zk = KazooClient(hosts=hosts, timeout=self.session_timeout_ms / 1000,
+                         connection_retry=KazooRetry(max_tries=-1, max_delay=1.0),
+                         command_retry=KazooRetry(max_tries=3, max_delay=1.0))
+        try:
+            zk.start(timeout=self.connection_timeout_ms / 1000)
+        except KazooTimeoutError:
+            zk.stop()
+            zk.close()
+            raise ClusterError(f"cannot connect to ZooKeeper at {self.connect} within "
+                               f"{self.connection_timeout_ms} ms "
+                               f"(zookeeper.connection.timeout.ms)") from None
+        return zk
+
+    def _ensure_chroot(self, hosts: str, chroot: str) -> None:
+        """Kafka creates the chroot of zookeeper.connect when it is missing."""
+        zk = self._client(hosts)
+        try:
+            zk.ensure_path(chroot)
+        finally:
+            zk.stop()
+            zk.close()
+
+    def close(self, controlled_shutdown: bool = True,
+              timeout_s: float = CONTROLLED_SHUTDOWN_TIMEOUT_S) -> None:
+        """Leaves the cluster: controlled shutdown (leadership moved away,
+        bounded by ``timeout_s``), then the threads stop, the broker's
+        ephemeral znodes are deleted (registration, controller) and the
+        session is closed. Idempotent."""
+        if self.zk is None:
+            return
+        if controlled_shutdown and self.zk.connected:
+            try:
+                self.controlled_shutdown(timeout_s)
+            except Exception as e:  # noqa: BLE001 - shutting down anyway
+                log.warning("broker %d: controlled shutdown failed: %s", self.broker_id, e)
+        self._stop.set()
+        self._events.put("stop")
+        for t in self._threads:
+            t.join(5)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self.zk.connected:
+            for path in (L.controlled_shutdown_path(self.broker_id),
+                         L.broker_path(self.broker_id)):
+                self._delete_own(path)
+        if self.controller is not None:
+            self.controller.close()
+        try:
+            self.zk.remove_listener(self._on_session)
+        except Exception:  # noqa: BLE001
+            pass
+        self.zk.stop()
+        self.zk.close()
+        self.zk = None
+        log.info("broker %d: left the cluster", self.broker_id)
+
+    def _delete_own(self, path: str) -> None:
+        try:
+            stat = self.zk.exists(path)
+            if stat is not None and stat.ephemeralOwner == self.zk.client_id[0]:
+                self.zk.delete(path, version=stat.version)
+        except KazooException:
+            pass
+
+    def __enter__(self) -> "ClusterMember":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- cluster id and registration -----------------------------------------------
+    def _ensure_cluster_id(self) -> str:
+        try:
+            data, _ = self.zk.get(L.CLUSTER_ID)
+            return L.decode_cluster_id(data)
+        except NoNodeError:
+            pass
+        cid = L.new_uuid_base64()
+        try:
+            self.zk.create(L.CLUSTER_ID, L.encode_cluster_id(cid), makepath=True)
+            log.info("broker %d: created cluster id %s", self.broker_id, cid)
+            return cid
+        except NodeExistsError:
+            data, _ = self.zk.get(L.CLUSTER_ID)
+            return L.decode_cluster_id(data)
+
+    def registration(self) -> L.BrokerRegistration:
+        return L.BrokerRegistration(self.broker_id, self.host, self.port, self.rack)
+
+    def _register(self) -> None:
+        """Creates /brokers/ids/<id>. A znode left by an older session of
+        this broker id (a restart before ZooKeeper noticed the old process
+        died) is waited for until ZooKeeper expires it."""
+        path = L.broker_path(self.broker_id)
+        deadline = time.monotonic() + self.session_timeout_ms / 1000 * 1.5 + 5
+        logged = False
+        while not self._stop.is_set():
+            if self._cancel.is_set():
+                raise ClusterError(f"broker {self.broker_id}: start cancelled while waiting "
+                                   f"for {path} to expire")
+            try:
+                self.zk.create(path, self.registration().encode(), ephemeral=True,
+                               makepath=True)
+                log.info("broker %d: registered at %s as %s:%d", self.broker_id, path,
+                         self.host, self.port)
+                return
+            except NodeExistsError:
+                pass
+            gone = threading.Event()
+            stat = self.zk.exists(path, watch=lambda event: gone.set())
+            if stat is None:
+                continue
+            if stat.ephemeralOwner == self.zk.client_id[0]:
+                self.zk.set(path, self.registration().encode())
+                return
+            if not logged:
+                log.warning("broker %d: %s is held by another ZooKeeper session (0x%x): an "
+                            "older process of this broker whose session has not expired yet, "
+                            "or another live broker with node.id %d. Waiting up to %.0f s for "
+                            "it to expire (zookeeper.session.timeout.ms=%d)", self.broker_id,
+                            path, stat.ephemeralOwner, self.broker_id,
+                            deadline - time.monotonic(), self.session_timeout_ms)
+                print(f"headrace: waiting for the ZooKeeper registration of an older "
+                      f"broker {self.broker_id} to expire", flush=True)
+                logged = True
+            if time.monotonic() > deadline:
+                raise ClusterError(
+                    f"broker id {self.broker_id} is registered in ZooKeeper by another live "
+                    f"session (0x{stat.ephemeralOwner:x}); is another broker running with "
+                    f"node.id {self.broker_id}?")
+            gone.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+
+    # -- session events (kazoo's thread: queue only) ----------------------------------
+    def _on_session(self, state) -> None:
+        if state == KazooState.LOST:
+            self._events.put("lost")
+        elif state == KazooState.CONNECTED:
+            self._events.put("connected")
+
+    def _on_watch(self, event) -> None:
+        with self._dirty_lock:
+            if getattr(event, "path", None):
+                self._dirty.add(event.path)
+            else:  # a session event delivered to the watchers: re-read all
+                self._full = True
+        self._events.put("refresh")
+
+    # -- state: ZooKeeper -> apply_cluster ------------------------------------------------
+    def _state_loop(self) -> None:
+        retry_at = None
+        while not self._stop.is_set():
+            timeout = None if retry_at is None else max(0.0, retry_at - time.monotonic())
+            try:
+                kinds = {self._events.get(timeout=timeout)}
+            except queue.Empty:
+                kinds = {"refresh"}
+            retry_at = None
+            time.sleep(DEBOUNCE_S)
+            while True:
+                try:
+                    kinds.add(self._events.get_nowait())
+                except queue.Empty:
+                    break
+            if self._stop.is_set() or "stop" in kinds:
+                return
+            try:
+                if "lost" in kinds:
+                    self._lost = True
+                    log.warning("broker %d: ZooKeeper session expired; re-registering when "
+                                "reconnected", self.broker_id)
+                if self._lost and self.zk.connected:
+                    self._register()
+                    self._lost = False
+                    with self._dirty_lock:
+                        self._full = True  # the old session's watches are gone
+                self.refresh()
+            except _ZK_DOWN as e:
+                log.info("broker %d: ZooKeeper unavailable (%s); retrying", self.broker_id,
+                         type(e).__name__)
+                retry_at = time.monotonic() + 0.5
+            except Exception:  # noqa: BLE001 - keep the member alive
+                log.exception("broker %d: cannot read the cluster state; retrying",
+                              self.broker_id)
+                retry_at = time.monotonic() + 1.0
+
+    # The state is read through a cache of znodes: a watch event marks its
+    # path dirty, and the next pass re-reads (and watches again) only dirty
+    # or unknown paths, so that one ISR change costs one read, not one per
+    # partition. After a session loss (watches gone) everything is re-read.
+    def _take_dirty(self) -> set[str] | None:
+        """The paths to re-read; None: all of them."""
+        with self._dirty_lock:
+            dirty, self._dirty = self._dirty, set()
+            full, self._full = self._full, False
+        return None if full else dirty
+
+    def _fresh(self, path: str, dirty: set[str] | None) -> bool:
+        return dirty is not None and path not in dirty and path in self._cache
+
+    def _children(self, path: str, dirty: set[str] | None) -> list[str]:
+        self._visited.add(path)
+        if not self._fresh(path, dirty):
+            try:
+                self._cache[path] = self.zk.get_children(path, watch=self._on_watch)
+            except NoNodeError:
+                self.zk.exists(path, watch=self._on_watch)
+                self._cache[path] = []
+        return self._cache[path]
+
+    def _data_many(self, paths: list[str], dirty: set[str] | None) -> dict[str, bytes | None]:
+        """{path: data (None: no such znode)}, stale ones read in one
+        pipelined batch with a data watch (an exists watch when missing)."""
+        self._visited.update(paths)
+        reads = {p: self.zk.get_async(p, watch=self._on_watch)
+                 for p in paths if not self._fresh(p, dirty)}
+        missing = []
+        for p, a in reads.items():
+            try:
+                self._cache[p] = a.get()[0]
+            except NoNodeError:
+                missing.append(p)
+        exists = {p: self.zk.exists_async(p, watch=self._on_watch) for p in missing}
+        for p, a in exists.items():
+            if a.get() is not None:
+                # Created between the two calls: read it now (watch set above).
+                try:
+                    self._cache[p] = self.zk.get(p, watch=self._on_watch)[0]
+                    continue
+                except NoNodeError:
+                    pass
+            self._cache[p] = None
+        return {p: self._cache[p] for p in paths}
+
+    def read_state(self) -> dict:
+        """The cluster state of docs/cluster.md (apply_cluster's JSON), from
+        ZooKeeper through the cache, watches set on everything it uses."""
+        dirty = self._take_dirty()
+        if dirty is None:
+            self._cache = {}
+        self._visited = set()
+        brokers = []
+        ids = sorted((c for c in self._children(L.BROKER_IDS, dirty) if c.isdigit()), key=int)
+        regs = self._data_many([L.broker_path(int(b)) for b in ids], dirty)
+        for b in ids:
+            data = regs[L.broker_path(int(b))]
+            if data is None:
+                continue
+            try:
+                brokers.append(L.BrokerRegistration.decode(int(b), data).to_state())
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+        ctl = self._data_many([L.CONTROLLER, L.CONTROLLER_EPOCH], dirty)
+        controller_id = L.decode_controller(ctl[L.CONTROLLER]) if ctl[L.CONTROLLER] else -1
+        controller_epoch = L.decode_controller_epoch(ctl[L.CONTROLLER_EPOCH]) \
+            if ctl[L.CONTROLLER_EPOCH] else 0
+        names = sorted(self._children(L.TOPICS, dirty))
+        assignments = self._data_many([L.topic_path(t) for t in names], dirty)
+        configs_raw = self._data_many([L.topic_config_path(t) for t in names], dirty)
+        decoded = {}
+        for t in names:
+            data = assignments[L.topic_path(t)]
+            if data is None:
+                continue  # deleted meanwhile: its watch fired, next pass
+            try:
+                decoded[t] = L.TopicAssignment.decode(t, data)
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+        states = self._data_many([L.partition_state_path(t, p) for t, a in decoded.items()
+                                  for p in a.partitions], dirty)
+        topics = []
+        for t, assignment in decoded.items():
+            try:
+                configs = L.decode_topic_config(configs_raw[L.topic_config_path(t)], t)
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+                configs = {}
+            partitions = []
+            for p, replicas in sorted(assignment.partitions.items()):
+                leader, epoch, isr = -1, -1, []
+                data = states[L.partition_state_path(t, p)]
+                if data is not None:  # None: not created by the controller yet
+                    try:
+                        st = L.PartitionState.decode(data, L.partition_state_path(t, p))
+                        leader, epoch, isr = st.leader, st.leader_epoch, st.isr
+                    except L.LayoutError as e:
+                        log.warning("broker %d: %s", self.broker_id, e)
+                partitions.append({"partition": p, "leader": leader, "leader_epoch": epoch,
+                                   "replicas": replicas, "isr": isr})
+            topics.append({"name": t, "id": assignment.topic_id, "configs": configs,
+                           "partitions": partitions})
+        # Forget what this pass did not use (deleted topics, departed brokers).
+        self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
+        return {"cluster_id": self.cluster_id, "controller_id": controller_id,
+                "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics}
+
+    def refresh(self) -> None:
+        try:
+            state = self.read_state()
+        except BaseException:
+            with self._dirty_lock:
+                self._full = True  # what this pass did not re-read may be stale
+            raise
+        if state == self.state:
+            return
+        if self._can_apply:
+            failures = self.broker.apply_cluster(json.dumps(state, separators=(",", ":")))
+            if failures:
+                log.warning("broker %d: the data plane could not apply: %s", self.broker_id,
+                            str(failures).strip().replace("\n", "; "))
+        with self._state_cond:
+            self.state = state
+            self.state_version += 1
+            self._state_cond.notify_all()
+
+    def led_partitions(self, state: dict | None = None) -> list[tuple[str, int]]:
+        state = state if state is not None else self.state or {"topics": []}
+        return [(t["name"], p["partition"]) for t in state["topics"] for p in t["partitions"]
+                if p["leader"] == self.broker_id]
+
+    # -- ISR changes: data plane -> ZooKeeper -----------------------------------------------
+    def _isr_loop(self) -> None:
+        while not self._stop.wait(ISR_POLL_S):
+            try:
+                for change in json.loads(self.broker.isr_changes() or "[]"):
+                    self._pending_isr[(change["topic"], int(change["partition"]))] = change
+            except Exception:  # noqa: BLE001
+                log.exception("broker %d: isr_changes() failed", self.broker_id)
+            for key, change in list(self._pending_isr.items()):
+                try:
+                    self.write_isr_change(change)
+                    self._pending_isr.pop(key, None)
+                except _ZK_DOWN:
+                    break  # kept; retried at the next tick
+                except Exception:  # noqa: BLE001
+                    log.exception("broker %d: cannot write ISR change %s", self.broker_id,
+                                  change)
+                    self._pending_isr.pop(key, None)
+
+    def write_isr_change(self, change: Mapping[str, Any]) -> bool:
+        """Writes a local leader's ISR proposal to the partition state znode
+        (versioned; leader, leader epoch and controller epoch kept). Skipped
+        when the znode's leader epoch is not the change's (leadership moved
+        on) or this broker is no longer its leader. True when written."""
+        topic, p = change["topic"], int(change["partition"])
+        isr = [int(b) for b in change["isr"]]
+        path = L.partition_state_path(topic, p)
+        for _ in range(10):
+            try:
+                data, stat = self.zk.get(path)
+            except NoNodeError:
+                return False
+            st = L.PartitionState.decode(data, path)
+            if st.leader_epoch != int(change["leader_epoch"]) or st.leader != self.broker_id:
+                log.info("broker %d: %s-%d: ISR change %s dropped: state has leader %d epoch "
+                         "%d, the change was made at epoch %s", self.broker_id, topic, p, isr,
+                         st.leader, st.leader_epoch, change["leader_epoch"])
+                return False
+            if st.isr == isr:
+                return False
+            new = L.PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch)
+            try:
+                self.zk.set(path, new.encode(), version=stat.version)
+                log.info("broker %d: %s-%d: ISR %s -> %s", self.broker_id, topic, p, st.isr,
+                         isr)
+                return True
+            except BadVersionError:
+                continue  # someone wrote meanwhile: re-read and decide again
+            except NoNodeError:
+                return False
+        return False
+
+    # -- admin requests -------------------------------------------------------------------
+    def _request_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                request = self.broker.next_control_request(0.5)
+            except Exception:  # noqa: BLE001
+                log.exception("broker %d: next_control_request failed", self.broker_id)
+                self._stop.wait(1.0)
+                continue
+            if request is None:
+                continue
+            request_id, kind, payload_json = request
+            self._pool.submit(self._serve, request_id, kind, payload_json)
+
+    def _serve(self, request_id, kind: str, payload_json: str) -> None:
+        try:
+            payload = json.loads(payload_json or "{}")
+        except json.JSONDecodeError:
+            payload = {}
+        try:
+            result = self.handle_request(kind, payload)
+        except _ZK_DOWN as e:
+            result = _all_failed(payload, topic_admin.REQUEST_TIMED_OUT,
+                                 f"ZooKeeper unavailable: {type(e).__name__}")
+        except Exception as e:  # noqa: BLE001 - every request gets an answer
+            log.exception("broker %d: %s request failed", self.broker_id, kind)
+            result = _all_failed(payload, UNKNOWN_SERVER_ERROR, f"{type(e).__name__}: {e}")
+        try:
+            self.broker.complete_control_request(request_id, json.dumps(result))
+        except Exception:  # noqa: BLE001
+            log.exception("broker %d: complete_control_request(%s) failed", self.broker_id,
+                          request_id)
+
+    def handle_request(self, kind: str, payload: Mapping[str, Any]) -> dict:
+        if kind == "create_topics":
+            return topic_admin.create_topics(self.zk, payload, self.defaults)
+        if kind == "delete_topics":
+            return topic_admin.delete_topics(self.zk, payload)
+        if kind == "create_partitions":
+            return topic_admin.create_partitions(self.zk, payload)
+        return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
+
+    # -- controlled shutdown -----------------------------------------------------------------
+    def controlled_shutdown(self, timeout_s: float = CONTROLLED_SHUTDOWN_TIMEOUT_S) -> bool:
+        """Asks the controller to move this broker's leaderships away
+        (``/admin/controlled_shutdown/<id>``, ephemeral) and waits, at most
+        ``timeout_s``, until the controller answered and no partition state
+        names this broker leader but the ones it could not move. True when
+        this broker leads nothing any more."""
+        if not self.led_partitions():
+            return True
+        path = L.controlled_shutdown_path(self.broker_id)
+        try:
+            self.zk.create(path, L.ControlledShutdown(self.broker_id).encode(), ephemeral=True)
+        except NodeExistsError:
+            self.zk.set(path, L.ControlledShutdown(self.broker_id).encode())
+        log.info("broker %d: controlled shutdown: asking the controller to move %d "
+                 "leaderships", self.broker_id, len(self.led_partitions()))
+        deadline = time.monotonic() + timeout_s
+        remaining: list = []
+        while time.monotonic() < deadline:
+            data, _ = self.zk.get(path)
+            cs = L.ControlledShutdown.decode(self.broker_id, data)
+            if cs.done:
+                remaining = cs.remaining
+                # Done when the moves are in the state the worker pushed down.
+                if not set(self.led_partitions()) - set(remaining):
+                    break
+            with self._state_cond:
+                self._state_cond.wait(0.05)
+        else:
+            log.warning("broker %d: controlled shutdown not finished after %.1f s; still "
+                        "leads %s", self.broker_id, timeout_s, self.led_partitions())
+            return False
+        if remaining:
+            log.warning("broker %d: controlled shutdown: no other in-sync replica for %s; "
+                        "they stay here", self.broker_id, remaining)
+        else:
+            log.info("broker %d: controlled shutdown: leads nothing now", self.broker_id)
+        return not remaining
+
+
+def _int_or_max(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return 1 << 62
+
+
+def _all_failed(payload: Mapping[str, Any], code: int, message: str) -> dict:
+    topics = []
+    for t in payload.get("topics", []) or []:
+        name = t.get("name") if isinstance(t, dict) else t
+        topics.append({"name": name, "error_code": code, "error_message": message})
+    return {"topics": topics}

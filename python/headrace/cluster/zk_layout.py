@@ -1,0 +1,302 @@
+"""ZooKeeper paths and the JSON of every znode the cluster uses.
+
+Kafka's layout and Kafka's JSON (docs/cluster.md lists them with examples),
+so that an operator's ZooKeeper tools and habits carry over. Decoders are
+lenient about fields they do not need (Kafka writes more than we read) and
+strict about the ones they do: a malformed znode raises LayoutError naming
+the path.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+
+# -- paths --------------------------------------------------------------------
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CONFIG_TOPICS = "/config/topics"
+ADMIN_DELETE_TOPICS = "/admin/delete_topics"
+ADMIN_CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
+CLUSTER_ID = "/cluster/id"
+
+# Persistent znodes every member makes sure exist (Kafka's ZkData.PersistentZkPaths,
+# the ones this cluster uses).
+BASE_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, ADMIN_DELETE_TOPICS,
+              ADMIN_CONTROLLED_SHUTDOWN, "/cluster")
+
+
+def ensure_base_paths(zk) -> None:
+    """Creates the persistent base znodes that do not exist yet."""
+    for path in BASE_PATHS:
+        zk.ensure_path(path)
+
+
+class LayoutError(ValueError):
+    """A znode whose content is not what the layout says."""
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{int(broker_id)}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def partitions_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{int(partition)}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{partition_path(topic, partition)}/state"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"{CONFIG_TOPICS}/{topic}"
+
+
+def delete_topic_path(topic: str) -> str:
+    return f"{ADMIN_DELETE_TOPICS}/{topic}"
+
+
+def controlled_shutdown_path(broker_id: int) -> str:
+    return f"{ADMIN_CONTROLLED_SHUTDOWN}/{int(broker_id)}"
+
+
+# -- helpers ------------------------------------------------------------------
+def now_ms() -> str:
+    """Kafka writes timestamps in znodes as a decimal string of epoch ms."""
+    return str(int(time.time() * 1000))
+
+
+def new_uuid_base64() -> str:
+    """A Kafka Uuid as Kafka prints it: url-safe base64 of the 16 bytes,
+    no padding (22 characters). Kafka never hands out the all-zero id
+    (ZERO_UUID) nor one that starts with '-' (awkward on command lines)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-") and text != "AAAAAAAAAAAAAAAAAAAAAA":
+            return text
+
+
+def _dump(obj) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), sort_keys=False).encode()
+
+
+def _load(data: bytes | None, path: str) -> dict:
+    if not data:
+        raise LayoutError(f"{path}: empty znode")
+    try:
+        obj = json.loads(data.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise LayoutError(f"{path}: not JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise LayoutError(f"{path}: expected a JSON object")
+    return obj
+
+
+def _int_list(value, path: str, what: str) -> list[int]:
+    if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+        raise LayoutError(f"{path}: {what} must be a list of integers")
+    return list(value)
+
+
+# -- /brokers/ids/<id> ----------------------------------------------------------
+@dataclass
+class BrokerRegistration:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+    timestamp: str = field(default_factory=now_ms)
+
+    def encode(self) -> bytes:
+        # Kafka's BrokerIdZNode version 5 (without features: nothing to list).
+        return _dump({
+            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+            "endpoints": [f"PLAINTEXT://{_host_for_url(self.host)}:{self.port}"],
+            "jmx_port": -1,
+            "host": self.host,
+            "timestamp": self.timestamp,
+            "port": self.port,
+            "rack": self.rack,
+            "version": 5,
+        })
+
+    @classmethod
+    def decode(cls, broker_id: int, data: bytes, path: str = "") -> "BrokerRegistration":
+        path = path or broker_path(broker_id)
+        obj = _load(data, path)
+        host, port = obj.get("host"), obj.get("port")
+        if (not host or not isinstance(port, int) or port < 0) and obj.get("endpoints"):
+            # Kafka writes host null / port -1 when PLAINTEXT is not the first
+            # listener; the endpoints always say it.
+            host, port = _parse_endpoint(obj["endpoints"][0], path)
+        if not isinstance(host, str) or not isinstance(port, int):
+            raise LayoutError(f"{path}: no host/port")
+        rack = obj.get("rack")
+        return cls(id=int(broker_id), host=host, port=port,
+                   rack=rack if isinstance(rack, str) else None,
+                   timestamp=str(obj.get("timestamp", "")))
+
+    def to_state(self) -> dict:
+        return {"id": self.id, "host": self.host, "port": self.port, "rack": self.rack}
+
+
+def _host_for_url(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _parse_endpoint(text: str, path: str) -> tuple[str, int]:
+    try:
+        _, _, hostport = text.partition("://")
+        host, _, port = hostport.rpartition(":")
+        return host.strip("[]"), int(port)
+    except ValueError:
+        raise LayoutError(f"{path}: bad endpoint {text!r}") from None
+
+
+# -- /controller, /controller_epoch ------------------------------------------------
+def encode_controller(broker_id: int) -> bytes:
+    return _dump({"version": 1, "brokerid": int(broker_id), "timestamp": now_ms()})
+
+
+def decode_controller(data: bytes | None) -> int:
+    """The controller's broker id; -1 for an empty or unreadable znode."""
+    try:
+        obj = _load(data, CONTROLLER)
+        return int(obj["brokerid"])
+    except (LayoutError, KeyError, TypeError, ValueError):
+        # Very old Kafka wrote the bare id.
+        try:
+            return int((data or b"").decode())
+        except ValueError:
+            return -1
+
+
+def encode_controller_epoch(epoch: int) -> bytes:
+    return str(int(epoch)).encode()
+
+
+def decode_controller_epoch(data: bytes | None) -> int:
+    try:
+        return int((data or b"0").decode())
+    except ValueError:
+        raise LayoutError(f"{CONTROLLER_EPOCH}: not an integer: {data!r}") from None
+
+
+# -- /brokers/topics/<t> -----------------------------------------------------------
+@dataclass
+class TopicAssignment:
+    topic_id: str
+    partitions: dict[int, list[int]]
+
+    def encode(self) -> bytes:
+        return _dump({
+            "version": 3,
+            "topic_id": self.topic_id,
+            "partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())},
+            "adding_replicas": {},
+            "removing_replicas": {},
+        })
+
+    @classmethod
+    def decode(cls, topic: str, data: bytes) -> "TopicAssignment":
+        path = topic_path(topic)
+        obj = _load(data, path)
+        parts = obj.get("partitions")
+        if not isinstance(parts, dict):
+            raise LayoutError(f"{path}: no partitions")
+        try:
+            partitions = {int(p): _int_list(r, path, f"partition {p}") for p, r in parts.items()}
+        except ValueError:
+            raise LayoutError(f"{path}: partition ids must be integers") from None
+        topic_id = obj.get("topic_id")
+        return cls(topic_id=topic_id if isinstance(topic_id, str) else "",
+                   partitions=partitions)
+
+
+# -- /brokers/topics/<t>/partitions/<p>/state -----------------------------------------
+@dataclass
+class PartitionState:
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    controller_epoch: int
+
+    def encode(self) -> bytes:
+        return _dump({"controller_epoch": self.controller_epoch, "leader": self.leader,
+                      "version": 1, "leader_epoch": self.leader_epoch, "isr": list(self.isr)})
+
+    @classmethod
+    def decode(cls, data: bytes, path: str = "") -> "PartitionState":
+        obj = _load(data, path)
+        try:
+            return cls(leader=int(obj["leader"]), leader_epoch=int(obj["leader_epoch"]),
+                       isr=_int_list(obj["isr"], path, "isr"),
+                       controller_epoch=int(obj.get("controller_epoch", 0)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise LayoutError(f"{path}: bad partition state: {e}") from None
+
+
+# -- /config/topics/<t> ----------------------------------------------------------------
+def encode_topic_config(config: dict[str, str]) -> bytes:
+    return _dump({"version": 1, "config": {str(k): str(v) for k, v in config.items()}})
+
+
+def decode_topic_config(data: bytes | None, topic: str = "") -> dict[str, str]:
+    if not data:
+        return {}
+    obj = _load(data, topic_config_path(topic))
+    config = obj.get("config") or {}
+    if not isinstance(config, dict):
+        raise LayoutError(f"{topic_config_path(topic)}: config must be an object")
+    return {str(k): str(v) for k, v in config.items()}
+
+
+# -- /cluster/id -------------------------------------------------------------------------
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _dump({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes | None) -> str:
+    obj = _load(data, CLUSTER_ID)
+    cid = obj.get("id")
+    if not isinstance(cid, str) or not cid:
+        raise LayoutError(f"{CLUSTER_ID}: no id")
+    return cid
+
+
+# -- /admin/controlled_shutdown/<id> (headrace's; Kafka uses a request instead) ---------
+@dataclass
+class ControlledShutdown:
+    broker_id: int
+    done: bool = False
+    remaining: list[tuple[str, int]] = field(default_factory=list)  # partitions still led
+    timestamp: str = field(default_factory=now_ms)
+
+    def encode(self) -> bytes:
+        obj = {"version": 1, "broker_id": self.broker_id, "timestamp": self.timestamp}
+        if self.done:
+            obj["done"] = True
+            obj["remaining"] = [{"topic": t, "partition": p} for t, p in self.remaining]
+        return _dump(obj)
+
+    @classmethod
+    def decode(cls, broker_id: int, data: bytes | None) -> "ControlledShutdown":
+        path = controlled_shutdown_path(broker_id)
+        if not data:
+            return cls(broker_id=broker_id)
+        obj = _load(data, path)
+        remaining = [(str(r["topic"]), int(r["partition"])) for r in obj.get("remaining", [])]
+        return cls(broker_id=broker_id, done=bool(obj.get("done")), remaining=remaining,
+                   timestamp=str(obj.get("timestamp", "")))
