@@ -36,6 +36,15 @@ std::span<uint8_t> BatchesFrom(std::span<uint8_t> bytes, Offset leo, int64_t* re
   return bytes.subspan(begin, end - begin);
 }
 
+// The topic entry named `name` in a request's topic list, added on first use.
+template <typename Topic>
+Topic& TopicEntry(std::vector<Topic>& topics, std::map<std::string, size_t>& index,
+                  const std::string& name) {
+  auto [it, added] = index.emplace(name, topics.size());
+  if (added) topics.emplace_back().topic = name;
+  return topics[it->second];
+}
+
 }  // namespace
 
 void ErrorSummary::Note(const std::string& what) {
@@ -154,13 +163,6 @@ void LeaderFetcher::Announce(Followed& f) {
                 << f.partition->log_end_offset().value();
 }
 
-LeaderFetcher::Followed* LeaderFetcher::Find(const std::string& topic, int32_t partition) {
-  for (auto& [key, f] : followed_) {
-    if (f.partition->partition() == partition && f.partition->topic() == topic) return &f;
-  }
-  return nullptr;
-}
-
 void LeaderFetcher::Run() {
   const auto backoff = std::chrono::milliseconds(config_.fetch_backoff_ms);
   while (Refresh()) {
@@ -220,7 +222,9 @@ void LeaderFetcher::Run() {
 Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
   protocol::OffsetForLeaderEpochRequest req;
   req.replica_id = local_broker_id_;
-  std::map<Followed*, LeaderEpoch> asked;
+  std::map<std::string, size_t> topic_index;
+  Asked asked;                                // answered ones are erased
+  std::map<Followed*, LeaderEpoch> asked_epoch;
   for (Followed* f : list) {
     std::vector<EpochEntry> entries = f->partition->epoch_entries();
     if (entries.empty()) {  // no epoch ever wrote here: nothing can have diverged
@@ -228,14 +232,9 @@ Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
       Announce(*f);
       continue;
     }
-    asked[f] = entries.back().epoch;
-    auto topic = std::find_if(req.topics.begin(), req.topics.end(),
-                              [&](const auto& t) { return t.topic == f->partition->topic(); });
-    if (topic == req.topics.end()) {
-      req.topics.emplace_back().topic = f->partition->topic();
-      topic = req.topics.end() - 1;
-    }
-    auto& p = topic->partitions.emplace_back();
+    asked[{f->partition->topic(), f->partition->partition()}] = f;
+    asked_epoch[f] = entries.back().epoch;
+    auto& p = TopicEntry(req.topics, topic_index, f->partition->topic()).partitions.emplace_back();
     p.partition = f->partition->partition();
     p.current_leader_epoch = f->epoch.value();
     p.leader_epoch = entries.back().epoch.value();
@@ -248,8 +247,10 @@ Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
   errors_.Success();
   for (const auto& t : resp.topics) {
     for (const auto& p : t.partitions) {
-      Followed* f = Find(t.topic, p.partition);
-      if (f == nullptr || !asked.count(f)) continue;
+      auto found = asked.find({t.topic, p.partition});
+      if (found == asked.end()) continue;
+      Followed* f = found->second;
+      asked.erase(found);
       if (f->partition->leader_epoch() != f->epoch) continue;  // reassigned meanwhile
       if (p.error_code != 0) {
         PartitionError(*f, std::string("OffsetForLeaderEpoch: ") +
@@ -267,12 +268,13 @@ Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
       const LeaderEpoch latest = after.empty() ? LeaderEpoch(-1) : after.back().epoch;
       // Not completed: ask again with the older epoch now latest — unless
       // the cut left the asked epoch in place (it wrote nothing here).
-      if (cut->completed || latest == asked[f]) {
+      if (cut->completed || latest == asked_epoch[f]) {
         f->needs_truncation = false;
         Announce(*f);
       }
     }
   }
+  for (auto& [key, f] : asked) PartitionError(*f, "OffsetForLeaderEpoch: no answer for it");
   return Status::OK();
 }
 
@@ -285,17 +287,12 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
   req.isolation_level = 0;
   req.session_id = 0;
   req.session_epoch = -1;  // full fetch, no session (KIP-227)
-  std::map<Followed*, Offset> fetched_at;
+  std::map<std::string, size_t> topic_index;
+  Asked asked;  // answered ones are erased
   for (Followed* f : list) {
     const Offset leo = f->partition->log_end_offset();
-    fetched_at[f] = leo;
-    auto topic = std::find_if(req.topics.begin(), req.topics.end(),
-                              [&](const auto& t) { return t.topic == f->partition->topic(); });
-    if (topic == req.topics.end()) {
-      req.topics.emplace_back().topic = f->partition->topic();
-      topic = req.topics.end() - 1;
-    }
-    auto& p = topic->partitions.emplace_back();
+    asked[{f->partition->topic(), f->partition->partition()}] = f;
+    auto& p = TopicEntry(req.topics, topic_index, f->partition->topic()).partitions.emplace_back();
     p.partition = f->partition->partition();
     p.current_leader_epoch = f->epoch.value();
     p.fetch_offset = leo.value();
@@ -318,8 +315,10 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
   std::vector<Followed*> to_flush;
   for (auto& t : resp.responses) {
     for (auto& p : t.partitions) {
-      Followed* f = Find(t.topic, p.partition_index);
-      if (f == nullptr || !fetched_at.count(f)) continue;
+      auto found = asked.find({t.topic, p.partition_index});
+      if (found == asked.end()) continue;
+      Followed* f = found->second;
+      asked.erase(found);
       Partition& partition = *f->partition;
       if (partition.leader_epoch() != f->epoch) continue;  // reassigned meanwhile
       const KafkaError error = static_cast<KafkaError>(p.error_code);
@@ -346,6 +345,7 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
         continue;
       }
       if (p.diverging_epoch.epoch >= 0 || p.diverging_epoch.end_offset >= 0) {
+        const Offset before = partition.log_end_offset();
         Result<TruncationResult> cut = partition.TruncateByEpoch(
             LeaderEpoch(p.diverging_epoch.epoch), Offset(p.diverging_epoch.end_offset));
         if (!cut.ok()) {
@@ -353,6 +353,13 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
           PartitionError(*f, "truncation: " + cut.status().ToString());
         } else if (!cut->completed) {
           f->needs_truncation = true;
+        } else if (cut->truncated_to >= before) {
+          // Nothing to cut and yet diverged: settle it by OffsetForLeaderEpoch,
+          // after a backoff (never the same fetch again at once).
+          f->needs_truncation = true;
+          PartitionError(*f, "diverging epoch " + std::to_string(p.diverging_epoch.epoch) +
+                                 " ending at " + std::to_string(p.diverging_epoch.end_offset) +
+                                 " cut nothing");
         }
         continue;
       }
@@ -393,6 +400,7 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
       partition.SetHighWatermarkFromLeader(Offset(p.high_watermark));
     }
   }
+  for (auto& [key, f] : asked) PartitionError(*f, "Fetch: no answer for it");
   // The next fetch offset is also the flushed offset (docs/durability.md).
   for (Followed* f : to_flush) {
     Status st = f->partition->FlushLog();

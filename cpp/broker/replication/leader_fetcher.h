@@ -88,7 +88,8 @@ class LeaderFetcher {
   // A partition error from the leader or from the local partition: back off.
   void PartitionError(Followed& f, const std::string& what);
   void Announce(Followed& f);
-  Followed* Find(const std::string& topic, int32_t partition);
+  // The partitions one request asks about, by (topic, partition).
+  using Asked = std::map<std::pair<std::string, int32_t>, Followed*>;
 
   const int32_t local_broker_id_;
   const LeaderEndpoint leader_;
