@@ -150,6 +150,7 @@ void LeaderFetcher::WaitUntil(Clock::time_point until) {
 }
 
 void LeaderFetcher::PartitionError(Followed& f, const std::string& what) {
+  pass_had_error_ = true;
   errors_.Note(f.partition->topic_partition().ToString() + ": " + what);
   f.retry_at = Clock::now() + std::chrono::milliseconds(config_.fetch_backoff_ms);
 }
@@ -199,6 +200,7 @@ void LeaderFetcher::Run() {
         continue;
       }
     }
+    pass_had_error_ = false;
     std::vector<Followed*> truncating, fetching;
     for (Followed* f : ready) (f->needs_truncation ? truncating : fetching).push_back(f);
     Status st = truncating.empty() ? Status::OK() : TruncateRound(truncating);
@@ -209,6 +211,7 @@ void LeaderFetcher::Run() {
       }
       if (!fetching.empty()) st = FetchRound(fetching);
     }
+    if (st.ok() && !pass_had_error_) errors_.Success();
     if (!st.ok()) {
       conn_.Close();
       if (Stopping()) break;  // interrupted by Stop: not an error
@@ -244,7 +247,6 @@ Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
   HR_ASSIGN_OR_RETURN(protocol::OffsetForLeaderEpochResponse resp,
                       (conn_.Call<protocol::OffsetForLeaderEpochResponse>(
                           req, kOffsetForLeaderEpochVersion)));
-  errors_.Success();
   for (const auto& t : resp.topics) {
     for (const auto& p : t.partitions) {
       auto found = asked.find({t.topic, p.partition});
@@ -304,7 +306,6 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
   counters_->fetch_requests.fetch_add(1, std::memory_order_relaxed);
   HR_ASSIGN_OR_RETURN(protocol::FetchResponse resp,
                       (conn_.Call<protocol::FetchResponse>(req, kFetchVersion)));
-  errors_.Success();
   if (resp.error_code != 0) {
     for (Followed* f : list) {
       PartitionError(*f, std::string("Fetch: ") +

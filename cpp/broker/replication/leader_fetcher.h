@@ -107,6 +107,7 @@ class LeaderFetcher {
   std::map<const Partition*, Followed> followed_;
   LeaderConnection conn_;
   ErrorSummary errors_;
+  bool pass_had_error_ = false;  // a partition error in the current pass
   std::thread thread_;  // last: starts after everything above exists
 };
 

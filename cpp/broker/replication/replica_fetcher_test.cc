@@ -42,7 +42,7 @@ ReplicaFetcherConfig TestConfig() {
   ReplicaFetcherConfig c;
   c.fetch_wait_max_ms = 100;
   c.fetch_backoff_ms = 100;
-  c.fetch_max_bytes = 64 * 1024;  // several fetches for the whole log
+  c.fetch_max_bytes = 16 * 1024;  // several fetches for the whole log
   c.socket_timeout_ms = 5000;
   return c;
 }
@@ -129,7 +129,7 @@ TEST_F(ReplicaFetcherTest, FollowsARealBrokerByteForByteAndSurvivesItsRestart) {
   ASSERT_TRUE(WaitFor([&] { return follower->high_watermark() == Offset(produced_); }));
   const std::string follower_partition_dir = follower->dir();
   EXPECT_EQ(LogBytes(follower_partition_dir), LogBytes(LeaderDir()));
-  EXPECT_GE(fetchers.stats().fetch_requests, 2u);
+  EXPECT_GE(fetchers.stats().fetch_requests, 3u);  // 40 batches of ~1.3 KB, 16 KB a fetch
   EXPECT_EQ(fetchers.stats().records_appended, static_cast<uint64_t>(produced_));
 
   Produce(10, 50);  // it keeps following
@@ -228,6 +228,107 @@ TEST(ReplicaFetcherDivergenceTest, RecordsOfAnEpochTheLeaderNeverHadAreTruncated
   EXPECT_EQ(epochs[0].epoch, LeaderEpoch(0));
   EXPECT_EQ(epochs[1].epoch, LeaderEpoch(2));
   EXPECT_EQ(epochs[1].start_offset, Offset(100));
+  fetchers.Shutdown();
+  EXPECT_TRUE(fp->Close().ok());
+  lp.reset();
+  leader.Stop();
+}
+
+// The first `batches` batches of `p` as bytes.
+std::string FirstBatches(Partition& p, int batches) {
+  std::string all = BatchesOf(p, p.log_start_offset());
+  size_t pos = 0;
+  for (int i = 0; i < batches; ++i) {
+    auto h = ParseBatchHeader(std::span<const uint8_t>(
+        reinterpret_cast<const uint8_t*>(all.data()) + pos, all.size() - pos));
+    EXPECT_TRUE(h.ok());
+    if (!h.ok()) break;
+    pos += static_cast<size_t>(h->total_size());
+  }
+  return all.substr(0, pos);
+}
+
+void LeadBatches(Partition& p, int batches, int records) {
+  for (int i = 0; i < batches; ++i) {
+    std::string b = ProducerBatch(records);
+    ASSERT_TRUE(p.AppendAsLeader(MutableBytes(b), 1).ok());
+  }
+}
+
+TEST(ReplicaFetcherDivergenceTest, EpochsTheLeaderNeverHadAreAskedAgainOlderUntilTheyMatch) {
+  // KIP-279: leader epochs {0: 0, 2: 50, 4: 80}; the follower has
+  // {0: 0, 1: 50, 3: 70}. Asked for 3, the leader answers epoch 2 (ending at
+  // 80), which the follower never had: it cuts to where its epoch 3 began
+  // (70) and asks for 1; the leader answers epoch 0 ending at 50: cut there.
+  headrace::testing::TempDir leader_dir, follower_dir;
+  LeaderBroker leader(leader_dir.path(), kLeaderId, /*acks_all_fsync=*/true);
+  ASSERT_TRUE(leader.Start());
+  auto lp = leader.CreateTopic("t");
+  ASSERT_TRUE(lp);
+  const std::vector<int32_t> both = {kLeaderId, kFollowerId};
+  LeadBatches(*lp, 5, 10);
+  ASSERT_TRUE(lp->BecomeLeader(LeaderEpoch(2), both, both).ok());
+  LeadBatches(*lp, 3, 10);
+  ASSERT_TRUE(lp->BecomeLeader(LeaderEpoch(4), both, both).ok());
+  LeadBatches(*lp, 2, 10);
+
+  auto fp = OpenFollower(follower_dir.path(), "t");
+  ASSERT_TRUE(fp);
+  ASSERT_TRUE(fp->BecomeFollower(LeaderEpoch(3), 9, {kFollowerId, 9}).ok());
+  std::string common = FirstBatches(*lp, 5);
+  ASSERT_TRUE(fp->AppendAsFollower(MutableBytes(common)).ok());
+  for (int i = 0; i < 2; ++i) {
+    std::string stale = LeaderWrittenBatch(50 + 10 * i, 10, 1, "e1-");
+    ASSERT_TRUE(fp->AppendAsFollower(MutableBytes(stale)).ok());
+  }
+  std::string stale3 = LeaderWrittenBatch(70, 5, 3, "e3-");
+  ASSERT_TRUE(fp->AppendAsFollower(MutableBytes(stale3)).ok());
+  ASSERT_EQ(fp->epoch_entries().size(), 3u);
+
+  ASSERT_TRUE(fp->BecomeFollower(LeaderEpoch(4), kLeaderId, both).ok());
+  ReplicaFetcherManager fetchers(kFollowerId, TestConfig());
+  fetchers.SetFollowed({{fp, kLeaderId, "127.0.0.1", leader.port()}});
+  ASSERT_TRUE(WaitFor([&] {
+    return fp->log_end_offset() == Offset(100) && lp->high_watermark() == Offset(100);
+  })) << "follower LEO " << fp->log_end_offset().value();
+  EXPECT_GE(fetchers.stats().epoch_requests, 2u);
+  EXPECT_EQ(LogBytes(fp->dir()), LogBytes(lp->dir()));
+  auto epochs = fp->epoch_entries();
+  ASSERT_EQ(epochs.size(), 3u);
+  EXPECT_EQ(epochs[1].epoch, LeaderEpoch(2));
+  EXPECT_EQ(epochs[1].start_offset, Offset(50));
+  EXPECT_EQ(epochs[2].epoch, LeaderEpoch(4));
+  EXPECT_EQ(epochs[2].start_offset, Offset(80));
+  fetchers.Shutdown();
+  EXPECT_TRUE(fp->Close().ok());
+  lp.reset();
+  leader.Stop();
+}
+
+TEST(ReplicaFetcherBackoffTest, ALeaderBehindTheFollowersEpochIsRetriedAfterEachBackoff) {
+  headrace::testing::TempDir leader_dir, follower_dir;
+  LeaderBroker leader(leader_dir.path(), kLeaderId, /*acks_all_fsync=*/false);
+  ASSERT_TRUE(leader.Start());
+  auto lp = leader.CreateTopic("t");
+  ASSERT_TRUE(lp);
+  const std::vector<int32_t> both = {kLeaderId, kFollowerId};
+  ASSERT_TRUE(lp->BecomeLeader(LeaderEpoch(3), both, both).ok());
+  LeadBatches(*lp, 4, 10);
+  auto fp = OpenFollower(follower_dir.path(), "t");
+  ASSERT_TRUE(fp);
+  // The follower heard of epoch 4 before the leader did: UNKNOWN_LEADER_EPOCH.
+  ASSERT_TRUE(fp->BecomeFollower(LeaderEpoch(4), kLeaderId, both).ok());
+  ReplicaFetcherManager fetchers(kFollowerId, TestConfig());  // backoff 100 ms
+  fetchers.SetFollowed({{fp, kLeaderId, "127.0.0.1", leader.port()}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const ReplicaFetcherStats s = fetchers.stats();
+  EXPECT_GE(s.epoch_requests, 3u);   // retried...
+  EXPECT_LE(s.epoch_requests, 15u);  // ...once per backoff, not in a loop
+  EXPECT_EQ(s.connect_attempts, 1u);  // partition errors keep the connection
+  EXPECT_EQ(fp->log_end_offset(), Offset(0));
+  ASSERT_TRUE(lp->BecomeLeader(LeaderEpoch(4), both, both).ok());  // the leader catches up
+  ASSERT_TRUE(WaitFor([&] { return fp->log_end_offset() == Offset(40); }));
+  EXPECT_EQ(LogBytes(fp->dir()), LogBytes(lp->dir()));
   fetchers.Shutdown();
   EXPECT_TRUE(fp->Close().ok());
   lp.reset();
