@@ -47,32 +47,6 @@ Topic& TopicEntry(std::vector<Topic>& topics, std::map<std::string, size_t>& ind
 
 }  // namespace
 
-void ErrorSummary::Note(const std::string& what) {
-  const Clock::time_point now = Clock::now();
-  ++unreported_;
-  if (!quiet_ && now - last_line_ < interval_) {
-    last_unreported_ = what;
-    return;
-  }
-  if (unreported_ > 1) {
-    HR_LOG(kWarn) << prefix_ << what << " (" << unreported_ << " errors since the last report)";
-  } else {
-    HR_LOG(kWarn) << prefix_ << what;
-  }
-  unreported_ = 0;
-  quiet_ = false;
-  last_line_ = now;
-}
-
-void ErrorSummary::Success() {
-  if (unreported_ > 0) {
-    HR_LOG(kInfo) << prefix_ << "working again after " << unreported_
-                  << " more error(s), the last: " << last_unreported_;
-    unreported_ = 0;
-  }
-  quiet_ = true;
-}
-
 LeaderFetcher::LeaderFetcher(int32_t local_broker_id, LeaderEndpoint leader,
                              const ReplicaFetcherConfig& config, ReplicaFetcherCounters* counters)
     : local_broker_id_(local_broker_id),

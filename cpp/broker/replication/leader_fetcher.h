@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "broker/partition.h"
+#include "broker/replication/error_summary.h"
 #include "broker/replication/leader_connection.h"
 #include "broker/replication/replica_fetcher.h"
 
@@ -25,28 +26,6 @@ struct LeaderEndpoint {
   std::string host;
   int32_t port = 0;
   bool operator==(const LeaderEndpoint&) const = default;
-};
-
-// WARN lines for repeated errors of one fetcher: the first error after a
-// success at once, then at most one line per interval with how many errors
-// occurred since the last line.
-class ErrorSummary {
- public:
-  using Clock = std::chrono::steady_clock;
-  explicit ErrorSummary(std::string prefix, Clock::duration interval = std::chrono::seconds(30))
-      : prefix_(std::move(prefix)), interval_(interval) {}
-  void Note(const std::string& what);
-  // A request succeeded: the next error is logged at once; errors not
-  // reported yet are summed up in one INFO line.
-  void Success();
-
- private:
-  const std::string prefix_;
-  const Clock::duration interval_;
-  bool quiet_ = true;  // no error since the last success: log the next at once
-  uint64_t unreported_ = 0;
-  std::string last_unreported_;
-  Clock::time_point last_line_{};
 };
 
 class LeaderFetcher {
