@@ -24,7 +24,9 @@ class PartitionIsrTest : public ::testing::Test {
     if (p_) (void)p_->Close();
   }
   void Open(int32_t broker, bool fsync_commit = false) {
-    if (p_) ASSERT_TRUE(p_->Close().ok());
+    if (p_) {
+      ASSERT_TRUE(p_->Close().ok());
+    }
     PartitionServices services;
     services.local_broker_id = broker;
     services.commit_requires_fsync = fsync_commit;
