@@ -335,6 +335,35 @@ TEST(ReplicaFetcherBackoffTest, ALeaderBehindTheFollowersEpochIsRetriedAfterEach
   leader.Stop();
 }
 
+TEST(ReplicaFetcherStopTest, StoppingDoesNotWaitOutALongPoll) {
+  headrace::testing::TempDir leader_dir, follower_dir;
+  LeaderBroker leader(leader_dir.path(), kLeaderId, /*acks_all_fsync=*/false);
+  ASSERT_TRUE(leader.Start());
+  auto lp = leader.CreateTopic("t");
+  ASSERT_TRUE(lp);
+  LeadBatches(*lp, 2, 10);
+  auto fp = OpenFollower(follower_dir.path(), "t");
+  ASSERT_TRUE(fp);
+  ASSERT_TRUE(fp->BecomeFollower(LeaderEpoch(0), kLeaderId, {kLeaderId, kFollowerId}).ok());
+  ReplicaFetcherConfig config = TestConfig();
+  config.fetch_wait_max_ms = 10000;  // a caught-up follower's fetch waits this long
+  auto fetchers = std::make_unique<ReplicaFetcherManager>(kFollowerId, config);
+  fetchers->SetFollowed({{fp, kLeaderId, "127.0.0.1", leader.port()}});
+  ASSERT_TRUE(WaitFor([&] { return fp->log_end_offset() == Offset(20); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // parked on the leader now
+  auto start = std::chrono::steady_clock::now();
+  fetchers->SetFollowed({});  // the leader's fetcher is stopped: its socket interrupted
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  fetchers->SetFollowed({{fp, kLeaderId, "127.0.0.1", leader.port()}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  start = std::chrono::steady_clock::now();
+  fetchers.reset();  // Shutdown
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_TRUE(fp->Close().ok());
+  lp.reset();
+  leader.Stop();
+}
+
 TEST(ReplicaFetcherLogStartTest, AFollowerBelowTheLeadersLogStartStartsOverThere) {
   headrace::testing::TempDir leader_dir, follower_dir;
   LeaderBroker leader(leader_dir.path(), kLeaderId, /*acks_all_fsync=*/false);
