@@ -126,6 +126,26 @@ Status BrokerConfig::Set(std::string_view key, std::string_view value) {
     HR_ASSIGN_OR_RETURN(unclean_leader_election_enable, Bool(key, value));
   } else if (key == "headrace.group.commit.linger.us") {
     HR_ASSIGN_OR_RETURN(group_commit_linger_us, Int(key, value, 0, 1000000));
+  } else if (key == "replica.lag.time.max.ms") {
+    HR_ASSIGN_OR_RETURN(replica_lag_time_max_ms, Int(key, value, 1, kLongMax));
+  } else if (key == "replica.fetch.max.bytes") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
+    replica_fetch_max_bytes = static_cast<int32_t>(v);
+  } else if (key == "replica.fetch.response.max.bytes") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
+    replica_fetch_response_max_bytes = static_cast<int32_t>(v);
+  } else if (key == "replica.fetch.wait.max.ms") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
+    replica_fetch_wait_max_ms = static_cast<int32_t>(v);
+  } else if (key == "replica.fetch.min.bytes") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
+    replica_fetch_min_bytes = static_cast<int32_t>(v);
+  } else if (key == "replica.fetch.backoff.ms") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
+    replica_fetch_backoff_ms = static_cast<int32_t>(v);
+  } else if (key == "num.replica.fetchers") {
+    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
+    num_replica_fetchers = static_cast<int32_t>(v);
   } else if (auto it = TopicSynonyms().find(key); it != TopicSynonyms().end()) {
     // A topic default: validate with the topic key's rules, store it.
     TopicDefaults d = topic_defaults();

@@ -90,6 +90,19 @@ struct BrokerConfig {
   std::string broker_rack;                          // broker.rack ("" = none)
   bool unclean_leader_election_enable = false;      // unclean.leader.election.enable
   bool cluster_mode() const { return !zookeeper_connect.empty(); }
+  // Replication (followers fetching from leaders; docs/cluster.md). Kafka's
+  // names and defaults.
+  // replica.lag.time.max.ms: a follower that has not caught up with the
+  // leader's log end for this long leaves the ISR.
+  int64_t replica_lag_time_max_ms = 30000;
+  int32_t replica_fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
+  int32_t replica_fetch_response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
+  int32_t replica_fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms
+  int32_t replica_fetch_min_bytes = 1;                  // replica.fetch.min.bytes
+  int32_t replica_fetch_backoff_ms = 1000;              // replica.fetch.backoff.ms
+  // num.replica.fetchers: fetcher threads per source broker (only 1 is
+  // implemented; larger values are accepted and act as 1).
+  int32_t num_replica_fetchers = 1;
 
   // Not a property: the I/O seam every log and broker file goes through
   // (null = the OS). Tests and the HEADRACE_FAULT_INJECT hook set it; it

@@ -23,6 +23,34 @@ TEST(BrokerConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_TRUE(c.Validate().ok());
 }
 
+TEST(BrokerConfigTest, ReplicationDefaultsAreKafkas) {
+  BrokerConfig c;
+  EXPECT_EQ(c.replica_lag_time_max_ms, 30000);
+  EXPECT_EQ(c.replica_fetch_max_bytes, 1048576);
+  EXPECT_EQ(c.replica_fetch_response_max_bytes, 10485760);
+  EXPECT_EQ(c.replica_fetch_wait_max_ms, 500);
+  EXPECT_EQ(c.replica_fetch_min_bytes, 1);
+  EXPECT_EQ(c.replica_fetch_backoff_ms, 1000);
+  EXPECT_EQ(c.num_replica_fetchers, 1);
+  ASSERT_TRUE(c.SetAll({{"replica.lag.time.max.ms", "10000"},
+                        {"replica.fetch.max.bytes", "4096"},
+                        {"replica.fetch.response.max.bytes", "65536"},
+                        {"replica.fetch.wait.max.ms", "100"},
+                        {"replica.fetch.min.bytes", "2"},
+                        {"replica.fetch.backoff.ms", "50"},
+                        {"num.replica.fetchers", "2"}})
+                  .ok());
+  EXPECT_EQ(c.replica_lag_time_max_ms, 10000);
+  EXPECT_EQ(c.replica_fetch_max_bytes, 4096);
+  EXPECT_EQ(c.replica_fetch_response_max_bytes, 65536);
+  EXPECT_EQ(c.replica_fetch_wait_max_ms, 100);
+  EXPECT_EQ(c.replica_fetch_min_bytes, 2);
+  EXPECT_EQ(c.replica_fetch_backoff_ms, 50);
+  EXPECT_EQ(c.num_replica_fetchers, 2);
+  EXPECT_FALSE(c.Set("replica.fetch.min.bytes", "0").ok());
+  EXPECT_FALSE(c.Set("replica.lag.time.max.ms", "-1").ok());
+}
+
 TEST(BrokerConfigTest, SetsKafkaPropertyNames) {
   BrokerConfig c;
   ASSERT_TRUE(c.SetAll({{"node.id", "3"},

@@ -107,6 +107,7 @@ class FakeLog final : public Log {
     return Status::Unsupported("fake");
   }
   Status Truncate(Offset) override { return Status::Unsupported("fake"); }
+  Status TruncateFullyAndStartAt(Offset) override { return Status::Unsupported("fake"); }
   Result<RetentionReport> ApplyRetention(TimestampMs) override {
     std::lock_guard<std::mutex> l(mu_);
     ++retention_runs_;

@@ -139,6 +139,7 @@ struct PartitionRead {
   Offset high_watermark;
   Offset last_stable_offset;
   Offset log_start_offset;
+  Offset log_end_offset;  // the LEO the read was bounded by (ReadForFollower)
 };
 
 class Partition : public std::enable_shared_from_this<Partition> {
@@ -173,14 +174,39 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // (offline) or the producer state's; on error nothing is appended.
   Result<AppendInfo> AppendAsLeader(std::span<uint8_t> batches, int16_t required_acks = 1);
   // A follower's fetch reached `log_end` and it has fsynced below
-  // `flushed`: updates the replica's state and the HW. Ignored for brokers
-  // that are not replicas.
-  void UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed);
+  // `flushed`: updates the replica's state and the HW, and when the follower
+  // was caught up at `now_ms` (SteadyNowMs() clock; -1 = now) records it for
+  // the ISR (Kafka's lastCaughtUpTime rule: a fetch at or past the leader's
+  // LEO catches up now; one at or past the LEO the leader had at the
+  // follower's previous fetch catches up as of that previous fetch).
+  // Ignored for brokers that are not replicas (and for the local broker), so
+  // a fetch from an unknown replica id is served without effect.
+  void UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed,
+                           int64_t now_ms = -1);
+  // The ISR this leader would have now (shrink and expand together), or
+  // nullopt when it is the current one, when this partition is not the
+  // leader, or when it is the same ISR this partition proposed last (a
+  // proposal is made once until the ISR or the leader epoch changes).
+  //   shrink: a follower in the ISR leaves it when its LEO is short of the
+  //           leader's and it has not been caught up within
+  //           `lag_time_max_ms` of `now_ms` (replica.lag.time.max.ms).
+  //   expand: a replica outside the ISR joins when its LEO is at or past
+  //           both the HW and the first offset of the current leader epoch.
+  // Never applies the change: the control plane writes it to ZooKeeper and
+  // applies it through UpdateIsr. `now_ms` is on the SteadyNowMs() clock.
+  std::optional<std::vector<int32_t>> ProposeIsr(int64_t now_ms, int64_t lag_time_max_ms);
+  // Milliseconds of std::chrono::steady_clock: the clock of the ISR times.
+  static int64_t SteadyNowMs();
 
   // ---- follower ----
   // Appends batches fetched from the leader with their own offsets and
   // epochs (contiguous with the LEO) and records new epochs in the cache.
-  Result<AppendInfo> AppendAsFollower(std::span<uint8_t> batches);
+  // `fetched_in_epoch` >= 0: the leader epoch the fetch was made in; when the
+  // partition has moved to another epoch since (BecomeFollower), nothing is
+  // appended and the answer is FENCED_LEADER_EPOCH (a fetcher of the old
+  // leader racing with the new assignment).
+  Result<AppendInfo> AppendAsFollower(std::span<uint8_t> batches,
+                                      LeaderEpoch fetched_in_epoch = LeaderEpoch(-1));
   // The leader's high watermark as it reported it (bounded by the LEO).
   void SetHighWatermarkFromLeader(Offset leader_hw);
   // Removes every record at or after `offset` (whole batches), drops epoch
@@ -190,6 +216,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // KIP-101/279: the leader answered OffsetForLeaderEpoch for our latest
   // epoch with (leader_epoch, end_offset): truncates accordingly.
   Result<TruncationResult> TruncateByEpoch(LeaderEpoch leader_epoch, Offset end_offset);
+  // The leader's log starts past everything this follower has (its log
+  // start is above our LEO, or our fetch offset fell below it): drops the
+  // whole log and its epoch cache and continues empty from `offset` (log
+  // start = LEO = flushed = HW = offset). Errors: those of the Log.
+  Status TruncateFullyAndStartAt(Offset offset);
 
   // ---- role changes (the controller's decisions) ----
   // Leads `epoch` (> the current one, or equal on a restart) with these
@@ -208,6 +239,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // KafkaStorage when offline.
   Result<PartitionRead> Read(Offset offset, int64_t max_bytes, IsolationLevel isolation,
                              bool min_one_batch = true) const;
+  // A follower fetch (the leader side): as Read, but bounded by the log end
+  // offset instead of the HW (followers copy uncommitted records too).
+  Result<PartitionRead> ReadForFollower(Offset offset, int64_t max_bytes,
+                                        bool min_one_batch = true) const;
   // ListOffsets for one partition: `timestamp` is a time in ms or one of
   // kListOffsets*. Offsets at/after the bound (HW or LSO) are not returned.
   // Not found -> {-1, -1}.
@@ -223,7 +258,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // new log start. Errors: OutOfRange when offset > HW.
   Result<Offset> DeleteRecordsBefore(Offset offset);
 
-  // ---- flushing (the flusher thread only) ----
+  // ---- flushing (the flusher thread, and a follower's replica fetcher
+  // before it fetches again) ----
   // fsyncs the log (and persists the epoch cache when it changed), then
   // publishes the new flushed offset and HW. On failure the partition goes
   // offline: appends and reads fail with KafkaStorage from then on and
@@ -254,6 +290,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   LeaderEpoch leader_epoch() const { return LeaderEpoch(leader_epoch_.load()); }
   bool is_leader() const { return is_leader_.load(std::memory_order_acquire); }
   bool offline() const { return offline_.load(std::memory_order_acquire); }
+  // headrace.acks.all.fsync as wired (PartitionServices): a follower must
+  // fsync what it appended before it fetches again (docs/durability.md).
+  bool commit_requires_fsync() const { return services_.commit_requires_fsync; }
   // Counts state changes (offline, role, truncation, close); bumped before
   // the listener hears of one. A waiter that read it before acting sees a
   // change that happened before it was indexed (Purgatory::Watch).
@@ -280,6 +319,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
     int32_t broker_id;
     Offset log_end{0};
     Offset flushed{0};
+    // ISR tracking (leader side, SteadyNowMs() clock): when the replica was
+    // last caught up with the leader's LEO, and the leader's LEO and the time
+    // at its previous fetch.
+    int64_t last_caught_up_ms = 0;
+    Offset last_fetch_leader_leo{0};
+    int64_t last_fetch_ms = 0;
   };
   // REQUIRES: mu_ held. Rebuilds producer_state_ on first use, then checks
   // `headers`; returns the original offsets for a duplicate.
@@ -321,6 +366,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   int32_t leader_id_;
   std::vector<ReplicaState> replicas_;  // the local broker first
   std::vector<int32_t> isr_;
+  // The first offset of the epoch this partition leads (its LEO when it
+  // became leader): a replica joins the ISR only once past it.
+  Offset leader_epoch_start_{0};
+  // The last ISR ProposeIsr returned; cleared when the ISR or the role
+  // changes, so one change is proposed once.
+  std::optional<std::vector<int32_t>> last_proposed_isr_;
   LeaderEpochCache epoch_cache_;
   ProducerStateTable producer_state_;
 };

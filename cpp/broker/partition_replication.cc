@@ -3,6 +3,7 @@
 // leader-epoch cache (loading, rebuilding, answering). The leader side and
 // the offsets policy are in partition.cc.
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "broker/kafka_error.h"
@@ -85,7 +86,15 @@ Status Partition::LoadEpochCacheLocked() {
   return epoch_cache_.Assign(epoch, log_->end_offset());
 }
 
-void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed) {
+int64_t Partition::SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed,
+                                    int64_t now_ms) {
+  if (now_ms < 0) now_ms = SteadyNowMs();
   WatermarkSet changed = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -93,12 +102,49 @@ void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset fl
     auto it = std::find_if(replicas_.begin(), replicas_.end(),
                            [&](const ReplicaState& r) { return r.broker_id == broker_id; });
     if (it == replicas_.end()) return;
-    it->log_end = std::min(log_end, log_->end_offset());
-    it->flushed = std::min(flushed, it->log_end);
     const Offset leo = log_->end_offset(), fl = log_->flushed_offset();
+    if (log_end >= leo) {
+      it->last_caught_up_ms = std::max(it->last_caught_up_ms, now_ms);
+    } else if (log_end >= it->last_fetch_leader_leo) {
+      it->last_caught_up_ms = std::max(it->last_caught_up_ms, it->last_fetch_ms);
+    }
+    it->last_fetch_leader_leo = leo;
+    it->last_fetch_ms = now_ms;
+    it->log_end = std::min(log_end, leo);
+    it->flushed = std::min(flushed, it->log_end);
     changed = RecomputeLocked(leo, fl);
   }
   AfterChange(changed, false);
+}
+
+std::optional<std::vector<int32_t>> Partition::ProposeIsr(int64_t now_ms,
+                                                          int64_t lag_time_max_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!is_leader() || offline()) return std::nullopt;
+  const Offset leo = log_->end_offset();
+  const Offset hw = high_watermark();
+  auto state_of = [&](int32_t id) -> const ReplicaState* {
+    for (const ReplicaState& r : replicas_) {
+      if (r.broker_id == id) return &r;
+    }
+    return nullptr;
+  };
+  std::vector<int32_t> proposed;
+  for (int32_t id : isr_) {
+    const ReplicaState* r = state_of(id);
+    const bool keep = id == services_.local_broker_id ||
+                      (r != nullptr && (r->log_end >= leo ||
+                                        now_ms - r->last_caught_up_ms <= lag_time_max_ms));
+    if (keep) proposed.push_back(id);
+  }
+  for (const ReplicaState& r : replicas_) {
+    if (Contains(isr_, r.broker_id)) continue;
+    if (r.log_end >= hw && r.log_end >= leader_epoch_start_) proposed.push_back(r.broker_id);
+  }
+  if (proposed == isr_) return std::nullopt;
+  if (last_proposed_isr_ && *last_proposed_isr_ == proposed) return std::nullopt;
+  last_proposed_isr_ = proposed;
+  return proposed;
 }
 
 Status Partition::AssignEpochsLocked(std::span<const uint8_t> batches) {
@@ -110,12 +156,19 @@ Status Partition::AssignEpochsLocked(std::span<const uint8_t> batches) {
   return Status::OK();
 }
 
-Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches) {
+Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches,
+                                               LeaderEpoch fetched_in_epoch) {
   std::unique_lock<std::mutex> lock(mu_);
   HR_RETURN_IF_ERROR(CheckServing());
   if (is_leader()) {
     return KafkaStatus(KafkaError::kNotLeaderOrFollower,
                        "this broker leads " + tp_.ToString() + ": no follower append");
+  }
+  if (fetched_in_epoch.value() >= 0 && fetched_in_epoch != leader_epoch()) {
+    return KafkaStatus(KafkaError::kFencedLeaderEpoch,
+                       "records of " + tp_.ToString() + " fetched in leader epoch " +
+                           std::to_string(fetched_in_epoch.value()) + ", now " +
+                           std::to_string(leader_epoch().value()));
   }
   const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
   Result<AppendInfo> info = log_->AppendWithOffsets(batches);
@@ -199,6 +252,27 @@ Result<TruncationResult> Partition::TruncateByEpoch(LeaderEpoch leader_epoch, Of
   return TruncationResult{log_end_offset(), completed};
 }
 
+Status Partition::TruncateFullyAndStartAt(Offset offset) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    HR_RETURN_IF_ERROR(CheckServing());
+    if (offset.value() < 0) {
+      return Status::InvalidArgument("cannot start " + tp_.ToString() + " at a negative offset");
+    }
+    Status st = log_->TruncateFullyAndStartAt(offset);
+    if (!st.ok()) return st;
+    epoch_cache_.Reset({});
+    producer_state_ = ProducerStateTable();  // rebuilt from the (empty) log on next use
+    high_watermark_.store(offset.value(), std::memory_order_release);
+    for (ReplicaState& r : replicas_) {
+      r.log_end = offset;
+      r.flushed = offset;
+    }
+  }
+  AfterChange(0, /*state_changed=*/true);
+  return Status::OK();
+}
+
 Status Partition::BecomeLeader(LeaderEpoch epoch, std::vector<int32_t> replicas,
                                std::vector<int32_t> isr) {
   WatermarkSet changed = 0;
@@ -215,13 +289,27 @@ Status Partition::BecomeLeader(LeaderEpoch epoch, std::vector<int32_t> replicas,
                              std::to_string(leader_epoch().value()) + " of " + tp_.ToString());
     }
     HR_RETURN_IF_ERROR(epoch_cache_.Assign(epoch, log_->end_offset()));
+    // Every follower starts as caught up now (it has lag_time_max_ms to
+    // fetch before it can be dropped from the ISR); its offsets are unknown
+    // until it fetches.
+    const int64_t now = SteadyNowMs();
     std::vector<ReplicaState> states;
     for (int32_t id : replicas) {
-      if (id == self) states.insert(states.begin(), {self, log_->end_offset(), log_->flushed_offset()});
-      else states.push_back({id, Offset(0), Offset(0)});
+      ReplicaState r{id, Offset(0), Offset(0)};
+      r.last_caught_up_ms = now;
+      r.last_fetch_ms = now;
+      if (id == self) {
+        r.log_end = log_->end_offset();
+        r.flushed = log_->flushed_offset();
+        states.insert(states.begin(), r);
+      } else {
+        states.push_back(r);
+      }
     }
     replicas_ = std::move(states);
     isr_ = std::move(isr);
+    leader_epoch_start_ = log_->end_offset();
+    last_proposed_isr_.reset();
     isr_size_.store(static_cast<int>(isr_.size()));
     leader_id_ = self;
     leader_epoch_.store(epoch.value());
@@ -250,6 +338,7 @@ Status Partition::BecomeFollower(LeaderEpoch epoch, int32_t leader_id,
     replicas_ = std::move(states);
     isr_.clear();
     isr_size_.store(0);
+    last_proposed_isr_.reset();
     leader_id_ = leader_id;
     leader_epoch_.store(epoch.value());
     is_leader_.store(false, std::memory_order_release);
@@ -267,8 +356,17 @@ Status Partition::UpdateIsr(std::vector<int32_t> isr) {
                                      " must contain its leader, broker " +
                                      std::to_string(services_.local_broker_id));
     }
+    // A replica joining the ISR was caught up when it was proposed: it gets
+    // a full lag_time_max_ms before it can be dropped again.
+    const int64_t now = SteadyNowMs();
+    for (ReplicaState& r : replicas_) {
+      if (!Contains(isr_, r.broker_id) && Contains(isr, r.broker_id)) {
+        r.last_caught_up_ms = std::max(r.last_caught_up_ms, now);
+      }
+    }
     isr_ = std::move(isr);
     isr_size_.store(static_cast<int>(isr_.size()));
+    last_proposed_isr_.reset();
     changed = RecomputeLocked(log_->end_offset(), log_->flushed_offset());
   }
   // A shrunk ISR can complete produces; a grown one can make them fail

@@ -67,6 +67,7 @@ class LogImpl final : public Log {
   Status MaybeFlush() override;
   bool FlushDue() const override;
   Status Truncate(Offset offset) override;
+  Status TruncateFullyAndStartAt(Offset offset) override;
   Result<RetentionReport> ApplyRetention(TimestampMs now) override;
   Status DeleteRecordsBefore(Offset offset) override;
   Status MaybeRoll(TimestampMs now) override;
@@ -122,6 +123,8 @@ class LogImpl final : public Log {
   Status DeleteOldestSegments(size_t count, RetentionReport* report);
   // REQUIRES: append_mu_; start_offset() <= offset < end_offset().
   Status TruncateLocked(Offset offset);
+  // REQUIRES: append_mu_. Replaces every segment with an empty one at `offset`.
+  Status TruncateFullyLocked(Offset offset);
   // REQUIRES: append_mu_. Removes the segments after index `keep_last`.
   Status DeleteNewestSegments(size_t keep_last);
   // Copies the segments from the one holding `offset` on (readers).

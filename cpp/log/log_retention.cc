@@ -132,4 +132,41 @@ Status LogImpl::TruncateLocked(Offset offset) {
   return WriteCheckpointLocked(/*sync=*/true);
 }
 
+Status LogImpl::TruncateFullyAndStartAt(Offset offset) {
+  std::lock_guard<std::mutex> lock(append_mu_);
+  if (closed_.load()) return Status::Closed(dir_);
+  if (failed()) return OfflineError();
+  if (offset.value() < 0) {
+    return Status::InvalidArgument("cannot start a log at offset " + std::to_string(offset.value()));
+  }
+  return Fence(TruncateFullyLocked(offset));
+}
+
+Status LogImpl::TruncateFullyLocked(Offset offset) {
+  ++truncations_;  // a Flush that snapshotted the old segments publishes nothing
+  // The old files go first (readers holding slices keep their fds), so the
+  // new segment's name is free even when `offset` is an old base.
+  for (const auto& s : segments_) HR_RETURN_IF_ERROR(s->DeleteFiles());
+  HR_ASSIGN_OR_RETURN(std::shared_ptr<Segment> seg, Segment::Create(env_, dir_, offset, config_));
+  {
+    std::unique_lock<std::shared_mutex> w(segments_mu_);
+    segments_.assign(1, std::move(seg));
+  }
+  // Readers never see start > end: the bound that moves away moves first.
+  if (offset.value() >= end_offset_.load()) {
+    end_offset_.store(offset.value(), std::memory_order_release);
+    start_offset_.store(offset.value(), std::memory_order_release);
+  } else {
+    start_offset_.store(offset.value(), std::memory_order_release);
+    end_offset_.store(offset.value(), std::memory_order_release);
+  }
+  unflushed_messages_ = 0;
+  dir_dirty_ = false;
+  HR_RETURN_IF_ERROR(env_->SyncDir(dir_));  // the deletions and the new segment
+  std::lock_guard<std::mutex> cp(checkpoint_mu_);
+  SetFlushPointLocked(offset, offset, 0);
+  checkpoint_.clean_shutdown = false;
+  return WriteCheckpointLocked(/*sync=*/true);
+}
+
 }  // namespace headrace

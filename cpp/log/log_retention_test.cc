@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "headrace/log.h"
+#include "headrace/record_batch.h"
 #include "log/filename.h"
 #include "log/testing.h"
 
@@ -179,6 +180,49 @@ TEST(LogTruncate, ToASegmentBaseKeepsItEmptyAndActive) {
   }
   EXPECT_GT(log->segment_count(), 3);
   EXPECT_EQ(testing::ReadAll(*log).size(), static_cast<size_t>(segs[2].base.value() + 60));
+}
+
+TEST(LogTruncate, FullyAndStartAtAboveTheEndKeepsOnlyAnEmptySegmentThere) {
+  TempDir dir;
+  auto log = std::move(Log::Open(dir.path(), testing::SmallConfig())).value();
+  auto segs = Fill(*log);
+  ASSERT_GT(segs.size(), 2u);
+  const Offset at(1000);
+  ASSERT_TRUE(log->TruncateFullyAndStartAt(at).ok());
+  EXPECT_EQ(log->start_offset(), at);
+  EXPECT_EQ(log->end_offset(), at);
+  EXPECT_EQ(log->flushed_offset(), at);
+  EXPECT_EQ(log->segment_count(), 1);
+  for (const SegmentFacts& s : segs) EXPECT_FALSE(LogFileExists(dir, s.base));
+  EXPECT_TRUE(LogFileExists(dir, at));
+  std::string b = MakeBatch(3, 10, 5);
+  std::span<uint8_t> bytes = Bytes(b);
+  SetBaseOffset(bytes, at);  // a follower's append keeps the leader's offsets
+  auto appended = log->AppendWithOffsets(bytes);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  EXPECT_EQ(appended->base_offset, at);
+  ASSERT_TRUE(log->Close().ok());
+  auto reopened = std::move(Log::Open(dir.path(), testing::SmallConfig())).value();
+  EXPECT_EQ(reopened->start_offset(), at);
+  EXPECT_EQ(reopened->end_offset(), at + 3);
+  auto recs = testing::ReadAll(*reopened, at);
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].offset, at);
+}
+
+TEST(LogTruncate, FullyAndStartAtAnOldSegmentBaseOrBelowTheStart) {
+  TempDir dir;
+  auto log = std::move(Log::Open(dir.path(), testing::SmallConfig())).value();
+  auto segs = Fill(*log);
+  ASSERT_TRUE(log->TruncateFullyAndStartAt(segs[1].base).ok());  // its name is reused
+  EXPECT_EQ(log->end_offset(), segs[1].base);
+  EXPECT_TRUE(testing::ReadAll(*log).empty());
+  ASSERT_TRUE(log->TruncateFullyAndStartAt(Offset(0)).ok());
+  EXPECT_EQ(log->start_offset(), Offset(0));
+  EXPECT_EQ(log->end_offset(), Offset(0));
+  std::string b = MakeBatch(2, 10, 5);
+  EXPECT_EQ(log->Append(Bytes(b))->base_offset, Offset(0));
+  EXPECT_EQ(log->TruncateFullyAndStartAt(Offset(-1)).code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

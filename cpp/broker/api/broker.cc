@@ -10,6 +10,8 @@
 #include "broker/broker_config.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
+#include "broker/replication/isr_changes.h"
+#include "broker/replication/replica_fetcher.h"
 #include "broker/group/group_config.h"
 #include "broker/group/group_coordinator.h"
 #include "common/fault_injecting_env.h"
@@ -42,6 +44,12 @@ Result<std::unique_ptr<FaultInjectingEnv>> FaultEnvFromEnvironment() {
   return env;
 }
 
+std::string IdList(const std::vector<int32_t>& ids) {
+  std::string out = "[";
+  for (int32_t id : ids) out += (out.size() > 1 ? "," : "") + std::to_string(id);
+  return out + "]";
+}
+
 class BrokerImpl final : public Broker {
  public:
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config, net::Backend backend,
@@ -60,6 +68,10 @@ class BrokerImpl final : public Broker {
     HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_));
     ctx_.state = state_.get();
     ctx_.group_config = &group_config_;
+    if (config_.cluster_mode()) {
+      fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(
+          config_.node_id, broker::replication::ReplicaFetcherConfig::FromBrokerConfig(config_));
+    }
     if (!config_.cluster_mode()) {  // cluster mode: while leading __consumer_offsets-0
       auto groups = OpenGroupCoordinator(nullptr);
       if (!groups.ok()) {
@@ -91,6 +103,8 @@ class BrokerImpl final : public Broker {
   Status Stop() override {
     std::lock_guard<std::mutex> l(mu_);
     if (!state_) return Status::OK();
+    // Followers stop appending before anything below closes.
+    if (fetchers_) fetchers_->Shutdown();
     // Commit what is flushed-but-unanswered and answer every parked request
     // now (fetches re-read and reply) so the server's drain below does not
     // wait out their deadlines.
@@ -100,6 +114,7 @@ class BrokerImpl final : public Broker {
     Status st = state_->Close();  // answers parked requests, flushes, closes logs
     server_.reset();
     dispatcher_.reset();
+    fetchers_.reset();
     state_.reset();
     return st;
   }
@@ -133,13 +148,18 @@ class BrokerImpl final : public Broker {
     // Published after the roles changed: a client sent here as the leader
     // finds a leader.
     cluster->Publish(view);
-    follow_ = std::move(applied.follow);
+    std::vector<broker::replication::FollowedPartition> follow;
+    for (broker::FollowTarget& f : applied.follow) {
+      follow.push_back({std::move(f.partition), f.leader_id, f.leader_host, f.leader_port});
+    }
+    const size_t following = follow.size();
+    fetchers_->SetFollowed(std::move(follow));
     UpdateGroupCoordinatorLocked();
     if (applied.became_leader + applied.became_follower + applied.isr_updates > 0) {
       HR_LOG(kInfo) << "cluster state applied: leader of " << applied.became_leader
                     << " more partition(s), follower of " << applied.became_follower
                     << ", " << applied.isr_updates << " ISR update(s); following "
-                    << follow_.size() << " partition(s)";
+                    << following << " partition(s)";
     }
     for (const std::string& e : applied.errors) HR_LOG(kWarn) << "cluster state: " << e;
     if (report) *report = std::move(applied.errors);
@@ -151,7 +171,20 @@ class BrokerImpl final : public Broker {
     broker::ClusterState* cluster = state_ ? state_->cluster() : nullptr;
     if (cluster == nullptr) return "[]";
     cluster->requests().ExpireOverdue();  // the control plane polls this often
-    return "[]";
+    auto changes = broker::replication::CollectIsrChanges(
+        state_->topics().AllPartitions(), broker::Partition::SteadyNowMs(),
+        config_.replica_lag_time_max_ms);
+    broker::json::Array out;
+    for (const auto& c : changes) {
+      broker::json::Array isr;
+      for (int32_t id : c.isr) isr.push_back(broker::json::Value(id));
+      out.push_back(broker::json::Value(broker::json::Object{
+          {"topic", c.topic}, {"partition", c.partition}, {"leader_epoch", c.leader_epoch},
+          {"isr", broker::json::Value(std::move(isr))}}));
+      HR_LOG(kInfo) << "ISR change proposed for " << c.topic << "-" << c.partition
+                    << " at leader epoch " << c.leader_epoch << ": " << IdList(c.isr);
+    }
+    return broker::json::Write(broker::json::Value(std::move(out)));
   }
 
   bool NextControlRequest(int64_t timeout_ms, uint64_t* id, std::string* kind,
@@ -258,7 +291,8 @@ class BrokerImpl final : public Broker {
   broker::BrokerContext ctx_;
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
-  std::vector<broker::FollowTarget> follow_;  // what the replica fetchers follow
+  // Cluster mode: copies the partitions this broker follows from their leaders.
+  std::unique_ptr<broker::replication::ReplicaFetcherManager> fetchers_;
 };
 
 }  // namespace

@@ -21,6 +21,28 @@
 //
 // Fetch sessions (KIP-227) are not kept: every answer says session_id 0, so
 // clients keep sending full fetch requests; forgotten_topics is ignored.
+//
+// Every partition must be led here (else NOT_LEADER_OR_FOLLOWER), and a
+// current_leader_epoch (v9+, -1 = no check) older than the partition's is
+// FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH (KIP-320); both are
+// checked again on every re-read of a parked fetch.
+//
+// Follower fetches (replica_id >= 0: the v0-14 replica_id field, v15+
+// replica_state.replica_id; docs/cluster.md, "Followers and the ISR"):
+//   - read up to the log end offset, not the HW (isolation is ignored);
+//   - the fetch offset is the follower's LEO and, by the follower's contract
+//     (it fsyncs what it appended before fetching again when
+//     headrace.acks.all.fsync is on), its flushed offset too:
+//     Partition::UpdateFollowerState(replica_id, fetch_offset, fetch_offset)
+//     before the answer, which carries the HW after that update. A replica
+//     id the partition does not list is served without effect;
+//   - OFFSET_OUT_OF_RANGE when the offset is below the log start or past the
+//     LEO; that answer still carries the leader's HW and log start offset so
+//     the follower can start over at the log start;
+//   - v12+ last_fetched_epoch >= 0 whose end offset here (the leader's
+//     epoch cache) is below the fetch offset, or is another epoch, fills
+//     diverging_epoch (KIP-320) with that end and returns no records;
+//   - the long poll watches the log end offset (new records), not the HW.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -39,6 +61,10 @@ using Clock = Purgatory::Clock;
 
 // Topic ids replace names from this version on.
 constexpr int16_t kFirstTopicIdVersion = 13;
+// replica_id moved into replica_state from this version on.
+constexpr int16_t kFirstReplicaStateVersion = 15;
+// last_fetched_epoch / diverging_epoch exist from this version on.
+constexpr int16_t kFirstDivergingEpochVersion = 12;
 
 // One requested partition, resolved when the request arrives.
 struct Target {
@@ -55,6 +81,9 @@ struct FetchJob {
   protocol::FetchRequest request;
   std::vector<std::vector<Target>> targets;  // [topic][partition], request order
   Clock::time_point deadline;
+  int32_t replica_id = -1;  // >= 0: a follower broker's fetch
+
+  bool from_follower() const { return replica_id >= 0; }
 };
 
 // One pass over every requested partition.
@@ -83,13 +112,9 @@ std::vector<Target> ResolveTopic(BrokerContext& ctx, const protocol::FetchReques
     } else if (p.partition < 0 || p.partition >= topic->partition_count()) {
       out[i].error = KafkaError::kUnknownTopicOrPartition;
     } else {
-      const auto& partition = topic->partitions[p.partition];
-      if (!partition) {  // cluster mode: no replica here
-        out[i].error = KafkaError::kNotLeaderOrFollower;
-        continue;
-      }
-      out[i].error = CheckLeaderEpoch(p.current_leader_epoch, *partition);
-      if (out[i].error == KafkaError::kNone) out[i].partition = partition;
+      // Leadership and epoch are checked at every read (ReadPartition).
+      out[i].partition = topic->partitions[p.partition];
+      if (!out[i].partition) out[i].error = KafkaError::kNotLeaderOrFollower;  // no replica here
     }
   }
   return out;
@@ -102,17 +127,80 @@ void SetError(Response::PartitionData* out, KafkaError error) {
   out->log_start_offset = -1;
 }
 
+// Whether this broker serves fetches of `partition` for a client that
+// knows `current_leader_epoch`: it must lead it, in that epoch (-1: any).
+KafkaError CheckServesFetch(const Partition& partition, int32_t current_leader_epoch) {
+  if (KafkaError e = CheckLeaderEpoch(current_leader_epoch, partition); e != KafkaError::kNone) {
+    return e;
+  }
+  return partition.is_leader() ? KafkaError::kNone : KafkaError::kNotLeaderOrFollower;
+}
+
+// A follower's fetch of one partition (the head comment): reads up to the
+// LEO, moves the follower's state, watches the LEO.
+void ReadForFollower(int32_t replica_id, int16_t version, const std::shared_ptr<Partition>& partition,
+                     const protocol::FetchRequest::FetchPartition& in, int64_t max_bytes,
+                     bool min_one_batch, Response::PartitionData* out, ReadPass* pass) {
+  const uint64_t state = partition->state_version();
+  const Offset fetch_offset(in.fetch_offset);
+  Result<PartitionRead> read = partition->ReadForFollower(fetch_offset, max_bytes, min_one_batch);
+  if (!read.ok()) {
+    SetError(out, ToKafkaError(read.status()));
+    if (read.status().code() == StatusCode::kOutOfRange) {
+      out->high_watermark = partition->high_watermark().value();
+      out->log_start_offset = partition->log_start_offset().value();
+    }
+    pass->any_error = true;
+    return;
+  }
+  if (version >= kFirstDivergingEpochVersion && in.last_fetched_epoch >= 0) {
+    EpochEndOffset end = partition->EndOffsetForEpoch(LeaderEpoch(in.last_fetched_epoch));
+    if (end.epoch.value() != in.last_fetched_epoch || end.end_offset < fetch_offset) {
+      out->error_code = Code(KafkaError::kNone);
+      out->high_watermark = partition->high_watermark().value();
+      out->last_stable_offset = out->high_watermark;
+      out->log_start_offset = read->log_start_offset.value();
+      out->diverging_epoch.epoch = end.epoch.value();
+      out->diverging_epoch.end_offset = end.end_offset.value();
+      out->records = protocol::Records();
+      pass->any_error = true;  // answer now: the follower must truncate first
+      return;
+    }
+  }
+  partition->UpdateFollowerState(replica_id, fetch_offset, fetch_offset);
+  out->error_code = Code(KafkaError::kNone);
+  out->high_watermark = partition->high_watermark().value();  // after the update
+  out->last_stable_offset = out->high_watermark;
+  out->log_start_offset = read->log_start_offset.value();
+  out->diverging_epoch = {};
+  out->records = protocol::Records::FromSlices(std::move(read->data.slices));
+  pass->bytes += read->data.bytes;
+  pass->watches.push_back({partition, Watermark::kLogEnd, read->log_end_offset + 1, state});
+}
+
 // Reads one partition into `out` with at most `max_bytes` (at least one
 // batch if `min_one_batch`).
-void ReadPartition(const Target& target, const protocol::FetchRequest::FetchPartition& in,
-                   IsolationLevel isolation, int64_t max_bytes, bool min_one_batch,
-                   Response::PartitionData* out, ReadPass* pass) {
+void ReadPartition(const FetchJob& job, const Target& target,
+                   const protocol::FetchRequest::FetchPartition& in, IsolationLevel isolation,
+                   int64_t max_bytes, bool min_one_batch, Response::PartitionData* out,
+                   ReadPass* pass) {
   out->partition_index = in.partition;
   out->aborted_transactions.reset();
   if (isolation == IsolationLevel::kReadCommitted) out->aborted_transactions.emplace();
   if (!target.partition) {
     SetError(out, target.error);
     pass->any_error = true;
+    return;
+  }
+  if (KafkaError e = CheckServesFetch(*target.partition, in.current_leader_epoch);
+      e != KafkaError::kNone) {
+    SetError(out, e);
+    pass->any_error = true;
+    return;
+  }
+  if (job.from_follower()) {
+    ReadForFollower(job.replica_id, job.req.version(), target.partition, in, max_bytes,
+                    min_one_batch, out, pass);
     return;
   }
   const uint64_t state = target.partition->state_version();
@@ -140,7 +228,9 @@ void ReadPartition(const Target& target, const protocol::FetchRequest::FetchPart
 
 ReadPass ReadAll(const FetchJob& job) {
   const protocol::FetchRequest& request = job.request;
-  const IsolationLevel isolation = ToIsolationLevel(request.isolation_level);
+  const IsolationLevel isolation = job.from_follower()
+                                       ? IsolationLevel::kReadUncommitted
+                                       : ToIsolationLevel(request.isolation_level);
   ReadPass pass;
   pass.resp.session_id = 0;
   pass.resp.error_code = Code(KafkaError::kNone);
@@ -156,7 +246,7 @@ ReadPass ReadAll(const FetchJob& job) {
       const auto& in = topic.partitions[p];
       int64_t limit = std::clamp<int64_t>(in.partition_max_bytes, 0, budget);
       int64_t before = pass.bytes;
-      ReadPartition(job.targets[t][p], in, isolation, limit, /*min_one_batch=*/pass.bytes == 0,
+      ReadPartition(job, job.targets[t][p], in, isolation, limit, /*min_one_batch=*/pass.bytes == 0,
                     &topic_resp.partitions[p], &pass);
       budget = std::max<int64_t>(budget - (pass.bytes - before), 0);
     }
@@ -188,6 +278,8 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
   const int16_t version = req.version();
   auto job = std::make_shared<FetchJob>(&ctx, std::move(req), std::move(request));
   job->deadline = Clock::now() + std::chrono::milliseconds(std::max(job->request.max_wait_ms, 0));
+  job->replica_id = version >= kFirstReplicaStateVersion ? job->request.replica_state.replica_id
+                                                         : job->request.replica_id;
   job->targets.reserve(job->request.topics.size());
   for (const auto& t : job->request.topics) job->targets.push_back(ResolveTopic(ctx, t, version));
   ReadPass pass = ReadAll(*job);

@@ -147,6 +147,12 @@ class Log {
   // Removes every record with offset >= `offset` (whole segments and the tail
   // of one). REQUIRES: start_offset() <= offset <= end_offset().
   virtual Status Truncate(Offset offset) = 0;
+  // Deletes every segment and continues as an empty log at `offset` (start
+  // = end = flushed = `offset`), with a new active segment based there: a
+  // follower whose leader's log starts past everything it has. Any offset
+  // >= 0, below or above the current range. Errors: InvalidArgument for a
+  // negative offset; an I/O error takes the log offline.
+  virtual Status TruncateFullyAndStartAt(Offset offset) = 0;
   // Deletes whole non-active segments by retention.ms (newest timestamp in the
   // segment older than now - retention_ms) and retention.bytes.
   virtual Result<RetentionReport> ApplyRetention(TimestampMs now) = 0;

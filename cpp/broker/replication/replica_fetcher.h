@@ -1,0 +1,120 @@
+// Replica fetchers: a follower broker copies the partitions it follows from
+// their leaders with the Kafka wire protocol (docs/cluster.md, "Followers and
+// the ISR"). One fetcher thread per leader broker (Kafka's
+// num.replica.fetchers=1), one blocking TCP connection each.
+//
+// For each followed partition, in its current leader epoch:
+//   1. truncation (KIP-101/279): OffsetForLeaderEpoch (v3, replica_id = own
+//      id) for the follower's latest cached epoch, then
+//      Partition::TruncateByEpoch; asked again with the older epoch while the
+//      leader answers one the follower never had;
+//   2. fetching: Fetch v12 (replica_id = own id, current_leader_epoch, the
+//      LEO as fetch offset, last_fetched_epoch), AppendAsFollower with the
+//      leader's offsets and epochs, SetHighWatermarkFromLeader; when the
+//      partition's commit requires fsync (headrace.acks.all.fsync) it is
+//      FlushLog()ged before the next fetch, so the next fetch offset is also
+//      the follower's flushed offset (the leader counts it as such).
+// A partition whose leader epoch changes (BecomeFollower) starts again at 1.
+//
+// Errors: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
+// and other partition errors: the partition waits replica.fetch.backoff.ms
+// and retries (the control plane sends the new assignment); a diverging
+// epoch in a fetch answer truncates to it; OFFSET_OUT_OF_RANGE below the
+// leader's log start empties the log and starts there
+// (TruncateFullyAndStartAt), past the leader's end truncates again; a
+// failed connection is closed and reopened after the backoff; a local
+// storage error stops that partition (it is offline until a restart). Never
+// a busy loop: every retry waits the backoff. Logged: INFO once when a
+// partition starts following a leader in an epoch, WARN for errors
+// summarised per fetcher (the first at once, then at most one line per 30 s
+// with a count).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "broker/partition.h"
+
+namespace headrace::broker {
+struct BrokerConfig;
+}
+
+namespace headrace::broker::replication {
+
+class LeaderFetcher;
+
+struct ReplicaFetcherConfig {
+  int32_t fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
+  int32_t fetch_response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
+  int32_t fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms
+  int32_t fetch_min_bytes = 1;                  // replica.fetch.min.bytes
+  int32_t fetch_backoff_ms = 1000;              // replica.fetch.backoff.ms
+  // Kafka's replica.socket.timeout.ms: connect timeout, and how long a
+  // response may take beyond fetch_wait_max_ms.
+  int32_t socket_timeout_ms = 30000;
+
+  static ReplicaFetcherConfig FromBrokerConfig(const BrokerConfig& config);
+};
+
+// A partition this broker follows, and where its leader is.
+struct FollowedPartition {
+  std::shared_ptr<Partition> partition;  // BecomeFollower already applied
+  int32_t leader_id;
+  std::string leader_host;
+  int32_t leader_port;
+};
+
+// What the fetchers did so far (tests, metrics).
+struct ReplicaFetcherStats {
+  uint64_t connect_attempts = 0;
+  uint64_t connect_failures = 0;
+  uint64_t fetch_requests = 0;
+  uint64_t epoch_requests = 0;     // OffsetForLeaderEpoch requests
+  uint64_t records_appended = 0;
+};
+
+// Shared by the fetcher threads of one manager.
+struct ReplicaFetcherCounters {
+  std::atomic<uint64_t> connect_attempts{0};
+  std::atomic<uint64_t> connect_failures{0};
+  std::atomic<uint64_t> fetch_requests{0};
+  std::atomic<uint64_t> epoch_requests{0};
+  std::atomic<uint64_t> records_appended{0};
+};
+
+class ReplicaFetcherManager {
+ public:
+  ReplicaFetcherManager(int32_t local_broker_id, ReplicaFetcherConfig config);
+  ~ReplicaFetcherManager();  // Shutdown()
+  ReplicaFetcherManager(const ReplicaFetcherManager&) = delete;
+  ReplicaFetcherManager& operator=(const ReplicaFetcherManager&) = delete;
+
+  // Replaces the whole set of followed partitions: partitions not in `set`
+  // stop being fetched; a leader no longer followed has its fetcher stopped
+  // (its socket interrupted, its thread joined); a leader whose address
+  // changed gets a new connection. A partition is followed in the leader
+  // epoch it has (the control plane calls BecomeFollower before this).
+  // Thread-safe; returns without waiting for any fetch. Ignored after
+  // Shutdown().
+  void SetFollowed(std::vector<FollowedPartition> set);
+  // Stops every fetcher and joins its thread. Idempotent.
+  void Shutdown();
+
+  ReplicaFetcherStats stats() const;
+  int32_t local_broker_id() const { return local_broker_id_; }
+
+ private:
+  const int32_t local_broker_id_;
+  const ReplicaFetcherConfig config_;
+  ReplicaFetcherCounters counters_;
+  mutable std::mutex mu_;  // guards the members below; never held by a fetcher thread
+  bool shut_down_ = false;
+  std::map<int32_t, std::unique_ptr<LeaderFetcher>> fetchers_;  // by leader id
+};
+
+}  // namespace headrace::broker::replication
