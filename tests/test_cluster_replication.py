@@ -44,12 +44,26 @@ def _admin(cluster):
 
 
 def _create(cluster, topic, partitions=3, rf=3, configs=None):
-    fs = _admin(cluster).create_topics(
+    admin = _admin(cluster)  # kept alive until the result is in
+    fs = admin.create_topics(
         [NewTopic(topic, partitions, rf, config=configs or {"min.insync.replicas": "2"})],
         operation_timeout=30)
     fs[topic].result(30)
     cluster.wait_for_leaders(topic, timeout=30)
     _wait_full_isr(cluster, topic, rf)
+
+
+def _wait_new_leader(cluster, topic, partition, old, timeout=30.0):
+    """Until another live broker leads `partition` (the old leader's session
+    must expire first: zookeeper.session.timeout.ms)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = cluster.partition_states(topic).get(partition)
+        if state is not None and state.leader not in (old, -1) and \
+                state.leader in cluster.live_brokers():
+            return state.leader
+        assert time.monotonic() < deadline, f"{topic}-{partition} still led by {old}: {state}"
+        time.sleep(0.05)
 
 
 def _wait_full_isr(cluster, topic, rf, timeout=60.0):
@@ -164,7 +178,15 @@ def _wait_identical(cluster, topic, partition, timeout=60.0):
 
 def test_metadata_lists_every_broker_leader_replicas_and_isr(cluster):
     _create(cluster, "meta")
-    md = _admin(cluster).list_topics("meta", timeout=10)
+    admin = _admin(cluster)
+    deadline = time.monotonic() + 10  # every broker applies the ZooKeeper state on its own
+    while True:
+        md = admin.list_topics("meta", timeout=10)
+        parts = md.topics["meta"].partitions
+        if len(parts) == 3 and all(len(p.isrs) == 3 for p in parts.values()):
+            break
+        assert time.monotonic() < deadline, {p.id: (p.leader, p.isrs) for p in parts.values()}
+        time.sleep(0.1)
     assert sorted(md.brokers) == [1, 2, 3]
     assert md.controller_id == cluster.controller_id()
     parts = md.topics["meta"].partitions
@@ -186,9 +208,7 @@ def test_leader_kill_loses_no_acknowledged_record(cluster):
         time.sleep(2)
         leader = cluster.wait_for_leaders(topic)[0]
         cluster.kill(leader)                      # SIGKILL the leader of partition 0
-        time.sleep(3)
-        new_leader = cluster.wait_for_leaders(topic, timeout=30)[0]
-        assert new_leader != leader
+        _wait_new_leader(cluster, topic, 0, leader)
         cluster.restart(leader)
         time.sleep(2)
         controller = cluster.controller_id()
@@ -205,6 +225,8 @@ def test_leader_kill_loses_no_acknowledged_record(cluster):
     _wait_full_isr(cluster, topic, 3)
     stored = _read_all(cluster, topic)
     lost, dup, reordered = _check_history(produced, stored)
+    print(f"leader+controller kill: {acked} acknowledged, {len(produced.errors)} delivery errors, "
+          f"lost {lost}, duplicated {dup}, reordered {reordered}")
     assert (lost, dup, reordered) == (0, 0, 0), \
         f"{acked} acked: lost {lost}, duplicated {dup}, reordered {reordered}; errors {produced.errors[:3]}"
     for p in range(3):
