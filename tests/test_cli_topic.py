@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def _describe_rows(text: str) -> dict[int, list[str]]:
     lines = text.splitlines()
-    start = lines.index("PARTITION\tLEADER\tREPLICAS\tSTART\tEND\tRECORDS\tSIZE") + 1
+    start = lines.index("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE") + 1
     rows = {}
     for ln in lines[start:]:
         if ln == "CONFIG" or ln.startswith("TOTAL\t"):
@@ -37,8 +37,9 @@ def test_create_list_describe_delete(module_broker):
     d = ok(headrace("topic", "describe", "orders", brokers=b)).stdout
     rows = _describe_rows(d)
     assert sorted(rows) == [0, 1, 2]
-    assert rows[2][1:6] == ["0", "0", "0", "2", "2"]   # leader 0, replicas 0, start 0, end 2
-    assert rows[0][4] == "0"
+    # leader 0, replicas 0, ISR 0, start 0, end 2
+    assert rows[2][1:7] == ["0", "0", "0", "0", "2", "2"]
+    assert rows[0][5] == "0"
     assert "retention.ms=60000\t(override)" in d
     ok(headrace("topic", "delete", "orders", brokers=b))
     assert "orders" not in ok(headrace("topic", "list", brokers=b)).stdout.split()
@@ -57,15 +58,15 @@ def test_describe_shows_sizes_of_the_segment_files(module_broker):
     ok(headrace("produce", "sized", "--partition", "2", input="x\n", brokers=b))
     out = ok(headrace("topic", "describe", "sized", brokers=b)).stdout
     rows = _describe_rows(out)
-    sizes = {p: int(cols[6]) for p, cols in rows.items()}
+    sizes = {p: int(cols[7]) for p, cols in rows.items()}
     assert sizes[0] == 0
     assert sizes[1] >= records * value_size  # the values plus batch/record framing
     assert sizes[2] > 0
     for p in range(3):
         assert sizes[p] == _segment_bytes_on_disk(module_broker.data_dir, "sized", p), p
     total = next(ln for ln in out.splitlines() if ln.startswith("TOTAL\t")).split("\t")
-    assert int(total[5]) == records + 1
-    assert int(total[6]) == sum(sizes.values())
+    assert int(total[6]) == records + 1
+    assert int(total[7]) == sum(sizes.values())
 
 
 def test_admin_log_dirs_reports_the_data_dir(module_broker):

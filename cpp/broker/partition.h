@@ -186,7 +186,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // The ISR this leader would have now (shrink and expand together), or
   // nullopt when it is the current one, when this partition is not the
   // leader, or when it is the same ISR this partition proposed last (a
-  // proposal is made once until the ISR or the leader epoch changes).
+  // proposal is made once until the ISR or the leader epoch changes, or
+  // kIsrReproposeMs passed).
   //   shrink: a follower in the ISR leaves it when its LEO is short of the
   //           leader's and it has not been caught up within
   //           `lag_time_max_ms` of `now_ms` (replica.lag.time.max.ms).
@@ -194,6 +195,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   //           both the HW and the first offset of the current leader epoch.
   // Never applies the change: the control plane writes it to ZooKeeper and
   // applies it through UpdateIsr. `now_ms` is on the SteadyNowMs() clock.
+  // A proposal the control plane did not apply (its write was refused, e.g.
+  // the added broker is shutting down) is made again after kIsrReproposeMs.
+  static constexpr int64_t kIsrReproposeMs = 5000;
   std::optional<std::vector<int32_t>> ProposeIsr(int64_t now_ms, int64_t lag_time_max_ms);
   // Milliseconds of std::chrono::steady_clock: the clock of the ISR times.
   static int64_t SteadyNowMs();
@@ -369,9 +373,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // The first offset of the epoch this partition leads (its LEO when it
   // became leader): a replica joins the ISR only once past it.
   Offset leader_epoch_start_{0};
-  // The last ISR ProposeIsr returned; cleared when the ISR or the role
-  // changes, so one change is proposed once.
+  // The last ISR ProposeIsr returned and when; cleared when the ISR or the
+  // role changes, so one change is proposed once per kIsrReproposeMs.
   std::optional<std::vector<int32_t>> last_proposed_isr_;
+  int64_t last_proposed_at_ms_ = 0;
   LeaderEpochCache epoch_cache_;
   ProducerStateTable producer_state_;
 };

@@ -92,6 +92,10 @@ TEST_F(PartitionIsrTest, ExpandsOnlyPastTheHighWatermarkAndTheEpochStart) {
   ASSERT_TRUE(proposed.has_value());
   EXPECT_EQ(*proposed, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(p_->ProposeIsr(now, kLag), std::nullopt);  // once
+  // Not applied (the control plane refused it): proposed again later.
+  EXPECT_EQ(p_->ProposeIsr(now + Partition::kIsrReproposeMs - 1, kLag), std::nullopt);
+  EXPECT_EQ(p_->ProposeIsr(now + Partition::kIsrReproposeMs, kLag),
+            (std::vector<int32_t>{1, 2}));
   ASSERT_TRUE(p_->UpdateIsr({1, 2}).ok());
   EXPECT_EQ(p_->ProposeIsr(now, kLag), std::nullopt);
   EXPECT_EQ(p_->isr(), (std::vector<int32_t>{1, 2}));

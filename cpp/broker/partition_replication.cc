@@ -142,8 +142,12 @@ std::optional<std::vector<int32_t>> Partition::ProposeIsr(int64_t now_ms,
     if (r.log_end >= hw && r.log_end >= leader_epoch_start_) proposed.push_back(r.broker_id);
   }
   if (proposed == isr_) return std::nullopt;
-  if (last_proposed_isr_ && *last_proposed_isr_ == proposed) return std::nullopt;
+  if (last_proposed_isr_ && *last_proposed_isr_ == proposed &&
+      now_ms - last_proposed_at_ms_ < kIsrReproposeMs) {
+    return std::nullopt;
+  }
   last_proposed_isr_ = proposed;
+  last_proposed_at_ms_ = now_ms;
   return proposed;
 }
 

@@ -239,11 +239,15 @@ class Admin:
             client.close()
         return [_log_dir(a["broker"], d) for a in answers for d in a["log_dirs"]]
 
-    def partition_sizes(self, topic: str) -> dict[int, int]:
-        """{partition: bytes} of one topic, summed over log dirs and brokers."""
+    def partition_sizes(self, topic: str, leaders: Mapping[int, int] | None = None
+                        ) -> dict[int, int]:
+        """{partition: bytes} of one topic, summed over log dirs and brokers;
+        with `leaders` ({partition: broker}), only the leader replica's."""
         out: dict[int, int] = {}
         for d in self.log_dirs([topic]):
             for (t, p), size in d.sizes.items():
+                if leaders is not None and leaders.get(p) != d.broker:
+                    continue
                 if t == topic:
                     out[p] = out.get(p, 0) + size
         return out

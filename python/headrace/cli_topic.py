@@ -76,22 +76,24 @@ def _describe(args) -> int:
     starts = admin.list_offsets(tps, "earliest")
     ends = admin.list_offsets(tps, "latest")
     try:
-        sizes = admin.partition_sizes(args.name)
+        sizes = admin.partition_sizes(
+            args.name, {p: pm.leader for p, pm in md.partitions.items()})
     except AdminError as e:  # e.g. a cluster without DescribeLogDirs: show the rest
         sizes = {}
         print(f"headrace: note: sizes unavailable: {e}", file=sys.stderr)
     print(f"topic {args.name}: {len(tps)} partitions")
-    print("PARTITION\tLEADER\tREPLICAS\tSTART\tEND\tRECORDS\tSIZE")
+    print("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE")
     for tp in tps:
         pm = md.partitions[tp.partition]
         s, e = starts[(args.name, tp.partition)], ends[(args.name, tp.partition)]
         replicas = ",".join(str(r) for r in pm.replicas)
+        isr = ",".join(str(r) for r in pm.isrs)
         size = sizes.get(tp.partition)
-        print(f"{tp.partition}\t{pm.leader}\t{replicas}\t{s}\t{e}\t{e - s}\t"
+        print(f"{tp.partition}\t{pm.leader}\t{replicas}\t{isr}\t{s}\t{e}\t{e - s}\t"
               f"{'?' if size is None else size}")
     total_records = sum(ends[(args.name, p.partition)] - starts[(args.name, p.partition)]
                         for p in tps)
-    print(f"TOTAL\t\t\t\t\t{total_records}\t{sum(sizes.values())}"
+    print(f"TOTAL\t\t\t\t\t\t{total_records}\t{sum(sizes.values())}"
           f"\t({format_bytes(sum(sizes.values()))})")
     print("CONFIG")
     for key, entry in sorted(admin.topic_config(args.name).items()):

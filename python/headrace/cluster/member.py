@@ -510,7 +510,8 @@ class ClusterMember:
         """Writes a local leader's ISR proposal to the partition state znode
         (versioned; leader, leader epoch and controller epoch kept). Skipped
         when the znode's leader epoch is not the change's (leadership moved
-        on) or this broker is no longer its leader. True when written."""
+        on) or this broker is no longer its leader. Brokers it would add that
+        are shutting down or unregistered are left out. True when written."""
         topic, p = change["topic"], int(change["partition"])
         isr = [int(b) for b in change["isr"]]
         path = L.partition_state_path(topic, p)
@@ -525,6 +526,12 @@ class ClusterMember:
                          "%d, the change was made at epoch %s", self.broker_id, topic, p, isr,
                          st.leader, st.leader_epoch, change["leader_epoch"])
                 return False
+            # KIP-841: a broker in controlled shutdown or not registered
+            # (its session ended) does not join an ISR, whatever its leader
+            # saw of its fetches.
+            isr = [b for b in isr
+                   if b in st.isr or (self.zk.exists(L.broker_path(b)) is not None
+                                      and self.zk.exists(L.controlled_shutdown_path(b)) is None)]
             if st.isr == isr:
                 return False
             new = L.PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch)

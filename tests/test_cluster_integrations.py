@@ -1,0 +1,141 @@
+"""The Spark sink/source and the Storm spout/bolt against a 3-broker cluster
+while the leader of the partition they write to is SIGKILLed: their
+documented guarantees hold (at-least-once: nothing lost; the spout commits
+only what the bolt stored)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from headrace import EmbeddedCluster
+
+SETTINGS = {"zookeeper.session.timeout.ms": 6000, "replica.lag.time.max.ms": 4000}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with EmbeddedCluster(brokers=3, settings=SETTINGS,
+                         data_dir=str(tmp_path_factory.mktemp("cluster"))) as c:
+        yield c
+
+
+def _create(cluster, topic, partitions):
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    fs = admin.create_topics([NewTopic(topic, partitions, 3,
+                                       config={"min.insync.replicas": "2"})])
+    fs[topic].result(30)
+    return cluster.wait_for_leaders(topic, timeout=30)
+
+
+def _kill_leader_later(cluster, topic, delay, restarted: list):
+    """SIGKILLs the leader of `topic`-0 after `delay` s and restarts it once
+    another broker leads; records the killed id in `restarted`."""
+    def run():
+        time.sleep(delay)
+        leader = cluster.wait_for_leaders(topic)[0]
+        cluster.kill(leader)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            s = cluster.partition_states(topic).get(0)
+            if s is not None and s.leader not in (leader, -1):
+                break
+            time.sleep(0.05)
+        cluster.restart(leader)
+        restarted.append(leader)
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def _read_topic(bs, topic, partitions):
+    """Every record of `topic` up to its current high watermarks."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bs, "group.id": f"read-{topic}",
+                  "enable.auto.commit": False})
+    try:
+        highs = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                 for p in range(partitions)}
+        c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        out, left = [], sum(highs.values())
+        deadline = time.monotonic() + 60
+        while left > 0:
+            assert time.monotonic() < deadline, f"{topic}: {left} records not read"
+            for m in c.consume(1000, 0.5):
+                if m.error() is None and m.offset() < highs[m.partition()]:
+                    out.append(m)
+                    left -= 1
+        return out
+    finally:
+        c.close()
+
+
+def test_spark_batch_sink_at_least_once_across_a_leader_kill(cluster):
+    from spark_session import spark_session
+    spark = spark_session()
+    bs = cluster.bootstrap_servers
+    _create(cluster, "spark-out", 2)
+    n = 20000
+    restarted: list = []
+    killer = _kill_leader_later(cluster, "spark-out", 1.0, restarted)
+    df = spark.range(n).selectExpr("CAST(id AS STRING) AS value")
+    (df.repartition(4).write.format("headrace").option("kafka.bootstrap.servers", bs)
+     .option("topic", "spark-out").option("deliveryGuarantee", "at-least-once")
+     .mode("append").save())
+    killer.join(60)
+    assert restarted, "the leader was killed and restarted"
+    values = [m.value().decode() for m in _read_topic(bs, "spark-out", 2)]
+    missing = set(str(i) for i in range(n)) - set(values)
+    assert not missing, f"{len(missing)} of {n} rows lost"
+    # ... and the source reads them back through the new leaders.
+    back = (spark.read.format("headrace").option("kafka.bootstrap.servers", bs)
+            .option("subscribe", "spark-out").load())
+    assert back.count() == len(values)
+
+
+def test_storm_spout_to_bolt_across_a_leader_kill(cluster, tmp_path):
+    from storm_kafka import SPOUT_FIELDS, committed, produce, start_bolt, start_spout
+    from storm_multilang import env_ok
+    if env_ok() is not None:
+        pytest.skip(str(env_ok()))
+    bs = cluster.bootstrap_servers
+    src, dst, group, n = "storm-src", "storm-dst", "storm-copy", 400
+    _create(cluster, src, 2)
+    _create(cluster, dst, 1)
+    produce(bs, src, n, 2)
+    spout = start_spout(tmp_path, bs, topics=src, group=group, commit_period_ms=100,
+                        max_pending=50)
+    bolt = start_bolt(tmp_path, bs, SPOUT_FIELDS, topic=dst, message_field="value")
+    restarted: list = []
+    killer = _kill_leader_later(cluster, dst, 0.5, restarted)
+    routed, done, failed_seen = {}, 0, 0
+    deadline = time.monotonic() + 120
+    try:
+        while len(spout.acked) < n:
+            assert time.monotonic() < deadline, f"{len(spout.acked)} of {n} acked"
+            for t in spout.step():
+                routed[bolt.send_tuple(t.emit.values, comp="spout")] = t
+            finished = bolt.acked_since(done)
+            done += len(finished)
+            for tup_id in finished:
+                spout.ack(routed.pop(tup_id))
+            # A copy the bolt could not store (leader gone past its timeout)
+            # is failed back to the spout, which replays it: at-least-once.
+            newly_failed = bolt.failed[failed_seen:]
+            failed_seen += len(newly_failed)
+            for tup_id in newly_failed:
+                spout.fail(routed.pop(tup_id))
+        for _ in range(20):  # the commit period elapses
+            spout.step()
+            time.sleep(0.01)
+    finally:
+        killer.join(60)
+    assert restarted
+    copied = {m.value() for m in _read_topic(bs, dst, 1)}
+    assert copied >= {f"v{i}".encode() for i in range(n)}, "no record lost"
+    assert committed(bs, group) == {0: n // 2, 1: n // 2}
+    spout.task.proc.kill()
+    bolt.close()
