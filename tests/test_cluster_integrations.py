@@ -13,7 +13,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from headrace import EmbeddedCluster
 
-SETTINGS = {"zookeeper.session.timeout.ms": 6000, "replica.lag.time.max.ms": 4000}
+SETTINGS = {"zookeeper.session.timeout.ms": 6000, "replica.lag.time.max.ms": 4000,
+            # The Storm spout's consumer uses 3 s sessions (tests/storm_kafka.py).
+            "group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 1000}
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +117,9 @@ def test_storm_spout_to_bolt_across_a_leader_kill(cluster, tmp_path):
     deadline = time.monotonic() + 120
     try:
         while len(spout.acked) < n:
-            assert time.monotonic() < deadline, f"{len(spout.acked)} of {n} acked"
+            assert time.monotonic() < deadline, \
+                (f"{len(spout.acked)} of {n} acked; bolt acked {len(bolt.acked)} failed "
+                 f"{len(bolt.failed)}; spout failed {len(spout.failed)}; routed {len(routed)}")
             for t in spout.step():
                 routed[bolt.send_tuple(t.emit.values, comp="spout")] = t
             finished = bolt.acked_since(done)

@@ -103,7 +103,11 @@ def _produce_confluent(cluster, topic, stop: threading.Event, out: Produced, par
 
     i = 0
     while not stop.is_set():
-        p.produce(topic, value=b"c-%08d" % i, partition=i % partitions, on_delivery=report)
+        try:
+            p.produce(topic, value=b"c-%08d" % i, partition=i % partitions, on_delivery=report)
+        except BufferError:  # the local queue is full while a leader fails over
+            p.poll(0.1)
+            continue
         p.poll(0)
         i += 1
         if i % 200 == 0:
@@ -305,3 +309,58 @@ def test_group_keeps_committed_offsets_across_a_coordinator_kill(cluster):
         assert rest[0] == b"g-%04d" % committed, "resumed exactly at the committed offset"
     finally:
         cluster.restart(coordinator)
+
+
+def test_elect_leaders_preferred_then_unclean(cluster):
+    from confluent_kafka import ElectionType, TopicPartition
+    topic = "elect"
+    _create(cluster, topic, partitions=1)
+    preferred = cluster.partition_states(topic)[0].leader  # the first replica leads at first
+    admin = _admin(cluster)
+    tp = [TopicPartition(topic, 0)]
+    # Nothing to do while the preferred replica leads.
+    result = admin.elect_leaders(ElectionType.PREFERRED, tp).result(30)
+    assert result[tp[0]] is not None and "ELECTION_NOT_NEEDED" in str(result[tp[0]])
+
+    assert cluster.stop(preferred) == 0      # controlled shutdown moves the leadership
+    moved = cluster.partition_states(topic)[0]
+    assert moved.leader != preferred
+    cluster.restart(preferred)
+    _wait_full_isr(cluster, topic, 3)        # back in the ISR: eligible again
+    result = admin.elect_leaders(ElectionType.PREFERRED, tp).result(30)
+    assert result[tp[0]] is None, result      # elected
+    state = cluster.partition_states(topic)[0]
+    assert state.leader == preferred and state.leader_epoch > moved.leader_epoch
+
+    # Unclean: refused while the leader is live.
+    result = admin.elect_leaders(ElectionType.UNCLEAN, tp).result(30)
+    assert "ELECTION_NOT_NEEDED" in str(result[tp[0]])
+    unknown = [TopicPartition(topic, 7)]
+    result = admin.elect_leaders(ElectionType.PREFERRED, unknown).result(30)
+    assert "UNKNOWN_TOPIC_OR_PART" in str(result[unknown[0]])
+
+
+def test_cli_elect_leaders_and_topic_describe_show_the_cluster(cluster):
+    import subprocess
+    import sys
+    _create(cluster, "cli-elect", partitions=2)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "headrace.cli", *a,  # noqa: E731
+                                     "--brokers", cluster.bootstrap_servers],
+                                    capture_output=True, text=True, timeout=60)
+    out = run("cluster", "elect-leaders", "cli-elect")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["cli-elect-0\tELECTION_NOT_NEEDED",
+                                       "cli-elect-1\tELECTION_NOT_NEEDED"]
+    states = cluster.partition_states("cli-elect")
+    deadline = time.monotonic() + 10
+    while True:
+        d = run("topic", "describe", "cli-elect")
+        assert d.returncode == 0, d.stderr
+        rows = [ln.split("\t") for ln in d.stdout.splitlines() if ln[:1].isdigit()]
+        if all(len(r[3].split(",")) == 3 for r in rows):
+            break
+        assert time.monotonic() < deadline, d.stdout
+        time.sleep(0.2)
+    for r in rows:
+        assert int(r[1]) == states[int(r[0])].leader
+        assert sorted(int(x) for x in r[2].split(",")) == [1, 2, 3]

@@ -187,6 +187,9 @@ Status BrokerConfig::SetAll(const std::map<std::string, std::string>& props,
 Status BrokerConfig::Validate() const {
   if (node_id < 0) return Bad("node.id", "must be >= 0");
   if (listeners.empty()) return Bad("listeners", "must name at least one listener");
+  if (cluster_mode() && node_id >= 65536) {
+    return Bad("node.id", "must be < 65536 in a cluster (producer ids are striped by node id)");
+  }
   if (data_dir.empty()) return Bad("log.dirs", "must not be empty");
   if (io_threads < 1) return Bad("num.io.threads", "must be >= 1");
   if (num_partitions < 1) return Bad("num.partitions", "must be >= 1");

@@ -10,6 +10,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   FileEnv* env = config.file_env;
   HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir, env));
   HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir, env));
+  if (config.cluster_mode()) s->producer_ids_->SetClusterStripe(config.node_id);
   if (!log_factory) {
     log_factory = [env](const std::string& dir, const LogConfig& c) {
       return Log::Open(dir, c, env);

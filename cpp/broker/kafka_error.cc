@@ -54,8 +54,11 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kNonEmptyGroup: return "NON_EMPTY_GROUP";
     case KafkaError::kGroupIdNotFound: return "GROUP_ID_NOT_FOUND";
     case KafkaError::kMemberIdRequired: return "MEMBER_ID_REQUIRED";
+    case KafkaError::kPreferredLeaderNotAvailable: return "PREFERRED_LEADER_NOT_AVAILABLE";
     case KafkaError::kGroupMaxSizeReached: return "GROUP_MAX_SIZE_REACHED";
     case KafkaError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
+    case KafkaError::kEligibleLeadersNotAvailable: return "ELIGIBLE_LEADERS_NOT_AVAILABLE";
+    case KafkaError::kElectionNotNeeded: return "ELECTION_NOT_NEEDED";
     case KafkaError::kGroupSubscribedToTopic: return "GROUP_SUBSCRIBED_TO_TOPIC";
     // Idempotent producers (producer_state.h, api/init_producer_id.cc).
     case KafkaError::kOutOfOrderSequenceNumber: return "OUT_OF_ORDER_SEQUENCE_NUMBER";

@@ -38,7 +38,7 @@ Result<ProducerIdAndEpoch> ProducerIdAllocator::AllocateLocked() {
     HR_RETURN_IF_ERROR(WriteFileAtomically(*env_, data_dir_, kFileName, text));
     block_end_ = end;
   }
-  ProducerIdAndEpoch out{next_++, 0};
+  ProducerIdAndEpoch out{next_++ * stride_ + stripe_, 0};
   epochs_[out.producer_id] = 0;
   return out;
 }

@@ -11,6 +11,12 @@
 // id it gave out, for KIP-360 epoch bumps: a producer that presents its
 // current id and epoch gets the epoch + 1; anything else gets a new id.
 //
+// In a cluster every broker allocates on its own, so ids are striped by
+// node id (SetClusterStripe): broker N hands out n * kClusterStride + N for
+// its local counter n, and no two brokers ever give out the same id
+// (Kafka's ZooKeeper mode reserves blocks in /latest_producer_id_block
+// instead; the stripe needs no coordination and leaves 2^47 ids per broker).
+//
 // Threading: all methods are thread-safe (one internal mutex).
 #pragma once
 
@@ -41,6 +47,15 @@ class ProducerIdAllocator {
   static Result<std::unique_ptr<ProducerIdAllocator>> Open(const std::string& data_dir,
                                                            FileEnv* env = nullptr);
 
+  // Cluster mode: ids become n * kClusterStride + node_id (see above).
+  // REQUIRES: 0 <= node_id < kClusterStride; called before any allocation.
+  static constexpr int64_t kClusterStride = 65536;
+  void SetClusterStripe(int32_t node_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stride_ = kClusterStride;
+    stripe_ = node_id;
+  }
+
   // A new producer id with epoch 0. Errors: IOError writing the block file.
   Result<ProducerIdAndEpoch> Allocate();
 
@@ -62,6 +77,8 @@ class ProducerIdAllocator {
   int64_t next_;                                  // next id to hand out
   int64_t block_end_;                             // ids < block_end_ are reserved on disk
   std::unordered_map<int64_t, int16_t> epochs_;   // id -> current epoch
+  int64_t stride_ = 1;                            // id = counter * stride_ + stripe_
+  int64_t stripe_ = 0;
 };
 
 }  // namespace headrace::broker

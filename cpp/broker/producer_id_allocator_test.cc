@@ -1,12 +1,15 @@
 #include "broker/producer_id_allocator.h"
 
 #include <gtest/gtest.h>
+
+#include <set>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "common/file_env.h"
+#include "log/testing.h"
 
 namespace headrace::broker {
 namespace {
@@ -70,6 +73,37 @@ TEST_F(ProducerIdAllocatorTest, GarbledBlockFileIsCorruption) {
   std::ofstream(dir_ + "/producer_id_block") << "12x\n";
   auto a = ProducerIdAllocator::Open(dir_);
   EXPECT_EQ(a.status().code(), StatusCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace headrace::broker
+
+namespace headrace::broker {
+namespace {
+
+TEST(ProducerIdStripeTest, BrokersOfAClusterNeverHandOutTheSameId) {
+  headrace::testing::TempDir d1, d2;
+  auto a = ProducerIdAllocator::Open(d1.path());
+  auto b = ProducerIdAllocator::Open(d2.path());
+  ASSERT_TRUE(a.ok() && b.ok());
+  (*a)->SetClusterStripe(1);
+  (*b)->SetClusterStripe(2);
+  std::set<int64_t> seen;
+  for (int i = 0; i < 2500; ++i) {  // across several blocks
+    auto x = (*a)->Allocate();
+    auto y = (*b)->Allocate();
+    ASSERT_TRUE(x.ok() && y.ok());
+    EXPECT_EQ(x->producer_id % ProducerIdAllocator::kClusterStride, 1);
+    EXPECT_EQ(y->producer_id % ProducerIdAllocator::kClusterStride, 2);
+    EXPECT_TRUE(seen.insert(x->producer_id).second);
+    EXPECT_TRUE(seen.insert(y->producer_id).second);
+  }
+  // KIP-360 bumps still recognise the striped ids.
+  auto first = (*a)->Allocate();
+  auto bumped = (*a)->BumpOrAllocate(*first);
+  ASSERT_TRUE(bumped.ok());
+  EXPECT_EQ(bumped->producer_id, first->producer_id);
+  EXPECT_EQ(bumped->epoch, 1);
 }
 
 }  // namespace

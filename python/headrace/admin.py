@@ -106,6 +106,25 @@ class Admin:
     def topics(self) -> list[str]:
         return sorted(self.metadata().topics)
 
+    def elect_leaders(self, topic: str, partitions: list[int] | None = None,
+                      unclean: bool = False) -> dict[int, str | None]:
+        """ElectLeaders (preferred, or unclean) for `partitions` of `topic`
+        (None: all of them): {partition: None (elected) or the error's name,
+        e.g. ELECTION_NOT_NEEDED}."""
+        from confluent_kafka import ElectionType
+
+        if partitions is None:
+            partitions = sorted(self.topic_metadata(topic).partitions)
+        tps = [TopicPartition(topic, p) for p in partitions]
+        kind = ElectionType.UNCLEAN if unclean else ElectionType.PREFERRED
+        result = _wait(self.client.elect_leaders(kind, tps, request_timeout=self.timeout),
+                       self.timeout, f"elect leaders of {topic}")
+        out: dict[int, str | None] = {}
+        for tp, err in result.items():
+            out[tp.partition] = None if err is None else (err.name() if hasattr(err, "name")
+                                                          else str(err))
+        return out
+
     # -- topics --------------------------------------------------------------
     def create_topic(self, name: str, partitions: int, replication_factor: int = 1,
                      config: Mapping[str, str] | None = None) -> None:

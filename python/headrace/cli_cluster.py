@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from headrace.cli_common import CliError, parse_pairs
+from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
 from headrace.errors import HeadraceError
 
 STATE_FILE = "cluster.json"
@@ -65,6 +65,17 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
     info.add_argument("--data-dir", metavar="DIR", help="a `cluster up` data directory")
     info.add_argument("--timeout", type=float, default=10.0, metavar="S")
     info.set_defaults(func=_cmd_info)
+
+    elect = csub.add_parser("elect-leaders",
+                            help="elect the preferred replica (or, --unclean, any live "
+                                 "replica of leaderless partitions) as leader")
+    add_client_flags(elect)
+    elect.add_argument("topic")
+    elect.add_argument("--partition", type=int, action="append", metavar="P",
+                       help="a partition (repeatable; default all)")
+    elect.add_argument("--unclean", action="store_true",
+                       help="unclean election: may lose records the new leader lacks")
+    elect.set_defaults(func=_cmd_elect_leaders)
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -274,3 +285,13 @@ def _info_from_metadata(args: argparse.Namespace) -> int:
     print(f"topics       {len(md.topics)} ({total} partitions, {offline} offline, "
           f"{under} under-replicated)")
     return 0
+
+
+def _cmd_elect_leaders(args: argparse.Namespace) -> int:
+    """One line per partition: `topic-p elected` or `topic-p ERROR_NAME`."""
+    results = admin_for(args).elect_leaders(args.topic, args.partition, args.unclean)
+    failed = 0
+    for p, err in sorted(results.items()):
+        print(f"{args.topic}-{p}\t{'elected' if err is None else err}")
+        failed += err is not None and err != "ELECTION_NOT_NEEDED"
+    return 1 if failed else 0

@@ -22,6 +22,7 @@ extern const ApiHandler kDescribeLogDirsHandler;
 extern const ApiHandler kCreatePartitionsHandler;
 extern const ApiHandler kIncrementalAlterConfigsHandler;
 extern const ApiHandler kDescribeClusterHandler;
+extern const ApiHandler kElectLeadersHandler;
 // Consumer groups (broker/group/).
 extern const ApiHandler kOffsetCommitHandler;
 extern const ApiHandler kOffsetFetchHandler;
@@ -64,6 +65,7 @@ constexpr std::array kHandlers = {
     &kDescribeLogDirsHandler,          // 35
     &kCreatePartitionsHandler,         // 37
     &kDeleteGroupsHandler,             // 42
+    &kElectLeadersHandler,             // 43
     &kIncrementalAlterConfigsHandler,  // 44
     &kOffsetDeleteHandler,             // 47
     &kDescribeClusterHandler,          // 60

@@ -310,6 +310,9 @@ class Controller:
         for broker_id, (cs, version) in shutting.items():
             if not cs.done:
                 self._finish_controlled_shutdown(fence, broker_id, version)
+        for child in zk.get_children(L.ADMIN_ELECT_LEADERS, watch=w):
+            self._elect_leaders(fence, f"{L.ADMIN_ELECT_LEADERS}/{child}", set(live),
+                                set(shutting))
         self._live_prev = live
         self.passes += 1
 
@@ -521,6 +524,55 @@ class Controller:
             self._collect(f"{path}/{c}", out)
         out.append(path)
 
+    # -- ElectLeaders ------------------------------------------------------------------
+    def _elect_leaders(self, fence: Fence, path: str, live: set[int], shutting: set[int]) -> None:
+        """Carries out one /admin/elect_leaders request and writes its
+        results into it (the member that asked reads them and deletes it)."""
+        try:
+            data, stat = self.zk.get(path)
+        except NoNodeError:
+            return
+        req = L.ElectLeaders.decode(data, path)
+        if req.done:
+            return
+        wanted = None if req.partitions is None else set(req.partitions)
+        found: set[tuple[str, int]] = set()
+        results = []
+        for topic in self.zk.get_children(L.TOPICS):
+            if wanted is not None and not any(t == topic for t, _ in wanted):
+                continue
+            for part in self._read_topic(topic):
+                key = (topic, part.partition)
+                if part.state is None or (wanted is not None and key not in wanted):
+                    continue
+                found.add(key)
+                for _ in range(_MAX_CAS_RETRIES):
+                    desired, code, message = elect(req.election_type, part.replicas, part.state,
+                                                   live, shutting, fence.epoch)
+                    if desired is None:
+                        break
+                    try:
+                        self.fence.commit(lambda tx: tx.set_data(
+                            L.partition_state_path(topic, part.partition), desired.encode(),
+                            version=part.version))
+                        self._log_change(part, desired)
+                        break
+                    except BadVersionError:
+                        self._reread(part)
+                if wanted is None and code == _ELECTION_NOT_NEEDED:
+                    continue  # "all partitions": only those an election concerned
+                results.append((topic, part.partition, code, message))
+        for t, p in sorted((wanted or set()) - found):
+            results.append((t, p, _UNKNOWN_TOPIC_OR_PARTITION, "unknown topic or partition"))
+        req.done, req.results = True, results
+        try:
+            fence.commit(lambda tx: tx.set_data(path, req.encode(), version=stat.version))
+        except (BadVersionError, NoNodeError):
+            return
+        log.info("controller %d: %s election: %s", self.broker_id,
+                 "unclean" if req.election_type == L.UNCLEAN_ELECTION else "preferred",
+                 [(t, p, c) for t, p, c, _ in results])
+
     # -- controlled shutdown ------------------------------------------------------------
     def _finish_controlled_shutdown(self, fence: Fence, broker_id: int, version: int) -> None:
         remaining = []
@@ -536,6 +588,41 @@ class Controller:
             return
         log.info("controller %d: controlled shutdown of broker %d: %s", self.broker_id,
                  broker_id, f"still leads {remaining}" if remaining else "leads nothing")
+
+
+# Kafka's error codes of ElectLeaders results.
+_UNKNOWN_TOPIC_OR_PARTITION, _PREFERRED_LEADER_NOT_AVAILABLE = 3, 80
+_ELIGIBLE_LEADERS_NOT_AVAILABLE, _ELECTION_NOT_NEEDED = 83, 84
+
+
+def elect(election_type: int, replicas: list[int], state: L.PartitionState, live: set[int],
+          shutting: set[int], controller_epoch: int
+          ) -> tuple[L.PartitionState | None, int, str | None]:
+    """ElectLeaders for one partition: (new state or None, error code,
+    message). Preferred: the first replica of the assignment, if it is live,
+    in the ISR and not shutting down. Unclean: only for a partition whose
+    leader is not live; an ISR member if one is live, else any live replica
+    (the ISR becomes just it: records it lacks are lost)."""
+    eligible = [r for r in replicas if r in live and r not in shutting]
+    if election_type == L.PREFERRED_ELECTION:
+        preferred = replicas[0] if replicas else -1
+        if state.leader == preferred:
+            return None, _ELECTION_NOT_NEEDED, "the preferred replica leads already"
+        if preferred not in eligible or preferred not in state.isr:
+            return None, _PREFERRED_LEADER_NOT_AVAILABLE, \
+                f"preferred replica {preferred} is not live and in the ISR"
+        return (L.PartitionState(preferred, state.leader_epoch + 1, state.isr, controller_epoch),
+                0, None)
+    if state.leader != -1 and state.leader in live:
+        return None, _ELECTION_NOT_NEEDED, f"leader {state.leader} is live"
+    in_isr = [r for r in eligible if r in state.isr]
+    if in_isr:
+        isr = [b for b in state.isr if b in live]
+        return L.PartitionState(in_isr[0], state.leader_epoch + 1, isr, controller_epoch), 0, None
+    if eligible:
+        return (L.PartitionState(eligible[0], state.leader_epoch + 1, [eligible[0]],
+                                 controller_epoch), 0, None)
+    return None, _ELIGIBLE_LEADERS_NOT_AVAILABLE, "no replica is live"
 
 
 def decide(replicas: list[int], state: L.PartitionState | None, live: set[int],

@@ -586,7 +586,40 @@ class ClusterMember:
             return topic_admin.delete_topics(self.zk, payload)
         if kind == "create_partitions":
             return topic_admin.create_partitions(self.zk, payload)
+        if kind == "elect_leaders":
+            return self.elect_leaders(payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
+
+    # -- ElectLeaders ------------------------------------------------------------------------
+    def elect_leaders(self, payload: Mapping[str, Any]) -> dict:
+        """Hands an ElectLeaders request to the controller (a sequential
+        ephemeral /admin/elect_leaders znode) and waits for its results:
+        {"partitions": [{"topic", "partition", "error_code", "error_message"}]}.
+        Not answered within timeout_ms: REQUEST_TIMED_OUT for every partition."""
+        parts = payload.get("partitions")
+        req = L.ElectLeaders(int(payload.get("election_type", L.PREFERRED_ELECTION)),
+                             None if parts is None else
+                             [(str(x["topic"]), int(x["partition"])) for x in parts])
+        path = self.zk.create(f"{L.ADMIN_ELECT_LEADERS}/request-", req.encode(),
+                              ephemeral=True, sequence=True)
+        deadline = time.monotonic() + max(1, int(payload.get("timeout_ms") or 30000)) / 1000
+        try:
+            while time.monotonic() < deadline and not self._stop.is_set():
+                answer = L.ElectLeaders.decode(self.zk.get(path)[0], path)
+                if answer.done:
+                    return {"partitions": [{"topic": t, "partition": p, "error_code": c,
+                                            "error_message": m}
+                                           for t, p, c, m in answer.results]}
+                time.sleep(0.05)
+        finally:
+            try:
+                self.zk.delete(path)
+            except NoNodeError:
+                pass
+        return {"partitions": [{"topic": t, "partition": p,
+                                "error_code": topic_admin.REQUEST_TIMED_OUT,
+                                "error_message": "the controller did not answer in time"}
+                               for t, p in (req.partitions or [])]}
 
     # -- controlled shutdown -----------------------------------------------------------------
     def controlled_shutdown(self, timeout_s: float = CONTROLLED_SHUTDOWN_TIMEOUT_S) -> bool:

@@ -22,12 +22,13 @@ CONTROLLER_EPOCH = "/controller_epoch"
 CONFIG_TOPICS = "/config/topics"
 ADMIN_DELETE_TOPICS = "/admin/delete_topics"
 ADMIN_CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
+ADMIN_ELECT_LEADERS = "/admin/elect_leaders"
 CLUSTER_ID = "/cluster/id"
 
 # Persistent znodes every member makes sure exist (Kafka's ZkData.PersistentZkPaths,
 # the ones this cluster uses).
 BASE_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, ADMIN_DELETE_TOPICS,
-              ADMIN_CONTROLLED_SHUTDOWN, "/cluster")
+              ADMIN_CONTROLLED_SHUTDOWN, ADMIN_ELECT_LEADERS, "/cluster")
 
 
 def ensure_base_paths(zk) -> None:
@@ -300,3 +301,40 @@ class ControlledShutdown:
         remaining = [(str(r["topic"]), int(r["partition"])) for r in obj.get("remaining", [])]
         return cls(broker_id=broker_id, done=bool(obj.get("done")), remaining=remaining,
                    timestamp=str(obj.get("timestamp", "")))
+
+
+# -- /admin/elect_leaders/<seq> (headrace's; ElectLeaders, Kafka's ZK mode used
+# /admin/preferred_replica_election for the preferred kind only) ----------------------
+PREFERRED_ELECTION, UNCLEAN_ELECTION = 0, 1
+
+
+@dataclass
+class ElectLeaders:
+    """One ElectLeaders request: `partitions` None = every partition. The
+    controller answers by writing `done` and one (topic, partition,
+    error_code, error_message) per partition into `results`."""
+    election_type: int = PREFERRED_ELECTION
+    partitions: list[tuple[str, int]] | None = None
+    done: bool = False
+    results: list[tuple[str, int, int, str | None]] = field(default_factory=list)
+
+    def encode(self) -> bytes:
+        obj: dict = {"version": 1, "election_type": self.election_type,
+                     "partitions": None if self.partitions is None else
+                     [{"topic": t, "partition": p} for t, p in self.partitions]}
+        if self.done:
+            obj["done"] = True
+            obj["results"] = [{"topic": t, "partition": p, "error_code": c, "error_message": m}
+                              for t, p, c, m in self.results]
+        return _dump(obj)
+
+    @classmethod
+    def decode(cls, data: bytes | None, path: str) -> "ElectLeaders":
+        obj = _load(data, path)
+        parts = obj.get("partitions")
+        return cls(election_type=int(obj.get("election_type", PREFERRED_ELECTION)),
+                   partitions=None if parts is None else
+                   [(str(x["topic"]), int(x["partition"])) for x in parts],
+                   done=bool(obj.get("done")),
+                   results=[(str(r["topic"]), int(r["partition"]), int(r["error_code"]),
+                             r.get("error_message")) for r in obj.get("results", [])])
