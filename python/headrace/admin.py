@@ -117,7 +117,7 @@ class Admin:
             partitions = sorted(self.topic_metadata(topic).partitions)
         tps = [TopicPartition(topic, p) for p in partitions]
         kind = ElectionType.UNCLEAN if unclean else ElectionType.PREFERRED
-        result = _wait(self.client.elect_leaders(kind, tps, request_timeout=self.timeout),
+        result = _wait(self.client.elect_leaders(kind, tps),
                        self.timeout, f"elect leaders of {topic}")
         out: dict[int, str | None] = {}
         for tp, err in result.items():
