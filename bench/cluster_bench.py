@@ -119,19 +119,62 @@ PRODUCE_CASES = [  # name, rf, min.insync, acks
     ("rf3_acksall", 3, 2, "all"),
 ]
 LATENCY_CASES = [("lat_rf1_acksall", 1, 1, "all"), ("lat_rf3_acksall", 3, 2, "all")]
+EXTRA_CASES = [("rf3_acks1", 3, 2, "1")]  # diagnosis only (--cases)
+SYNC_EVENTS = "syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync,syscalls:sys_enter_msync"
 
 
-def produce(b: Bench, repeats: int, duration: float, rate: int) -> dict:
-    out: dict = {n: [] for n, *_ in PRODUCE_CASES + LATENCY_CASES}
+class SyncCounter:
+    """perf stat of the fsync-family syscalls of every broker while the body
+    runs (tracepoints: no ptrace stops, negligible overhead)."""
+
+    def __init__(self, cluster, enabled: bool, tag: str):
+        self.c, self.enabled, self.tag = cluster, enabled, tag
+        self.procs, self.counts = {}, {}
+
+    def __enter__(self):
+        if self.enabled:
+            import subprocess
+            for nid, n in self.c.nodes.items():
+                out = f"/tmp/headrace-syncs-{os.getpid()}-{self.tag}-{nid}.csv"
+                self.procs[nid] = (subprocess.Popen(
+                    ["perf", "stat", "-x,", "-e", SYNC_EVENTS, "-p", str(n.pid), "-o", out],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out)
+            time.sleep(0.3)
+        return self
+
+    def __exit__(self, *exc):
+        for nid, (proc, out) in self.procs.items():
+            proc.send_signal(signal.SIGINT)
+            proc.wait(30)
+            counts = {}
+            for line in Path(out).read_text().splitlines():
+                f = line.split(",")
+                if len(f) > 2 and f[2].startswith("syscalls:"):
+                    counts[f[2].split("sys_enter_")[1]] = int(f[0]) if f[0].isdigit() else f[0]
+            self.counts[nid] = counts
+            os.unlink(out)
+
+
+def produce(b: Bench, repeats: int, duration: float, rate: int, cases: set[str] | None = None,
+            count_syncs: bool = False) -> dict:
+    tput = [c for c in PRODUCE_CASES + EXTRA_CASES
+            if (c[0] in cases if cases else c in PRODUCE_CASES)]
+    lat = [c for c in LATENCY_CASES if not cases or c[0] in cases]
+    out: dict = {n: [] for n, *_ in tput + lat}
     for i in range(repeats):
-        for name, rf, min_isr, acks in PRODUCE_CASES:
+        for name, rf, min_isr, acks in tput:
             topic = f"{name}-{i}"
             leader = b.create(topic, 1, rf, min_isr)[0]
             os.sync()
-            out[name].append(b.loadgen("produce", topic, leader, "--size", "1024", "--acks", acks,
-                                       "--duration", str(duration), *PRODUCE_ARGS))
+            with SyncCounter(b.c, count_syncs, topic) as sc:
+                r = b.loadgen("produce", topic, leader, "--size", "1024", "--acks", acks,
+                              "--duration", str(duration), *PRODUCE_ARGS)
+            if count_syncs:
+                r["sync_calls"] = {str(k): v for k, v in sc.counts.items()}
+                log(f"    fsync-family calls per broker (leader {leader}): {sc.counts}")
+            out[name].append(r)
             b.delete(topic)
-        for name, rf, min_isr, acks in LATENCY_CASES:
+        for name, rf, min_isr, acks in lat:
             topic = f"{name}-{i}"
             leader = b.create(topic, 1, rf, min_isr)[0]
             os.sync()
@@ -381,27 +424,36 @@ def main(argv=None) -> int:
                    help="zookeeper.session.timeout.ms values for the failover runs")
     p.add_argument("--failover-rate", type=int, default=2000, help="msgs/s of the producer")
     p.add_argument("--json-out", type=Path)
+    p.add_argument("--cases", help="produce cases to run (default rf1_acks1,rf1_acksall,"
+                   "rf3_acksall,lat_rf1_acksall,lat_rf3_acksall; also rf3_acks1)")
+    p.add_argument("--broker-set", action="append", default=[], metavar="K=V",
+                   help="extra broker setting for every cluster (diagnosis), repeatable")
+    p.add_argument("--count-syncs", action="store_true",
+                   help="perf stat the fsync-family syscalls of each broker per produce run")
     p.add_argument("--keep-dir", type=Path,
                    help="cluster data dirs (and broker logs) go here and are kept")
     args = p.parse_args(argv)
     tools = T.Tools.find(args.build_dir)
     only = {x.strip() for x in args.only.split(",")}
+    extra = dict(kv.split("=", 1) for kv in args.broker_set)
     results: dict = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M"), "load_before": load(),
-                              "repeats": args.repeats, "cores": os.cpu_count()}}
+                              "repeats": args.repeats, "cores": os.cpu_count(),
+                              "broker_set": extra}}
 
     def save():
         if args.json_out:
             args.json_out.write_text(json.dumps(results, indent=1))
 
     if only & {"produce", "catchup"}:
-        settings = dict(BASE_SETTINGS, **{"zookeeper.session.timeout.ms": 6000})
+        settings = dict(BASE_SETTINGS, **{"zookeeper.session.timeout.ms": 6000}, **extra)
         with EmbeddedCluster(3, settings=settings, data_dir=_dir(args, "produce")) as c:
             b = Bench(c, tools)
             log(f"cluster {c.bootstrap_servers}, pids "
                 f"{[n.pid for n in c.nodes.values()]}")
             if "produce" in only:
+                cases = {x.strip() for x in args.cases.split(",")} if args.cases else None
                 results["produce_raw"] = produce(b, args.repeats, args.duration,
-                                                 args.latency_rate)
+                                                 args.latency_rate, cases, args.count_syncs)
                 results["produce"] = summarize_produce(results["produce_raw"])
                 print(json.dumps({"produce": results["produce"]}, indent=1), flush=True)
                 save()
@@ -414,7 +466,7 @@ def main(argv=None) -> int:
     if "failover" in only:
         results["failover"] = []
         for st in [int(x) for x in args.session_timeouts.split(",") if x]:
-            settings = dict(BASE_SETTINGS, **{"zookeeper.session.timeout.ms": st})
+            settings = dict(BASE_SETTINGS, **{"zookeeper.session.timeout.ms": st}, **extra)
             with EmbeddedCluster(3, settings=settings, data_dir=_dir(args, f"failover-{st}")) as c:
                 log(f"failover cluster, session timeout {st} ms")
                 raw = failover(Bench(c, tools), args.repeats, st, args.failover_rate)
