@@ -335,20 +335,22 @@ def outage(acks: list[float], t_sig: float, window_before: float = 1.0) -> dict:
             "recovered_after_signal_s": at[1] - t_sig if at else None}
 
 
-def failover(b: Bench, repeats: int, session_ms: int, rate: int) -> dict:
+def failover(b: Bench, repeats: int, session_ms: int, rate: int,
+             kinds: tuple[str, ...] = ("term", "kill")) -> dict:
     """Each repeat on a fresh RF=3 topic of 3 partitions (min.insync=2) with
     a fresh producer: after a controlled shutdown and restart, the old
     topics' ISRs were seen not to take the restarted broker back (see
     docs/cluster.md, "Failover time"), which a next repeat on the same
     topic would turn into NOT_ENOUGH_REPLICAS."""
     out = {"session_timeout_ms": session_ms, "kill": [], "term": []}
-    for kind in ("term", "kill"):
+    for kind in kinds:
         for i in range(repeats):
             topic = f"failover-{kind}-{i}"
             b.create(topic, 3, 3, 2)
             with AckRecorder(b.c.bootstrap_servers, topic, 3, rate) as rec:
                 time.sleep(3)
                 leader = b.c.partition_states(topic)[0].leader
+                controller = b.c.controller_id()
                 n_err = len(rec.errors)
                 t_sig = time.monotonic()
                 if kind == "kill":
@@ -373,12 +375,12 @@ def failover(b: Bench, repeats: int, session_ms: int, rate: int) -> dict:
                     if b.c.node(leader).wait(60) is not None:
                         o["exit_s"] = time.monotonic() - t_sig  # upper bound (polled late)
                 new_leader = b.c.partition_states(topic)[0].leader
-                o.update({"old_leader": leader, "new_leader": new_leader,
+                o.update({"old_leader": leader, "new_leader": new_leader, "controller": controller,
                           "errors": len(rec.errors) - n_err, "load": load(),
                           "error_samples": sorted({e[2] for e in rec.errors[n_err:]})[:3]})
                 log(f"  {kind} leader {leader} (session {session_ms} ms): partition 0 gap "
                     f"{o['gap_s']:.3f} s (from {o['gap_from_signal_s']:+.3f} s), acked again "
-                    f"{o['recovered_after_signal_s']:.3f} s after the signal, new leader "
+                    f"{o['recovered_after_signal_s']:.3f} s after the signal, controller was {controller}, new leader "
                     f"{new_leader}, {o['errors']} delivery errors")
                 t_restart = time.monotonic()
                 b.c.start_node(leader, timeout=session_ms / 1000 * 2 + 60)
@@ -400,6 +402,8 @@ def failover(b: Bench, repeats: int, session_ms: int, rate: int) -> dict:
 def summarize_failover(res: dict) -> dict:
     s = {"session_timeout_ms": res["session_timeout_ms"]}
     for kind in ("kill", "term"):
+        if not res[kind]:
+            continue
         gaps = [r["gap_s"] for r in res[kind]]
         s[kind] = {"gaps_s": [round(g, 3) for g in gaps], "median_s": med(gaps),
                    "worst_s": max(gaps) if gaps else None,
@@ -422,6 +426,8 @@ def main(argv=None) -> int:
     p.add_argument("--catchup-mb", type=int, default=500)
     p.add_argument("--session-timeouts", default="6000,18000",
                    help="zookeeper.session.timeout.ms values for the failover runs")
+    p.add_argument("--failover-kinds", default="term,kill",
+                   help="signals for the failover runs: term (controlled shutdown), kill")
     p.add_argument("--failover-rate", type=int, default=2000, help="msgs/s of the producer")
     p.add_argument("--json-out", type=Path)
     p.add_argument("--cases", help="produce cases to run (default rf1_acks1,rf1_acksall,"
@@ -469,7 +475,8 @@ def main(argv=None) -> int:
             settings = dict(BASE_SETTINGS, **{"zookeeper.session.timeout.ms": st}, **extra)
             with EmbeddedCluster(3, settings=settings, data_dir=_dir(args, f"failover-{st}")) as c:
                 log(f"failover cluster, session timeout {st} ms")
-                raw = failover(Bench(c, tools), args.repeats, st, args.failover_rate)
+                raw = failover(Bench(c, tools), args.repeats, st, args.failover_rate,
+                               tuple(k for k in args.failover_kinds.split(",") if k))
                 results["failover"].append({"raw": raw, "summary": summarize_failover(raw)})
                 print(json.dumps(results["failover"][-1]["summary"]), flush=True)
                 save()
