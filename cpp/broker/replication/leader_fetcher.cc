@@ -123,10 +123,17 @@ void LeaderFetcher::WaitUntil(Clock::time_point until) {
   cv_.wait_until(l, until, [&] { return stopping_ || generation_ != seen_generation_; });
 }
 
-void LeaderFetcher::PartitionError(Followed& f, const std::string& what) {
+void LeaderFetcher::PartitionError(Followed& f, const std::string& what, KafkaError error) {
   pass_had_error_ = true;
   errors_.Note(f.partition->topic_partition().ToString() + ": " + what);
-  f.retry_at = Clock::now() + std::chrono::milliseconds(config_.fetch_backoff_ms);
+  // A leader that has not applied the view naming it leader yet (the
+  // control plane tells every broker on its own) answers these for a few
+  // milliseconds: look again soon rather than after the whole backoff.
+  const bool view_lag =
+      error == KafkaError::kUnknownLeaderEpoch || error == KafkaError::kNotLeaderOrFollower;
+  const int32_t ms = view_lag ? std::min(config_.fetch_backoff_ms, kViewLagRetryMs)
+                              : config_.fetch_backoff_ms;
+  f.retry_at = Clock::now() + std::chrono::milliseconds(ms);
 }
 
 void LeaderFetcher::Announce(Followed& f) {
@@ -230,7 +237,8 @@ Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
       if (f->partition->leader_epoch() != f->epoch) continue;  // reassigned meanwhile
       if (p.error_code != 0) {
         PartitionError(*f, std::string("OffsetForLeaderEpoch: ") +
-                               KafkaErrorName(static_cast<KafkaError>(p.error_code)));
+                               KafkaErrorName(static_cast<KafkaError>(p.error_code)),
+                       static_cast<KafkaError>(p.error_code));
         continue;
       }
       Result<TruncationResult> cut =
@@ -316,7 +324,7 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
         continue;
       }
       if (error != KafkaError::kNone) {
-        PartitionError(*f, std::string("Fetch: ") + KafkaErrorName(error));
+        PartitionError(*f, std::string("Fetch: ") + KafkaErrorName(error), error);
         continue;
       }
       if (p.diverging_epoch.epoch >= 0 || p.diverging_epoch.end_offset >= 0) {

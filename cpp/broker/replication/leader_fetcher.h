@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "broker/kafka_error.h"
 #include "broker/partition.h"
 #include "broker/replication/error_summary.h"
 #include "broker/replication/leader_connection.h"
@@ -65,7 +66,12 @@ class LeaderFetcher {
   // One Fetch round for `list`; non-OK = the connection failed.
   Status FetchRound(const std::vector<Followed*>& list);
   // A partition error from the leader or from the local partition: back off.
-  void PartitionError(Followed& f, const std::string& what);
+  // Notes the error and delays the partition's next attempt: the fetch
+  // backoff, or kViewLagRetryMs for UNKNOWN_LEADER_EPOCH /
+  // NOT_LEADER_OR_FOLLOWER (a leader that has not applied its view yet).
+  static constexpr int32_t kViewLagRetryMs = 50;
+  void PartitionError(Followed& f, const std::string& what,
+                      KafkaError error = KafkaError::kUnknownServerError);
   void Announce(Followed& f);
   // The partitions one request asks about, by (topic, partition).
   using Asked = std::map<std::pair<std::string, int32_t>, Followed*>;
