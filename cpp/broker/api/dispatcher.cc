@@ -31,6 +31,12 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
                          header.request_api_version >= handler->min_version &&
                          header.request_api_version <= handler->max_version;
   Request req(std::move(header), conn, std::move(respond));
+  if (ClusterState* cluster = ctx_->state->cluster(); cluster != nullptr && !cluster->applied()) {
+    // Cluster mode, before the control plane's first state: not serving
+    // yet, as a Kafka broker does not until its startup is complete.
+    req.Close("not serving yet: waiting for the cluster's state");
+    return;
+  }
   if (!supported) {
     if (req.api_key() == protocol::ApiVersionsRequest::kApiKey) {
       ReplyUnsupportedApiVersions(req);

@@ -4,6 +4,7 @@
 // apply_cluster; empty before) and submit admin work to requests().
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -25,13 +26,13 @@ class ClusterState {
   void Publish(std::shared_ptr<const ClusterView> view) {
     std::lock_guard<std::mutex> lock(mu_);
     view_ = std::move(view);
-    applied_ = true;
+    applied_.store(true, std::memory_order_release);
   }
-  // True once the control plane applied a first view.
-  bool applied() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return applied_;
-  }
+  // True once the control plane applied a first view. Until then the broker
+  // does not serve clients (Dispatcher): it knows neither the cluster's id
+  // nor its leaders, and a client that saw another cluster id would drop
+  // the real cluster's brokers (librdkafka does).
+  bool applied() const { return applied_.load(std::memory_order_acquire); }
   ControlRequests& requests() { return requests_; }
   // Topic names seen in an applied view (ApplyClusterView). Only the
   // applying thread uses it (Broker::ApplyClusterState serialises).
@@ -50,7 +51,7 @@ class ClusterState {
  private:
   mutable std::mutex mu_;
   std::shared_ptr<const ClusterView> view_;
-  bool applied_ = false;
+  std::atomic<bool> applied_{false};
   ControlRequests requests_;
   std::set<std::string> seen_topics_;
   std::set<std::string> auto_creating_;  // guarded by mu_
