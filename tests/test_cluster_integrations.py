@@ -115,41 +115,44 @@ def test_storm_spout_to_bolt_across_a_leader_kill(cluster, tmp_path):
     restarted: list = []
     killer = _kill_leader_later(cluster, dst, 0.5, restarted)
     routed, done, failed_seen = {}, 0, 0
-    deadline = time.monotonic() + 120
+
+    def turn():
+        """One turn of the topology: spout emits go to the bolt, the bolt's
+        acks and fails go back to the spout (a failed copy is replayed:
+        at-least-once; so is what a rebalance takes back uncommitted)."""
+        nonlocal done, failed_seen
+        for t in spout.step():
+            routed[bolt.send_tuple(t.emit.values, comp="spout")] = t
+        finished = bolt.acked_since(done)
+        done += len(finished)
+        for tup_id in finished:
+            spout.ack(routed.pop(tup_id))
+        newly_failed = bolt.failed[failed_seen:]
+        failed_seen += len(newly_failed)
+        for tup_id in newly_failed:
+            spout.fail(routed.pop(tup_id))
+
+    def now_committed():
+        try:
+            return committed(bs, group)
+        except HeadraceError as e:  # the coordinator is failing over
+            return str(e)
+
+    # Until everything is acked and committed: the spout commits what was
+    # acked every commit period; the group's coordinator may be the killed
+    # broker, so that can take a failover (and a rebalance, after which the
+    # spout replays what was not committed).
+    want = {0: n // 2, 1: n // 2}
+    deadline = time.monotonic() + 180
     try:
-        while len(spout.acked) < n:
+        while len(spout.acked) < n or (seen := now_committed()) != want:
             assert time.monotonic() < deadline, \
-                (f"{len(spout.acked)} of {n} acked; bolt acked {len(bolt.acked)} failed "
-                 f"{len(bolt.failed)}; spout failed {len(spout.failed)}; routed {len(routed)}")
-            for t in spout.step():
-                routed[bolt.send_tuple(t.emit.values, comp="spout")] = t
-            finished = bolt.acked_since(done)
-            done += len(finished)
-            for tup_id in finished:
-                spout.ack(routed.pop(tup_id))
-            # A copy the bolt could not store (leader gone past its timeout)
-            # is failed back to the spout, which replays it: at-least-once.
-            newly_failed = bolt.failed[failed_seen:]
-            failed_seen += len(newly_failed)
-            for tup_id in newly_failed:
-                spout.fail(routed.pop(tup_id))
-        # The spout commits what was acked every commit period; the group's
-        # coordinator may be the broker that was killed, so this can take
-        # a failover.
-        want = {0: n // 2, 1: n // 2}
-        commit_deadline = time.monotonic() + 60
-
-        def now_committed():
-            try:
-                return committed(bs, group)
-            except HeadraceError as e:  # the coordinator is failing over
-                return str(e)
-
-        while (seen := now_committed()) != want:
-            assert time.monotonic() < commit_deadline, seen
-            for _ in range(10):
-                spout.step()
-                time.sleep(0.01)
+                (f"{len(spout.acked)} of {n} acked; committed {now_committed()}; bolt acked "
+                 f"{len(bolt.acked)} failed {len(bolt.failed)}; spout failed "
+                 f"{len(spout.failed)}; in flight {len(routed)}")
+            for _ in range(20):
+                turn()
+                time.sleep(0.005)
     finally:
         killer.join(60)
     assert restarted
