@@ -1,0 +1,76 @@
+"""Jepsen-style fault runs on a 3-broker cluster (tests/cluster_faults.py).
+
+Idempotent acks=all producers write to an RF=3, min.insync.replicas=2
+topic of 3 partitions while a seeded nemesis kills, pauses, stops and
+network-partitions brokers (one network namespace per broker). After the
+faults heal, everything is read back: no acknowledged record may be lost,
+duplicated, reordered or found at another offset than the one acknowledged,
+and the replicas' segment files must be byte-identical.
+
+Default run: about two minutes (60 s of faults). The long run (10+ minutes
+of faults, every fault kind) is marked slow:
+
+    pytest tests/test_cluster_faults.py -m slow -s
+    HEADRACE_FAULTS_SEED=7 HEADRACE_FAULTS_SECONDS=1200 pytest ... -m slow -s
+
+Needs root (ip netns, nft).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+pytest.importorskip("confluent_kafka")
+
+import cluster_faults as cf  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("nft") is None or shutil.which("ip") is None,
+    reason="the fault runner needs root, iproute2 and nftables (network namespaces)")
+
+
+def _run_and_check(tmp_path, seed: int, seconds: float, min_acked: int):
+    history = cf.run_faults(tmp_path / "cluster", seed, seconds)
+    print()
+    for e in history.get("faults", []):
+        print(f"  [{e['start']:8.2f}s] {e['kind']:22s} broker {e['node']} ({e['roles']}) "
+              f"healed {e.get('healed')}s recovered {e.get('recovered_at')}s")
+    print(cf.summary(history))
+    print(f"history: {tmp_path / 'cluster' / 'history.json'}")
+    check = history["check"]
+    total = check["total"]
+    problems = json.dumps({"examples": check["examples"],
+                           "producer_fatal_errors": history["workload"]["producer_fatal_errors"][:5],
+                           "unrecovered": history["unrecovered_faults"][:3]}, default=str)[:3000]
+    assert history["faults"], "no fault was injected"
+    assert total["acknowledged"] >= min_acked, cf.summary(history)
+    assert (total["lost"], total["duplicated"], total["reordered"]) == (0, 0, 0), \
+        f"{cf.summary(history)}\n{problems}"
+    assert total["acked_offset_moved"] == 0, f"{cf.summary(history)}\n{problems}"
+    assert total["replicas_identical"], json.dumps(check["partitions"], default=str)
+    assert check["isr"] is True, check["isr"]
+    assert not history["unrecovered_faults"], problems
+    # A correct broker never makes an idempotent producer fail fatally
+    # (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID, ...).
+    assert not history["workload"]["producer_fatal_errors"], f"{cf.summary(history)}\n{problems}"
+    return history
+
+
+def test_faults_two_minutes(tmp_path):
+    seed = int(os.environ.get("HEADRACE_FAULTS_SEED", "14"))
+    _run_and_check(tmp_path, seed, float(os.environ.get("HEADRACE_FAULTS_SECONDS", "60")),
+                   min_acked=5000)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_faults_long(tmp_path):
+    seed = int(os.environ.get("HEADRACE_FAULTS_SEED", "1414"))
+    history = _run_and_check(tmp_path, seed,
+                             float(os.environ.get("HEADRACE_FAULTS_SECONDS", "660")),
+                             min_acked=50000)
+    kinds = {e["kind"] for e in history["faults"]}
+    assert kinds == set(cf.FAULT_KINDS), f"fault kinds not drawn: {set(cf.FAULT_KINDS) - kinds}"
