@@ -254,11 +254,11 @@ class Workload:
                  workers: int = 2, rate_per_worker: float = 400.0):
         self.cluster, self.topic, self.partitions = cluster, topic, partitions
         self.workers, self.rate = workers, rate_per_worker
-        self.lock = threading.RLock()
-        self.acked: dict[int, list[tuple[int, bytes, float]]] = {}  # partition: (offset, value, t)
-        self.errors: dict[str, int] = {}
-        self.sent = 0
-        self.undelivered = 0
+        # partition: [(offset, value, seconds since start)]
+        self.acked: dict[int, list[tuple[int, bytes, float]]] = {p: [] for p in range(partitions)}
+        self.error_list: list[str] = []
+        self.sent_by = [0] * workers
+        self.undelivered_by = [0] * workers
         self.fatal: list[dict] = []
         self.pid_log: list[tuple] = []
         self.stop_event = threading.Event()
@@ -272,7 +272,7 @@ class Workload:
             self.threads.append(t)
         return self
 
-    def _producer(self, w: int, gen: int):
+    def _producer(self, w: int, gen: int, on_error):
         import logging
 
         import confluent_kafka as ck
@@ -293,22 +293,30 @@ class Workload:
         return ck.Producer({"bootstrap.servers": self.cluster.bootstrap_servers, "acks": "all",
                             "enable.idempotence": True, "linger.ms": 5,
                             "message.timeout.ms": 120000, "retry.backoff.ms": 100,
-                            "socket.timeout.ms": 10000, "debug": "eos"}, logger=logger)
+                            "socket.timeout.ms": 10000, "debug": "eos", "error_cb": on_error}, logger=logger)
 
     def _run(self, w: int) -> None:
-        import confluent_kafka as ck
+        # No locks in the callbacks: confluent-kafka may call them with an
+        # exception pending (a fatal error), and a lock taken then is never
+        # released. list.append is atomic under the GIL.
+        acked = self.acked
+        errors = self.error_list
 
         def report(err, msg):
-            with self.lock:
-                if err is None:
-                    self.acked.setdefault(msg.partition(), []).append(
-                        (msg.offset(), msg.value(), time.monotonic() - self.t0))
-                else:
-                    key = err.name() if hasattr(err, "name") else str(err)
-                    self.errors[key] = self.errors.get(key, 0) + 1
+            if err is None:
+                acked[msg.partition()].append(
+                    (msg.offset(), msg.value(), time.monotonic() - self.t0))
+            else:
+                errors.append(err.name() if hasattr(err, "name") else str(err))
+
+        fatal: list = []
+
+        def on_error(err):
+            if err.fatal():
+                fatal.append(str(err))
 
         gen = 0
-        p = self._producer(w, gen)
+        p = self._producer(w, gen, on_error)
         i = 0
         period = 1.0 / self.rate
         next_t = time.monotonic()
@@ -317,33 +325,40 @@ class Workload:
                 p.produce(self.topic, value=b"%d-%09d" % (w, i), partition=i % self.partitions,
                           on_delivery=report)
                 i += 1
-                with self.lock:
-                    self.sent += 1
+                self.sent_by[w] += 1
+                p.poll(0)
             except BufferError:
                 p.poll(0.1)
                 continue
-            except ck.KafkaException as e:
+            except Exception as e:  # noqa: BLE001 - KafkaException _FATAL, or from a callback
+                fatal.append(repr(e))
+            if fatal:
                 # A fatal idempotence error: the producer is unusable. Recorded
                 # (a correct broker never causes one), then a new producer (a
                 # new producer id) goes on with the same worker's sequence.
-                err = e.args[0]
-                with self.lock:
-                    self.fatal.append({"t": round(time.monotonic() - self.t0, 3), "worker": w,
-                                       "generation": gen, "error": str(err)})
-                p.flush(5)
+                self.fatal.append({"t": round(time.monotonic() - self.t0, 3), "worker": w,
+                                   "generation": gen, "errors": list(fatal)[:3]})
+                try:
+                    p.flush(5)
+                except Exception:  # noqa: BLE001
+                    pass
+                fatal.clear()
                 gen += 1
-                p = self._producer(w, gen)
+                p = self._producer(w, gen, on_error)
                 continue
-            p.poll(0)
             next_t += period
             delay = next_t - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
             elif delay < -1:
                 next_t = time.monotonic()
-        left = p.flush(150)
-        with self.lock:
-            self.undelivered += left
+        try:
+            left = p.flush(150)
+        except Exception as e:  # noqa: BLE001
+            self.fatal.append({"t": round(time.monotonic() - self.t0, 3), "worker": w,
+                               "generation": gen, "errors": [repr(e)], "at": "final flush"})
+            left = len(p)
+        self.undelivered_by[w] = left
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -351,8 +366,22 @@ class Workload:
             t.join(200)
 
     def acked_count(self) -> int:
-        with self.lock:
-            return sum(len(v) for v in self.acked.values())
+        return sum(len(v) for v in list(self.acked.values()))
+
+    @property
+    def sent(self) -> int:
+        return sum(self.sent_by)
+
+    @property
+    def undelivered(self) -> int:
+        return sum(self.undelivered_by)
+
+    @property
+    def errors(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in list(self.error_list):
+            out[e] = out.get(e, 0) + 1
+        return out
 
 
 # -- the nemesis -----------------------------------------------------------------------------
@@ -487,10 +516,14 @@ class Nemesis:
 
     def run(self, duration_s: float, kinds=FAULT_KINDS, gap=(1.0, 3.0)) -> None:
         deadline = time.monotonic() + duration_s
+        bag: list[str] = []  # every kind once per round, in a random order
         try:
             while time.monotonic() < deadline:
                 time.sleep(self.rng.uniform(*gap))
-                self.inject(self.rng.choice(kinds))
+                if not bag:
+                    bag = list(kinds)
+                    self.rng.shuffle(bag)
+                self.inject(bag.pop())
         finally:
             self.heal_all()
 

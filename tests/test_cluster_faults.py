@@ -59,6 +59,7 @@ def _run_and_check(tmp_path, seed: int, seconds: float, min_acked: int):
     return history
 
 
+@pytest.mark.timeout(600)
 def test_faults_two_minutes(tmp_path):
     seed = int(os.environ.get("HEADRACE_FAULTS_SEED", "14"))
     _run_and_check(tmp_path, seed, float(os.environ.get("HEADRACE_FAULTS_SECONDS", "60")),
