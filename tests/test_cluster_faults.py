@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 
 import pytest
 
@@ -75,3 +76,55 @@ def test_faults_long(tmp_path):
                              min_acked=50000)
     kinds = {e["kind"] for e in history["faults"]}
     assert kinds == set(cf.FAULT_KINDS), f"fault kinds not drawn: {set(cf.FAULT_KINDS) - kinds}"
+
+
+def test_idempotent_producers_on_different_brokers_keep_every_acknowledged_record(tmp_path):
+    """Found by the fault runner: each broker hands out producer ids from its
+    own counter (<data_dir>/producer_id_block, starting at 0), so two
+    idempotent producers whose InitProducerId went to different brokers get
+    the same id and epoch. The partition leader then takes the second
+    producer's first batch (sequence 0) for a retry of the first one's: it
+    answers success with the first record's offset and stores nothing, an
+    acknowledged record silently lost (or, with other sequence numbers,
+    OUT_OF_ORDER_SEQUENCE_NUMBER, fatal for the producer).
+
+    Six producers, two bootstrapped from each broker, one record each to the
+    same partition: every acknowledged record must be stored at the offset
+    acknowledged. (Which broker a client asks for its producer id is the
+    client's choice, so this reproduces the bug with high probability, not
+    always.)"""
+    import confluent_kafka as ck
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from headrace import EmbeddedCluster
+
+    with EmbeddedCluster(3, {"zookeeper.session.timeout.ms": 6000},
+                         data_dir=str(tmp_path / "cluster")) as c:
+        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+        admin.create_topics([NewTopic("pids", 1, 3, config={"min.insync.replicas": "2"})]
+                            )["pids"].result(30)
+        c.wait_for_leaders("pids")
+        acked = []
+        for k in range(6):
+            node = k % 3 + 1
+            p = ck.Producer({"bootstrap.servers": c.nodes[node].address, "acks": "all",
+                             "enable.idempotence": True})
+            value = b"producer-%d-via-broker-%d" % (k, node)
+            p.produce("pids", value=value, partition=0,
+                      on_delivery=lambda e, m, v=value: acked.append((m.offset(), v))
+                      if e is None else None)
+            assert p.flush(30) == 0
+        cons = ck.Consumer({"bootstrap.servers": c.bootstrap_servers, "group.id": "pids",
+                            "auto.offset.reset": "earliest"})
+        high = cons.get_watermark_offsets(ck.TopicPartition("pids", 0), timeout=10)[1]
+        cons.assign([ck.TopicPartition("pids", 0, 0)])
+        stored = {}
+        deadline = time.monotonic() + 30
+        while len(stored) < high and time.monotonic() < deadline:
+            m = cons.poll(0.5)
+            if m is not None and not m.error():
+                stored[m.offset()] = m.value()
+        cons.close()
+    wrong = [(o, v, stored.get(o)) for o, v in acked if stored.get(o) != v]
+    assert not wrong, (f"acknowledged (offset, value, stored at that offset): {wrong}; "
+                       f"stored: {sorted(stored.items())}")
