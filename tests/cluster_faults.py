@@ -408,6 +408,14 @@ class Nemesis:
         s = self.cluster.partition_states(self.topic).get(p)
         return s.leader if s is not None else -1
 
+    def _states(self) -> dict:
+        """{partition: [leader, leader epoch, isr]} in ZooKeeper."""
+        try:
+            return {p: None if s is None else [s.leader, s.leader_epoch, list(s.isr)]
+                    for p, s in self.cluster.partition_states(self.topic).items()}
+        except Exception as e:  # noqa: BLE001
+            return {"error": repr(e)}
+
     def _target(self, role: str) -> tuple[int, str]:
         ids = sorted(self.cluster.nodes)
         if role == "leader":
@@ -436,7 +444,8 @@ class Nemesis:
         c = self.cluster
         role = "leader" if "leader" in kind else "controller" if "controller" in kind else "any"
         node, roles = self._target(role)
-        ev = {"kind": kind, "node": node, "roles": roles, "start": self.now()}
+        ev = {"kind": kind, "node": node, "roles": roles, "start": self.now(),
+              "states_before": self._states()}
         self.events.append(ev)
         if kind.startswith("kill"):
             ev["down_s"] = d = self._short()
@@ -462,8 +471,13 @@ class Nemesis:
             how = {"partition_clients": "clients", "partition_link_down": "link_down"}.get(
                 kind, "isolate")
             ev["partition"] = how
-            ev["duration_s"] = d = self._long() if kind.endswith("long") or \
-                self.rng.random() < 0.5 else self._short()
+            if kind.endswith("long"):
+                d = self._long()
+            elif kind.endswith("short"):
+                d = self._short()
+            else:  # clients, link_down: either
+                d = self._long() if self.rng.random() < 0.5 else self._short()
+            ev["duration_s"] = d
             self.active = ("partition", node)
             c.net.partition(node, how, c.broker_port, c.zookeeper.port)
             time.sleep(d)
@@ -474,6 +488,7 @@ class Nemesis:
         ev["healed"] = self.now()
         ev["recovered"] = self.wait_recovered(node)
         ev["recovered_at"] = self.now()
+        ev["states_after"] = self._states()
         self.log(f"[{ev['start']:7.2f}s] {kind:22s} broker {node} ({roles}) "
                  f"healed {ev['healed']:.2f}s recovered {ev['recovered_at']:.2f}s "
                  f"{'' if ev['recovered'] is True else ev['recovered']}")
@@ -611,11 +626,13 @@ def check(cluster, workload: Workload, topic: str, partitions: int, rf: int) -> 
                 dup += 1
                 bad.setdefault("duplicated", []).append((p, v.decode(), seen[v], o))
             seen.setdefault(v, o)
-        lost = moved = 0
+        lost = moved = no_offset = 0
         for o, v, t in acked:
             if v not in seen:
                 lost += 1
                 bad.setdefault("lost", []).append((p, o, v.decode(), round(t, 3)))
+            elif o is None or o < 0:
+                no_offset += 1  # acknowledged without an offset (a duplicate batch)
             elif at.get(o) != v:
                 moved += 1
                 bad.setdefault("moved", []).append((p, o, seen[v], v.decode(), round(t, 3)))
@@ -632,12 +649,13 @@ def check(cluster, workload: Workload, topic: str, partitions: int, rf: int) -> 
         identical, digests = wait_identical(cluster, topic, p, rf)
         per[p] = {"acknowledged": len(acked), "stored": len(have), "lost": lost,
                   "duplicated": dup, "reordered": reordered, "acked_offset_moved": moved,
+                  "acked_without_offset": no_offset,
                   "stored_unacknowledged": sum(1 for _, v in have if v not in acked_values),
                   "replicas_identical": identical,
                   "replica_digests": {str(k): v[:16] for k, v in digests.items()}}
     total = {k: sum(per[p][k] for p in per) for k in
              ("acknowledged", "stored", "lost", "duplicated", "reordered", "acked_offset_moved",
-              "stored_unacknowledged")}
+              "acked_without_offset", "stored_unacknowledged")}
     total["replicas_identical"] = all(per[p]["replicas_identical"] for p in per)
     counts.update(total=total, partitions=per,
                   examples={k: v[:20] for k, v in bad.items()})
@@ -724,6 +742,7 @@ def summary(history: dict) -> str:
             f"sent {history.get('workload', {}).get('sent')}, acknowledged {tot.get('acknowledged')}, "
             f"lost {tot.get('lost')}, duplicated {tot.get('duplicated')}, "
             f"reordered {tot.get('reordered')}, acked offset moved {tot.get('acked_offset_moved')}, "
+            f"acked without offset {tot.get('acked_without_offset')}, "
             f"stored unacknowledged {tot.get('stored_unacknowledged')}, "
             f"replicas identical {tot.get('replicas_identical')}, "
             f"producer fatal errors {len(history.get('workload', {}).get('producer_fatal_errors', []))}, "
