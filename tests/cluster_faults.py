@@ -657,6 +657,20 @@ def check(cluster, workload: Workload, topic: str, partitions: int, rf: int) -> 
              ("acknowledged", "stored", "lost", "duplicated", "reordered", "acked_offset_moved",
               "acked_without_offset", "stored_unacknowledged")}
     total["replicas_identical"] = all(per[p]["replicas_identical"] for p in per)
+    # Liveness per worker: when its records stopped being acknowledged, and
+    # its longest stretch without an acknowledgement (not asserted).
+    times: dict[str, list[float]] = {}
+    for p in range(partitions):
+        for _, v, t in workload.acked.get(p, []):
+            times.setdefault(v.split(b"-")[0].decode(), []).append(t)
+    liveness = {}
+    for w, ts in sorted(times.items()):
+        ts.sort()
+        gap = max(((b - a, a) for a, b in zip(ts, ts[1:])), default=(0.0, 0.0))
+        liveness[w] = {"acknowledged": len(ts), "first_ack_s": round(ts[0], 1),
+                       "last_ack_s": round(ts[-1], 1), "longest_gap_s": round(gap[0], 1),
+                       "longest_gap_from_s": round(gap[1], 1)}
+    counts["liveness"] = liveness
     counts.update(total=total, partitions=per,
                   examples={k: v[:20] for k, v in bad.items()})
     return counts
