@@ -736,6 +736,7 @@ def run_faults(data_dir: str | os.PathLike, seed: int, fault_seconds: float,
                                "producer_ids": workload.pid_log[:200]}
         history["check"] = check(cluster, workload, topic, partitions, rf)
         history["unrecovered_faults"] = [e for e in nemesis.events if e.get("recovered") is not True]
+        del admin  # before the namespaces go (it would reconnect to addresses routed elsewhere)
     finally:
         history["wall_s"] = round(time.monotonic() - t_start, 1)
         try:
