@@ -59,7 +59,6 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import tempfile
