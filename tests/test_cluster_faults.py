@@ -11,9 +11,9 @@ Default run: about two minutes (60 s of faults). The long run (10+ minutes
 of faults, every fault kind) is marked slow:
 
     pytest tests/test_cluster_faults.py -m slow -s
-    HEADRACE_FAULTS_SEED=7 HEADRACE_FAULTS_SECONDS=1200 pytest ... -m slow -s
+    FAULTS_SEED=7 FAULTS_SECONDS=1200 pytest ... -m slow -s
 
-Needs root (ip netns, nft).
+Needs root (ip netns, nft). (Not HEADRACE_* variables: brokers read those as settings.)
 """
 from __future__ import annotations
 
@@ -62,17 +62,17 @@ def _run_and_check(tmp_path, seed: int, seconds: float, min_acked: int):
 
 @pytest.mark.timeout(600)
 def test_faults_two_minutes(tmp_path):
-    seed = int(os.environ.get("HEADRACE_FAULTS_SEED", "14"))
-    _run_and_check(tmp_path, seed, float(os.environ.get("HEADRACE_FAULTS_SECONDS", "60")),
+    seed = int(os.environ.get("FAULTS_SEED", "14"))
+    _run_and_check(tmp_path, seed, float(os.environ.get("FAULTS_SECONDS", "60")),
                    min_acked=5000)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_faults_long(tmp_path):
-    seed = int(os.environ.get("HEADRACE_FAULTS_SEED", "1414"))
+    seed = int(os.environ.get("FAULTS_SEED", "1414"))
     history = _run_and_check(tmp_path, seed,
-                             float(os.environ.get("HEADRACE_FAULTS_SECONDS", "660")),
+                             float(os.environ.get("FAULTS_SECONDS", "660")),
                              min_acked=50000)
     kinds = {e["kind"] for e in history["faults"]}
     assert kinds == set(cf.FAULT_KINDS), f"fault kinds not drawn: {set(cf.FAULT_KINDS) - kinds}"
