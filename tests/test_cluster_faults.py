@@ -78,22 +78,22 @@ def test_faults_long(tmp_path):
     assert kinds == set(cf.FAULT_KINDS), f"fault kinds not drawn: {set(cf.FAULT_KINDS) - kinds}"
 
 
-def test_idempotent_producers_on_different_brokers_keep_every_acknowledged_record(tmp_path):
-    """Found by the fault runner: each broker hands out producer ids from its
-    own counter (<data_dir>/producer_id_block, starting at 0), so two
+def test_producer_ids_are_unique_across_brokers(tmp_path):
+    """Found by the fault runner (and fixed on main meanwhile by c3336ce,
+    "producer ids striped by node id"): each broker handed out producer ids
+    from its own counter (<data_dir>/producer_id_block, starting at 0), so two
     idempotent producers whose InitProducerId went to different brokers get
     the same id and epoch. The partition leader then takes the second
     producer's first batch (sequence 0) for a retry of the first one's: it
     answers success with the first record's offset and stores nothing, an
-    acknowledged record silently lost (or, with other sequence numbers,
+    acknowledged record silently lost (with other sequence numbers:
     OUT_OF_ORDER_SEQUENCE_NUMBER, fatal for the producer).
 
-    Six producers, two bootstrapped from each broker, one record each to the
-    same partition: every acknowledged record must be stored at the offset
-    acknowledged. (Which broker a client asks for its producer id is the
-    client's choice, so this reproduces the bug with high probability, not
-    always.)"""
-    import confluent_kafka as ck
+    Over the raw wire: InitProducerId at each broker, then one batch
+    (sequence 0) per producer id to the partition's leader; every answer
+    must be a success at a distinct offset (three producers per broker)."""
+    from broker_wire import Connection
+    from test_broker_idempotence import idempotent_batch, init_producer_id, produce_v3
     from confluent_kafka.admin import AdminClient, NewTopic
 
     from headrace import EmbeddedCluster
@@ -103,28 +103,25 @@ def test_idempotent_producers_on_different_brokers_keep_every_acknowledged_recor
         admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
         admin.create_topics([NewTopic("pids", 1, 3, config={"min.insync.replicas": "2"})]
                             )["pids"].result(30)
-        c.wait_for_leaders("pids")
-        acked = []
-        for k in range(6):
-            node = k % 3 + 1
-            p = ck.Producer({"bootstrap.servers": c.nodes[node].address, "acks": "all",
-                             "enable.idempotence": True})
-            value = b"producer-%d-via-broker-%d" % (k, node)
-            p.produce("pids", value=value, partition=0,
-                      on_delivery=lambda e, m, v=value: acked.append((m.offset(), v))
-                      if e is None else None)
-            assert p.flush(30) == 0
-        cons = ck.Consumer({"bootstrap.servers": c.bootstrap_servers, "group.id": "pids",
-                            "auto.offset.reset": "earliest"})
-        high = cons.get_watermark_offsets(ck.TopicPartition("pids", 0), timeout=10)[1]
-        cons.assign([ck.TopicPartition("pids", 0, 0)])
-        stored = {}
-        deadline = time.monotonic() + 30
-        while len(stored) < high and time.monotonic() < deadline:
-            m = cons.poll(0.5)
-            if m is not None and not m.error():
-                stored[m.offset()] = m.value()
-        cons.close()
-    wrong = [(o, v, stored.get(o)) for o, v in acked if stored.get(o) != v]
-    assert not wrong, (f"acknowledged (offset, value, stored at that offset): {wrong}; "
-                       f"stored: {sorted(stored.items())}")
+        leader = c.wait_for_leaders("pids")[0]
+        time.sleep(1)  # every broker applied the state
+        ids = {}
+        for n, node in sorted(c.nodes.items()):
+            with Connection((node.host, node.port)) as conn:
+                for k in range(3):  # three producers per broker
+                    err, pid, epoch = init_producer_id(conn)
+                    assert err == 0
+                    ids[(n, k)] = (pid, epoch)
+        answers = []
+        lead = c.nodes[leader]
+        with Connection((lead.host, lead.port)) as conn:
+            for (n, k), (pid, epoch) in sorted(ids.items()):
+                value = b"producer-%d-from-broker-%d" % (k, n)
+                answers.append(((n, k), value, produce_v3(conn, "pids", 0,
+                                                     idempotent_batch([value], pid, epoch, 0))))
+    assert len(set(ids.values())) == len(ids), \
+        f"brokers handed out the same producer id: {ids}; produce answers (broker, value, " \
+        f"(error, base offset)): {answers}"
+    assert all(err == 0 for _, _, (err, _) in answers), answers
+    assert len({off for _, _, (_, off) in answers}) == len(answers), answers
+
