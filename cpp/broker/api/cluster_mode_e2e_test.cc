@@ -94,6 +94,36 @@ TEST_F(ClusterModeTest, MetadataAndLeadershipFollowTheAppliedView) {
 
   EXPECT_EQ(ProduceError(0), Code(KafkaError::kNone));
   EXPECT_EQ(ProduceError(1), Code(KafkaError::kNotLeaderOrFollower));  // a follower here
+  {  // KIP-951: the answer names the leader (Produce v10, Fetch v16)
+    ProduceRequest req;
+    req.acks = 1;
+    req.timeout_ms = 5000;
+    auto& t = req.topic_data.emplace_back();
+    t.name = "t";
+    t.partition_data.push_back({1, Records::FromBytes(testing::MakeBatch(1, 10, 1000))});
+    auto resp = Call<ProduceResponse>(req, 10);
+    const auto& p = resp.responses.at(0).partition_responses.at(0);
+    EXPECT_EQ(p.current_leader.leader_id, 2);
+    EXPECT_EQ(p.current_leader.leader_epoch, 3);
+    ASSERT_EQ(resp.node_endpoints.size(), 1u);
+    EXPECT_EQ(resp.node_endpoints[0].node_id, 2);
+    EXPECT_EQ(resp.node_endpoints[0].port, 1);
+    FetchRequest fetch;
+    fetch.replica_id = -1;
+    fetch.max_wait_ms = 0;
+    fetch.max_bytes = 1 << 20;
+    auto& ft = fetch.topics.emplace_back();
+    ft.topic = "t";
+    FetchRequest::FetchPartition fp;
+    fp.partition = 1;
+    fp.fetch_offset = 0;
+    fp.partition_max_bytes = 1 << 20;
+    ft.partitions.push_back(fp);
+    auto fr = Call<FetchResponse>(fetch, 12);  // v12: names, no node_endpoints yet
+    const auto& fpd = fr.responses.at(0).partitions.at(0);
+    EXPECT_EQ(fpd.error_code, Code(KafkaError::kNotLeaderOrFollower));
+    EXPECT_EQ(fpd.current_leader.leader_id, 2);
+  }
   EXPECT_EQ(ProduceError(2), Code(KafkaError::kNotLeaderOrFollower));  // no replica here
   EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/t-1"));
   EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/t-2"));

@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/api/cluster_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -260,6 +261,18 @@ bool Ready(const FetchJob& job, const ReadPass& pass) {
          pass.bytes >= job.request.min_bytes;
 }
 
+// Sends the answer, with KIP-951 leader hints for partitions this broker
+// does not lead (cluster mode).
+void Answer(FetchJob& job, Response& resp) {
+  AddLeaderHints(*job.ctx, &resp, [&](const Response::FetchableTopicResponse& t) -> std::string {
+    if (!t.topic.empty()) return t.topic;
+    ClusterState* cluster = job.ctx->state->cluster();
+    const TopicView* v = cluster ? cluster->view()->FindTopicById(t.topic_id) : nullptr;
+    return v ? v->name : std::string();
+  });
+  job.req.Reply(resp);
+}
+
 void Park(std::shared_ptr<FetchJob> job, std::vector<Purgatory::Watch> watches) {
   Purgatory& purgatory = job->ctx->state->purgatory();
   Clock::time_point deadline = job->deadline;
@@ -270,7 +283,7 @@ void Park(std::shared_ptr<FetchJob> job, std::vector<Purgatory::Watch> watches) 
       Park(job, std::move(pass.watches));  // more data, still short of min_bytes
       return;
     }
-    job->req.Reply(pass.resp);
+    Answer(*job, pass.resp);
   });
 }
 
@@ -284,7 +297,7 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
   for (const auto& t : job->request.topics) job->targets.push_back(ResolveTopic(ctx, t, version));
   ReadPass pass = ReadAll(*job);
   if (Ready(*job, pass)) {
-    job->req.Reply(pass.resp);
+    Answer(*job, pass.resp);
     return;
   }
   Park(std::move(job), std::move(pass.watches));

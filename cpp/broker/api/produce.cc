@@ -150,9 +150,11 @@ void WaitForCommit(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending,
     Purgatory::Watch watch{a.partition, Watermark::kHighWatermark, a.last_offset + 1,
                            a.state_before};
     ctx.state->purgatory().Wait({std::move(watch)}, deadline, pending->req.executor(),
-                                [pending, a, version](WakeReason why) {
+                                [pending, a, version, ctx_ptr = &ctx](WakeReason why) {
                                   Settle(a, why, version);
                                   if (pending->remaining.fetch_sub(1) == 1) {
+                                    AddLeaderHints(*ctx_ptr, &pending->resp,
+                                                   [](const auto& t) { return t.name; });
                                     pending->req.Reply(pending->resp);
                                   }
                                 });
@@ -218,6 +220,7 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
       return;
     }
   }
+  AddLeaderHints(ctx, &resp, [](const auto& t) { return t.name; });
   pending->req.Reply(resp);
 }
 
