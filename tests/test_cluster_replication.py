@@ -11,16 +11,15 @@ offsets across a kill of the group coordinator.
 """
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from cluster_faults import segment_digests  # noqa: E402
 from headrace import EmbeddedCluster  # noqa: E402
 
 SETTINGS = {
@@ -155,25 +154,10 @@ def _check_history(produced: Produced, stored: dict[int, list[bytes]]):
     return lost, dup, reordered
 
 
-def _segment_digests(cluster, topic, partition):
-    """{node_id: sha256 of the partition's .log files} for every replica."""
-    out = {}
-    for node_id, node in cluster.nodes.items():
-        d = Path(node.data_dir) / f"{topic}-{partition}"
-        if not d.exists():
-            continue
-        h = hashlib.sha256()
-        for f in sorted(d.glob("*.log")):
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
-        out[node_id] = h.hexdigest()
-    return out
-
-
 def _wait_identical(cluster, topic, partition, timeout=60.0):
     deadline = time.monotonic() + timeout
     while True:
-        digests = _segment_digests(cluster, topic, partition)
+        digests = segment_digests(cluster, topic, partition)
         if len(digests) == 3 and len(set(digests.values())) == 1:
             return digests
         assert time.monotonic() < deadline, f"{topic}-{partition} replicas differ: {digests}"

@@ -246,28 +246,18 @@ Status Partition::FlushLog() {
 
 Result<PartitionRead> Partition::Read(Offset offset, int64_t max_bytes, IsolationLevel isolation,
                                       bool min_one_batch) const {
-  HR_RETURN_IF_ERROR(CheckServing());
-  PartitionRead r;
-  r.high_watermark = high_watermark();
-  r.last_stable_offset = last_stable_offset();
-  r.log_start_offset = log_->start_offset();
-  r.data.first_batch_base = Offset(-1);
-  Offset end = log_->end_offset();
-  r.log_end_offset = end;
-  if (offset < r.log_start_offset || offset > end) {
-    return Status::OutOfRange("offset " + std::to_string(offset.value()) + " is outside [" +
-                              std::to_string(r.log_start_offset.value()) + ", " +
-                              std::to_string(end.value()) + "] of " + tp_.ToString());
-  }
-  Offset bound =
-      isolation == IsolationLevel::kReadCommitted ? r.last_stable_offset : r.high_watermark;
-  if (offset >= bound) return r;
-  HR_ASSIGN_OR_RETURN(r.data, log_->Read(offset, max_bytes, bound, min_one_batch));
-  return r;
+  return ReadUpTo(offset, max_bytes, min_one_batch,
+                  isolation == IsolationLevel::kReadCommitted ? Watermark::kLastStable
+                                                              : Watermark::kHighWatermark);
 }
 
 Result<PartitionRead> Partition::ReadForFollower(Offset offset, int64_t max_bytes,
                                                  bool min_one_batch) const {
+  return ReadUpTo(offset, max_bytes, min_one_batch, Watermark::kLogEnd);
+}
+
+Result<PartitionRead> Partition::ReadUpTo(Offset offset, int64_t max_bytes, bool min_one_batch,
+                                          Watermark limit) const {
   HR_RETURN_IF_ERROR(CheckServing());
   PartitionRead r;
   // The HW first: it never passes the LEO read after it.
@@ -277,12 +267,16 @@ Result<PartitionRead> Partition::ReadForFollower(Offset offset, int64_t max_byte
   r.log_end_offset = log_->end_offset();
   r.data.first_batch_base = Offset(-1);
   if (offset < r.log_start_offset || offset > r.log_end_offset) {
-    return Status::OutOfRange("follower fetch offset " + std::to_string(offset.value()) +
-                              " is outside [" + std::to_string(r.log_start_offset.value()) + ", " +
-                              std::to_string(r.log_end_offset.value()) + "] of " + tp_.ToString());
+    return Status::OutOfRange("offset " + std::to_string(offset.value()) + " is outside [" +
+                              std::to_string(r.log_start_offset.value()) + ", " +
+                              std::to_string(r.log_end_offset.value()) + "] of " +
+                              tp_.ToString());
   }
-  if (offset == r.log_end_offset) return r;
-  HR_ASSIGN_OR_RETURN(r.data, log_->Read(offset, max_bytes, r.log_end_offset, min_one_batch));
+  const Offset bound = limit == Watermark::kLogEnd        ? r.log_end_offset
+                       : limit == Watermark::kLastStable ? r.last_stable_offset
+                                                         : r.high_watermark;
+  if (offset >= bound) return r;
+  HR_ASSIGN_OR_RETURN(r.data, log_->Read(offset, max_bytes, bound, min_one_batch));
   return r;
 }
 

@@ -350,6 +350,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
     if (services_.commit_requires_fsync || info.flush_due) ScheduleFlush();
   }
   Status GoOffline(const Status& cause);
+  // Read and ReadForFollower: records from `offset` below `limit`
+  // (kHighWatermark, kLastStable or kLogEnd) of one snapshot of the offsets.
+  Result<PartitionRead> ReadUpTo(Offset offset, int64_t max_bytes, bool min_one_batch,
+                                 Watermark limit) const;
   Status CheckServing() const;
 
   const TopicPartition tp_;

@@ -148,12 +148,8 @@ class BrokerImpl final : public Broker {
     // Published after the roles changed: a client sent here as the leader
     // finds a leader.
     cluster->Publish(view);
-    std::vector<broker::replication::FollowedPartition> follow;
-    for (broker::FollowTarget& f : applied.follow) {
-      follow.push_back({std::move(f.partition), f.leader_id, f.leader_host, f.leader_port});
-    }
-    const size_t following = follow.size();
-    fetchers_->SetFollowed(std::move(follow));
+    const size_t following = applied.follow.size();
+    fetchers_->SetFollowed(std::move(applied.follow));
     UpdateGroupCoordinatorLocked();
     if (applied.became_leader + applied.became_follower + applied.isr_updates > 0) {
       HR_LOG(kInfo) << "cluster state applied: leader of " << applied.became_leader

@@ -41,15 +41,22 @@ constexpr int32_t kClusterOperations =
 // Kafka's "not requested" value for both fields.
 constexpr int32_t kOperationsNotRequested = INT32_MIN;
 
-Response::MetadataResponseTopic DescribeTopic(const BrokerContext& ctx, const Topic& topic,
-                                              bool include_operations) {
+// A found topic's answer without its partitions.
+Response::MetadataResponseTopic TopicHeader(const std::string& name, const Uuid& id,
+                                            bool include_operations) {
   Response::MetadataResponseTopic out;
   out.error_code = Code(KafkaError::kNone);
-  out.name = topic.name;
-  out.topic_id = topic.id;
-  out.is_internal = IsInternalTopic(topic.name);
+  out.name = name;
+  out.topic_id = id;
+  out.is_internal = IsInternalTopic(name);
   out.topic_authorized_operations =
       include_operations ? kTopicOperations : kOperationsNotRequested;
+  return out;
+}
+
+Response::MetadataResponseTopic DescribeTopic(const BrokerContext& ctx, const Topic& topic,
+                                              bool include_operations) {
+  Response::MetadataResponseTopic out = TopicHeader(topic.name, topic.id, include_operations);
   out.partitions.reserve(topic.partitions.size());
   for (const auto& partition : topic.partitions) {
     Response::MetadataResponsePartition p;
@@ -106,13 +113,7 @@ Response::MetadataResponseTopic LookUpById(BrokerContext& ctx, const protocol::U
 // live are listed as offline.
 Response::MetadataResponseTopic DescribeFromView(const ClusterView& view, const TopicView& topic,
                                                  bool include_operations) {
-  Response::MetadataResponseTopic out;
-  out.error_code = Code(KafkaError::kNone);
-  out.name = topic.name;
-  out.topic_id = topic.id;
-  out.is_internal = IsInternalTopic(topic.name);
-  out.topic_authorized_operations =
-      include_operations ? kTopicOperations : kOperationsNotRequested;
+  Response::MetadataResponseTopic out = TopicHeader(topic.name, topic.id, include_operations);
   for (const PartitionAssignment& a : topic.partitions) {
     Response::MetadataResponsePartition p;
     p.partition_index = a.partition;
@@ -140,7 +141,6 @@ void HandleClusterMetadata(BrokerContext& ctx, const ClusterView& view,
     out.rack = b.rack;
     resp->brokers.push_back(std::move(out));
   }
-  if (!view.cluster_id.empty()) resp->cluster_id = view.cluster_id;
   resp->controller_id = view.controller_id;
   const bool ops = request.include_topic_authorized_operations;
   const bool all = !request.topics || (version == 0 && request.topics->empty());
@@ -170,11 +170,11 @@ void HandleClusterMetadata(BrokerContext& ctx, const ClusterView& view,
 
 void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Request req) {
   Response resp;
+  resp.cluster_id = ctx.cluster_id();
+  resp.cluster_authorized_operations =
+      request.include_cluster_authorized_operations ? kClusterOperations
+                                                    : kOperationsNotRequested;
   if (ClusterState* cluster = ctx.state->cluster()) {
-    resp.cluster_authorized_operations =
-        request.include_cluster_authorized_operations ? kClusterOperations
-                                                      : kOperationsNotRequested;
-    resp.cluster_id = ctx.cluster_id();
     HandleClusterMetadata(ctx, *cluster->view(), request, &resp, req.version());
     req.Reply(resp);
     return;
@@ -184,11 +184,7 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
   self.host = ctx.advertised_host;
   self.port = ctx.advertised_port.load();
   resp.brokers.push_back(std::move(self));
-  resp.cluster_id = ctx.cluster_id();
   resp.controller_id = ctx.node_id;
-  resp.cluster_authorized_operations =
-      request.include_cluster_authorized_operations ? kClusterOperations
-                                                    : kOperationsNotRequested;
   const bool ops = request.include_topic_authorized_operations;
   const bool all = !request.topics || (req.version() == 0 && request.topics->empty());
   if (all) {

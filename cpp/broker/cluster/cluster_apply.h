@@ -13,20 +13,13 @@
 #include <vector>
 
 #include "broker/cluster/cluster_view.h"
+#include "broker/replication/replica_fetcher.h"
 #include "broker/topic_registry.h"
 
 namespace headrace::broker {
 
-// A partition this broker follows and where its leader is.
-struct FollowTarget {
-  std::shared_ptr<Partition> partition;
-  int32_t leader_id = -1;
-  std::string leader_host;
-  int32_t leader_port = 0;
-};
-
 struct ApplyReport {
-  std::vector<FollowTarget> follow;
+  std::vector<replication::FollowedPartition> follow;  // for the replica fetchers
   int became_leader = 0;
   int became_follower = 0;
   int isr_updates = 0;
