@@ -87,8 +87,6 @@ const TopicView* ClusterView::FindTopicById(const Uuid& id) const {
   return nullptr;
 }
 
-int32_t ClusterView::LowestBrokerId() const { return brokers.empty() ? -1 : brokers.front().id; }
-
 Result<std::shared_ptr<const ClusterView>> ParseClusterView(std::string_view json_text) {
   auto parsed = json::Parse(json_text);
   if (!parsed.ok()) return Bad(parsed.status().message());

@@ -52,9 +52,6 @@ struct ClusterView {
   const BrokerEndpoint* FindBroker(int32_t id) const;
   const TopicView* FindTopic(std::string_view name) const;
   const TopicView* FindTopicById(const Uuid& id) const;
-  // The live broker with the lowest id (the consumer group coordinator until
-  // group state is replicated), -1 when there is none.
-  int32_t LowestBrokerId() const;
 };
 
 // Parses the apply_cluster document. Errors: InvalidArgument naming the

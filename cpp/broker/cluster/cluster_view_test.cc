@@ -23,7 +23,6 @@ TEST(ClusterViewTest, ParsesTheApplyClusterDocument) {
   EXPECT_EQ(v.controller_epoch, 7);
   ASSERT_EQ(v.brokers.size(), 2u);
   EXPECT_EQ(v.brokers[0].id, 2);  // sorted by id
-  EXPECT_EQ(v.LowestBrokerId(), 2);
   ASSERT_NE(v.FindBroker(3), nullptr);
   EXPECT_EQ(v.FindBroker(3)->rack, std::optional<std::string>("r1"));
   EXPECT_FALSE(v.FindBroker(2)->rack.has_value());
