@@ -62,7 +62,17 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kGroupSubscribedToTopic: return "GROUP_SUBSCRIBED_TO_TOPIC";
     // Idempotent producers (producer_state.h, api/init_producer_id.cc).
     case KafkaError::kOutOfOrderSequenceNumber: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
+    case KafkaError::kDuplicateSequenceNumber: return "DUPLICATE_SEQUENCE_NUMBER";
     case KafkaError::kInvalidProducerEpoch: return "INVALID_PRODUCER_EPOCH";
+    case KafkaError::kInvalidTxnState: return "INVALID_TXN_STATE";
+    case KafkaError::kInvalidProducerIdMapping: return "INVALID_PRODUCER_ID_MAPPING";
+    case KafkaError::kInvalidTransactionTimeout: return "INVALID_TRANSACTION_TIMEOUT";
+    case KafkaError::kConcurrentTransactions: return "CONCURRENT_TRANSACTIONS";
+    case KafkaError::kTransactionCoordinatorFenced: return "TRANSACTION_COORDINATOR_FENCED";
+    case KafkaError::kUnknownProducerId: return "UNKNOWN_PRODUCER_ID";
+    case KafkaError::kUnstableOffsetCommit: return "UNSTABLE_OFFSET_COMMIT";
+    case KafkaError::kProducerFenced: return "PRODUCER_FENCED";
+    case KafkaError::kTransactionalIdNotFound: return "TRANSACTIONAL_ID_NOT_FOUND";
     case KafkaError::kTransactionalIdAuthorizationFailed: return "TRANSACTIONAL_ID_AUTHORIZATION_FAILED";
   }
   return "UNKNOWN";

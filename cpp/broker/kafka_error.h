@@ -55,9 +55,16 @@ enum class KafkaError : int16_t {
   kUnsupportedForMessageFormat = 43,
   kPolicyViolation = 44,
   kOutOfOrderSequenceNumber = 45,   // idempotent producers (producer_state.h)
+  kDuplicateSequenceNumber = 46,
   kInvalidProducerEpoch = 47,
+  kInvalidTxnState = 48,
+  kInvalidProducerIdMapping = 49,
+  kInvalidTransactionTimeout = 50,
+  kConcurrentTransactions = 51,
+  kTransactionCoordinatorFenced = 52,
   kTransactionalIdAuthorizationFailed = 53,
   kKafkaStorageError = 56,
+  kUnknownProducerId = 59,
   kNonEmptyGroup = 68,
   kGroupIdNotFound = 69,
   kFencedLeaderEpoch = 74,
@@ -71,9 +78,12 @@ enum class KafkaError : int16_t {
   kElectionNotNeeded = 84,
   kGroupSubscribedToTopic = 86,
   kInvalidRecord = 87,
+  kUnstableOffsetCommit = 88,
+  kProducerFenced = 90,
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
+  kTransactionalIdNotFound = 105,
   kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
   kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
 };

@@ -74,6 +74,19 @@ struct CommitRequest {
   std::vector<CommitPartition> partitions;
 };
 
+// TxnOffsetCommit (API 28): offsets a transactional producer commits for a
+// group; pending (invisible to OffsetFetch) until the transaction's marker.
+struct TxnCommitRequest {
+  std::string transactional_id;
+  std::string group_id;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  std::string member_id;  // v3+ (KIP-447); "" = not checked
+  std::optional<std::string> instance_id;
+  int32_t generation = -1;  // -1 = not checked
+  std::vector<CommitPartition> partitions;
+};
+
 struct FetchedOffset {
   std::string topic;
   int32_t partition = 0;
@@ -145,6 +158,17 @@ class GroupCoordinator {
   // One error per partition, in order. The caller has already answered
   // partitions of unknown topics (UNKNOWN_TOPIC_OR_PARTITION) and left them out.
   std::vector<KafkaError> Commit(const CommitRequest& req);
+  // TxnOffsetCommit: records the offsets as pending for the producer (one
+  // error per partition, in order); they become committed offsets when
+  // CompleteTxn(producer_id, commit=true) runs, and are dropped on abort.
+  std::vector<KafkaError> CommitTxnOffsets(const TxnCommitRequest& req);
+  // A transaction marker for `producer_id` reached the group coordinator
+  // (WriteTxnMarkers on __consumer_offsets): materialises (commit) or drops
+  // (abort) its pending offsets, durably. OK when it has none.
+  Status CompleteTxn(int64_t producer_id, bool commit);
+  // Whether a group has pending transactional offsets (OffsetFetch with
+  // require_stable answers UNSTABLE_OFFSET_COMMIT, KIP-447).
+  bool HasPendingTxnOffsets(const std::string& group_id);
   // `topics` nullopt = every committed offset of the group. Unknown groups
   // and partitions without a commit answer offset -1.
   KafkaError FetchOffsets(const std::string& group_id,
