@@ -15,7 +15,7 @@ API_INIT_PRODUCER_ID = 22
 ERR_NONE = 0
 ERR_OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 ERR_INVALID_PRODUCER_EPOCH = 47
-ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+ERR_INVALID_REQUEST = 42
 
 
 def init_producer_id(conn: Connection, transactional_id: str | None = None) -> tuple[int, int, int]:
@@ -47,14 +47,17 @@ def produce_v3(conn: Connection, topic: str, partition: int, records: bytes) -> 
     return err, base
 
 
-def test_init_producer_id_hands_out_distinct_ids_and_refuses_transactional_ids(module_broker):
+def test_init_producer_id_hands_out_distinct_ids_and_bumps_transactional_epochs(module_broker):
     with Connection(module_broker.address) as c:
         e1, pid1, epoch1 = init_producer_id(c)
         e2, pid2, epoch2 = init_producer_id(c)
         assert (e1, e2, epoch1, epoch2) == (ERR_NONE, ERR_NONE, 0, 0)
         assert pid1 >= 0 and pid2 >= 0 and pid1 != pid2
-        err, pid, _ = init_producer_id(c, "txn-1")
-        assert (err, pid) == (ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1)
+        # A transactional id keeps its producer id; each init bumps the epoch.
+        err, tpid, tepoch = init_producer_id(c, "txn-1")
+        assert err == ERR_NONE and tpid not in (pid1, pid2)
+        assert init_producer_id(c, "txn-1") == (ERR_NONE, tpid, tepoch + 1)
+        assert init_producer_id(c, "")[0] == ERR_INVALID_REQUEST
 
 
 def test_same_idempotent_batch_twice_is_stored_once_with_one_offset(module_broker):

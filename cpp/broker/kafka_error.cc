@@ -70,6 +70,7 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kConcurrentTransactions: return "CONCURRENT_TRANSACTIONS";
     case KafkaError::kTransactionCoordinatorFenced: return "TRANSACTION_COORDINATOR_FENCED";
     case KafkaError::kUnknownProducerId: return "UNKNOWN_PRODUCER_ID";
+    case KafkaError::kOperationNotAttempted: return "OPERATION_NOT_ATTEMPTED";
     case KafkaError::kUnstableOffsetCommit: return "UNSTABLE_OFFSET_COMMIT";
     case KafkaError::kProducerFenced: return "PRODUCER_FENCED";
     case KafkaError::kTransactionalIdNotFound: return "TRANSACTIONAL_ID_NOT_FOUND";

@@ -63,6 +63,7 @@ enum class KafkaError : int16_t {
   kConcurrentTransactions = 51,
   kTransactionCoordinatorFenced = 52,
   kTransactionalIdAuthorizationFailed = 53,
+  kOperationNotAttempted = 55,
   kKafkaStorageError = 56,
   kUnknownProducerId = 59,
   kNonEmptyGroup = 68,

@@ -14,6 +14,9 @@
 #include "broker/replication/replica_fetcher.h"
 #include "broker/group/group_config.h"
 #include "broker/group/group_coordinator.h"
+#include "broker/api/txn_marker_cluster.h"
+#include "broker/api/txn_marker_local.h"
+#include "broker/txn/txn_coordinator.h"
 #include "common/fault_injecting_env.h"
 #include "common/logging.h"
 #include "net/server.h"
@@ -52,11 +55,13 @@ std::string IdList(const std::vector<int32_t>& ids) {
 
 class BrokerImpl final : public Broker {
  public:
-  BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config, net::Backend backend,
+  BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
+             broker::txn::TxnConfig txn_config, net::Backend backend,
              std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
         group_config_(group_config),
+        txn_config_(txn_config),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -68,6 +73,9 @@ class BrokerImpl final : public Broker {
     HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_));
     ctx_.state = state_.get();
     ctx_.group_config = &group_config_;
+    ctx_.txn_config = &txn_config_;
+    markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(ctx_);
+    cluster_markers_ = std::make_unique<broker::ClusterTxnMarkerWriter>(ctx_, markers_.get());
     if (config_.cluster_mode()) {
       fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(
           config_.node_id, broker::replication::ReplicaFetcherConfig::FromBrokerConfig(config_));
@@ -80,6 +88,14 @@ class BrokerImpl final : public Broker {
         return groups.status();
       }
       ctx_.set_coordinator(std::move(groups).value());
+      auto txns = OpenTxnCoordinator(nullptr);
+      if (!txns.ok()) {
+        StopGroupCoordinator();
+        (void)state_->Close();
+        state_.reset();
+        return txns.status();
+      }
+      ctx_.set_txn_coordinator(std::move(txns).value());
     }
     ctx_.node_id = config_.node_id;
     ctx_.advertised_host = config_.effective_advertised_host();
@@ -90,6 +106,7 @@ class BrokerImpl final : public Broker {
     Status st = server_->Start();
     if (!st.ok()) {
       server_.reset();
+      StopTxnCoordinator();
       StopGroupCoordinator();
       (void)state_->Close();
       state_.reset();
@@ -109,6 +126,8 @@ class BrokerImpl final : public Broker {
     // now (fetches re-read and reply) so the server's drain below does not
     // wait out their deadlines.
     state_->StopWaiting();
+    StopTxnCoordinator();
+    cluster_markers_->Stop();  // after the coordinator: nothing sends markers any more
     StopGroupCoordinator();  // answers parked JoinGroup/SyncGroup, closes the group log
     server_->Stop();  // finishes in-flight requests
     Status st = state_->Close();  // answers parked requests, flushes, closes logs
@@ -151,6 +170,7 @@ class BrokerImpl final : public Broker {
     const size_t following = applied.follow.size();
     fetchers_->SetFollowed(std::move(applied.follow));
     UpdateGroupCoordinatorLocked();
+    UpdateTxnCoordinatorLocked();
     if (applied.became_leader + applied.became_follower + applied.isr_updates > 0) {
       HR_LOG(kInfo) << "cluster state applied: leader of " << applied.became_leader
                     << " more partition(s), follower of " << applied.became_follower
@@ -241,6 +261,58 @@ class BrokerImpl final : public Broker {
     if (groups) groups->Stop();
   }
 
+  // The transaction coordinator on `log_partition` (cluster mode) or on its
+  // own data_dir/__transaction_state log (null).
+  Result<std::shared_ptr<broker::txn::TxnCoordinator>> OpenTxnCoordinator(
+      std::shared_ptr<broker::Partition> log_partition) {
+    broker::txn::TxnCoordinator::Options topts;
+    topts.config = txn_config_;
+    topts.data_dir = config_.data_dir;
+    topts.log_services.listener = &state_->purgatory();
+    topts.log_services.flusher = &state_->flusher();
+    topts.log_services.local_broker_id = config_.node_id;
+    topts.env = config_.file_env;
+    topts.log_partition = std::move(log_partition);
+    topts.purgatory = &state_->purgatory();
+    topts.markers = cluster_markers_.get();
+    topts.producer_ids = &state_->producer_ids();
+    return broker::txn::TxnCoordinator::Open(std::move(topts));
+  }
+
+  void StopTxnCoordinator() {
+    std::shared_ptr<broker::txn::TxnCoordinator> txns = ctx_.txn_coordinator();
+    ctx_.set_txn_coordinator(nullptr);
+    if (txns) txns->Stop();
+  }
+
+  // Cluster mode: as the group coordinator, for __transaction_state-0.
+  // REQUIRES: mu_.
+  void UpdateTxnCoordinatorLocked() {
+    std::shared_ptr<broker::Partition> log =
+        state_->topics().FindPartition(broker::kTransactionStateTopic, 0);
+    const bool lead = log && log->is_leader();
+    const int32_t epoch = lead ? log->leader_epoch().value() : -1;
+    if (lead && ctx_.txn_coordinator() && txns_epoch_ == epoch) return;
+    if (!lead && !ctx_.txn_coordinator()) return;
+    StopTxnCoordinator();
+    txns_epoch_ = -1;
+    if (!lead) {
+      HR_LOG(kInfo) << "transaction coordinator: stopped (no longer the leader of "
+                    << broker::kTransactionStateTopic << "-0)";
+      return;
+    }
+    auto txns = OpenTxnCoordinator(log);
+    if (!txns.ok()) {
+      HR_LOG(kError) << "transaction coordinator: cannot load " << broker::kTransactionStateTopic
+                     << "-0: " << txns.status().ToString();
+      return;
+    }
+    txns_epoch_ = epoch;
+    ctx_.set_txn_coordinator(std::move(txns).value());
+    HR_LOG(kInfo) << "transaction coordinator: coordinating as the leader of "
+                  << broker::kTransactionStateTopic << "-0 (leader epoch " << epoch << ")";
+  }
+
   // Cluster mode: this broker coordinates groups while it leads
   // __consumer_offsets-0; a new leader epoch reloads the state from the log
   // (what the previous leader wrote and replicated). REQUIRES: mu_.
@@ -281,9 +353,16 @@ class BrokerImpl final : public Broker {
   const std::unique_ptr<FileEnv> file_env_;  // null = the OS; outlives everything below
   BrokerConfig config_;
   broker::group::GroupConfig group_config_;
+  broker::txn::TxnConfig txn_config_;
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
   int32_t groups_epoch_ = -1;  // the leader epoch the coordinator loaded at (cluster mode)
+  int32_t txns_epoch_ = -1;    // the same for the transaction coordinator
+  // Write transaction markers: to local partitions (the coordinator's and
+  // WriteTxnMarkers'), and in a cluster to the leaders of the others. Both
+  // outlive the transaction coordinator.
+  std::unique_ptr<broker::LocalTxnMarkerWriter> markers_;
+  std::unique_ptr<broker::ClusterTxnMarkerWriter> cluster_markers_;
   broker::BrokerContext ctx_;
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
@@ -304,12 +383,14 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   }
   broker::group::GroupConfig group_config;  // takes the group.* / offsets.* keys
   HR_RETURN_IF_ERROR(group_config.Extract(props));
+  broker::txn::TxnConfig txn_config;  // takes the transaction.* keys
+  HR_RETURN_IF_ERROR(txn_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
-      new BrokerImpl(std::move(config), group_config, backend, std::move(fault_env)));
+      new BrokerImpl(std::move(config), group_config, txn_config, backend, std::move(fault_env)));
 }
 
 }  // namespace headrace

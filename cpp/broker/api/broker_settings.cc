@@ -10,6 +10,7 @@
 #include "broker/api/broker_config_entries.h"
 #include "broker/broker_config.h"
 #include "broker/group/group_config.h"
+#include "broker/txn/txn_config.h"
 #include "headrace/broker.h"
 
 namespace headrace {
@@ -39,10 +40,12 @@ std::string FirstPresent(const std::vector<std::string>& keys,
   return "";
 }
 
-void AddGroupSettings(const GroupConfig& config, const std::map<std::string, std::string>& settings,
-                      std::vector<BrokerSetting>* out) {
-  const std::vector<GroupConfig::Setting> defaults = GroupConfig().Describe();
-  const std::vector<GroupConfig::Setting> now = config.Describe();
+// The settings of one family (GroupConfig, TxnConfig), current and default.
+template <typename Config>
+void AddFamilySettings(const Config& config, const std::map<std::string, std::string>& settings,
+                       std::vector<BrokerSetting>* out) {
+  const auto defaults = Config().Describe();
+  const auto now = config.Describe();
   for (size_t i = 0; i < now.size(); ++i) {  // same keys, same order
     out->push_back({now[i].name, now[i].value, defaults[i].value, now[i].doc,
                     FirstPresent({now[i].name}, settings)});
@@ -62,6 +65,8 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
   }
   GroupConfig group;
   HR_RETURN_IF_ERROR(group.Extract(props));
+  broker::txn::TxnConfig txns;
+  HR_RETURN_IF_ERROR(txns.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
 
@@ -79,7 +84,8 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
   out.push_back({"cluster.id", config.cluster_id, "",
                  "Cluster id; empty = the stored one, or a new one at first start.",
                  FirstPresent({"cluster.id"}, settings)});
-  AddGroupSettings(group, settings, &out);
+  AddFamilySettings(group, settings, &out);
+  AddFamilySettings(txns, settings, &out);
   out.push_back({kBackendKey, backend, "auto", "Network I/O backend: auto, io_uring or epoll.",
                  FirstPresent({kBackendKey}, settings)});
   std::sort(out.begin(), out.end(),

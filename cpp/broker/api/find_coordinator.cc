@@ -1,12 +1,15 @@
-// FindCoordinator (key 10), v0..6. This single node coordinates every group
-// (key type 0) and, so that transactional clients get an answer, every
-// transactional id (key type 1); transactions themselves are another
-// module's work. Other key types (2 = share groups, v6) are INVALID_REQUEST.
-// v4+ batches keys (coordinator_keys) and answers per key.
+// FindCoordinator (key 10), v0..6. A single node coordinates every group
+// (key type 0) and every transactional id (key type 1); in cluster mode the
+// group coordinator is the leader of __consumer_offsets-0 and the
+// transaction coordinator the leader of __transaction_state-0 (created by
+// the first FindCoordinator that needs it). Other key types (2 = share
+// groups, v6) are INVALID_REQUEST. v4+ batches keys (coordinator_keys) and
+// answers per key.
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_config.h"
 #include "broker/kafka_error.h"
+#include "broker/txn/txn_config.h"
 
 namespace headrace::broker {
 namespace {
@@ -20,31 +23,56 @@ constexpr int8_t kKeyTypeTransaction = 1;
 KafkaError ErrorFor(const BrokerContext& ctx, int8_t key_type) {
   if (key_type != kKeyTypeGroup && key_type != kKeyTypeTransaction)
     return KafkaError::kInvalidRequest;
-  if (ctx.state->cluster() == nullptr && ctx.coordinator() == nullptr) {
-    return KafkaError::kCoordinatorNotAvailable;
-  }
-  return KafkaError::kNone;
+  if (ctx.state->cluster() != nullptr) return KafkaError::kNone;
+  const bool up = key_type == kKeyTypeGroup ? ctx.coordinator() != nullptr
+                                            : ctx.txn_coordinator() != nullptr;
+  return up ? KafkaError::kNone : KafkaError::kCoordinatorNotAvailable;
 }
 
-// Cluster mode: the group coordinator's log is __consumer_offsets-0; the
-// first FindCoordinator of a cluster without it asks for its creation.
-void EnsureOffsetsTopic(BrokerContext& ctx) {
+// Cluster mode: the coordinators' logs are __consumer_offsets-0 and
+// __transaction_state-0; the first FindCoordinator of a cluster without the
+// one it needs asks for its creation.
+void EnsureCoordinatorTopic(BrokerContext& ctx, int8_t key_type) {
   ClusterState* cluster = ctx.state->cluster();
-  if (cluster == nullptr || cluster->view()->FindTopic(kConsumerOffsetsTopic)) return;
+  if (cluster == nullptr) return;
+  const char* topic = key_type == kKeyTypeTransaction ? kTransactionStateTopic
+                                                      : kConsumerOffsetsTopic;
+  if (cluster->view()->FindTopic(topic)) return;
   if (cluster->view()->brokers.empty()) return;  // no view yet
+  if (key_type == kKeyTypeTransaction) {
+    const txn::TxnConfig& t = *ctx.txn_config;
+    RequestTopicCreation(ctx, topic, 1, t.log_replication_factor,
+                         {{"cleanup.policy", "compact"},
+                          {"min.insync.replicas", std::to_string(t.log_min_isr)},
+                          {"segment.bytes", std::to_string(t.log_segment_bytes)}});
+    return;
+  }
   const group::GroupConfig& g = *ctx.group_config;
-  RequestTopicCreation(ctx, kConsumerOffsetsTopic, 1, g.offsets_topic_replication_factor,
+  RequestTopicCreation(ctx, topic, 1, g.offsets_topic_replication_factor,
                        {{"cleanup.policy", "compact"},
                         {"segment.bytes", std::to_string(g.log_segment_bytes)}});
 }
 
+int32_t LeaderOfPartitionZero(const BrokerContext& ctx, const char* topic) {
+  ClusterState* cluster = ctx.state->cluster();
+  if (cluster == nullptr) return ctx.node_id;
+  auto view = cluster->view();
+  const TopicView* t = view->FindTopic(topic);
+  if (t == nullptr || t->partitions.empty()) return -1;
+  return t->partitions[0].leader;
+}
+
 void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
-  EnsureOffsetsTopic(ctx);
+  if (req.key_type == kKeyTypeGroup || req.key_type == kKeyTypeTransaction) {
+    EnsureCoordinatorTopic(ctx, req.key_type);
+  }
+  const int32_t coordinator = req.key_type == kKeyTypeTransaction ? ctx.txn_coordinator_id()
+                                                                  : ctx.group_coordinator_id();
   Resp resp;
   auto fill = [&](KafkaError e, int32_t& node, std::string& host, int32_t& port,
                   int16_t& code, std::optional<std::string>& message) {
     if (e == KafkaError::kNone) {
-      node = ctx.group_coordinator_id();
+      node = coordinator;
       if (!ctx.FindEndpoint(node, &host, &port)) e = KafkaError::kCoordinatorNotAvailable;
     }
     code = Code(e);
@@ -73,12 +101,11 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
 }  // namespace
 
 int32_t BrokerContext::group_coordinator_id() const {
-  ClusterState* cluster = state->cluster();
-  if (cluster == nullptr) return node_id;
-  auto view = cluster->view();
-  const TopicView* t = view->FindTopic(kConsumerOffsetsTopic);
-  if (t == nullptr || t->partitions.empty()) return -1;
-  return t->partitions[0].leader;
+  return LeaderOfPartitionZero(*this, kConsumerOffsetsTopic);
+}
+
+int32_t BrokerContext::txn_coordinator_id() const {
+  return LeaderOfPartitionZero(*this, kTransactionStateTopic);
 }
 
 extern const ApiHandler kFindCoordinatorHandler =

@@ -26,10 +26,17 @@ namespace group {
 class GroupCoordinator;  // broker/group/group_coordinator.h
 struct GroupConfig;      // broker/group/group_config.h
 }  // namespace group
+namespace txn {
+class TxnCoordinator;  // broker/txn/txn_coordinator.h
+struct TxnConfig;      // broker/txn/txn_config.h
+}  // namespace txn
 
 // The internal topic whose partition 0 is the group coordinator's log in
 // cluster mode.
 inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
+// The internal topic whose partition 0 is the transaction coordinator's log
+// in cluster mode.
+inline constexpr const char* kTransactionStateTopic = "__transaction_state";
 
 // What handlers see of the broker. Lives as long as the broker serves.
 struct BrokerContext {
@@ -54,6 +61,18 @@ struct BrokerContext {
   const group::GroupConfig* group_config = nullptr;  // the broker's group.* / offsets.* keys
   mutable std::mutex groups_mu;
   std::shared_ptr<group::GroupCoordinator> groups;  // guarded by groups_mu
+  // The transaction coordinator, as coordinator() (cluster mode: while this
+  // broker leads __transaction_state-0); null: NOT_COORDINATOR.
+  std::shared_ptr<txn::TxnCoordinator> txn_coordinator() const {
+    std::lock_guard<std::mutex> lock(groups_mu);
+    return txns;
+  }
+  void set_txn_coordinator(std::shared_ptr<txn::TxnCoordinator> c) {
+    std::lock_guard<std::mutex> lock(groups_mu);
+    txns = std::move(c);
+  }
+  const txn::TxnConfig* txn_config = nullptr;  // the broker's transaction.* keys
+  std::shared_ptr<txn::TxnCoordinator> txns;   // guarded by groups_mu
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }
@@ -85,6 +104,9 @@ struct BrokerContext {
   // The group coordinator's broker: this node, or in cluster mode the
   // leader of __consumer_offsets-0 (-1: none yet; docs/cluster.md).
   int32_t group_coordinator_id() const;  // find_coordinator.cc
+  // The transaction coordinator's broker: this node, or in cluster mode the
+  // leader of __transaction_state-0 (-1: none yet).
+  int32_t txn_coordinator_id() const;  // find_coordinator.cc
 };
 
 class Request {

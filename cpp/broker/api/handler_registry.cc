@@ -36,6 +36,12 @@ extern const ApiHandler kListGroupsHandler;
 extern const ApiHandler kDeleteGroupsHandler;
 extern const ApiHandler kOffsetDeleteHandler;
 extern const ApiHandler kOffsetForLeaderEpochHandler;
+// Transactions (broker/txn/).
+extern const ApiHandler kAddPartitionsToTxnHandler;
+extern const ApiHandler kAddOffsetsToTxnHandler;
+extern const ApiHandler kEndTxnHandler;
+extern const ApiHandler kDescribeTransactionsHandler;
+extern const ApiHandler kListTransactionsHandler;
 
 namespace {
 
@@ -60,6 +66,9 @@ constexpr std::array kHandlers = {
     &kDeleteRecordsHandler,            // 21
     &kInitProducerIdHandler,           // 22
     &kOffsetForLeaderEpochHandler,     // 23
+    &kAddPartitionsToTxnHandler,       // 24
+    &kAddOffsetsToTxnHandler,          // 25
+    &kEndTxnHandler,                   // 26
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kDescribeLogDirsHandler,          // 35
@@ -69,6 +78,8 @@ constexpr std::array kHandlers = {
     &kIncrementalAlterConfigsHandler,  // 44
     &kOffsetDeleteHandler,             // 47
     &kDescribeClusterHandler,          // 60
+    &kDescribeTransactionsHandler,     // 65
+    &kListTransactionsHandler,         // 66
 };
 
 }  // namespace

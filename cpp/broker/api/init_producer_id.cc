@@ -1,19 +1,12 @@
-// InitProducerId (key 22), v0-5, for idempotent (non-transactional)
-// producers: transactional_id null -> a new broker-wide producer id with
-// epoch 0 (BrokerState::producer_ids(), persisted in blocks so ids are never
-// reused across restarts). From v3 (KIP-360) a producer may present its
-// current id and epoch: when they are the ones this broker handed out, the
-// epoch is bumped instead; otherwise it gets a new id.
-//
-// Transactions do not exist yet. A non-null transactional id is answered
-// with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53): librdkafka and the Java
-// client treat it as fatal for the transactional producer, so
-// init_transactions() fails at once with our message instead of retrying
-// forever, as they would for the retriable COORDINATOR_NOT_AVAILABLE /
-// NOT_COORDINATOR. (UNSUPPORTED_VERSION would misname the problem: the API
-// version is supported.) An empty transactional id is INVALID_REQUEST, as
-// in Kafka.
-#include "broker/api/handler.h"
+// InitProducerId (key 22), v0-5.
+// Without a transactional id (idempotent producers): a new broker-wide
+// producer id with epoch 0 (BrokerState::producer_ids(), persisted in blocks
+// so ids are never reused across restarts); from v3 (KIP-360) a producer may
+// present its current id and epoch: when they are the ones this broker
+// handed out, the epoch is bumped instead; otherwise it gets a new id.
+// With a transactional id: the transaction coordinator answers
+// (txn/txn_coordinator.h); an empty id is INVALID_REQUEST, as in Kafka.
+#include "broker/api/txn_api.h"
 #include "broker/kafka_error.h"
 
 namespace headrace::broker {
@@ -28,10 +21,27 @@ void HandleInitProducerId(BrokerContext& ctx, protocol::InitProducerIdRequest& r
   resp.producer_id = -1;
   resp.producer_epoch = -1;
   if (request.transactional_id.has_value()) {
-    resp.error_code = Code(request.transactional_id->empty()
-                               ? KafkaError::kInvalidRequest
-                               : KafkaError::kTransactionalIdAuthorizationFailed);
-    req.Reply(resp);
+    std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
+    if (request.transactional_id->empty() || coordinator == nullptr) {
+      resp.error_code = Code(request.transactional_id->empty() ? KafkaError::kInvalidRequest
+                                                               : KafkaError::kNotCoordinator);
+      req.Reply(resp);
+      return;
+    }
+    const int16_t version = req.version();
+    const bool expects = version >= kFirstEpochBumpVersion;
+    coordinator->InitProducerId(
+        *request.transactional_id, request.transaction_timeout_ms,
+        expects ? request.producer_id : -1, expects ? request.producer_epoch : int16_t{-1},
+        [req, version](txn::InitProducerIdResult r) {
+          req.RunOnLoop([req, version, r] {
+            protocol::InitProducerIdResponse out;
+            out.error_code = Code(TxnErrorForVersion(r.error, version, 4));
+            out.producer_id = r.producer_id;
+            out.producer_epoch = r.producer_epoch;
+            req.Reply(out);
+          });
+        });
     return;
   }
   ProducerIdAllocator& ids = ctx.state->producer_ids();

@@ -21,7 +21,8 @@ Result<std::vector<uint8_t>> ReadAllSlices(const std::vector<FileSlice>& slices,
 
 Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir,
                                                  const PartitionServices& services,
-                                                 int64_t segment_bytes, FileEnv* env) {
+                                                 int64_t segment_bytes, FileEnv* env,
+                                                 const char* dir_name) {
   LogConfig cfg;
   cfg.segment_bytes = segment_bytes;
   cfg.retention_ms = -1;
@@ -29,11 +30,11 @@ Result<std::unique_ptr<GroupLog>> GroupLog::Open(const std::string& data_dir,
   cfg.max_index_bytes = 1 << 20;
   cfg = PartitionLogConfig(cfg);  // the flusher fsyncs
   HR_ASSIGN_OR_RETURN(std::unique_ptr<Log> log,
-                      Log::Open(data_dir + "/" + kGroupLogDirName, cfg, env));
+                      Log::Open(data_dir + "/" + dir_name, cfg, env));
   TopicSettings settings;
   settings.log = cfg;
   settings.cleanup_delete = false;
-  auto partition = std::make_shared<Partition>(TopicPartition{kGroupLogDirName, 0}, Uuid(),
+  auto partition = std::make_shared<Partition>(TopicPartition{dir_name, 0}, Uuid(),
                                                std::move(log), settings, services);
   return std::unique_ptr<GroupLog>(new GroupLog(std::move(partition)));
 }

@@ -37,12 +37,15 @@ class GroupLog {
     std::optional<std::string> value;  // nullopt = tombstone
   };
 
-  // Opens (creating if missing) the log under `data_dir`, recovering it.
-  // `services.commit_requires_fsync` is headrace.offsets.commit.fsync;
-  // `env` (null = the OS) must outlive the GroupLog.
+  // Opens (creating if missing) the log in `data_dir`/`dir_name`,
+  // recovering it. `services.commit_requires_fsync` is
+  // headrace.offsets.commit.fsync; `env` (null = the OS) must outlive the
+  // GroupLog. The transaction coordinator keeps its log the same way
+  // (txn/txn_coordinator.h), under another `dir_name`.
   static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir,
                                                 const PartitionServices& services,
-                                                int64_t segment_bytes, FileEnv* env = nullptr);
+                                                int64_t segment_bytes, FileEnv* env = nullptr,
+                                                const char* dir_name = kGroupLogDirName);
 
   // Cluster mode: the log is the local replica of __consumer_offsets-0,
   // owned by the topic registry (it is replicated like any partition);

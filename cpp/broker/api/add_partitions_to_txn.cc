@@ -1,0 +1,66 @@
+// AddPartitionsToTxn (key 24), v0-3: the client versions (v4+ is the
+// broker-to-broker verification of KIP-890, not served). Every partition
+// must exist, else the unknown ones answer UNKNOWN_TOPIC_OR_PARTITION and
+// the others OPERATION_NOT_ATTEMPTED, nothing being added (as Kafka does);
+// otherwise the coordinator's answer is given to every partition.
+#include "broker/api/txn_api.h"
+
+namespace headrace::broker {
+namespace {
+
+using Req = protocol::AddPartitionsToTxnRequest;
+using Resp = protocol::AddPartitionsToTxnResponse;
+
+// One result per requested partition, all `e` except the unknown ones when
+// `unknown_only`.
+Resp Answer(const BrokerContext& ctx, const Req& req, KafkaError e, bool check_unknown) {
+  Resp resp;
+  for (const auto& t : req.v3_and_below_topics) {
+    Resp::AddPartitionsToTxnTopicResult tr;
+    tr.name = t.name;
+    for (int32_t p : t.partitions) {
+      KafkaError pe = e;
+      if (check_unknown && !TxnPartitionExists(ctx, t.name, p)) {
+        pe = KafkaError::kUnknownTopicOrPartition;
+      }
+      tr.results_by_partition.push_back({p, Code(pe)});
+    }
+    resp.results_by_topic_v3_and_below.push_back(std::move(tr));
+  }
+  return resp;
+}
+
+void HandleAddPartitionsToTxn(BrokerContext& ctx, Req& request, Request req) {
+  std::vector<txn::TxnPartition> partitions;
+  bool unknown = false;
+  for (const auto& t : request.v3_and_below_topics) {
+    for (int32_t p : t.partitions) {
+      partitions.push_back({t.name, p});
+      unknown = unknown || !TxnPartitionExists(ctx, t.name, p);
+    }
+  }
+  if (unknown) {
+    req.Reply(Answer(ctx, request, KafkaError::kOperationNotAttempted, true));
+    return;
+  }
+  std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
+  if (coordinator == nullptr) {
+    req.Reply(Answer(ctx, request, KafkaError::kNotCoordinator, false));
+    return;
+  }
+  auto shared = std::make_shared<Req>(std::move(request));
+  coordinator->AddPartitions(
+      shared->v3_and_below_transactional_id, shared->v3_and_below_producer_id,
+      shared->v3_and_below_producer_epoch, partitions, [&ctx, req, shared](KafkaError e) {
+        req.RunOnLoop([&ctx, req, shared, e] {
+          req.Reply(Answer(ctx, *shared, TxnErrorForVersion(e, req.version(), 2), false));
+        });
+      });
+}
+
+}  // namespace
+
+extern const ApiHandler kAddPartitionsToTxnHandler =
+    MakeHandler<protocol::AddPartitionsToTxnRequest, HandleAddPartitionsToTxn>(0, 3);
+
+}  // namespace headrace::broker
