@@ -94,6 +94,14 @@ class TxnCoordinatorTest : public ::testing::Test {
     c_->EndTxn(id, r.producer_id, r.producer_epoch, commit, [&](KafkaError e) { p.set_value(e); });
     return p.get_future().get();
   }
+  // Waits until the marker writer was asked `n` times (markers start after
+  // EndTxn is answered).
+  bool WaitMarkers(size_t n) {
+    for (int i = 0; i < 500 && markers_.count() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return markers_.count() == n;
+  }
   // Waits until the id reaches `state` (markers complete asynchronously).
   bool WaitState(const std::string& id, TxnState state) {
     for (int i = 0; i < 500; ++i) {
@@ -189,6 +197,7 @@ TEST_F(TxnCoordinatorTest, RetriableMarkerErrorsAreRetriedUntilWritten) {
   ASSERT_EQ(Add("t", r, {{"x", 0}}), KafkaError::kNone);
   markers_.answer = KafkaError::kNotLeaderOrFollower;
   ASSERT_EQ(End("t", r, false), KafkaError::kNone);
+  ASSERT_TRUE(WaitMarkers(1));
   ASSERT_TRUE(WaitState("t", TxnState::kPrepareAbort));
   // While markers are pending the producer may not start again.
   EXPECT_EQ(Init("t").error, KafkaError::kConcurrentTransactions);
@@ -252,7 +261,7 @@ TEST_F(TxnCoordinatorTest, StateSurvivesReopenAndPreparedTransactionsFinish) {
   ASSERT_EQ(Add("u", open, {{"y", 0}}), KafkaError::kNone);
   markers_.hold = true;  // the coordinator "dies" between the decision and COMPLETE
   ASSERT_EQ(End("t", r, true), KafkaError::kNone);
-  ASSERT_EQ(markers_.count(), 1u);
+  ASSERT_TRUE(WaitMarkers(1));
   markers_.hold = false;
   markers_.held.clear();
   Reopen();
