@@ -1,45 +1,16 @@
 #include "broker/group/group_config.h"
 
-#include <charconv>
-#include <functional>
-#include <vector>
-#include <string_view>
-
 namespace headrace::broker::group {
 namespace {
 
-Result<int64_t> ParseInt(const std::string& key, const std::string& v, int64_t min, int64_t max) {
-  int64_t out = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-  if (ec != std::errc() || p != v.data() + v.size() || out < min || out > max)
-    return Status::InvalidArgument(key + ": must be an integer in [" + std::to_string(min) + ", " +
-                                   std::to_string(max) + "], got '" + v + "'");
-  return out;
-}
-
 constexpr int64_t kI32Max = 0x7fffffff;
 
-// One group setting: its key, a one-line doc, and how it is written and read.
-// Keys() is the one list of group keys (Set, Describe).
-struct GroupKey {
-  const char* name;
-  const char* doc;
-  std::function<Status(GroupConfig&, const std::string& value)> set;
-  std::function<std::string(const GroupConfig&)> get;
-};
+using GroupKey = ConfigKey<GroupConfig>;
 
-// An integer key in [min, max] stored as value * scale in `field`.
 template <typename T>
 GroupKey IntKey(const char* name, const char* doc, T GroupConfig::*field, int64_t min,
                 int64_t max, int64_t scale = 1) {
-  return GroupKey{
-      name, doc,
-      [=](GroupConfig& c, const std::string& value) -> Status {
-        HR_ASSIGN_OR_RETURN(int64_t v, ParseInt(name, value, min, max));
-        c.*field = static_cast<T>(v * scale);
-        return Status::OK();
-      },
-      [=](const GroupConfig& c) { return std::to_string(c.*field / scale); }};
+  return IntConfigKey(name, doc, field, min, max, scale);
 }
 
 const std::vector<GroupKey>& Keys() {
@@ -90,27 +61,15 @@ const std::vector<GroupKey>& Keys() {
 }  // namespace
 
 Status GroupConfig::Set(const std::string& key, const std::string& value) {
-  for (const GroupKey& k : Keys())
-    if (key == k.name) return k.set(*this, value);
-  return Status::NotFound("not a group setting: " + key);
+  return SetFromTable(Keys(), *this, key, value, "group");
 }
 
 std::vector<GroupConfig::Setting> GroupConfig::Describe() const {
-  std::vector<Setting> out;
-  for (const GroupKey& k : Keys()) out.push_back({k.name, k.get(*this), k.doc});
-  return out;
+  return DescribeTable(Keys(), *this);
 }
 
 Status GroupConfig::Extract(std::map<std::string, std::string>& props) {
-  for (auto it = props.begin(); it != props.end();) {
-    Status st = Set(it->first, it->second);
-    if (st.code() == StatusCode::kNotFound) {
-      ++it;
-      continue;
-    }
-    HR_RETURN_IF_ERROR(st);
-    it = props.erase(it);
-  }
+  HR_RETURN_IF_ERROR(ExtractFromTable(Keys(), *this, props));
   if (min_session_timeout_ms > max_session_timeout_ms)
     return Status::InvalidArgument(
         "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/config_table.h"
 #include "headrace/status.h"
 
 namespace headrace::broker::group {
@@ -46,11 +47,7 @@ struct GroupConfig {
   Status Set(const std::string& key, const std::string& value);
   // Every key Set accepts, with its value in this config (as Set takes it)
   // and a one-line doc, in a fixed order.
-  struct Setting {
-    std::string name;
-    std::string value;
-    std::string doc;
-  };
+  using Setting = SettingDoc;
   std::vector<Setting> Describe() const;
   // Moves every group setting out of `props` into this config (so the rest
   // can go to BrokerConfig). Errors as Set.
