@@ -41,17 +41,22 @@ def create(bs: str, topic: str) -> None:
     admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
 
 
+def send(p: Producer, topic: str, payload: bytes, partition: int) -> None:
+    """produce(), waiting for room in the client's queue."""
+    while True:
+        try:
+            p.produce(topic, payload, partition=partition)
+            return
+        except BufferError:
+            p.poll(0.01)
+
+
 def produce_idempotent(bs: str, topic: str, n: int, payload: bytes) -> float:
     p = Producer({"bootstrap.servers": bs, "enable.idempotence": True, "linger.ms": 5,
                   "batch.size": 1000000})
     t0 = time.perf_counter()
     for i in range(n):
-        while True:
-            try:
-                p.produce(topic, payload, partition=i % PARTITIONS)
-                break
-            except BufferError:
-                p.poll(0.01)
+        send(p, topic, payload, i % PARTITIONS)
     p.flush(60)
     return n / (time.perf_counter() - t0)
 
@@ -65,12 +70,7 @@ def produce_transactional(bs: str, topic: str, n: int, payload: bytes, per_txn: 
     while i < n:
         p.begin_transaction()
         for _ in range(min(per_txn, n - i)):
-            while True:
-                try:
-                    p.produce(topic, payload, partition=i % PARTITIONS)
-                    break
-                except BufferError:
-                    p.poll(0.01)
+            send(p, topic, payload, i % PARTITIONS)
             i += 1
         p.commit_transaction(60)
     return n / (time.perf_counter() - t0)
