@@ -2,6 +2,7 @@
 // Kafka API handlers) + net::Server, started and stopped in that order.
 #include "headrace/broker.h"
 
+#include <functional>
 #include <cstdlib>
 #include <mutex>
 
@@ -285,61 +286,57 @@ class BrokerImpl final : public Broker {
     if (txns) txns->Stop();
   }
 
-  // Cluster mode: as the group coordinator, for __transaction_state-0.
-  // REQUIRES: mu_.
-  void UpdateTxnCoordinatorLocked() {
-    std::shared_ptr<broker::Partition> log =
-        state_->topics().FindPartition(broker::kTransactionStateTopic, 0);
+  // Cluster mode: a coordinator serves while this broker leads partition 0
+  // of its internal topic (`what` = "group coordinator" on
+  // __consumer_offsets, "transaction coordinator" on __transaction_state); a
+  // new leader epoch reloads its state from the log (what the previous
+  // leader wrote and replicated). `*epoch` is the leader epoch it loaded at
+  // (-1: none); `stop` stops the running one; `open` starts one on the log
+  // partition and publishes it. REQUIRES: mu_.
+  void FollowCoordinatorLogLocked(const char* what, const char* topic, bool running,
+                                  int32_t* epoch, const std::function<void()>& stop,
+                                  const std::function<Status(std::shared_ptr<broker::Partition>)>& open) {
+    std::shared_ptr<broker::Partition> log = state_->topics().FindPartition(topic, 0);
     const bool lead = log && log->is_leader();
-    const int32_t epoch = lead ? log->leader_epoch().value() : -1;
-    if (lead && ctx_.txn_coordinator() && txns_epoch_ == epoch) return;
-    if (!lead && !ctx_.txn_coordinator()) return;
-    StopTxnCoordinator();
-    txns_epoch_ = -1;
+    const int32_t leader_epoch = lead ? log->leader_epoch().value() : -1;
+    if (lead && running && *epoch == leader_epoch) return;
+    if (!lead && !running) return;
+    stop();
+    *epoch = -1;
     if (!lead) {
-      HR_LOG(kInfo) << "transaction coordinator: stopped (no longer the leader of "
-                    << broker::kTransactionStateTopic << "-0)";
+      HR_LOG(kInfo) << what << ": stopped (no longer the leader of " << topic << "-0)";
       return;
     }
-    auto txns = OpenTxnCoordinator(log);
-    if (!txns.ok()) {
-      HR_LOG(kError) << "transaction coordinator: cannot load " << broker::kTransactionStateTopic
-                     << "-0: " << txns.status().ToString();
+    Status st = open(log);
+    if (!st.ok()) {
+      HR_LOG(kError) << what << ": cannot load " << topic << "-0: " << st.ToString();
       return;
     }
-    txns_epoch_ = epoch;
-    ctx_.set_txn_coordinator(std::move(txns).value());
-    HR_LOG(kInfo) << "transaction coordinator: coordinating as the leader of "
-                  << broker::kTransactionStateTopic << "-0 (leader epoch " << epoch << ")";
+    *epoch = leader_epoch;
+    HR_LOG(kInfo) << what << ": coordinating as the leader of " << topic << "-0 (leader epoch "
+                  << leader_epoch << ")";
   }
 
-  // Cluster mode: this broker coordinates groups while it leads
-  // __consumer_offsets-0; a new leader epoch reloads the state from the log
-  // (what the previous leader wrote and replicated). REQUIRES: mu_.
   void UpdateGroupCoordinatorLocked() {
-    std::shared_ptr<broker::Partition> log =
-        state_->topics().FindPartition(broker::kConsumerOffsetsTopic, 0);
-    const bool lead = log && log->is_leader();
-    const int32_t epoch = lead ? log->leader_epoch().value() : -1;
-    if (lead && ctx_.coordinator() && groups_epoch_ == epoch) return;
-    if (!lead && !ctx_.coordinator()) return;
-    StopGroupCoordinator();
-    groups_epoch_ = -1;
-    if (!lead) {
-      HR_LOG(kInfo) << "group coordinator: stopped (no longer the leader of "
-                    << broker::kConsumerOffsetsTopic << "-0)";
-      return;
-    }
-    auto groups = OpenGroupCoordinator(log);
-    if (!groups.ok()) {
-      HR_LOG(kError) << "group coordinator: cannot load " << broker::kConsumerOffsetsTopic
-                     << "-0: " << groups.status().ToString();
-      return;
-    }
-    groups_epoch_ = epoch;
-    ctx_.set_coordinator(std::move(groups).value());
-    HR_LOG(kInfo) << "group coordinator: coordinating as the leader of "
-                  << broker::kConsumerOffsetsTopic << "-0 (leader epoch " << epoch << ")";
+    FollowCoordinatorLogLocked(
+        "group coordinator", broker::kConsumerOffsetsTopic, ctx_.coordinator() != nullptr,
+        &groups_epoch_, [this] { StopGroupCoordinator(); },
+        [this](std::shared_ptr<broker::Partition> log) -> Status {
+          HR_ASSIGN_OR_RETURN(auto groups, OpenGroupCoordinator(std::move(log)));
+          ctx_.set_coordinator(std::move(groups));
+          return Status::OK();
+        });
+  }
+
+  void UpdateTxnCoordinatorLocked() {
+    FollowCoordinatorLogLocked(
+        "transaction coordinator", broker::kTransactionStateTopic,
+        ctx_.txn_coordinator() != nullptr, &txns_epoch_, [this] { StopTxnCoordinator(); },
+        [this](std::shared_ptr<broker::Partition> log) -> Status {
+          HR_ASSIGN_OR_RETURN(auto txns, OpenTxnCoordinator(std::move(log)));
+          ctx_.set_txn_coordinator(std::move(txns));
+          return Status::OK();
+        });
   }
 
   // The ClusterState, or null (single node, not started). It lives as long
