@@ -2,8 +2,8 @@
 // Kafka API handlers) + net::Server, started and stopped in that order.
 #include "headrace/broker.h"
 
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 
 #include "broker/api/dispatcher.h"
