@@ -36,6 +36,9 @@ extern const ApiHandler kListGroupsHandler;
 extern const ApiHandler kDeleteGroupsHandler;
 extern const ApiHandler kOffsetDeleteHandler;
 extern const ApiHandler kOffsetForLeaderEpochHandler;
+// Transactions' data plane (broker/partition_txn.cc).
+extern const ApiHandler kWriteTxnMarkersHandler;
+extern const ApiHandler kDescribeProducersHandler;
 
 namespace {
 
@@ -60,6 +63,7 @@ constexpr std::array kHandlers = {
     &kDeleteRecordsHandler,            // 21
     &kInitProducerIdHandler,           // 22
     &kOffsetForLeaderEpochHandler,     // 23
+    &kWriteTxnMarkersHandler,          // 27
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kDescribeLogDirsHandler,          // 35
@@ -69,6 +73,7 @@ constexpr std::array kHandlers = {
     &kIncrementalAlterConfigsHandler,  // 44
     &kOffsetDeleteHandler,             // 47
     &kDescribeClusterHandler,          // 60
+    &kDescribeProducersHandler,        // 61
 };
 
 }  // namespace
