@@ -74,6 +74,8 @@ Result<std::shared_ptr<Partition>> Partition::Open(const std::string& data_dir,
       std::lock_guard<std::mutex> index_lock(partition->txn_index_mu_);
       HR_RETURN_IF_ERROR(partition->txn_index_.Load());
       partition->txn_index_.DropSegmentsBefore(partition->log_->segment_base_offsets().front());
+      // Entries written ahead of markers that recovery cut off.
+      partition->txn_index_.TruncateFrom(partition->log_->end_offset());
       partition->aborted_count_.store(partition->txn_index_.size());
     }
     // Eagerly: the ongoing transactions bound the LSO from the start.
@@ -266,9 +268,12 @@ Status Partition::FlushLog() {
   }
   const uint64_t state_at_take = state_version();
   Status st = epochs ? epoch_cache_.WriteFile(*epochs) : Status::OK();
-  // The aborted-transaction index before the markers it describes.
+  // The aborted-transaction index before the markers it describes: before
+  // the fsync, and again after it for markers appended meanwhile (which the
+  // fsync may have covered), before the new flushed offset is published.
   if (st.ok()) st = WriteTxnIndex();
   if (st.ok()) st = log_->Flush();
+  if (st.ok()) st = WriteTxnIndex();
   if (!st.ok()) {
     if (st.code() == StatusCode::kClosed) return st;
     return GoOffline(st);
@@ -308,7 +313,9 @@ Result<PartitionRead> Partition::ReadUpTo(Offset offset, int64_t max_bytes, bool
   PartitionRead r;
   // The HW first: it never passes the LEO read after it.
   r.high_watermark = high_watermark();
-  r.last_stable_offset = last_stable_offset();
+  // Published after the HW: bounded by the HW read, so the answer never
+  // shows an LSO above its HW.
+  r.last_stable_offset = std::min(last_stable_offset(), r.high_watermark);
   r.log_start_offset = log_->start_offset();
   r.log_end_offset = log_->end_offset();
   r.data.first_batch_base = Offset(-1);

@@ -32,7 +32,10 @@
 // Threading: all methods are thread-safe. Writers (appends, truncation,
 // role and replica changes, flush completion) are serialised by mu_, which
 // also guards the producer state and the epoch cache; the offsets readers
-// need are published in atomics, so reads never take mu_.
+// need are published in atomics, so reads never take mu_. The aborted-
+// transaction index has its own small mutex (txn_index_mu_, after mu_),
+// which a read_committed read takes only when aborts are indexed.
+// Lock order: txn_index_write_mu_ -> mu_ -> txn_index_mu_.
 #pragma once
 
 #include <atomic>

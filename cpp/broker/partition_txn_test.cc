@@ -4,6 +4,7 @@
 // leaders, followers, truncation and reopening.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -369,6 +370,39 @@ TEST_F(PartitionTxnTest, ExpiryForgetsIdleProducersButNotOpenTransactions) {
   EXPECT_EQ(left[0].current_txn_start_offset, 0);
   // Forgotten, producer 2 is unknown again: any sequence is accepted.
   EXPECT_EQ(LeadError(ProducerBatch(2, 0, 17, 1, false)), KafkaError::kNone);
+}
+
+// Counts the notifications that moved the LSO.
+struct LsoListener : PartitionListener {
+  std::atomic<int> lso_moves{0};
+  void OnWatermarksAdvanced(Partition&, WatermarkSet changed) override {
+    if (changed & WatermarkBit(Watermark::kLastStable)) ++lso_moves;
+  }
+  void OnStateChanged(Partition&) override {}
+};
+
+TEST_F(PartitionTxnTest, ListenerHearsTheLsoMoveOnlyWhenItMoves) {
+  LsoListener listener;
+  auto log = Log::Open(dir_.path() + "/wake", PartitionLogConfig(LogConfig{}));
+  ASSERT_TRUE(log.ok());
+  PartitionServices services;
+  services.listener = &listener;
+  auto p = std::make_shared<Partition>(TopicPartition{"wake", 0}, Uuid::Random(), std::move(*log),
+                                       TopicSettings{}, services);
+  std::string plain = PlainBatch(1);
+  ASSERT_TRUE(p->AppendAsLeader(Bytes(plain)).ok());
+  EXPECT_EQ(listener.lso_moves.load(), 1);  // with the HW
+  std::string txn = ProducerBatch(3, 0, 0, 2, true);
+  ASSERT_TRUE(p->AppendAsLeader(Bytes(txn)).ok());
+  std::string more = PlainBatch(1);
+  ASSERT_TRUE(p->AppendAsLeader(Bytes(more)).ok());
+  EXPECT_EQ(p->high_watermark(), Offset(4));
+  EXPECT_EQ(p->last_stable_offset(), Offset(1));
+  EXPECT_EQ(listener.lso_moves.load(), 1);  // the HW moved, the LSO did not
+  ASSERT_TRUE(p->AppendTxnMarker(3, 0, 0, true).ok());
+  EXPECT_EQ(p->last_stable_offset(), Offset(5));
+  EXPECT_EQ(listener.lso_moves.load(), 2);  // the marker moved it
+  ASSERT_TRUE(p->Close().ok());
 }
 
 }  // namespace

@@ -11,11 +11,14 @@
 // range.
 //
 // Durability: Append only changes memory and marks the segment's file
-// dirty; Sync rewrites the dirty files atomically (temp file, fsync,
-// rename, directory fsync). Partition::FlushLog calls Sync before it
-// fsyncs the log, so an entry is durable before the marker it describes is
-// reported flushed. A marker that survived a crash without its entry is
-// indexed again when the partition replays its log tail at open.
+// dirty; WriteTxnIndexFiles rewrites the dirty files atomically (temp
+// file, fsync, rename, directory fsync). Partition::FlushLog writes them
+// before it fsyncs the log and again right after (markers appended during
+// the fsync), before it publishes the new flushed offset, so an entry is
+// durable before the marker it describes is reported flushed. At open,
+// entries at or past the log end (written ahead of a marker that recovery
+// cut off) are dropped, and a marker that survived a crash without its
+// entry is indexed again when the partition replays its log tail.
 //
 // Threading: not thread-safe; Partition guards it with its mutex. The file
 // writes run without that mutex: TakeDirty copies what must be written
