@@ -19,11 +19,13 @@
 //     (sequences wrap from INT32_MAX to 0)
 //   unknown producer id (no entry, or no -> accepted with any sequence and
 //     batch tracked yet)                    tracked from then on. This is
-//     current Kafka's rule (since KIP-360, Kafka 2.5): a broker without
-//     state for a producer, e.g. after retention or DeleteRecords removed
-//     its batches or its entry expired, accepts any sequence and no longer
-//     answers UNKNOWN_PRODUCER_ID. An epoch seen before (an entry created
-//     by a marker) is still checked.
+//     current Kafka's rule (KIP-360, Kafka 2.5): a broker without state
+//     for a producer (its entry expired, or a follower started over
+//     empty) accepts any sequence and no longer answers
+//     UNKNOWN_PRODUCER_ID. As KIP-360 also asks, state outlives the
+//     producer's batches: retention and DeleteRecords do not remove it
+//     (snapshots carry it), only expiry does. An epoch seen before (an
+//     entry created by a marker) is still checked.
 // A request whose batches are all duplicates answers the first one's
 // offsets; a request mixing duplicates with new ones is refused with
 // OUT_OF_ORDER_SEQUENCE_NUMBER (clients send one batch per partition).
