@@ -145,10 +145,14 @@ WatermarkSet Partition::RecomputeLocked(Offset log_end_before, Offset flushed_be
 }
 
 WatermarkSet Partition::PublishLastStableLocked() {
-  Offset lso = high_watermark();
+  const Offset hw = high_watermark();
+  Offset lso = hw;
   if (std::optional<Offset> first = producer_state_.first_unstable_offset()) {
     lso = std::min(lso, *first);
   }
+  // Transactions whose marker is committed are stable.
+  std::erase_if(unreplicated_txns_, [&](const auto& t) { return t.second < hw; });
+  if (!unreplicated_txns_.empty()) lso = std::min(lso, unreplicated_txns_.begin()->first);
   const int64_t before = last_stable_offset_.load(std::memory_order_relaxed);
   if (lso.value() == before) return 0;
   last_stable_offset_.store(lso.value(), std::memory_order_release);

@@ -14,8 +14,9 @@
 //                        offset. As follower: what the leader reports,
 //                        bounded by the local LEO.
 //   last stable offset   bound for read_committed (LSO): the minimum of the
-//                        HW and the first offset of the earliest ongoing
-//                        transaction (producer_state.h), on leaders and
+//                        HW and the first offset of the earliest
+//                        transaction that is ongoing (producer_state.h) or
+//                        whose marker is not yet committed, on leaders and
 //                        followers alike.
 //   role, leader epoch   leader or follower, and the epoch it serves in;
 //                        the leader-epoch cache (leader_epoch_cache.h)
@@ -40,6 +41,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -380,9 +382,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // from the leader's) and the LSO, and returns the watermarks that moved
   // since `before`.
   WatermarkSet RecomputeLocked(Offset log_end_before, Offset flushed_before);
-  // REQUIRES: mu_ held. Publishes LSO = min(HW, first ongoing transaction's
-  // offset); returns kLastStable's bit when it moved forward (it moves back
-  // only on truncation, which tells the listener as a state change).
+  // REQUIRES: mu_ held. Publishes LSO = min(HW, first offset of the
+  // earliest transaction that is ongoing or whose marker is not yet below
+  // the HW, as Kafka's first unstable offset); returns kLastStable's bit
+  // when it moved forward (it moves back only on truncation, which tells
+  // the listener as a state change).
   WatermarkSet PublishLastStableLocked();
   // REQUIRES: mu_ held. Loads the producer state (and ongoing transactions)
   // once: from the log (producer_state.h). Later appends keep it current.
@@ -452,6 +456,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   int64_t last_proposed_at_ms_ = 0;
   LeaderEpochCache epoch_cache_;
   ProducerStateTable producer_state_;
+  // Transactions ended by a marker at or past the HW: first offset ->
+  // marker offset. They bound the LSO until the HW passes their marker.
+  std::map<Offset, Offset> unreplicated_txns_;
 
   // Guards txn_index_ (taken after mu_; a read_committed read takes it
   // alone, and only when aborted_count_ > 0).

@@ -232,6 +232,7 @@ Status Partition::TruncateTo(Offset offset) {
     pending_snapshot_.reset();
     active_segment_base_ = log_->active_segment_base();
     producer_state_ = ProducerStateTable();
+    unreplicated_txns_.clear();
     HR_RETURN_IF_ERROR(EnsureProducerStateLocked());
     PublishLastStableLocked();
     for (ReplicaState& r : replicas_) {
@@ -283,6 +284,7 @@ Status Partition::TruncateFullyAndStartAt(Offset offset) {
     epoch_cache_.Reset({});
     producer_state_ = ProducerStateTable();
     producer_state_.set_loaded();  // the log is empty
+    unreplicated_txns_.clear();
     if (snapshots_) {
       HR_RETURN_IF_ERROR(DeleteProducerSnapshotsAbove(file_env(), log_->dir(), Offset(-1)));
     }

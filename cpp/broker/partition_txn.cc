@@ -112,7 +112,10 @@ void Partition::ApplyProducerBatchesLocked(std::span<const uint8_t> bytes) {
 }
 
 void Partition::IndexCompletedTxnLocked(const CompletedTxn& txn) {
-  if (txn.commit || txn.first_offset.value() < 0) return;  // nothing was aborted
+  if (txn.first_offset.value() < 0) return;  // no transaction was open
+  // Still unstable until its marker is committed (PublishLastStableLocked).
+  if (txn.last_offset >= high_watermark()) unreplicated_txns_[txn.first_offset] = txn.last_offset;
+  if (txn.commit) return;  // nothing was aborted
   // Kafka's "last stable offset at the abort": the first offset still
   // unstable once this transaction ended, else just past the marker.
   const Offset lso = producer_state_.first_unstable_offset().value_or(txn.last_offset + 1);

@@ -405,5 +405,21 @@ TEST_F(PartitionTxnTest, ListenerHearsTheLsoMoveOnlyWhenItMoves) {
   ASSERT_TRUE(p->Close().ok());
 }
 
+TEST_F(PartitionTxnTest, LsoWaitsForTheMarkerToBeCommitted) {
+  Open();
+  ASSERT_TRUE(p_->BecomeLeader(LeaderEpoch(1), {0, 1}, {0, 1}).ok());
+  Lead(PlainBatch(1));                    // 0
+  Lead(ProducerBatch(4, 0, 0, 2, true));  // 1-2
+  p_->UpdateFollowerState(1, Offset(3), Offset(3));
+  EXPECT_EQ(p_->high_watermark(), Offset(3));
+  EXPECT_EQ(p_->last_stable_offset(), Offset(1));
+  Marker(4, 0, true);                     // 3, not yet on the follower
+  EXPECT_TRUE(p_->ongoing_transactions().empty());
+  EXPECT_EQ(p_->last_stable_offset(), Offset(1));  // as Kafka: until the marker is committed
+  p_->UpdateFollowerState(1, Offset(4), Offset(4));
+  EXPECT_EQ(p_->high_watermark(), Offset(4));
+  EXPECT_EQ(p_->last_stable_offset(), Offset(4));
+}
+
 }  // namespace
 }  // namespace headrace::broker

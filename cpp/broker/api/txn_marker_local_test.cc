@@ -116,6 +116,8 @@ TEST_F(TxnMarkerLocalTest, AMarkerTheIsrDoesNotCommitTimesOut) {
   EXPECT_EQ(WriteAndWait(Spec(false, {{"m", 0}}), 200ms),
             std::vector<KafkaError>{KafkaError::kRequestTimedOut});
   EXPECT_EQ(p_->aborted_transactions().size(), 1u);  // appended, not committed
+  EXPECT_TRUE(p_->ongoing_transactions().empty());
+  EXPECT_EQ(p_->last_stable_offset(), Offset(0));    // held until the marker commits
 }
 
 TEST_F(TxnMarkerLocalTest, LeadershipLostWhileWaitingAnswersNotLeader) {
