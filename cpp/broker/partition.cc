@@ -1,11 +1,11 @@
 #include "broker/partition.h"
-#include "broker/producer_snapshot.h"
 
 #include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "broker/kafka_error.h"
+#include "broker/producer_snapshot.h"
 #include "common/file_slice.h"
 #include "common/logging.h"
 #include "headrace/record_batch.h"
