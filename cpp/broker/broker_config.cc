@@ -110,6 +110,8 @@ Status BrokerConfig::Set(std::string_view key, std::string_view value) {
     }
   } else if (key == "log.retention.check.interval.ms") {
     HR_ASSIGN_OR_RETURN(log_retention_check_interval_ms, Int(key, value, 1, kLongMax));
+  } else if (key == "producer.id.expiration.ms") {
+    HR_ASSIGN_OR_RETURN(producer_id_expiration_ms, Int(key, value, 1, kIntMax));
   } else if (key == "log.flush.scheduler.interval.ms") {
     HR_ASSIGN_OR_RETURN(log_flush_scheduler_interval_ms, Int(key, value, 1, kLongMax));
   } else if (key == "headrace.acks.all.fsync") {

@@ -66,6 +66,10 @@ struct BrokerConfig {
   int32_t min_insync_replicas = 1;            // min.insync.replicas
 
   int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
+  // producer.id.expiration.ms: a producer's state (sequences, epoch) is
+  // forgotten this long after its last write, unless it has an open
+  // transaction (checked at each retention check).
+  int64_t producer_id_expiration_ms = 86400000;
   // How often the maintenance thread checks time-based roll (segment.ms) and
   // flush (flush.ms) policies.              log.flush.scheduler.interval.ms
   int64_t log_flush_scheduler_interval_ms = 1000;

@@ -38,6 +38,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   Maintenance::Options m;
   m.tick_ms = config.log_flush_scheduler_interval_ms;
   m.retention_check_ms = config.log_retention_check_interval_ms;
+  m.producer_id_expiration_ms = config.producer_id_expiration_ms;
   TopicRegistry* registry = s->registry_.get();
   s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
   s->maintenance_->Start();

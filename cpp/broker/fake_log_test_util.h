@@ -140,6 +140,8 @@ class FakeLog final : public Log {
   Offset flushed_offset() const override { std::lock_guard<std::mutex> l(mu_); return flushed_; }
   int64_t size_bytes() const override { return 0; }
   int segment_count() const override { return 1; }
+  std::vector<Offset> segment_base_offsets() const override { return {Offset(0)}; }
+  Offset active_segment_base() const override { return Offset(0); }
   const RecoveryReport& recovery_report() const override { return report_; }
   const std::string& dir() const override { return dir_; }
   bool failed() const override { return false; }

@@ -10,7 +10,8 @@ TimestampMs Maintenance::WallClockMs() {
 }
 
 MaintenanceReport Maintenance::RunOnce(const std::vector<std::shared_ptr<Partition>>& partitions,
-                                       TimestampMs now, bool apply_retention) {
+                                       TimestampMs now, bool apply_retention,
+                                       int64_t producer_expiration_ms) {
   MaintenanceReport r;
   auto note = [&](const Partition& p, const Status& s) {
     if (s.ok() || s.code() == StatusCode::kClosed) return;  // deleted meanwhile
@@ -26,6 +27,10 @@ MaintenanceReport Maintenance::RunOnce(const std::vector<std::shared_ptr<Partiti
         r.bytes_deleted += ret->bytes_deleted;
       } else {
         note(*p, ret.status());
+      }
+      if (producer_expiration_ms >= 0) {
+        r.producers_expired += static_cast<int64_t>(
+            p->RemoveExpiredProducers(now.value(), producer_expiration_ms));
       }
     }
     p->MaybeScheduleFlush();  // flush.ms: the flusher fsyncs
@@ -59,7 +64,8 @@ void Maintenance::Loop() {
     auto now = std::chrono::steady_clock::now();
     bool retention = now >= next_retention;
     if (retention) next_retention = now + retention_every;
-    MaintenanceReport report = RunOnce(lister_(), clock_(), retention);
+    MaintenanceReport report =
+        RunOnce(lister_(), clock_(), retention, options_.producer_id_expiration_ms);
     // An offline log fails every pass the same way: logged once, not per tick.
     if (report.errors > 0 && report.first_error != last_logged) {
       HR_LOG(kError) << "maintenance: " << report.errors << " error(s), first: " << report.first_error;

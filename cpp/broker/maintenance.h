@@ -3,7 +3,8 @@
 // to fsync logs whose flush.ms / flush.messages policy is due
 // (MaybeScheduleFlush); every
 // log.retention.check.interval.ms it also applies retention (retention.ms,
-// retention.bytes) to partitions whose cleanup.policy includes delete.
+// retention.bytes) to partitions whose cleanup.policy includes delete, and
+// forgets producers idle for producer.id.expiration.ms.
 #pragma once
 
 #include <chrono>
@@ -23,6 +24,7 @@ struct MaintenanceReport {
   int partitions = 0;
   int segments_deleted = 0;
   int64_t bytes_deleted = 0;
+  int64_t producers_expired = 0;
   int errors = 0;
   std::string first_error;  // "" when errors == 0
 };
@@ -34,11 +36,15 @@ class Maintenance {
   struct Options {
     int64_t tick_ms = 1000;                // log.flush.scheduler.interval.ms
     int64_t retention_check_ms = 300000;   // log.retention.check.interval.ms
+    int64_t producer_id_expiration_ms = 86400000;  // producer.id.expiration.ms
   };
 
   // One pass over `partitions` at time `now` (also what the thread runs).
+  // With `apply_retention`, also removes producers idle for
+  // `producer_expiration_ms` (-1: never).
   static MaintenanceReport RunOnce(const std::vector<std::shared_ptr<Partition>>& partitions,
-                                   TimestampMs now, bool apply_retention);
+                                   TimestampMs now, bool apply_retention,
+                                   int64_t producer_expiration_ms = -1);
   static TimestampMs WallClockMs();
 
   // `lister` is called once per tick (e.g. TopicRegistry::AllPartitions).

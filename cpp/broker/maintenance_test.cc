@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "broker/fake_log_test_util.h"
+#include "headrace/record_batch.h"
 
 namespace headrace::broker {
 namespace {
@@ -67,6 +68,23 @@ TEST(MaintenanceTest, ThreadTicksAndRunsRetentionOnItsOwnInterval) {
   EXPECT_LT(log->retention_runs(), passes);
   std::this_thread::sleep_for(30ms);
   EXPECT_EQ(m.passes(), passes);  // stopped
+}
+
+TEST(MaintenanceTest, RetentionPassForgetsIdleProducers) {
+  FakeLog* log;
+  auto p = MakePartition(&log);
+  BatchProducerFields f;
+  f.producer_id = 42;
+  f.producer_epoch = 0;
+  f.base_sequence = 0;
+  std::string b = BuildBatch({{std::nullopt, "v", {}, TimestampMs(1000)}}, f);
+  ASSERT_TRUE(p->AppendAsLeader({reinterpret_cast<uint8_t*>(b.data()), b.size()}).ok());
+  ASSERT_EQ(p->DescribeProducers().size(), 1u);
+  // Only the retention pass expires producers, and only idle ones.
+  EXPECT_EQ(Maintenance::RunOnce({p}, TimestampMs(5000), false, 1000).producers_expired, 0);
+  EXPECT_EQ(Maintenance::RunOnce({p}, TimestampMs(1500), true, 1000).producers_expired, 0);
+  EXPECT_EQ(Maintenance::RunOnce({p}, TimestampMs(5000), true, 1000).producers_expired, 1);
+  EXPECT_TRUE(p->DescribeProducers().empty());
 }
 
 }  // namespace

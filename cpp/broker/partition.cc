@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "broker/kafka_error.h"
+#include "broker/producer_snapshot.h"
 #include "common/file_slice.h"
 #include "common/logging.h"
 #include "headrace/record_batch.h"
@@ -29,8 +30,9 @@ void StampLeaderEpoch(std::span<uint8_t> bytes, LeaderEpoch epoch) {
 }
 
 // Headers of the batches in `bytes` when at least one is an idempotent
-// producer's (IsIdempotentBatch); empty otherwise, without allocating.
-// Batches that do not parse are left to the Log to reject.
+// producer's (IsIdempotentBatch) or a control batch; empty otherwise,
+// without allocating. Batches that do not parse are left to the Log to
+// reject.
 std::vector<BatchHeader> ProducerBatchHeaders(std::span<const uint8_t> bytes) {
   std::vector<BatchHeader> headers;
   bool any = false;
@@ -39,7 +41,7 @@ std::vector<BatchHeader> ProducerBatchHeaders(std::span<const uint8_t> bytes) {
     while (pos < bytes.size()) {
       Result<BatchHeader> h = ParseBatchHeader(bytes.subspan(pos));
       if (!h.ok()) break;
-      if (pass == 0) any = any || IsIdempotentBatch(*h);
+      if (pass == 0) any = any || IsIdempotentBatch(*h) || h->is_control();
       else headers.push_back(*h);
       pos += static_cast<size_t>(h->total_size());
     }
@@ -68,6 +70,19 @@ Result<std::shared_ptr<Partition>> Partition::Open(const std::string& data_dir,
   {
     std::lock_guard<std::mutex> lock(partition->mu_);
     HR_RETURN_IF_ERROR(partition->LoadEpochCacheLocked());
+    {
+      std::lock_guard<std::mutex> index_lock(partition->txn_index_mu_);
+      HR_RETURN_IF_ERROR(partition->txn_index_.Load());
+      partition->txn_index_.DropSegmentsBefore(partition->log_->segment_base_offsets().front());
+      // Entries written ahead of markers that recovery cut off.
+      partition->txn_index_.TruncateFrom(partition->log_->end_offset());
+      partition->aborted_count_.store(partition->txn_index_.size());
+    }
+    // Eagerly: the ongoing transactions bound the LSO from the start.
+    partition->snapshots_ = true;
+    HR_RETURN_IF_ERROR(partition->EnsureProducerStateLocked());
+    partition->active_segment_base_ = partition->log_->active_segment_base();
+    partition->PublishLastStableLocked();
   }
   partition->MaybeScheduleFlush();
   return partition;
@@ -80,12 +95,14 @@ Partition::Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
       log_(std::move(log)),
       services_(services),
       leader_id_(services.local_broker_id),
-      epoch_cache_("") {
+      epoch_cache_(""),
+      txn_index_(log_->dir(), services.file_env) {
   replicas_.push_back({services.local_broker_id, log_->end_offset(), log_->flushed_offset()});
   isr_.push_back(services.local_broker_id);
   Offset hw = services.commit_requires_fsync ? std::min(log_->flushed_offset(), log_->end_offset())
                                              : log_->end_offset();
   high_watermark_.store(hw.value());
+  last_stable_offset_.store(hw.value());
   retention_delete_.store(settings.cleanup_delete);
   min_insync_replicas_.store(settings.min_insync_replicas);
   (void)epoch_cache_.Assign(LeaderEpoch(0), log_->end_offset());  // in memory only
@@ -111,7 +128,9 @@ WatermarkSet Partition::RecomputeLocked(Offset log_end_before, Offset flushed_be
   if (flushed > flushed_before) changed |= WatermarkBit(Watermark::kFlushed);
   replicas_.front().log_end = leo;
   replicas_.front().flushed = flushed;
-  if (!is_leader()) return changed;  // a follower's HW comes from its leader
+  // A follower's HW comes from its leader; its LSO may still move (a
+  // marker it appended ends a transaction).
+  if (!is_leader()) return changed | PublishLastStableLocked();
   Offset hw = leo;
   for (const ReplicaState& r : replicas_) {
     if (!Contains(isr_, r.broker_id)) continue;
@@ -120,9 +139,24 @@ WatermarkSet Partition::RecomputeLocked(Offset log_end_before, Offset flushed_be
   }
   if (hw.value() > high_watermark_.load(std::memory_order_relaxed)) {
     high_watermark_.store(hw.value(), std::memory_order_release);
-    changed |= WatermarkBit(Watermark::kHighWatermark) | WatermarkBit(Watermark::kLastStable);
+    changed |= WatermarkBit(Watermark::kHighWatermark);
   }
-  return changed;
+  return changed | PublishLastStableLocked();
+}
+
+WatermarkSet Partition::PublishLastStableLocked() {
+  const Offset hw = high_watermark();
+  Offset lso = hw;
+  if (std::optional<Offset> first = producer_state_.first_unstable_offset()) {
+    lso = std::min(lso, *first);
+  }
+  // Transactions whose marker is committed are stable.
+  std::erase_if(unreplicated_txns_, [&](const auto& t) { return t.second < hw; });
+  if (!unreplicated_txns_.empty()) lso = std::min(lso, unreplicated_txns_.begin()->first);
+  const int64_t before = last_stable_offset_.load(std::memory_order_relaxed);
+  if (lso.value() == before) return 0;
+  last_stable_offset_.store(lso.value(), std::memory_order_release);
+  return lso.value() > before ? WatermarkBit(Watermark::kLastStable) : WatermarkSet(0);
 }
 
 void Partition::AfterChange(WatermarkSet changed, bool state_changed) {
@@ -180,6 +214,12 @@ Result<AppendInfo> Partition::AppendAsLeader(std::span<uint8_t> batches, int16_t
   }
   StampLeaderEpoch(batches, leader_epoch());
   std::vector<BatchHeader> producer_batches = ProducerBatchHeaders(batches);
+  for (const BatchHeader& h : producer_batches) {
+    if (h.is_control()) {
+      return KafkaStatus(KafkaError::kInvalidRecord,
+                         "clients may not write control batches to " + tp_.ToString());
+    }
+  }
   if (!producer_batches.empty()) {
     Result<std::optional<AppendInfo>> dup = CheckProducerStateLocked(producer_batches);
     if (!dup.ok()) return dup.status();
@@ -194,10 +234,12 @@ Result<AppendInfo> Partition::AppendAsLeader(std::span<uint8_t> batches, int16_t
   }
   if (!producer_batches.empty()) {
     // The log assigned the base offsets in place; record them.
-    for (const BatchHeader& h : ProducerBatchHeaders(batches)) producer_state_.Update(h);
+    ApplyProducerBatchesLocked(batches);
   }
+  const bool snapshot = MaybeSnapshotAfterRollLocked();
   WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
   lock.unlock();
+  if (snapshot) ScheduleFlush();
   ScheduleFlushAfter(*info);
   AfterChange(changed, false);
   return info;
@@ -205,10 +247,7 @@ Result<AppendInfo> Partition::AppendAsLeader(std::span<uint8_t> batches, int16_t
 
 Result<std::optional<AppendInfo>> Partition::CheckProducerStateLocked(
     std::span<const BatchHeader> headers) {
-  if (!producer_state_.loaded()) {
-    HR_RETURN_IF_ERROR(RebuildProducerState(*log_, &producer_state_));
-    producer_state_.set_loaded();
-  }
+  HR_RETURN_IF_ERROR(EnsureProducerStateLocked());
   HR_ASSIGN_OR_RETURN(ProducerStateTable::Verdict verdict, producer_state_.CheckAppend(headers));
   if (!verdict.duplicate) return std::optional<AppendInfo>();
   AppendInfo info;
@@ -224,12 +263,21 @@ Status Partition::FlushLog() {
   // The epoch file first, so that it is durable before the data it
   // describes; written outside mu_ (appends do not wait for its fsync).
   std::optional<std::string> epochs;
+  std::optional<std::pair<Offset, std::string>> snapshot;
   {
     std::lock_guard<std::mutex> lock(mu_);
     epochs = epoch_cache_.TakeDirtyFile();
+    snapshot = std::move(pending_snapshot_);
+    pending_snapshot_.reset();
   }
+  const uint64_t state_at_take = state_version();
   Status st = epochs ? epoch_cache_.WriteFile(*epochs) : Status::OK();
+  // The aborted-transaction index before the markers it describes: before
+  // the fsync, and again after it for markers appended meanwhile (which the
+  // fsync may have covered), before the new flushed offset is published.
+  if (st.ok()) st = WriteTxnIndex();
   if (st.ok()) st = log_->Flush();
+  if (st.ok()) st = WriteTxnIndex();
   if (!st.ok()) {
     if (st.code() == StatusCode::kClosed) return st;
     return GoOffline(st);
@@ -239,8 +287,15 @@ Status Partition::FlushLog() {
     std::lock_guard<std::mutex> lock(mu_);
     Offset before = replicas_.front().flushed;
     changed = RecomputeLocked(log_->end_offset(), before);
+    // A snapshot names what is below its offset: only once that is flushed
+    // (a truncation since then dropped it or made it wrong).
+    if (snapshot && (snapshot->first > log_->flushed_offset() ||
+                     state_version() != state_at_take)) {
+      snapshot.reset();
+    }
   }
   AfterChange(changed, false);
+  WritePendingSnapshot(std::move(snapshot));
   return Status::OK();
 }
 
@@ -262,7 +317,9 @@ Result<PartitionRead> Partition::ReadUpTo(Offset offset, int64_t max_bytes, bool
   PartitionRead r;
   // The HW first: it never passes the LEO read after it.
   r.high_watermark = high_watermark();
-  r.last_stable_offset = last_stable_offset();
+  // Published after the HW: bounded by the HW read, so the answer never
+  // shows an LSO above its HW.
+  r.last_stable_offset = std::min(last_stable_offset(), r.high_watermark);
   r.log_start_offset = log_->start_offset();
   r.log_end_offset = log_->end_offset();
   r.data.first_batch_base = Offset(-1);
@@ -277,6 +334,13 @@ Result<PartitionRead> Partition::ReadUpTo(Offset offset, int64_t max_bytes, bool
                                                          : r.high_watermark;
   if (offset >= bound) return r;
   HR_ASSIGN_OR_RETURN(r.data, log_->Read(offset, max_bytes, bound, min_one_batch));
+  if (limit == Watermark::kLastStable && !r.data.slices.empty() &&
+      aborted_count_.load(std::memory_order_acquire) > 0) {
+    // Bounded by the LSO rather than the end of the last batch returned:
+    // a superset of Kafka's list, which clients filter by offset anyway.
+    std::lock_guard<std::mutex> lock(txn_index_mu_);
+    r.aborted_transactions = txn_index_.Collect(offset, bound);
+  }
   return r;
 }
 
@@ -331,10 +395,24 @@ Result<Offset> Partition::DeleteRecordsBefore(Offset offset) {
   }
   if (offset > log_->start_offset()) HR_RETURN_IF_ERROR(log_->DeleteRecordsBefore(offset));
   HR_RETURN_IF_ERROR(epoch_cache_.TruncateFromStart(log_->start_offset()));
+  {
+    std::lock_guard<std::mutex> index_lock(txn_index_mu_);
+    txn_index_.DropSegmentsBefore(log_->segment_base_offsets().front());
+    aborted_count_.store(txn_index_.size());
+  }
   return log_->start_offset();
 }
 
-Status Partition::MaybeRoll(TimestampMs now) { return log_->MaybeRoll(now); }
+Status Partition::MaybeRoll(TimestampMs now) {
+  HR_RETURN_IF_ERROR(log_->MaybeRoll(now));
+  bool snapshot;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot = MaybeSnapshotAfterRollLocked();
+  }
+  if (snapshot) ScheduleFlush();
+  return Status::OK();
+}
 
 Result<RetentionReport> Partition::ApplyRetention(TimestampMs now) {
   if (!retention_delete_.load()) {
@@ -346,6 +424,9 @@ Result<RetentionReport> Partition::ApplyRetention(TimestampMs now) {
   if (report.segments_deleted > 0) {
     std::lock_guard<std::mutex> lock(mu_);
     HR_RETURN_IF_ERROR(epoch_cache_.TruncateFromStart(log_->start_offset()));
+    std::lock_guard<std::mutex> index_lock(txn_index_mu_);
+    txn_index_.DropSegmentsBefore(log_->segment_base_offsets().front());
+    aborted_count_.store(txn_index_.size());
   }
   return report;
 }
@@ -357,7 +438,20 @@ void Partition::SetSettings(const TopicSettings& settings) {
 }
 
 Status Partition::Close() {
+  Status index = offline() ? Status::OK() : WriteTxnIndex();
   Status closed = log_->Close();
+  if (closed.ok() && !index.ok()) closed = index;
+  if (closed.ok() && !offline()) {
+    // A clean close snapshots the producer state at the (flushed) LEO.
+    std::optional<std::pair<Offset, std::string>> snapshot;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (snapshots_ && producer_state_.loaded()) {
+        snapshot.emplace(log_->end_offset(), EncodeProducerSnapshot(producer_state_));
+      }
+    }
+    WritePendingSnapshot(std::move(snapshot));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed.ok() && !offline()) closed = epoch_cache_.Flush();

@@ -13,8 +13,11 @@
 //                        (headrace.acks.all.fsync), of each member's flushed
 //                        offset. As follower: what the leader reports,
 //                        bounded by the local LEO.
-//   last stable offset   bound for read_committed; == HW until
-//                        transactions exist (then: first open txn offset).
+//   last stable offset   bound for read_committed (LSO): the minimum of the
+//                        HW and the first offset of the earliest
+//                        transaction that is ongoing (producer_state.h) or
+//                        whose marker is not yet committed, on leaders and
+//                        followers alike.
 //   role, leader epoch   leader or follower, and the epoch it serves in;
 //                        the leader-epoch cache (leader_epoch_cache.h)
 //                        records where each epoch started writing.
@@ -30,11 +33,15 @@
 // Threading: all methods are thread-safe. Writers (appends, truncation,
 // role and replica changes, flush completion) are serialised by mu_, which
 // also guards the producer state and the epoch cache; the offsets readers
-// need are published in atomics, so reads never take mu_.
+// need are published in atomics, so reads never take mu_. The aborted-
+// transaction index has its own small mutex (txn_index_mu_, after mu_),
+// which a read_committed read takes only when aborts are indexed.
+// Lock order: txn_index_write_mu_ -> mu_ -> txn_index_mu_.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,6 +53,7 @@
 #include "broker/partition_dir.h"
 #include "broker/producer_state.h"
 #include "broker/topic_config.h"
+#include "broker/txn_index.h"
 #include "common/uuid.h"
 #include "headrace/log.h"
 #include "headrace/status.h"
@@ -140,6 +148,20 @@ struct PartitionRead {
   Offset last_stable_offset;
   Offset log_start_offset;
   Offset log_end_offset;  // the LEO the read was bounded by (ReadForFollower)
+  // read_committed: the aborted transactions overlapping the range read
+  // (last offset >= the fetch offset, first offset < the LSO), by first
+  // offset. Empty otherwise.
+  std::vector<AbortedTxn> aborted_transactions;
+};
+
+// A producer with state in a partition (DescribeProducers).
+struct ProducerDescription {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t last_sequence = -1;
+  int64_t last_timestamp = -1;
+  int32_t coordinator_epoch = -1;
+  int64_t current_txn_start_offset = -1;
 };
 
 class Partition : public std::enable_shared_from_this<Partition> {
@@ -173,6 +195,17 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // (Corruption, TooLarge, InvalidArgument, Closed, IOError), KafkaStorage
   // (offline) or the producer state's; on error nothing is appended.
   Result<AppendInfo> AppendAsLeader(std::span<uint8_t> batches, int16_t required_acks = 1);
+  // Appends an end-transaction marker for `producer_id` (one control batch:
+  // transactional | control, base sequence -1, stamped with the leader
+  // epoch), ends its transaction and, for an ABORT, indexes the aborted
+  // transaction. A producer without an open transaction still gets its
+  // marker (harmless, as in Kafka). The caller waits for the HW to pass
+  // info.last_offset for the marker to be committed.
+  // Errors: NOT_LEADER_OR_FOLLOWER (a follower), INVALID_PRODUCER_EPOCH /
+  // TRANSACTION_COORDINATOR_FENCED (ProducerStateTable::CheckMarker),
+  // KafkaStorage (offline), the Log's.
+  Result<AppendInfo> AppendTxnMarker(int64_t producer_id, int16_t producer_epoch,
+                                     int32_t coordinator_epoch, bool commit);
   // A follower's fetch reached `log_end` and it has fsynced below
   // `flushed`: updates the replica's state and the HW, and when the follower
   // was caught up at `now_ms` (SteadyNowMs() clock; -1 = now) records it for
@@ -277,6 +310,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
 
   // Maintenance.
   Status MaybeRoll(TimestampMs now);
+  // producer.id.expiration.ms: forgets the producers without an open
+  // transaction whose last write is older than `expiration_ms` before
+  // `now_ms` (wall clock). Returns how many.
+  size_t RemoveExpiredProducers(int64_t now_ms, int64_t expiration_ms);
   // Deletes old segments when the topic's cleanup.policy includes delete.
   Result<RetentionReport> ApplyRetention(TimestampMs now);
   // New topic configuration (AlterConfigs); applies from the next operation.
@@ -304,7 +341,15 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Offset log_start_offset() const { return log_->start_offset(); }
   Offset log_end_offset() const { return log_->end_offset(); }
   Offset high_watermark() const { return Offset(high_watermark_.load(std::memory_order_acquire)); }
-  Offset last_stable_offset() const { return high_watermark(); }
+  Offset last_stable_offset() const {
+    return Offset(last_stable_offset_.load(std::memory_order_acquire));
+  }
+  // The ongoing transactions, by first offset (tests, DescribeProducers).
+  std::vector<OngoingTxn> ongoing_transactions() const;
+  // Every aborted transaction indexed (tests).
+  std::vector<AbortedTxn> aborted_transactions() const;
+  // DescribeProducers (API 61): the producers with state in this partition.
+  std::vector<ProducerDescription> DescribeProducers() const;
   Offset flushed_offset() const { return log_->flushed_offset(); }
   Offset watermark(Watermark which) const;
   int32_t min_insync_replicas() const { return min_insync_replicas_.load(); }
@@ -334,8 +379,35 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // `headers`; returns the original offsets for a duplicate.
   Result<std::optional<AppendInfo>> CheckProducerStateLocked(std::span<const BatchHeader> headers);
   // REQUIRES: mu_ held. Recomputes the HW (leader: from the ISR; follower:
-  // from the leader's) and returns the watermarks that moved since `before`.
+  // from the leader's) and the LSO, and returns the watermarks that moved
+  // since `before`.
   WatermarkSet RecomputeLocked(Offset log_end_before, Offset flushed_before);
+  // REQUIRES: mu_ held. Publishes LSO = min(HW, first offset of the
+  // earliest transaction that is ongoing or whose marker is not yet below
+  // the HW, as Kafka's first unstable offset); returns kLastStable's bit
+  // when it moved forward (it moves back only on truncation, which tells
+  // the listener as a state change).
+  WatermarkSet PublishLastStableLocked();
+  // REQUIRES: mu_ held. Loads the producer state (and ongoing transactions)
+  // once: from the log (producer_state.h). Later appends keep it current.
+  Status EnsureProducerStateLocked();
+  // REQUIRES: mu_ held. Applies the producer batches of `bytes` (appended
+  // with their final offsets) to the producer state; ABORT markers are
+  // indexed.
+  void ApplyProducerBatchesLocked(std::span<const uint8_t> bytes);
+  // REQUIRES: mu_ held. Records a marker's completed transaction: ABORTs go
+  // to the aborted-transaction index of the segment holding the marker.
+  void IndexCompletedTxnLocked(const CompletedTxn& txn);
+  // Writes the dirty .txnindex files (FlushLog, Close); no lock held.
+  Status WriteTxnIndex();
+  // REQUIRES: mu_ held. After an append or a roll: when the active segment
+  // changed, takes a producer snapshot at the LEO for the flusher to write
+  // (producer_snapshot.h) and returns true (the caller schedules a flush).
+  bool MaybeSnapshotAfterRollLocked();
+  // Writes `pending` once the log below its offset is flushed (FlushLog);
+  // a failure is logged (snapshots only shorten the replay at open).
+  void WritePendingSnapshot(std::optional<std::pair<Offset, std::string>> pending);
+  FileEnv& file_env() const;
   // REQUIRES: mu_ held. The epoch cache from the file, or rebuilt from the
   // log's batches when the file is missing.
   Status LoadEpochCacheLocked();
@@ -365,6 +437,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::atomic<bool> offline_{false};
   std::atomic<uint64_t> state_version_{0};
   std::atomic<int64_t> high_watermark_{0};  // written under mu_
+  std::atomic<int64_t> last_stable_offset_{0};  // written under mu_
   std::atomic<int32_t> min_insync_replicas_{1};
   std::atomic<int> isr_size_{1};
   std::atomic<bool> retention_delete_{true};  // cleanup.policy contains delete
@@ -383,6 +456,22 @@ class Partition : public std::enable_shared_from_this<Partition> {
   int64_t last_proposed_at_ms_ = 0;
   LeaderEpochCache epoch_cache_;
   ProducerStateTable producer_state_;
+  // Transactions ended by a marker at or past the HW: first offset ->
+  // marker offset. They bound the LSO until the HW passes their marker.
+  std::map<Offset, Offset> unreplicated_txns_;
+
+  // Guards txn_index_ (taken after mu_; a read_committed read takes it
+  // alone, and only when aborted_count_ > 0).
+  mutable std::mutex txn_index_mu_;
+  AbortedTxnIndex txn_index_;
+  std::atomic<size_t> aborted_count_{0};
+  // Serialises the .txnindex file writes (taken before mu_).
+  std::mutex txn_index_write_mu_;
+
+  // Producer snapshots (guarded by mu_): kept only by partitions Open made.
+  bool snapshots_ = false;
+  Offset active_segment_base_{-1};  // the active segment at the last check
+  std::optional<std::pair<Offset, std::string>> pending_snapshot_;  // offset, bytes
 };
 
 }  // namespace headrace::broker

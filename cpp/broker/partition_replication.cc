@@ -8,6 +8,7 @@
 
 #include "broker/kafka_error.h"
 #include "broker/partition.h"
+#include "broker/producer_snapshot.h"
 #include "common/file_slice.h"
 #include "headrace/record_batch.h"
 
@@ -174,6 +175,8 @@ Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches,
                            std::to_string(fetched_in_epoch.value()) + ", now " +
                            std::to_string(leader_epoch().value()));
   }
+  // Before the append: the state must cover the log up to these batches.
+  HR_RETURN_IF_ERROR(EnsureProducerStateLocked());
   const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
   Result<AppendInfo> info = log_->AppendWithOffsets(batches);
   if (!info.ok()) {
@@ -182,13 +185,13 @@ Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches,
     return GoOffline(info.status());
   }
   HR_RETURN_IF_ERROR(AssignEpochsLocked(batches));
-  if (producer_state_.loaded()) {
-    for (const BatchHeader& h : AllBatchHeaders(batches)) {
-      if (IsIdempotentBatch(h)) producer_state_.Update(h);
-    }
-  }
+  // Followers keep the leader's ongoing transactions and aborted index, so
+  // that a follower made leader has them.
+  ApplyProducerBatchesLocked(batches);
+  const bool snapshot = MaybeSnapshotAfterRollLocked();
   WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
   lock.unlock();
+  if (snapshot) ScheduleFlush();
   ScheduleFlushAfter(*info);
   AfterChange(changed, false);
   return info;
@@ -202,7 +205,7 @@ void Partition::SetHighWatermarkFromLeader(Offset leader_hw) {
     Offset hw = std::min(leader_hw, log_->end_offset());
     if (hw.value() > high_watermark_.load(std::memory_order_relaxed)) {
       high_watermark_.store(hw.value(), std::memory_order_release);
-      changed = WatermarkBit(Watermark::kHighWatermark) | WatermarkBit(Watermark::kLastStable);
+      changed = WatermarkBit(Watermark::kHighWatermark) | PublishLastStableLocked();
     }
   }
   AfterChange(changed, false);
@@ -217,8 +220,21 @@ Status Partition::TruncateTo(Offset offset) {
     if (!st.ok()) return st;
     const Offset leo = log_->end_offset();
     HR_RETURN_IF_ERROR(epoch_cache_.TruncateFromEnd(leo));
-    producer_state_ = ProducerStateTable();  // rebuilt from the log on next use
+    {
+      std::lock_guard<std::mutex> index_lock(txn_index_mu_);
+      txn_index_.TruncateFrom(leo);
+      aborted_count_.store(txn_index_.size());
+    }
     if (high_watermark_.load() > leo.value()) high_watermark_.store(leo.value());
+    // Rebuilt now (from a snapshot at or below the new end): the ongoing
+    // transactions bound the LSO.
+    if (snapshots_) HR_RETURN_IF_ERROR(DeleteProducerSnapshotsAbove(file_env(), log_->dir(), leo));
+    pending_snapshot_.reset();
+    active_segment_base_ = log_->active_segment_base();
+    producer_state_ = ProducerStateTable();
+    unreplicated_txns_.clear();
+    HR_RETURN_IF_ERROR(EnsureProducerStateLocked());
+    PublishLastStableLocked();
     for (ReplicaState& r : replicas_) {
       r.log_end = std::min(r.log_end, leo);
       r.flushed = std::min(r.flushed, leo);
@@ -266,8 +282,21 @@ Status Partition::TruncateFullyAndStartAt(Offset offset) {
     Status st = log_->TruncateFullyAndStartAt(offset);
     if (!st.ok()) return st;
     epoch_cache_.Reset({});
-    producer_state_ = ProducerStateTable();  // rebuilt from the (empty) log on next use
+    producer_state_ = ProducerStateTable();
+    producer_state_.set_loaded();  // the log is empty
+    unreplicated_txns_.clear();
+    if (snapshots_) {
+      HR_RETURN_IF_ERROR(DeleteProducerSnapshotsAbove(file_env(), log_->dir(), Offset(-1)));
+    }
+    pending_snapshot_.reset();
+    active_segment_base_ = log_->active_segment_base();
+    {
+      std::lock_guard<std::mutex> index_lock(txn_index_mu_);
+      txn_index_.Clear();
+      aborted_count_.store(0);
+    }
     high_watermark_.store(offset.value(), std::memory_order_release);
+    last_stable_offset_.store(offset.value(), std::memory_order_release);
     for (ReplicaState& r : replicas_) {
       r.log_end = offset;
       r.flushed = offset;

@@ -31,14 +31,25 @@ std::string Describe(const BatchHeader& h) {
          std::to_string(h.producer_epoch) + " sequence " + std::to_string(h.base_sequence);
 }
 
-// Applies `h` to `entry` (the Update rule for one entry).
-void Apply(ProducerEntry& entry, const BatchHeader& h) {
-  if (entry.count > 0 && h.producer_epoch < entry.epoch) return;
-  if (entry.count == 0 || h.producer_epoch > entry.epoch) {
-    entry = ProducerEntry{};
-    entry.epoch = h.producer_epoch;
-  }
+// Moves `entry` to `epoch` when it is newer: the tracked batches belong to
+// the old epoch and are dropped; the transaction and coordinator epoch stay
+// (only a marker ends a transaction).
+void MaybeBumpEpoch(ProducerEntry& entry, int16_t epoch) {
+  if (entry.epoch >= 0 && epoch <= entry.epoch) return;
+  entry.batches = {};
+  entry.count = 0;
+  entry.next = 0;
+  entry.epoch = epoch;
+}
+
+// Applies `h` to `entry` (the Update rule for one entry, sequences only).
+// Returns false when the batch was ignored (an older epoch).
+bool Apply(ProducerEntry& entry, const BatchHeader& h) {
+  if (entry.epoch >= 0 && h.producer_epoch < entry.epoch) return false;
+  MaybeBumpEpoch(entry, h.producer_epoch);
   entry.Push(BatchOf(h));
+  entry.last_timestamp = h.max_timestamp;
+  return true;
 }
 
 }  // namespace
@@ -46,11 +57,12 @@ void Apply(ProducerEntry& entry, const BatchHeader& h) {
 Status ProducerStateTable::CheckOne(const ProducerEntry* entry, const BatchHeader& h,
                                     bool* duplicate, ProducerBatch* original) {
   *duplicate = false;
-  if (entry == nullptr || entry->count == 0) return Status::OK();  // unknown: accept
+  if (entry == nullptr || entry->epoch < 0) return Status::OK();  // unknown: accept
   if (h.producer_epoch < entry->epoch) {
     return KafkaStatus(KafkaError::kInvalidProducerEpoch,
                        Describe(h) + ": the producer's epoch is " + std::to_string(entry->epoch));
   }
+  if (entry->count == 0) return Status::OK();  // no batch tracked: any sequence
   if (h.producer_epoch > entry->epoch) {
     if (h.base_sequence == 0) return Status::OK();
     return KafkaStatus(KafkaError::kOutOfOrderSequenceNumber,
@@ -107,9 +119,84 @@ Result<ProducerStateTable::Verdict> ProducerStateTable::CheckAppend(
   return verdict;
 }
 
+Status ProducerStateTable::CheckMarker(int64_t producer_id, int16_t producer_epoch,
+                                       int32_t coordinator_epoch) const {
+  const ProducerEntry* entry = Find(producer_id);
+  if (entry == nullptr) return Status::OK();
+  if (entry->epoch >= 0 && producer_epoch < entry->epoch) {
+    return KafkaStatus(KafkaError::kInvalidProducerEpoch,
+                       "marker for producer " + std::to_string(producer_id) + " epoch " +
+                           std::to_string(producer_epoch) + ": the producer's epoch is " +
+                           std::to_string(entry->epoch));
+  }
+  if (coordinator_epoch < entry->coordinator_epoch) {
+    return KafkaStatus(KafkaError::kTransactionCoordinatorFenced,
+                       "marker for producer " + std::to_string(producer_id) +
+                           " from coordinator epoch " + std::to_string(coordinator_epoch) +
+                           ", last seen " + std::to_string(entry->coordinator_epoch));
+  }
+  return Status::OK();
+}
+
 void ProducerStateTable::Update(const BatchHeader& h) {
   if (!IsIdempotentBatch(h)) return;
-  Apply(producers_[h.producer_id], h);
+  ProducerEntry& entry = producers_[h.producer_id];
+  if (!Apply(entry, h)) return;
+  if (h.is_transactional() && entry.current_txn_first_offset.value() < 0) {
+    entry.current_txn_first_offset = h.base_offset;
+    ongoing_[h.base_offset] = h.producer_id;
+  }
+}
+
+CompletedTxn ProducerStateTable::UpdateMarker(const BatchHeader& h, const EndTxnMarker& marker) {
+  ProducerEntry& entry = producers_[h.producer_id];
+  MaybeBumpEpoch(entry, h.producer_epoch);
+  entry.coordinator_epoch = marker.coordinator_epoch;
+  entry.last_timestamp = h.max_timestamp;
+  CompletedTxn done{h.producer_id, entry.current_txn_first_offset, h.last_offset(), marker.commit};
+  if (entry.current_txn_first_offset.value() >= 0) {
+    ongoing_.erase(entry.current_txn_first_offset);
+    entry.current_txn_first_offset = Offset(-1);
+  }
+  return done;
+}
+
+std::vector<OngoingTxn> ProducerStateTable::ongoing() const {
+  std::vector<OngoingTxn> out;
+  out.reserve(ongoing_.size());
+  for (const auto& [first, pid] : ongoing_) out.push_back({pid, first});
+  return out;
+}
+
+std::optional<Offset> ProducerStateTable::first_unstable_offset() const {
+  if (ongoing_.empty()) return std::nullopt;
+  return ongoing_.begin()->first;
+}
+
+size_t ProducerStateTable::RemoveExpired(int64_t now_ms, int64_t expiration_ms) {
+  size_t removed = 0;
+  for (auto it = producers_.begin(); it != producers_.end();) {
+    const ProducerEntry& e = it->second;
+    if (e.current_txn_first_offset.value() < 0 &&
+        e.last_timestamp.value() < now_ms - expiration_ms) {
+      it = producers_.erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
+void ProducerStateTable::Restore(int64_t producer_id, const ProducerEntry& entry) {
+  auto it = producers_.find(producer_id);
+  if (it != producers_.end() && it->second.current_txn_first_offset.value() >= 0) {
+    ongoing_.erase(it->second.current_txn_first_offset);
+  }
+  producers_[producer_id] = entry;
+  if (entry.current_txn_first_offset.value() >= 0) {
+    ongoing_[entry.current_txn_first_offset] = producer_id;
+  }
 }
 
 const ProducerEntry* ProducerStateTable::Find(int64_t producer_id) const {

@@ -207,5 +207,74 @@ TEST_F(PartitionProducerStateTest, RebuildWindowLimitsTheScan) {
   EXPECT_EQ(t.Find(12)->last().first_offset, Offset(2));
 }
 
+BatchHeader TxnHeader(int64_t pid, int16_t epoch, int32_t seq, int32_t records, int64_t base) {
+  BatchHeader h = Header(pid, epoch, seq, records, base);
+  h.attributes = 0x10;
+  h.max_timestamp = TimestampMs(5000);
+  return h;
+}
+
+BatchHeader MarkerHeader(int64_t pid, int16_t epoch, int64_t offset) {
+  BatchHeader h = Header(pid, epoch, -1, 1, offset);
+  h.attributes = 0x30;
+  h.max_timestamp = TimestampMs(6000);
+  return h;
+}
+
+TEST(ProducerStateTxnTest, TransactionalBatchOpensAndMarkerClosesTheTransaction) {
+  ProducerStateTable t;
+  EXPECT_FALSE(t.first_unstable_offset().has_value());
+  t.Update(TxnHeader(7, 0, 0, 3, 10));
+  t.Update(TxnHeader(8, 0, 0, 1, 13));
+  t.Update(TxnHeader(7, 0, 3, 2, 14));  // same transaction
+  EXPECT_EQ(t.first_unstable_offset(), Offset(10));
+  EXPECT_EQ(t.Find(7)->current_txn_first_offset, Offset(10));
+  CompletedTxn done = t.UpdateMarker(MarkerHeader(7, 0, 16), {false, 3});
+  EXPECT_EQ(done.producer_id, 7);
+  EXPECT_EQ(done.first_offset, Offset(10));
+  EXPECT_EQ(done.last_offset, Offset(16));
+  EXPECT_FALSE(done.commit);
+  EXPECT_EQ(t.Find(7)->coordinator_epoch, 3);
+  EXPECT_EQ(t.Find(7)->current_txn_first_offset, Offset(-1));
+  EXPECT_EQ(t.first_unstable_offset(), Offset(13));
+  ASSERT_EQ(t.ongoing().size(), 1u);
+  EXPECT_EQ(t.ongoing()[0].producer_id, 8);
+  // A marker without an open transaction completes nothing.
+  EXPECT_EQ(t.UpdateMarker(MarkerHeader(7, 0, 17), {true, 3}).first_offset, Offset(-1));
+  // The sequence continues after the marker.
+  EXPECT_EQ(CheckError(t, TxnHeader(7, 0, 5, 1, 0)), KafkaError::kNone);
+  EXPECT_EQ(CheckError(t, TxnHeader(7, 0, 7, 1, 0)), KafkaError::kOutOfOrderSequenceNumber);
+}
+
+TEST(ProducerStateTxnTest, MarkersAreFencedByProducerAndCoordinatorEpochs) {
+  ProducerStateTable t;
+  EXPECT_TRUE(t.CheckMarker(7, 0, 0).ok());  // unknown producer: accepted
+  t.Update(TxnHeader(7, 2, 0, 1, 0));
+  EXPECT_EQ(ToKafkaError(t.CheckMarker(7, 1, 0)), KafkaError::kInvalidProducerEpoch);
+  EXPECT_TRUE(t.CheckMarker(7, 2, 0).ok());
+  EXPECT_TRUE(t.CheckMarker(7, 3, 0).ok());  // a bumped epoch's abort
+  t.UpdateMarker(MarkerHeader(7, 3, 1), {false, 4});
+  EXPECT_EQ(t.Find(7)->epoch, 3);
+  EXPECT_EQ(ToKafkaError(t.CheckMarker(7, 3, 3)), KafkaError::kTransactionCoordinatorFenced);
+  // Transactional data of the old epoch is fenced; the new epoch starts at 0.
+  EXPECT_EQ(CheckError(t, TxnHeader(7, 2, 1, 1, 0)), KafkaError::kInvalidProducerEpoch);
+  EXPECT_EQ(CheckError(t, TxnHeader(7, 3, 0, 1, 0)), KafkaError::kNone);
+}
+
+TEST(ProducerStateTxnTest, ExpiryRemovesIdleProducersWithoutOpenTransactions) {
+  ProducerStateTable t;
+  t.Update(TxnHeader(1, 0, 0, 1, 0));   // open, timestamp 5000
+  BatchHeader idle = Header(2, 0, 0, 1, 1);
+  idle.max_timestamp = TimestampMs(5000);
+  t.Update(idle);
+  BatchHeader fresh = Header(3, 0, 0, 1, 2);
+  fresh.max_timestamp = TimestampMs(9000);
+  t.Update(fresh);
+  EXPECT_EQ(t.RemoveExpired(/*now=*/10000, /*expiration=*/2000), 1u);
+  EXPECT_NE(t.Find(1), nullptr);  // open transaction: kept
+  EXPECT_EQ(t.Find(2), nullptr);
+  EXPECT_NE(t.Find(3), nullptr);
+}
+
 }  // namespace
 }  // namespace headrace::broker

@@ -47,6 +47,24 @@ std::string CheckpointTempPath(const std::string& dir) {
   return dir + "/" + std::string(kCheckpointTempName);
 }
 
+std::string OffsetFileName(Offset offset, std::string_view extension) {
+  char buf[kDigits + 1];
+  std::snprintf(buf, sizeof(buf), "%020lld", static_cast<long long>(offset.value()));
+  return std::string(buf) + std::string(extension);
+}
+
+std::optional<Offset> ParseOffsetFileName(std::string_view name, std::string_view extension) {
+  if (name.size() != kDigits + extension.size() || !name.ends_with(extension)) return std::nullopt;
+  int64_t value = 0;
+  for (int i = 0; i < kDigits; ++i) {
+    char c = name[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    if (value > (INT64_MAX - (c - '0')) / 10) return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return Offset(value);
+}
+
 std::optional<ParsedName> Parse(std::string_view name) {
   ParsedName p;
   if (name == kCheckpointName) {

@@ -4,6 +4,9 @@
 //   the same + ".deleted"     a segment file being deleted (rename, unlink)
 //   log.checkpoint            log start offset + flush point (checkpoint.h)
 //   log.checkpoint.tmp        a checkpoint being written (rename target)
+// and the files a partition keeps beside its segments (the Log ignores them):
+//   <20-digit segment base>.txnindex   aborted transactions of the segment
+//   <20-digit offset>.snapshot         producer state below that offset
 #pragma once
 
 #include <optional>
@@ -31,6 +34,14 @@ inline constexpr std::string_view kCheckpointName = "log.checkpoint";
 inline constexpr std::string_view kCheckpointTempName = "log.checkpoint.tmp";
 std::string CheckpointPath(const std::string& dir);
 std::string CheckpointTempPath(const std::string& dir);
+
+// The partition's own files (broker/txn_index.h, broker/producer_snapshot.h).
+inline constexpr std::string_view kTxnIndexExtension = ".txnindex";
+inline constexpr std::string_view kSnapshotExtension = ".snapshot";
+// "<20-digit offset><extension>". REQUIRES: offset >= 0.
+std::string OffsetFileName(Offset offset, std::string_view extension);
+// The offset of a name "<20 digits><extension>"; nullopt for other names.
+std::optional<Offset> ParseOffsetFileName(std::string_view name, std::string_view extension);
 
 // What a directory entry is.
 struct ParsedName {

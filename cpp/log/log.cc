@@ -327,4 +327,17 @@ int LogImpl::segment_count() const {
   return static_cast<int>(segments_.size());
 }
 
+std::vector<Offset> LogImpl::segment_base_offsets() const {
+  std::shared_lock<std::shared_mutex> r(segments_mu_);
+  std::vector<Offset> bases;
+  bases.reserve(segments_.size());
+  for (const auto& s : segments_) bases.push_back(s->base_offset());
+  return bases;
+}
+
+Offset LogImpl::active_segment_base() const {
+  std::shared_lock<std::shared_mutex> r(segments_mu_);
+  return segments_.back()->base_offset();
+}
+
 }  // namespace headrace

@@ -80,6 +80,8 @@ class LogImpl final : public Log {
   Offset flushed_offset() const override { return Offset(flushed_offset_.load(std::memory_order_acquire)); }
   int64_t size_bytes() const override;
   int segment_count() const override;
+  std::vector<Offset> segment_base_offsets() const override;
+  Offset active_segment_base() const override;
   const RecoveryReport& recovery_report() const override { return report_; }
   const std::string& dir() const override { return dir_; }
   bool failed() const override { return failed_.load(std::memory_order_acquire); }

@@ -355,7 +355,8 @@ void AppendRecord(std::string* out, const RecordInput& r, int64_t ts_delta, int3
 
 }  // namespace
 
-std::string BuildBatch(const std::vector<RecordInput>& records) {
+std::string BuildBatch(const std::vector<RecordInput>& records,
+                       const BatchProducerFields& producer) {
   int64_t now = NowMs();
   auto ts_of = [now](const RecordInput& r) {
     return r.timestamp == kNoTimestamp ? now : r.timestamp.value();
@@ -374,13 +375,14 @@ std::string BuildBatch(const std::vector<RecordInput>& records) {
   StoreBE32(p + kLengthPos, static_cast<uint32_t>(out.size() - kBatchLogOverhead));
   StoreBE32(p + kLeaderEpochPos, static_cast<uint32_t>(-1));
   p[kMagicPos] = kMagicV2;
-  StoreBE16(p + kAttributesPos, 0);
+  StoreBE16(p + kAttributesPos, static_cast<uint16_t>((producer.transactional ? 0x10 : 0) |
+                                                      (producer.control ? 0x20 : 0)));
   StoreBE32(p + kLastOffsetDeltaPos, static_cast<uint32_t>(count > 0 ? count - 1 : 0));
   StoreBE64(p + kBaseTimestampPos, static_cast<uint64_t>(base_ts));
   StoreBE64(p + kMaxTimestampPos, static_cast<uint64_t>(max_ts));
-  StoreBE64(p + kProducerIdPos, static_cast<uint64_t>(-1));
-  StoreBE16(p + kProducerEpochPos, static_cast<uint16_t>(-1));
-  StoreBE32(p + kBaseSequencePos, static_cast<uint32_t>(-1));
+  StoreBE64(p + kProducerIdPos, static_cast<uint64_t>(producer.producer_id));
+  StoreBE16(p + kProducerEpochPos, static_cast<uint16_t>(producer.producer_epoch));
+  StoreBE32(p + kBaseSequencePos, static_cast<uint32_t>(producer.base_sequence));
   StoreBE32(p + kRecordCountPos, static_cast<uint32_t>(count));
   StoreBE32(p + kCrcPos, ComputeCrc({p, out.size()}));
   return out;
@@ -440,6 +442,58 @@ Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes) {
     HR_RETURN_IF_ERROR(DecodeBatchRecords(b, h, &out));
   }
   return out;
+}
+
+namespace {
+constexpr int16_t kControlTypeAbort = 0;
+constexpr int16_t kControlTypeCommit = 1;
+}  // namespace
+
+std::string BuildEndTxnMarkerBatch(int64_t producer_id, int16_t producer_epoch,
+                                   const EndTxnMarker& marker, TimestampMs timestamp) {
+  std::string key(4, '\0'), value(6, '\0');
+  auto* k = reinterpret_cast<uint8_t*>(key.data());
+  auto* v = reinterpret_cast<uint8_t*>(value.data());
+  StoreBE16(k, 0);
+  StoreBE16(k + 2, static_cast<uint16_t>(marker.commit ? kControlTypeCommit : kControlTypeAbort));
+  StoreBE16(v, 0);
+  StoreBE32(v + 2, static_cast<uint32_t>(marker.coordinator_epoch));
+  BatchProducerFields fields;
+  fields.producer_id = producer_id;
+  fields.producer_epoch = producer_epoch;
+  fields.transactional = true;
+  fields.control = true;
+  return BuildBatch({{key, value, {}, timestamp}}, fields);
+}
+
+Result<EndTxnMarker> ParseEndTxnMarker(std::span<const uint8_t> batch) {
+  HR_ASSIGN_OR_RETURN(BatchHeader h, ParseBatchHeader(batch));
+  if (!h.is_control()) return Status::Corruption("not a control batch");
+  if (h.compression() != Compression::kNone) {
+    return Status::Corruption("a compressed control batch");
+  }
+  const uint8_t* p = batch.data() + kBatchHeaderSize;
+  const uint8_t* end = batch.data() + h.total_size();
+  std::optional<EndTxnMarker> found;
+  int16_t type = -1;
+  Status st = ForEachRecord(p, end, h.record_count, [&](const RecordView& r, int32_t i) -> Status {
+    if (i > 0) return Status::OK();
+    if (r.key_len < 4) return Status::Corruption("control record key shorter than 4 bytes");
+    type = static_cast<int16_t>(LoadBE16(r.key + 2));
+    if (type != kControlTypeAbort && type != kControlTypeCommit) return Status::OK();
+    if (r.value_len < 6) return Status::Corruption("end-transaction marker value too short");
+    EndTxnMarker m;
+    m.commit = type == kControlTypeCommit;
+    m.coordinator_epoch = static_cast<int32_t>(LoadBE32(r.value + 2));
+    found = m;
+    return Status::OK();
+  });
+  HR_RETURN_IF_ERROR(st);
+  if (!found) {
+    if (type >= 0) return Status::Unsupported("control record type " + std::to_string(type));
+    return Status::Corruption("a control batch without records");
+  }
+  return *found;
 }
 
 }  // namespace headrace

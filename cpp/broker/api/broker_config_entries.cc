@@ -44,6 +44,10 @@ const std::vector<BrokerKey>& ScalarKeys() {
       {"log.retention.check.interval.ms", ConfigType::kLong,
        "How often retention runs over all partitions.",
        [](const BrokerConfig& c) { return std::to_string(c.log_retention_check_interval_ms); }},
+      {"producer.id.expiration.ms", ConfigType::kInt,
+       "How long a producer's state is kept after its last write, unless it has an open "
+       "transaction.",
+       [](const BrokerConfig& c) { return std::to_string(c.producer_id_expiration_ms); }},
       {"connections.max.idle.ms", ConfigType::kLong,
        "Close connections idle (nothing in flight, no traffic) this long; -1 = never.",
        [](const BrokerConfig& c) { return std::to_string(c.connections_max_idle_ms); }},

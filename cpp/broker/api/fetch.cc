@@ -6,7 +6,10 @@
 //     batch larger than the limits still gets through, as Kafka does);
 //   - never at or past the high watermark (read_uncommitted) or the last
 //     stable offset (read_committed);
-//   - OFFSET_OUT_OF_RANGE below the log start or past the log end offset.
+//   - OFFSET_OUT_OF_RANGE below the log start or past the log end offset;
+//   - read_committed (isolation_level 1): aborted_transactions lists the
+//     aborted transactions overlapping what was read (producer id, first
+//     offset; Partition::Read), so the client drops their records.
 // Topics are named by id from v13 (UNKNOWN_TOPIC_ID when unknown).
 //
 // Long poll: when fewer than min_bytes were found, no partition failed and
@@ -218,6 +221,9 @@ void ReadPartition(const FetchJob& job, const Target& target,
   out->log_start_offset = read->log_start_offset.value();
   out->records = protocol::Records::FromSlices(std::move(read->data.slices));
   pass->bytes += read->data.bytes;
+  for (const AbortedTxn& t : read->aborted_transactions) {
+    out->aborted_transactions->push_back({t.producer_id, t.first_offset.value()});
+  }
   if (isolation == IsolationLevel::kReadCommitted) {
     pass->watches.push_back(
         {target.partition, Watermark::kLastStable, read->last_stable_offset + 1, state});

@@ -36,12 +36,15 @@ extern const ApiHandler kListGroupsHandler;
 extern const ApiHandler kDeleteGroupsHandler;
 extern const ApiHandler kOffsetDeleteHandler;
 extern const ApiHandler kOffsetForLeaderEpochHandler;
-// Transactions (broker/txn/).
+// Transactions: the coordinator (broker/txn/) and the data plane
+// (broker/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
 extern const ApiHandler kAddOffsetsToTxnHandler;
 extern const ApiHandler kEndTxnHandler;
 extern const ApiHandler kDescribeTransactionsHandler;
 extern const ApiHandler kListTransactionsHandler;
+extern const ApiHandler kWriteTxnMarkersHandler;
+extern const ApiHandler kDescribeProducersHandler;
 
 namespace {
 
@@ -69,6 +72,7 @@ constexpr std::array kHandlers = {
     &kAddPartitionsToTxnHandler,       // 24
     &kAddOffsetsToTxnHandler,          // 25
     &kEndTxnHandler,                   // 26
+    &kWriteTxnMarkersHandler,          // 27
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kDescribeLogDirsHandler,          // 35
@@ -78,6 +82,7 @@ constexpr std::array kHandlers = {
     &kIncrementalAlterConfigsHandler,  // 44
     &kOffsetDeleteHandler,             // 47
     &kDescribeClusterHandler,          // 60
+    &kDescribeProducersHandler,        // 61
     &kDescribeTransactionsHandler,     // 65
     &kListTransactionsHandler,         // 66
 };

@@ -177,6 +177,12 @@ class Log {
   virtual Offset flushed_offset() const = 0;  // everything below is fsynced
   virtual int64_t size_bytes() const = 0;     // sum of segment .log sizes
   virtual int segment_count() const = 0;
+  // The base offsets of the segments, oldest first (the last one is the
+  // active segment): files kept beside a segment (a partition's
+  // .txnindex) follow them.
+  virtual std::vector<Offset> segment_base_offsets() const = 0;
+  // The base offset of the active segment (the last of the above).
+  virtual Offset active_segment_base() const = 0;
   virtual const RecoveryReport& recovery_report() const = 0;
   virtual const std::string& dir() const = 0;
   // True once an I/O error took the log offline (see the head comment).

@@ -78,9 +78,37 @@ struct RecordInput {
   TimestampMs timestamp = kNoTimestamp;  // kNoTimestamp = "now" at build time
 };
 
-// Builds one uncompressed RecordBatch v2 with base offset 0, producer id -1,
-// CreateTime timestamps and a valid CRC.
-std::string BuildBatch(const std::vector<RecordInput>& records);
+// The producer fields and attribute bits of a batch to build.
+struct BatchProducerFields {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t base_sequence = -1;
+  bool transactional = false;  // attribute bit 4
+  bool control = false;        // attribute bit 5
+};
+
+// Builds one uncompressed RecordBatch v2 with base offset 0, CreateTime
+// timestamps and a valid CRC; producer id -1 unless `producer` says.
+std::string BuildBatch(const std::vector<RecordInput>& records,
+                       const BatchProducerFields& producer = {});
+
+// An end-of-transaction marker (KIP-98): the one record of a control batch
+// (transactional | control) whose key is int16 version 0 + int16 type
+// (0 = ABORT, 1 = COMMIT) and whose value is int16 version 0 + int32
+// coordinator epoch.
+struct EndTxnMarker {
+  bool commit = false;
+  int32_t coordinator_epoch = 0;
+};
+// Builds the control batch of `marker` for a producer: base sequence -1,
+// one record at `timestamp` (kNoTimestamp = now).
+std::string BuildEndTxnMarkerBatch(int64_t producer_id, int16_t producer_epoch,
+                                   const EndTxnMarker& marker, TimestampMs timestamp = kNoTimestamp);
+// The marker of the control batch at the start of `batch` (the whole batch;
+// its CRC is not checked). Errors: Corruption when it is not a control
+// batch, or its first record is not an end-transaction marker (control
+// types other than ABORT/COMMIT are Unsupported).
+Result<EndTxnMarker> ParseEndTxnMarker(std::span<const uint8_t> batch);
 
 // A decoded record.
 struct Record {
