@@ -34,6 +34,11 @@ Member* Group::FindMember(const std::string& member_id) {
   return it == members.end() ? nullptr : &it->second;
 }
 
+bool Group::HasPendingTxnOffset(const TopicPartitionKey& tp) const {
+  return std::any_of(pending_txn_offsets.begin(), pending_txn_offsets.end(),
+                     [&](const auto& p) { return p.second.offsets.count(tp) > 0; });
+}
+
 std::optional<std::string> Group::SelectProtocol() const {
   if (members.empty()) return std::nullopt;
   std::map<std::string, int> votes;  // candidates: supported by every member
