@@ -36,6 +36,7 @@ extern const ApiHandler kListGroupsHandler;
 extern const ApiHandler kDeleteGroupsHandler;
 extern const ApiHandler kOffsetDeleteHandler;
 extern const ApiHandler kOffsetForLeaderEpochHandler;
+extern const ApiHandler kTxnOffsetCommitHandler;
 
 namespace {
 
@@ -60,6 +61,7 @@ constexpr std::array kHandlers = {
     &kDeleteRecordsHandler,            // 21
     &kInitProducerIdHandler,           // 22
     &kOffsetForLeaderEpochHandler,     // 23
+    &kTxnOffsetCommitHandler,          // 28
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kDescribeLogDirsHandler,          // 35
