@@ -72,6 +72,39 @@ def test_unknown_state_is_one_error_line():
                    "unknown transaction state")
 
 
+def test_describe_each_leaves_out_ids_that_vanished():
+    """kafka-python raises for a whole DescribeTransactions answer when one id
+    fails; the listing then describes one id at a time and drops the ones
+    that ended in between."""
+    from types import SimpleNamespace
+
+    import kafka.errors as kerrors
+    from kafka.structs import TopicPartition
+
+    from headrace.admin import _describe_each
+
+    class FakeClient:
+        calls: list[list[str]] = []
+
+        def describe_transactions(self, ids):
+            self.calls.append(list(ids))
+            if "gone" in ids:
+                raise kerrors.for_code(105)("gone")
+            return {i: SimpleNamespace(producer_id=5, state=SimpleNamespace(value="Ongoing"),
+                                       producer_epoch=1, transaction_timeout_ms=100,
+                                       transaction_start_time_ms=7, coordinator_id=1,
+                                       topic_partitions={TopicPartition("t", 1),
+                                                         TopicPartition("t", 0)})
+                    for i in ids}
+
+    client = FakeClient()
+    got = _describe_each(client, ["a", "gone", "b"])
+    assert client.calls == [["a", "gone", "b"], ["a"], ["gone"], ["b"]]
+    assert sorted(got) == ["a", "b"]
+    assert got["a"] == Transaction("a", 5, "Ongoing", 1, 100, 7, [("t", 0), ("t", 1)], 1)
+    assert _describe_each(client, []) == {}
+
+
 # -- end to end --------------------------------------------------------------
 
 def _advertised(address) -> set[int]:
