@@ -53,8 +53,9 @@ class TxnOffsetCommitE2ETest : public testing::BrokerFixture {
     }
     return resp.topics[0].partitions[0].error_code;
   }
-  // (error, offset) of t-0 for `group` through OffsetFetch v7.
-  std::pair<int16_t, int64_t> Fetch(const std::string& group, bool require_stable) {
+  // (error, offset) of t-0 for `group` through OffsetFetch v`version` (2-7).
+  std::pair<int16_t, int64_t> Fetch(const std::string& group, bool require_stable,
+                                    int16_t version = 7) {
     OffsetFetchRequest req;
     req.group_id = group;
     req.require_stable = require_stable;
@@ -62,13 +63,32 @@ class TxnOffsetCommitE2ETest : public testing::BrokerFixture {
     t.push_back({});
     t.back().name = "t";
     t.back().partition_indexes = {0};
-    auto resp = Call<OffsetFetchResponse>(req, 7);
+    auto resp = Call<OffsetFetchResponse>(req, version);
     if (resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1) {
       ADD_FAILURE() << "unexpected OffsetFetch answer shape";
       return {-1, -2};
     }
     const auto& p = resp.topics[0].partitions[0];
     return {p.error_code, p.committed_offset};
+  }
+  // The same through OffsetFetch v8 (batched groups): t-0 and t-1 of `group`.
+  std::vector<std::pair<int16_t, int64_t>> FetchV8(const std::string& group) {
+    OffsetFetchRequest req;
+    req.require_stable = true;
+    auto& g = req.groups.emplace_back();
+    g.group_id = group;
+    g.topics->push_back({});
+    g.topics->back().name = "t";
+    g.topics->back().partition_indexes = {0, 1};
+    auto resp = Call<OffsetFetchResponse>(req, 8);
+    std::vector<std::pair<int16_t, int64_t>> out;
+    if (resp.groups.size() != 1 || resp.groups[0].topics.size() != 1) {
+      ADD_FAILURE() << "unexpected OffsetFetch v8 answer shape";
+      return out;
+    }
+    for (const auto& p : resp.groups[0].topics[0].partitions)
+      out.emplace_back(p.error_code, p.committed_offset);
+    return out;
   }
 };
 
@@ -78,6 +98,10 @@ TEST_F(TxnOffsetCommitE2ETest, PendingOffsetIsUnstableUntilItsTransactionEnds) {
   EXPECT_EQ(Fetch("g", true),
             std::make_pair(Code(KafkaError::kUnstableOffsetCommit), int64_t{-1}));
   EXPECT_EQ(Fetch("g", false), std::make_pair(int16_t{0}, int64_t{-1}));  // not committed yet
+  EXPECT_EQ(Fetch("g", true, 6), std::make_pair(int16_t{0}, int64_t{-1}));  // no require_stable before v7
+  // Per partition: t-1 has no pending offset and answers normally.
+  EXPECT_EQ(FetchV8("g"), (std::vector<std::pair<int16_t, int64_t>>{
+                              {Code(KafkaError::kUnstableOffsetCommit), -1}, {0, -1}}));
   RestartBroker();  // the pending offset is in the group log
   EXPECT_EQ(Fetch("g", true),
             std::make_pair(Code(KafkaError::kUnstableOffsetCommit), int64_t{-1}));
