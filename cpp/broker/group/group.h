@@ -1,5 +1,6 @@
 // One classic consumer group's in-memory state: members, generation, the
-// rebalance in progress, committed offsets. Plain data; GroupCoordinator
+// rebalance in progress, committed offsets, transactional offsets pending
+// per producer. Plain data; GroupCoordinator
 // (group_coordinator.h) runs the state machine on it under its mutex.
 //
 // States (Kafka's classic protocol):
