@@ -91,6 +91,9 @@ struct CommittedOffset {
   int64_t log_order = 0;
 };
 
+// The same offset, leader epoch, metadata and commit time (log_order aside).
+bool SameCommit(const CommittedOffset& a, const CommittedOffset& b);
+
 using TopicPartitionKey = std::pair<std::string, int32_t>;
 
 struct Group {

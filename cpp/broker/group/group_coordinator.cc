@@ -91,8 +91,11 @@ void GroupCoordinator::ApplyLogEntry(const GroupLog::Entry& e) {
     }
     auto v = DecodeOffsetValue(*e.value);
     if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
-    GetOrCreate(key->group).offsets[tp] = CommittedOffset{
-        v->offset, v->leader_epoch, v->metadata, v->commit_time_ms, next_log_order_++};
+    Group& g = GetOrCreate(key->group);
+    CommittedOffset c{v->offset, v->leader_epoch, v->metadata, v->commit_time_ms};
+    auto cur = g.offsets.find(tp);
+    c.log_order = ReplayedOrder(cur == g.offsets.end() ? nullptr : &cur->second, c);
+    g.offsets[tp] = std::move(c);
     return;
   }
   if (!e.value) {

@@ -253,9 +253,16 @@ class GroupCoordinator {
   void ExpireOffsets(int64_t now);
 
   // --- transactional offsets (group_txn_offsets.cc); REQUIRES: mu_ held ---
-  // Records `c` as pending for the producer in `g` (memory only).
+  // Records `c` (its log_order set) as pending for the producer in `g`
+  // (memory only).
   void AddPendingTxnOffset(Group& g, int64_t producer_id, int16_t producer_epoch,
                            const TopicPartitionKey& tp, CommittedOffset c);
+  // The log_order of a replayed offset record whose key currently holds
+  // `current` (null: none). A record restating `current` exactly, as a
+  // compaction copy replayed after the records it copies does, keeps its
+  // order, so that a crash part way through a compaction changes no
+  // transaction's outcome; anything else is the newest.
+  int64_t ReplayedOrder(const CommittedOffset* current, const CommittedOffset& replayed);
   // Drops the pending offset for `tp` in `g` of `producer_id` (-1 = of
   // every producer), in memory only.
   void ErasePendingTxnOffset(Group& g, const TopicPartitionKey& tp, int64_t producer_id = -1);

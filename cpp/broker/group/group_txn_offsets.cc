@@ -60,7 +60,10 @@ std::vector<KafkaError> GroupCoordinator::CommitTxnOffsets(const TxnCommitReques
     return out;
   }
   Group& g = GetOrCreate(req.group_id);
-  for (auto& [tp, c] : apply) AddPendingTxnOffset(g, req.producer_id, req.producer_epoch, tp, c);
+  for (auto& [tp, c] : apply) {
+    c.log_order = next_log_order_++;
+    AddPendingTxnOffset(g, req.producer_id, req.producer_epoch, tp, std::move(c));
+  }
   return out;
 }
 
@@ -97,13 +100,26 @@ void GroupCoordinator::ApplyTxnLogEntry(const RecordKey& key,
   auto v = DecodePendingTxnOffsetValue(*value);
   if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
   const OffsetValue& o = v->offset;
-  AddPendingTxnOffset(GetOrCreate(key.group), key.producer_id, v->producer_epoch, tp,
-                      CommittedOffset{o.offset, o.leader_epoch, o.metadata, o.commit_time_ms});
+  Group& g = GetOrCreate(key.group);
+  CommittedOffset c{o.offset, o.leader_epoch, o.metadata, o.commit_time_ms};
+  const CommittedOffset* current = nullptr;
+  auto txn = g.pending_txn_offsets.find(key.producer_id);
+  if (txn != g.pending_txn_offsets.end()) {
+    auto it = txn->second.offsets.find(tp);
+    if (it != txn->second.offsets.end()) current = &it->second;
+  }
+  c.log_order = ReplayedOrder(current, c);
+  AddPendingTxnOffset(g, key.producer_id, v->producer_epoch, tp, std::move(c));
+}
+
+int64_t GroupCoordinator::ReplayedOrder(const CommittedOffset* current,
+                                        const CommittedOffset& replayed) {
+  if (current && SameCommit(*current, replayed)) return current->log_order;
+  return next_log_order_++;
 }
 
 void GroupCoordinator::AddPendingTxnOffset(Group& g, int64_t producer_id, int16_t producer_epoch,
                                            const TopicPartitionKey& tp, CommittedOffset c) {
-  c.log_order = next_log_order_++;
   Group::PendingTxn& txn = g.pending_txn_offsets[producer_id];
   txn.producer_epoch = std::max(txn.producer_epoch, producer_epoch);
   txn.offsets[tp] = std::move(c);

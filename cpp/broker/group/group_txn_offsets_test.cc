@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "broker/group/group_coordinator.h"
+#include "broker/group/group_log_entries.h"
 #include "broker/group/group_test_fixture.h"
 
 namespace headrace::broker::group {
@@ -209,6 +210,32 @@ TEST_F(GroupTxnOffsetsTest, DeletingGroupOrOffsetDropsPendingOffsets) {
   EXPECT_EQ(Fetched(1), 11);
   EXPECT_EQ(Fetched(0, "doomed"), -1);
   EXPECT_EQ(c_->ListGroups({}).size(), 1u);
+}
+
+TEST_F(GroupTxnOffsetsTest, ReplayOfACompactionCopyCutShortKeepsWhichCommitIsNewer) {
+  c_.reset();
+  {
+    auto log = GroupLog::Open(dir_.string(), PartitionServices{}, 1 << 20);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    const CommittedOffset pending0{10, -1, "", 100}, plain0{5, -1, "", 200};
+    const CommittedOffset plain1{5, -1, "", 200}, pending1{12, -1, "", 300};
+    auto append = [&](GroupLog::Entry e) { ASSERT_TRUE((*log)->Append({std::move(e)}).ok()); };
+    // The records compaction copies: t-0's transactional offset and then a
+    // plain commit; t-1 the other way round.
+    append(PendingTxnOffsetEntry("g", 7, 0, {"t", 0}, pending0));
+    append(OffsetEntry("g", {"t", 0}, plain0));
+    append(OffsetEntry("g", {"t", 1}, plain1));
+    append(PendingTxnOffsetEntry("g", 7, 0, {"t", 1}, pending1));
+    // The copy, cut short by a crash after its first records: each restates
+    // the current value, and must not make it newer than what followed it.
+    append(PendingTxnOffsetEntry("g", 7, 0, {"t", 0}, pending0));
+    append(OffsetEntry("g", {"t", 1}, plain1));
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  Reopen();
+  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  EXPECT_EQ(Fetched(0), 5);   // the plain commit was recorded after the transaction's
+  EXPECT_EQ(Fetched(1), 12);  // the transaction's was recorded after the plain commit
 }
 
 TEST_F(GroupTxnOffsetsTest, CompactionKeepsPendingOffsetsAndTheirOrder) {
