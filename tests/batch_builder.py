@@ -48,8 +48,13 @@ def encode_record(offset_delta: int, timestamp_delta: int, key: Optional[bytes],
     return varint(len(body)) + bytes(body)
 
 
+TRANSACTIONAL = 0x10       # attributes bit 4
+CONTROL = 0x20             # attributes bit 5
+
+
 def encode_batch(records: Iterable[tuple], base_offset: int = 0, base_timestamp: int = 1_700_000_000_000,
-                 magic: int = 2, producer_id: int = -1) -> bytes:
+                 magic: int = 2, producer_id: int = -1, producer_epoch: int = -1,
+                 base_sequence: int = -1, attributes: int = 0) -> bytes:
     """records: (key, value) or (key, value, headers) or (key, value, headers, timestamp_ms)."""
     recs = []
     timestamps = []
@@ -61,11 +66,24 @@ def encode_batch(records: Iterable[tuple], base_offset: int = 0, base_timestamp:
         recs.append(encode_record(i, ts - base_timestamp, key, value, headers))
     first_ts = base_timestamp
     max_ts = max(timestamps) if timestamps else base_timestamp
-    after_crc = struct.pack(">hiqqqhii", 0, len(recs) - 1, first_ts, max_ts, producer_id, -1, -1,
-                            len(recs)) + b"".join(recs)
+    after_crc = struct.pack(">hiqqqhii", attributes, len(recs) - 1, first_ts, max_ts, producer_id,
+                            producer_epoch, base_sequence, len(recs)) + b"".join(recs)
     crc = crc32c.crc32c(after_crc)
     after_length = struct.pack(">ibI", 0, magic, crc) + after_crc
     return struct.pack(">qi", base_offset, len(after_length)) + after_length
+
+
+def encode_control_batch(commit: bool, producer_id: int, producer_epoch: int,
+                         coordinator_epoch: int, base_offset: int = 0,
+                         base_timestamp: int = 1_700_000_000_000) -> bytes:
+    """A transaction marker: a transactional control batch of one record whose
+    key is (int16 version 0, int16 type: 1 COMMIT, 0 ABORT) and value
+    (int16 version 0, int32 coordinator epoch)."""
+    key = struct.pack(">hh", 0, 1 if commit else 0)
+    value = struct.pack(">hi", 0, coordinator_epoch)
+    return encode_batch([(key, value)], base_offset=base_offset, base_timestamp=base_timestamp,
+                        producer_id=producer_id, producer_epoch=producer_epoch,
+                        attributes=TRANSACTIONAL | CONTROL)
 
 
 def batch_spans(data: bytes) -> list[tuple[int, int, int]]:

@@ -5,11 +5,13 @@ Every call waits at most ``timeout`` seconds and turns a Kafka error into
 message, so tools can print it as is. librdkafka's own log lines are
 silenced: callers see errors as exceptions only.
 
-confluent-kafka 2.16 has no DescribeLogDirs call, so :meth:`Admin.log_dirs`
-uses kafka-python's ``KafkaAdminClient.describe_log_dirs`` instead.
+confluent-kafka 2.16 has no DescribeLogDirs, ListTransactions or
+DescribeTransactions call, so :meth:`Admin.log_dirs` and the transaction
+calls use kafka-python's ``KafkaAdminClient`` instead.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -42,6 +44,21 @@ class LogDir:
     usable_bytes: int = -1  # what is left for writers; -1 if unknown
     # {(topic, partition): bytes of its segment files}
     sizes: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+@dataclass
+class Transaction:
+    """One transactional id as its coordinator reports it (ListTransactions,
+    completed by DescribeTransactions where it answered)."""
+
+    transactional_id: str
+    producer_id: int
+    state: str                       # Kafka's name: Ongoing, CompleteCommit, ...
+    producer_epoch: int | None = None
+    timeout_ms: int | None = None
+    start_time_ms: int | None = None  # -1 when no transaction is in progress
+    partitions: list[tuple[str, int]] = field(default_factory=list)  # sorted
+    coordinator: int | None = None
 
 
 def client_config(brokers: str, **extra: Any) -> dict[str, Any]:
@@ -229,12 +246,11 @@ class Admin:
         fs = self.client.delete_consumer_groups([group], request_timeout=self.timeout)
         _wait(fs[group], self.timeout, f"cannot delete group {group!r}")
 
-    # -- log dirs (kafka-python: confluent-kafka has no DescribeLogDirs) ------
-    def log_dirs(self, topics: Iterable[str] | None = None) -> list[LogDir]:
-        """Every broker's log directories with the size of each partition in
-        them; ``topics`` limits the partitions to those topics (None = all).
-        Raises AdminError if a broker reports a log dir error or does not
-        answer."""
+    # -- kafka-python for what confluent-kafka lacks ----------------------
+    @contextlib.contextmanager
+    def _kafka_python(self, what: str):
+        """A kafka-python KafkaAdminClient, closed on exit; its errors become
+        AdminError("cannot <what>: ...")."""
         from kafka.admin import KafkaAdminClient
         from kafka.errors import KafkaError as KpError
         from kafka.errors import KafkaConnectionError, KafkaTimeoutError
@@ -248,15 +264,46 @@ class Admin:
         except (KafkaConnectionError, KafkaTimeoutError) as e:
             raise AdminError(f"broker unreachable or not answering ({e})") from None
         except KpError as e:
-            raise AdminError(f"cannot describe log dirs: {e}") from None
+            raise AdminError(f"cannot {what}: {e}") from None
         try:
-            wanted = None if topics is None else list(topics)
-            answers = client.describe_log_dirs(wanted) if wanted != [] else []
+            yield client
         except KpError as e:
-            raise AdminError(f"cannot describe log dirs: {e}") from None
+            raise AdminError(f"cannot {what}: {e}") from None
         finally:
             client.close()
+
+    # -- log dirs -----------------------------------------------------------
+    def log_dirs(self, topics: Iterable[str] | None = None) -> list[LogDir]:
+        """Every broker's log directories with the size of each partition in
+        them; ``topics`` limits the partitions to those topics (None = all).
+        Raises AdminError if a broker reports a log dir error or does not
+        answer."""
+        with self._kafka_python("describe log dirs") as client:
+            wanted = None if topics is None else list(topics)
+            answers = client.describe_log_dirs(wanted) if wanted != [] else []
         return [_log_dir(a["broker"], d) for a in answers for d in a["log_dirs"]]
+
+    # -- transactions (ListTransactions 66, DescribeTransactions 65) --------
+    def transactions(self, states: Iterable[str] = ()) -> list[Transaction]:
+        """Every transactional id of every broker's coordinator (``states``:
+        only those in these states, Kafka's names), each completed by
+        DescribeTransactions (epoch, timeout, start time, partitions) unless
+        it vanished in between. Sorted by transactional id."""
+        with self._kafka_python("list transactions") as client:
+            listed = client.list_transactions(state_filters=list(states) or None)
+            found = {t.transactional_id: Transaction(t.transactional_id, t.producer_id,
+                                                     str(getattr(t.state, "value", t.state)))
+                     for rows in listed.values() for t in rows}
+            described = _describe_each(client, sorted(found))
+        found.update(described)
+        return [found[k] for k in sorted(found)]
+
+    def describe_transaction(self, transactional_id: str) -> Transaction:
+        """DescribeTransactions of one id; AdminError (naming Kafka's error,
+        e.g. TRANSACTIONAL_ID_NOT_FOUND) when its coordinator has none."""
+        with self._kafka_python(f"describe transaction {transactional_id!r}") as client:
+            answers = client.describe_transactions([transactional_id])
+        return _transaction(transactional_id, answers[transactional_id])
 
     def partition_sizes(self, topic: str, leaders: Mapping[int, int] | None = None
                         ) -> dict[int, int]:
@@ -270,6 +317,35 @@ class Admin:
                 if t == topic:
                     out[p] = out.get(p, 0) + size
         return out
+
+
+def _transaction(transactional_id: str, d: Any) -> Transaction:
+    """A kafka-python TransactionDescription -> Transaction."""
+    return Transaction(transactional_id, d.producer_id, str(getattr(d.state, "value", d.state)),
+                       d.producer_epoch, d.transaction_timeout_ms, d.transaction_start_time_ms,
+                       sorted((tp.topic, tp.partition) for tp in d.topic_partitions),
+                       d.coordinator_id)
+
+
+def _describe_each(client: Any, ids: list[str]) -> dict[str, Transaction]:
+    """DescribeTransactions of `ids` in one round; if one of them failed
+    (kafka-python raises for the whole answer), one id at a time, leaving
+    out those that fail (ended and expired since they were listed)."""
+    from kafka.errors import KafkaError as KpError
+
+    if not ids:
+        return {}
+    try:
+        return {k: _transaction(k, d) for k, d in client.describe_transactions(ids).items()}
+    except KpError:
+        pass
+    out = {}
+    for k in ids:
+        try:
+            out[k] = _transaction(k, client.describe_transactions([k])[k])
+        except KpError:
+            continue
+    return out
 
 
 def _log_dir(broker: int, d: Mapping[str, Any]) -> LogDir:

@@ -1,8 +1,11 @@
 """`headrace log dump PATH`: decode a segment file offline.
 
 Uses the binding directly (headrace._core.inspect_batches), no broker. Prints
-one line per batch (position, offsets, count, codec, CRC check) and, unless
---no-records, one line per record of valid uncompressed batches. Exits 1 when
+one line per batch (position, offsets, count, codec, producer id/epoch and
+base sequence, leader epoch, the transactional flag, for control batches the
+marker (COMMIT/ABORT) and coordinator epoch, CRC check) and, unless
+--no-records, one line per data record of valid uncompressed batches (the
+records of control batches are markers, not data). Exits 1 when
 some batch is invalid or the file ends in a partial batch, so scripts can use
 it as a checker.
 """
@@ -32,12 +35,24 @@ def _text(b: bytes | None) -> str:
     return "null" if b is None else b.decode("utf-8", "backslashreplace")
 
 
-def _print_batch(b: dict, out) -> None:
+def _batch_line(b: dict) -> str:
     status = "crc ok" if b["valid"] else f"INVALID: {b['error']}"
-    print(f"batch position={b['position']} offsets={b['base_offset']}..{b['last_offset']} "
-          f"records={b['record_count']} size={b['size']} codec={b['compression']} "
-          f"{b['timestamp_type']}={b['max_timestamp']} producer={b['producer_id']} "
-          f"epoch={b['partition_leader_epoch']} {status}", file=out)
+    flags = ""
+    if b["transactional"]:
+        flags += " transactional"
+    if b["control"]:
+        flags += f" control={b['marker_type'] or '?'}"
+        if b["coordinator_epoch"] is not None:
+            flags += f" coordinator_epoch={b['coordinator_epoch']}"
+    return (f"batch position={b['position']} offsets={b['base_offset']}..{b['last_offset']} "
+            f"records={b['record_count']} size={b['size']} codec={b['compression']} "
+            f"{b['timestamp_type']}={b['max_timestamp']} producer={b['producer_id']} "
+            f"producer_epoch={b['producer_epoch']} base_sequence={b['base_sequence']} "
+            f"leader_epoch={b['partition_leader_epoch']}{flags} {status}")
+
+
+def _print_batch(b: dict, out) -> None:
+    print(_batch_line(b), file=out)
     for offset, key, value, headers, ts in b.get("records", []):
         hdrs = ",".join(f"{k}={_text(v)}" for k, v in headers)
         print(f"  offset={offset} timestamp={ts} key={_text(key)} value={_text(value)}"

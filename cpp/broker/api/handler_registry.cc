@@ -45,6 +45,7 @@ extern const ApiHandler kDescribeTransactionsHandler;
 extern const ApiHandler kListTransactionsHandler;
 extern const ApiHandler kWriteTxnMarkersHandler;
 extern const ApiHandler kDescribeProducersHandler;
+extern const ApiHandler kTxnOffsetCommitHandler;
 
 namespace {
 
@@ -73,6 +74,7 @@ constexpr std::array kHandlers = {
     &kAddOffsetsToTxnHandler,          // 25
     &kEndTxnHandler,                   // 26
     &kWriteTxnMarkersHandler,          // 27
+    &kTxnOffsetCommitHandler,          // 28
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kDescribeLogDirsHandler,          // 35

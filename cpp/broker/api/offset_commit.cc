@@ -7,6 +7,7 @@
 // applies).
 #include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
+#include "broker/api/partition_checks.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
 
@@ -15,11 +16,6 @@ namespace {
 
 using Req = protocol::OffsetCommitRequest;
 using Resp = protocol::OffsetCommitResponse;
-
-bool PartitionExists(BrokerContext& ctx, const std::string& topic, int32_t partition) {
-  auto t = ctx.topics().FindTopic(topic);
-  return t && partition >= 0 && partition < t->partition_count();
-}
 
 void HandleOffsetCommit(BrokerContext& ctx, Req& req, Request request) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();

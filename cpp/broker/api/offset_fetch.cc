@@ -1,8 +1,9 @@
 // OffsetFetch (key 9), v0..9: a group's committed offsets (-1 where none).
 // v2+ null topics = every committed partition and a top-level error; v8+
-// batches groups. require_stable (v7+) always holds: there are no pending
-// transactional offsets. v9 member id/epoch are for KIP-848 groups and are
-// not checked for classic groups.
+// batches groups. require_stable (v7+, KIP-447): a partition some open
+// transaction has committed an offset for answers UNSTABLE_OFFSET_COMMIT
+// (offset -1) until the transaction ends; the client retries. v9 member
+// id/epoch are for KIP-848 groups and are not checked for classic groups.
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -37,16 +38,16 @@ std::vector<TopicT> ByTopic(const std::vector<group::FetchedOffset>& offsets, Ka
     p.committed_offset = f.committed.offset;
     p.committed_leader_epoch = f.committed.leader_epoch;
     p.metadata = f.committed.metadata.value_or("");
-    p.error_code = Code(e);
+    p.error_code = Code(f.error != KafkaError::kNone ? f.error : e);
   }
   return out;
 }
 
 KafkaError Fetch(BrokerContext& ctx, const std::string& group_id, const PartitionList& wanted,
-                 std::vector<group::FetchedOffset>* out) {
+                 bool require_stable, std::vector<group::FetchedOffset>* out) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   if (groups == nullptr) return KafkaError::kCoordinatorNotAvailable;
-  KafkaError e = groups->FetchOffsets(group_id, wanted, out);
+  KafkaError e = groups->FetchOffsets(group_id, wanted, out, require_stable);
   if (e != KafkaError::kNone && wanted) {  // answer each asked partition with -1
     out->clear();
     for (const auto& tp : *wanted) out->push_back(group::FetchedOffset{tp.first, tp.second, {}});
@@ -56,10 +57,11 @@ KafkaError Fetch(BrokerContext& ctx, const std::string& group_id, const Partitio
 
 void HandleOffsetFetch(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
+  const bool require_stable = request.version() >= 7 && req.require_stable;
   if (request.version() >= 8) {
     for (auto& g : req.groups) {
       std::vector<group::FetchedOffset> offsets;
-      KafkaError e = Fetch(ctx, g.group_id, Wanted(g.topics), &offsets);
+      KafkaError e = Fetch(ctx, g.group_id, Wanted(g.topics), require_stable, &offsets);
       Resp::OffsetFetchResponseGroup rg;
       rg.group_id = g.group_id;
       rg.error_code = Code(e);
@@ -71,7 +73,7 @@ void HandleOffsetFetch(BrokerContext& ctx, Req& req, Request request) {
   PartitionList wanted = Wanted(req.topics);
   if (request.version() < 2 && !wanted) wanted.emplace();  // null not allowed before v2
   std::vector<group::FetchedOffset> offsets;
-  KafkaError e = Fetch(ctx, req.group_id, wanted, &offsets);
+  KafkaError e = Fetch(ctx, req.group_id, wanted, require_stable, &offsets);
   resp.error_code = Code(e);
   // Before v2 there is no top-level error: each partition carries it.
   resp.topics = ByTopic<Resp::OffsetFetchResponseTopic>(

@@ -1,11 +1,13 @@
 // Small helpers shared by the data-path handlers (Metadata, Produce, Fetch,
 // ListOffsets): the leader-epoch fencing check (KIP-320) and the isolation
-// level.
+// level; and the partition check of the offset commits (OffsetCommit,
+// TxnOffsetCommit).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
+#include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/partition.h"
 #include "common/uuid.h"
@@ -27,6 +29,13 @@ inline KafkaError CheckLeaderEpoch(int32_t requested, const Partition& partition
 // read_uncommitted.
 inline IsolationLevel ToIsolationLevel(int8_t wire) {
   return wire == 1 ? IsolationLevel::kReadCommitted : IsolationLevel::kReadUncommitted;
+}
+
+// Whether `topic` exists with a partition `partition`: offsets committed for
+// anything else are answered UNKNOWN_TOPIC_OR_PARTITION.
+inline bool PartitionExists(BrokerContext& ctx, const std::string& topic, int32_t partition) {
+  auto t = ctx.topics().FindTopic(topic);
+  return t && partition >= 0 && partition < t->partition_count();
 }
 
 }  // namespace headrace::broker

@@ -34,6 +34,16 @@ Member* Group::FindMember(const std::string& member_id) {
   return it == members.end() ? nullptr : &it->second;
 }
 
+bool SameCommit(const CommittedOffset& a, const CommittedOffset& b) {
+  return a.offset == b.offset && a.leader_epoch == b.leader_epoch && a.metadata == b.metadata &&
+         a.commit_time_ms == b.commit_time_ms;
+}
+
+bool Group::HasPendingTxnOffset(const TopicPartitionKey& tp) const {
+  return std::any_of(pending_txn_offsets.begin(), pending_txn_offsets.end(),
+                     [&](const auto& p) { return p.second.offsets.count(tp) > 0; });
+}
+
 std::optional<std::string> Group::SelectProtocol() const {
   if (members.empty()) return std::nullopt;
   std::map<std::string, int> votes;  // candidates: supported by every member

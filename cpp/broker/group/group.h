@@ -1,5 +1,6 @@
 // One classic consumer group's in-memory state: members, generation, the
-// rebalance in progress, committed offsets. Plain data; GroupCoordinator
+// rebalance in progress, committed offsets, transactional offsets pending
+// per producer. Plain data; GroupCoordinator
 // (group_coordinator.h) runs the state machine on it under its mutex.
 //
 // States (Kafka's classic protocol):
@@ -84,7 +85,14 @@ struct CommittedOffset {
   int32_t leader_epoch = -1;
   std::optional<std::string> metadata;
   int64_t commit_time_ms = 0;
+  // In memory only: the order in which this offset's record was applied
+  // (appended, or read at replay). A transaction's offset replaces a
+  // committed one at commit only if it was recorded later (as Kafka).
+  int64_t log_order = 0;
 };
+
+// The same offset, leader epoch, metadata and commit time (log_order aside).
+bool SameCommit(const CommittedOffset& a, const CommittedOffset& b);
 
 using TopicPartitionKey = std::pair<std::string, int32_t>;
 
@@ -102,9 +110,23 @@ struct Group {
   int64_t initial_delay_until_ms = 0;    // first rebalance of an empty group
   int64_t state_time_ms = 0;             // when the state last changed
   std::map<TopicPartitionKey, CommittedOffset> offsets;
+  // Transactional offsets (TxnOffsetCommit) awaiting their transaction's
+  // end, by producer id; invisible to OffsetFetch. group_txn_offsets.cc.
+  struct PendingTxn {
+    int16_t producer_epoch = -1;  // the highest seen; older epochs are fenced
+    std::map<TopicPartitionKey, CommittedOffset> offsets;
+  };
+  std::map<int64_t, PendingTxn> pending_txn_offsets;
 
   bool Is(GroupState s) const { return state == s; }
   Member* FindMember(const std::string& member_id);
+  // Whether some producer's transaction holds a pending offset for `tp`.
+  bool HasPendingTxnOffset(const TopicPartitionKey& tp) const;
+  // Nothing worth keeping: no members, offsets, pending offsets or protocol.
+  bool Unused() const {
+    return members.empty() && offsets.empty() && pending_txn_offsets.empty() &&
+           protocol_type.empty();
+  }
   // The protocol chosen by vote: among protocols every member supports, each
   // member votes for its most preferred one. nullopt if none is common.
   std::optional<std::string> SelectProtocol() const;

@@ -61,7 +61,7 @@ Status GroupCoordinator::Load() {
   int64_t now = Now();
   for (auto it = groups_.begin(); it != groups_.end();) {
     Group& g = it->second;
-    if (g.members.empty() && g.offsets.empty() && g.protocol_type.empty()) {
+    if (g.Unused()) {
       it = groups_.erase(it);
       continue;
     }
@@ -80,6 +80,8 @@ void GroupCoordinator::ApplyLogEntry(const GroupLog::Entry& e) {
     HR_LOG(kWarn) << "group log: skipping record: " << key.status().ToString();
     return;
   }
+  if (key->kind == RecordKind::kPendingTxnOffset || key->kind == RecordKind::kTxnEnd)
+    return ApplyTxnLogEntry(*key, e.value);
   if (key->kind == RecordKind::kOffset) {
     TopicPartitionKey tp{key->topic, key->partition};
     if (!e.value) {
@@ -89,12 +91,16 @@ void GroupCoordinator::ApplyLogEntry(const GroupLog::Entry& e) {
     }
     auto v = DecodeOffsetValue(*e.value);
     if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
-    GetOrCreate(key->group).offsets[tp] =
-        CommittedOffset{v->offset, v->leader_epoch, v->metadata, v->commit_time_ms};
+    Group& g = GetOrCreate(key->group);
+    CommittedOffset c{v->offset, v->leader_epoch, v->metadata, v->commit_time_ms};
+    auto cur = g.offsets.find(tp);
+    c.log_order = ReplayedOrder(cur == g.offsets.end() ? nullptr : &cur->second, c);
+    g.offsets[tp] = std::move(c);
     return;
   }
   if (!e.value) {
-    groups_.erase(key->group);
+    auto it = groups_.find(key->group);
+    if (it != groups_.end()) ForgetGroup(it);
     return;
   }
   auto v = DecodeGroupValue(*e.value);
@@ -161,7 +167,8 @@ void GroupCoordinator::Join(JoinRequest req, JoinCallback cb) {
         else if (pending) AddMember(*g, req.member_id, req, std::move(cb), now, done);
         else JoinExisting(*g, *m, req, std::move(cb), now, done);
       } else if (g->members.empty() && g->offsets.empty() && g->Is(GroupState::kEmpty) &&
-                 g->pending_members.empty() && g->generation == 0) {
+                 g->pending_members.empty() && g->generation == 0 &&
+                 g->pending_txn_offsets.empty()) {
         groups_.erase(req.group_id);  // do not keep a group a failed join created
       }
     }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "broker/group/group.h"
 #include "broker/group/group_config.h"
 #include "broker/group/group_log.h"
+#include "broker/group/group_records.h"
 
 namespace headrace::broker::group {
 
@@ -91,6 +93,9 @@ struct FetchedOffset {
   std::string topic;
   int32_t partition = 0;
   CommittedOffset committed;  // offset -1 when none is committed
+  // UNSTABLE_OFFSET_COMMIT (offset -1) for a partition with pending
+  // transactional offsets when asked with require_stable; else NONE.
+  KafkaError error = KafkaError::kNone;
 };
 
 struct GroupListing {
@@ -161,19 +166,33 @@ class GroupCoordinator {
   // TxnOffsetCommit: records the offsets as pending for the producer (one
   // error per partition, in order); they become committed offsets when
   // CompleteTxn(producer_id, commit=true) runs, and are dropped on abort.
+  // Validated as Commit (group id; member and generation when the request
+  // names them, KIP-447), except that an unknown group is created, a group
+  // with members accepts a request naming none (v0-2), and a rebalance in
+  // progress does not refuse it. An epoch older than the one the producer's
+  // pending offsets in this group carry is INVALID_PRODUCER_EPOCH. The
+  // records are appended like Commit's: the caller answers once the log's HW
+  // passes its end (api/group_log_wait.h). group_txn_offsets.cc.
   std::vector<KafkaError> CommitTxnOffsets(const TxnCommitRequest& req);
   // A transaction marker for `producer_id` reached the group coordinator
   // (WriteTxnMarkers on __consumer_offsets): materialises (commit) or drops
-  // (abort) its pending offsets, durably. OK when it has none.
+  // (abort) its pending offsets in every group, with one appended record
+  // (kind 4, group_records.h); durable once the log's HW passes the log end
+  // read after the call. OK, appending nothing, when it has none, so a
+  // retried marker is harmless. A committed offset recorded after the
+  // transaction's offset for the same partition is kept (as Kafka).
+  // Errors: Closed once stopped; the log's append error.
   Status CompleteTxn(int64_t producer_id, bool commit);
   // Whether a group has pending transactional offsets (OffsetFetch with
   // require_stable answers UNSTABLE_OFFSET_COMMIT, KIP-447).
   bool HasPendingTxnOffsets(const std::string& group_id);
   // `topics` nullopt = every committed offset of the group. Unknown groups
-  // and partitions without a commit answer offset -1.
+  // and partitions without a commit answer offset -1. `require_stable`
+  // (OffsetFetch v7+): partitions with pending transactional offsets answer
+  // FetchedOffset::error UNSTABLE_OFFSET_COMMIT.
   KafkaError FetchOffsets(const std::string& group_id,
                           const std::optional<std::vector<TopicPartitionKey>>& partitions,
-                          std::vector<FetchedOffset>* out);
+                          std::vector<FetchedOffset>* out, bool require_stable = false);
   // OffsetDelete: group error, or NONE and one error per partition.
   KafkaError DeleteOffsets(const std::string& group_id,
                            const std::vector<TopicPartitionKey>& partitions,
@@ -198,6 +217,8 @@ class GroupCoordinator {
   explicit GroupCoordinator(Options options);
   Status Load();
   void ApplyLogEntry(const GroupLog::Entry& e);
+  // Replay of kinds 3 and 4 (group_txn_offsets.cc).
+  void ApplyTxnLogEntry(const RecordKey& key, const std::optional<std::string>& value);
   void TimerLoop();
   int64_t Now() const { return now_ms_(); }
   static void RunAll(Done& done);
@@ -231,6 +252,25 @@ class GroupCoordinator {
   void MaybeCompact();
   void ExpireOffsets(int64_t now);
 
+  // --- transactional offsets (group_txn_offsets.cc); REQUIRES: mu_ held ---
+  // Records `c` (its log_order set) as pending for the producer in `g`
+  // (memory only).
+  void AddPendingTxnOffset(Group& g, int64_t producer_id, int16_t producer_epoch,
+                           const TopicPartitionKey& tp, CommittedOffset c);
+  // The log_order of a replayed offset record whose key currently holds
+  // `current` (null: none). A record restating `current` exactly, as a
+  // compaction copy replayed after the records it copies does, keeps its
+  // order, so that a crash part way through a compaction changes no
+  // transaction's outcome; anything else is the newest.
+  int64_t ReplayedOrder(const CommittedOffset* current, const CommittedOffset& replayed);
+  // Drops the pending offset for `tp` in `g` of `producer_id` (-1 = of
+  // every producer), in memory only.
+  void ErasePendingTxnOffset(Group& g, const TopicPartitionKey& tp, int64_t producer_id = -1);
+  // Commits or drops the producer's pending offsets in every group.
+  void ApplyTxnEnd(int64_t producer_id, bool commit);
+  // Erases a group with its pending offsets; returns the next group.
+  std::map<std::string, Group>::iterator ForgetGroup(std::map<std::string, Group>::iterator it);
+
   GroupConfig config_;
   std::string data_dir_;
   std::function<int64_t()> now_ms_;
@@ -242,6 +282,10 @@ class GroupCoordinator {
   bool stopped_ = false;                 // guarded by mu_
   int64_t next_retention_check_ms_ = 0;  // guarded by mu_
   int64_t next_compaction_bytes_ = 0;    // guarded by mu_: log size that triggers MaybeCompact
+  int64_t next_log_order_ = 1;           // guarded by mu_: CommittedOffset::log_order
+  // Producer id -> the groups holding its pending transactional offsets.
+  // Invariant: g in txn_groups_[p] iff groups_[g].pending_txn_offsets has p.
+  std::map<int64_t, std::set<std::string>> txn_groups_;  // guarded by mu_
 
   std::condition_variable timer_cv_;
   std::thread timer_;

@@ -3,43 +3,10 @@
 #include <algorithm>
 
 #include "broker/group/group_coordinator.h"
-#include "broker/group/group_records.h"
+#include "broker/group/group_log_entries.h"
 #include "common/logging.h"
 
 namespace headrace::broker::group {
-namespace {
-
-GroupLog::Entry OffsetEntry(const std::string& group, const TopicPartitionKey& tp,
-                            const std::optional<CommittedOffset>& c) {
-  GroupLog::Entry e;
-  e.key = EncodeKey(RecordKey{RecordKind::kOffset, group, tp.first, tp.second});
-  if (c)
-    e.value = EncodeOffsetValue(OffsetValue{c->offset, c->leader_epoch, c->metadata,
-                                            c->commit_time_ms});
-  return e;
-}
-
-// The group's metadata record (members, generation, assignments).
-GroupLog::Entry GroupEntry(const Group& g) {
-  GroupValue v;
-  v.protocol_type = g.protocol_type;
-  v.generation = g.generation;
-  v.protocol = g.protocol;
-  v.leader = g.leader;
-  v.state_time_ms = g.state_time_ms;
-  for (const auto& [id, m] : g.members)
-    v.members.push_back(StoredMember{id, m.instance_id, m.client_id, m.client_host,
-                                     m.session_timeout_ms, m.rebalance_timeout_ms,
-                                     m.MetadataFor(g.protocol), m.assignment});
-  return GroupLog::Entry{EncodeKey(RecordKey{RecordKind::kGroup, g.id, "", 0}),
-                         EncodeGroupValue(v)};
-}
-
-GroupLog::Entry GroupTombstone(const std::string& group) {
-  return GroupLog::Entry{EncodeKey(RecordKey{RecordKind::kGroup, group, "", 0}), std::nullopt};
-}
-
-}  // namespace
 
 Status GroupCoordinator::PersistGroup(const Group& g) {
   if (!log_) return Status::Closed("group coordinator stopped");
@@ -54,10 +21,7 @@ void GroupCoordinator::MaybeCompact() {
   const int64_t before = log_->size_bytes();
   std::vector<GroupLog::Entry> live;
   int64_t live_bytes = 0;
-  for (const auto& [id, g] : groups_) {
-    if (!g.protocol_type.empty() || g.generation > 0) live.push_back(GroupEntry(g));
-    for (const auto& [tp, c] : g.offsets) live.push_back(OffsetEntry(id, tp, c));
-  }
+  for (const auto& [id, g] : groups_) AppendLiveEntries(g, &live);
   for (const GroupLog::Entry& e : live) live_bytes += e.key.size() + (e.value ? e.value->size() : 0);
   Status st = log_->Rewrite(live);
   // Next time once as much again as the live state (at least one segment)
@@ -125,21 +89,35 @@ std::vector<KafkaError> GroupCoordinator::Commit(const CommitRequest& req) {
     return out;
   }
   Group& g = GetOrCreate(req.group_id);
-  for (auto& [tp, c] : apply) g.offsets[tp] = std::move(c);
+  for (auto& [tp, c] : apply) {
+    c.log_order = next_log_order_++;
+    g.offsets[tp] = std::move(c);
+  }
   return out;
 }
 
 KafkaError GroupCoordinator::FetchOffsets(
     const std::string& group_id, const std::optional<std::vector<TopicPartitionKey>>& partitions,
-    std::vector<FetchedOffset>* out) {
+    std::vector<FetchedOffset>* out, bool require_stable) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_) return KafkaError::kCoordinatorNotAvailable;
   if (group_id.empty()) return KafkaError::kInvalidGroupId;
   auto it = groups_.find(group_id);
   const Group* g = it == groups_.end() ? nullptr : &it->second;
+  // KIP-447: with require_stable, a partition some open transaction has an
+  // offset for answers UNSTABLE_OFFSET_COMMIT (and -1) until it ends.
+  auto unstable = [&](FetchedOffset& f) {
+    if (!require_stable || !g || !g->HasPendingTxnOffset({f.topic, f.partition})) return;
+    f.committed = CommittedOffset{};
+    f.error = KafkaError::kUnstableOffsetCommit;
+  };
   if (!partitions) {
     if (g)
-      for (const auto& [tp, c] : g->offsets) out->push_back(FetchedOffset{tp.first, tp.second, c});
+      for (const auto& [tp, c] : g->offsets) {
+        FetchedOffset f{tp.first, tp.second, c};
+        unstable(f);
+        out->push_back(std::move(f));
+      }
     return KafkaError::kNone;
   }
   for (const TopicPartitionKey& tp : *partitions) {
@@ -148,6 +126,7 @@ KafkaError GroupCoordinator::FetchOffsets(
       auto c = g->offsets.find(tp);
       if (c != g->offsets.end()) f.committed = c->second;
     }
+    unstable(f);
     out->push_back(std::move(f));
   }
   return KafkaError::kNone;
@@ -169,14 +148,24 @@ KafkaError GroupCoordinator::DeleteOffsets(const std::string& group_id,
   for (const TopicPartitionKey& tp : partitions) {
     bool busy = std::find(subscribed.begin(), subscribed.end(), tp.first) != subscribed.end();
     per_partition->push_back(busy ? KafkaError::kGroupSubscribedToTopic : KafkaError::kNone);
-    if (busy || !g.offsets.count(tp)) continue;
-    entries.push_back(OffsetEntry(group_id, tp, std::nullopt));
+    if (busy) continue;
+    // A deleted offset takes the partition's pending transactional offsets
+    // with it (as Kafka): a later commit of their transaction does not
+    // bring it back.
+    for (const auto& [pid, txn] : g.pending_txn_offsets)
+      if (txn.offsets.count(tp))
+        entries.push_back(PendingTxnOffsetEntry(group_id, pid, txn.producer_epoch, tp, std::nullopt));
+    if (!g.offsets.count(tp) && !g.HasPendingTxnOffset(tp)) continue;
+    if (g.offsets.count(tp)) entries.push_back(OffsetEntry(group_id, tp, std::nullopt));
     removed.push_back(tp);
   }
   if (entries.empty()) return KafkaError::kNone;
   Status st = log_->Append(entries);
   if (!st.ok()) return KafkaError::kCoordinatorNotAvailable;
-  for (const TopicPartitionKey& tp : removed) g.offsets.erase(tp);
+  for (const TopicPartitionKey& tp : removed) {
+    g.offsets.erase(tp);
+    ErasePendingTxnOffset(g, tp);
+  }
   return KafkaError::kNone;
 }
 
@@ -199,7 +188,9 @@ void GroupCoordinator::ExpireOffsets(int64_t now) {
       entries.push_back(OffsetEntry(g.id, tp, std::nullopt));
       expired.push_back(tp);
     }
-    bool drop_group = expired.size() == g.offsets.size();
+    // Pending transactional offsets do not expire (their transaction ends
+    // them) and keep the group.
+    bool drop_group = expired.size() == g.offsets.size() && g.pending_txn_offsets.empty();
     if (drop_group) entries.push_back(GroupTombstone(g.id));
     if (entries.empty()) {
       ++it;
@@ -277,10 +268,12 @@ KafkaError GroupCoordinator::DeleteGroup(const std::string& group_id) {
   if (!g.Is(GroupState::kEmpty)) return KafkaError::kNonEmptyGroup;
   std::vector<GroupLog::Entry> entries;
   for (const auto& [tp, c] : g.offsets) entries.push_back(OffsetEntry(group_id, tp, std::nullopt));
+  // The tombstone also ends the group's pending transactional offsets (a
+  // later CompleteTxn finds nothing of it to commit, as Kafka's Dead group).
   entries.push_back(GroupTombstone(group_id));
   Status st = log_->Append(entries);
   if (!st.ok()) return KafkaError::kCoordinatorNotAvailable;
-  groups_.erase(it);
+  ForgetGroup(it);
   return KafkaError::kNone;
 }
 

@@ -9,6 +9,7 @@ constexpr int16_t kValueVersion = 0;
 
 class Out {
  public:
+  void I8(int8_t v) { Int(static_cast<uint8_t>(v), 1); }
   void I16(int16_t v) { Int(static_cast<uint16_t>(v), 2); }
   void I32(int32_t v) { Int(static_cast<uint32_t>(v), 4); }
   void I64(int64_t v) { Int(static_cast<uint64_t>(v), 8); }
@@ -38,6 +39,7 @@ class In {
   explicit In(std::string_view b) : b_(b) {}
   bool ok() const { return ok_; }
   bool done() const { return pos_ == b_.size(); }
+  int8_t I8() { return static_cast<int8_t>(Int(1)); }
   int16_t I16() { return static_cast<int16_t>(Int(2)); }
   int32_t I32() { return static_cast<int32_t>(Int(4)); }
   int64_t I64() { return static_cast<int64_t>(Int(8)); }
@@ -86,21 +88,58 @@ Status Truncated(const char* what) {
 std::string EncodeKey(const RecordKey& key) {
   Out o;
   o.I16(static_cast<int16_t>(key.kind));
+  if (key.kind == RecordKind::kTxnEnd) {
+    o.I64(key.producer_id);
+    return o.Take();
+  }
   o.Str(key.group);
-  if (key.kind == RecordKind::kOffset) {
+  if (key.kind == RecordKind::kPendingTxnOffset) o.I64(key.producer_id);
+  if (key.kind == RecordKind::kOffset || key.kind == RecordKind::kPendingTxnOffset) {
     o.Str(key.topic);
     o.I32(key.partition);
   }
   return o.Take();
 }
 
-std::string EncodeOffsetValue(const OffsetValue& v) {
-  Out o;
-  o.I16(kValueVersion);
+namespace {
+
+void PutOffset(Out& o, const OffsetValue& v) {
   o.I64(v.offset);
   o.I32(v.leader_epoch);
   o.NullableStr(v.metadata);
   o.I64(v.commit_time_ms);
+}
+
+OffsetValue GetOffset(In& in) {
+  OffsetValue v;
+  v.offset = in.I64();
+  v.leader_epoch = in.I32();
+  v.metadata = in.NullableStr();
+  v.commit_time_ms = in.I64();
+  return v;
+}
+
+}  // namespace
+
+std::string EncodeOffsetValue(const OffsetValue& v) {
+  Out o;
+  o.I16(kValueVersion);
+  PutOffset(o, v);
+  return o.Take();
+}
+
+std::string EncodePendingTxnOffsetValue(const PendingTxnOffsetValue& v) {
+  Out o;
+  o.I16(kValueVersion);
+  o.I16(v.producer_epoch);
+  PutOffset(o, v.offset);
+  return o.Take();
+}
+
+std::string EncodeTxnEndValue(const TxnEndValue& v) {
+  Out o;
+  o.I16(kValueVersion);
+  o.I8(v.commit ? 1 : 0);
   return o.Take();
 }
 
@@ -130,15 +169,19 @@ Result<RecordKey> DecodeKey(std::string_view bytes) {
   In in(bytes);
   RecordKey k;
   int16_t kind = in.I16();
-  k.group = in.Str();
-  if (kind == static_cast<int16_t>(RecordKind::kOffset)) {
-    k.kind = RecordKind::kOffset;
-    k.topic = in.Str();
-    k.partition = in.I32();
-  } else if (kind == static_cast<int16_t>(RecordKind::kGroup)) {
-    k.kind = RecordKind::kGroup;
-  } else {
+  if (kind < static_cast<int16_t>(RecordKind::kOffset) ||
+      kind > static_cast<int16_t>(RecordKind::kTxnEnd))
     return Status::Corruption("group log: unknown key kind " + std::to_string(kind));
+  k.kind = static_cast<RecordKind>(kind);
+  if (k.kind == RecordKind::kTxnEnd) {
+    k.producer_id = in.I64();
+  } else {
+    k.group = in.Str();
+    if (k.kind == RecordKind::kPendingTxnOffset) k.producer_id = in.I64();
+    if (k.kind != RecordKind::kGroup) {
+      k.topic = in.Str();
+      k.partition = in.I32();
+    }
   }
   if (!in.ok() || !in.done()) return Truncated("key");
   return k;
@@ -147,12 +190,28 @@ Result<RecordKey> DecodeKey(std::string_view bytes) {
 Result<OffsetValue> DecodeOffsetValue(std::string_view bytes) {
   In in(bytes);
   if (in.I16() != kValueVersion) return Truncated("offset value version");
-  OffsetValue v;
-  v.offset = in.I64();
-  v.leader_epoch = in.I32();
-  v.metadata = in.NullableStr();
-  v.commit_time_ms = in.I64();
+  OffsetValue v = GetOffset(in);
   if (!in.ok() || !in.done()) return Truncated("offset value");
+  return v;
+}
+
+Result<PendingTxnOffsetValue> DecodePendingTxnOffsetValue(std::string_view bytes) {
+  In in(bytes);
+  if (in.I16() != kValueVersion) return Truncated("pending offset value version");
+  PendingTxnOffsetValue v;
+  v.producer_epoch = in.I16();
+  v.offset = GetOffset(in);
+  if (!in.ok() || !in.done()) return Truncated("pending offset value");
+  return v;
+}
+
+Result<TxnEndValue> DecodeTxnEndValue(std::string_view bytes) {
+  In in(bytes);
+  if (in.I16() != kValueVersion) return Truncated("transaction end value version");
+  TxnEndValue v;
+  int8_t result = in.I8();
+  if (!in.ok() || !in.done() || (result != 0 && result != 1)) return Truncated("transaction end value");
+  v.commit = result == 1;
   return v;
 }
 

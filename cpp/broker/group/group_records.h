@@ -7,16 +7,24 @@
 // Key:   int16 kind, then
 //   kind 1 (committed offset):  string group, string topic, int32 partition
 //   kind 2 (group metadata):    string group
+//   kind 3 (pending transactional offset):
+//                               string group, int64 producer id, string topic,
+//                               int32 partition
+//   kind 4 (transaction end):   int64 producer id
 // Value: null = tombstone (the key was deleted), otherwise int16 version (0):
 //   kind 1: int64 offset, int32 leader epoch, string metadata (nullable),
 //           int64 commit time ms
+//   kind 3: int16 producer epoch, then as kind 1
+//   kind 4: int8 result (1 = commit, 0 = abort)
 //   kind 2: string protocol type, int32 generation, string protocol (nullable),
 //           string leader, int64 state time ms, int32 member count, then per
 //           member: string member id, string instance id (nullable),
 //           string client id, string client host, int32 session timeout ms,
 //           int32 rebalance timeout ms, bytes metadata (for the chosen
 //           protocol), bytes assignment
-// The newest record of a key wins on replay.
+// The newest record of a key wins on replay, except kind 4, which is an
+// event: it commits (into kind 1 state) or drops every kind 3 offset of its
+// producer recorded before it, in every group.
 #pragma once
 
 #include <cstdint>
@@ -28,13 +36,14 @@
 
 namespace headrace::broker::group {
 
-enum class RecordKind : int16_t { kOffset = 1, kGroup = 2 };
+enum class RecordKind : int16_t { kOffset = 1, kGroup = 2, kPendingTxnOffset = 3, kTxnEnd = 4 };
 
 struct RecordKey {
   RecordKind kind = RecordKind::kOffset;
-  std::string group;
-  std::string topic;      // kOffset only
-  int32_t partition = 0;  // kOffset only
+  std::string group;         // all but kTxnEnd
+  std::string topic;         // kOffset, kPendingTxnOffset
+  int32_t partition = 0;     // kOffset, kPendingTxnOffset
+  int64_t producer_id = -1;  // kPendingTxnOffset, kTxnEnd
 };
 
 struct OffsetValue {
@@ -42,6 +51,15 @@ struct OffsetValue {
   int32_t leader_epoch = -1;
   std::optional<std::string> metadata;
   int64_t commit_time_ms = 0;
+};
+
+struct PendingTxnOffsetValue {
+  int16_t producer_epoch = -1;
+  OffsetValue offset;
+};
+
+struct TxnEndValue {
+  bool commit = false;
 };
 
 struct StoredMember {
@@ -67,10 +85,14 @@ struct GroupValue {
 std::string EncodeKey(const RecordKey& key);
 std::string EncodeOffsetValue(const OffsetValue& v);
 std::string EncodeGroupValue(const GroupValue& v);
+std::string EncodePendingTxnOffsetValue(const PendingTxnOffsetValue& v);
+std::string EncodeTxnEndValue(const TxnEndValue& v);
 
 // Errors: Corruption for truncated or unknown layouts.
 Result<RecordKey> DecodeKey(std::string_view bytes);
 Result<OffsetValue> DecodeOffsetValue(std::string_view bytes);
 Result<GroupValue> DecodeGroupValue(std::string_view bytes);
+Result<PendingTxnOffsetValue> DecodePendingTxnOffsetValue(std::string_view bytes);
+Result<TxnEndValue> DecodeTxnEndValue(std::string_view bytes);
 
 }  // namespace headrace::broker::group

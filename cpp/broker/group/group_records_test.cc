@@ -48,5 +48,43 @@ TEST(GroupRecords, TruncatedValueIsCorruption) {
   EXPECT_EQ(DecodeKey(std::string("\x00\x09", 2)).status().code(), StatusCode::kCorruption);
 }
 
+TEST(GroupRecords, PendingTxnOffsetKeyAndValueAreTheDocumentedLayout) {
+  RecordKey key{RecordKind::kPendingTxnOffset, "g", "t", 3, 0x0102};
+  std::string k = EncodeKey(key);
+  EXPECT_EQ(k, std::string("\x00\x03\x00\x01g\x00\x00\x00\x00\x00\x00\x01\x02"
+                           "\x00\x01t\x00\x00\x00\x03", 20));
+  auto d = DecodeKey(k);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->kind, RecordKind::kPendingTxnOffset);
+  EXPECT_EQ(d->group, "g");
+  EXPECT_EQ(d->producer_id, 0x0102);
+  EXPECT_EQ(d->topic, "t");
+  EXPECT_EQ(d->partition, 3);
+  auto v = DecodePendingTxnOffsetValue(
+      EncodePendingTxnOffsetValue(PendingTxnOffsetValue{4, OffsetValue{42, 7, "m", 99}}));
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->producer_epoch, 4);
+  EXPECT_EQ(v->offset.offset, 42);
+  EXPECT_EQ(v->offset.metadata, "m");
+  EXPECT_EQ(v->offset.commit_time_ms, 99);
+}
+
+TEST(GroupRecords, TxnEndKeyCarriesOnlyTheProducerId) {
+  RecordKey key;
+  key.kind = RecordKind::kTxnEnd;
+  key.producer_id = 7;
+  std::string k = EncodeKey(key);
+  EXPECT_EQ(k, std::string("\x00\x04\x00\x00\x00\x00\x00\x00\x00\x07", 10));
+  auto d = DecodeKey(k);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->kind, RecordKind::kTxnEnd);
+  EXPECT_EQ(d->producer_id, 7);
+  EXPECT_EQ(EncodeTxnEndValue(TxnEndValue{true}), std::string("\x00\x00\x01", 3));
+  EXPECT_TRUE(DecodeTxnEndValue(EncodeTxnEndValue(TxnEndValue{true}))->commit);
+  EXPECT_FALSE(DecodeTxnEndValue(EncodeTxnEndValue(TxnEndValue{false}))->commit);
+  EXPECT_EQ(DecodeTxnEndValue(std::string("\x00\x00\x02", 3)).status().code(),
+            StatusCode::kCorruption);
+}
+
 }  // namespace
 }  // namespace headrace::broker::group

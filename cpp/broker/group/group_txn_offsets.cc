@@ -1,15 +1,177 @@
-// Transactional offset commits (TxnOffsetCommit, KIP-98/447). Placeholder
-// until the group coordinator keeps pending offsets per producer.
+// Transactional offset commits (TxnOffsetCommit, KIP-98/447): offsets held
+// per producer id until the transaction's marker commits or aborts them.
+// Records: kind 3 (one pending offset) and kind 4 (the transaction's end),
+// group_records.h; docs/consumer-groups.md ("Transactional offsets").
+#include <algorithm>
+
 #include "broker/group/group_coordinator.h"
+#include "broker/group/group_log_entries.h"
+#include "common/logging.h"
 
 namespace headrace::broker::group {
 
 std::vector<KafkaError> GroupCoordinator::CommitTxnOffsets(const TxnCommitRequest& req) {
-  return std::vector<KafkaError>(req.partitions.size(), KafkaError::kUnknownServerError);
+  std::vector<KafkaError> out(req.partitions.size(), KafkaError::kNone);
+  auto fail_all = [&](KafkaError e) {
+    std::fill(out.begin(), out.end(), e);
+    return out;
+  };
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_ || !log_) return fail_all(KafkaError::kCoordinatorNotAvailable);
+  if (req.group_id.empty()) return fail_all(KafkaError::kInvalidGroupId);
+  const int64_t now = Now();
+  auto it = groups_.find(req.group_id);
+  if (it == groups_.end()) {
+    // As Commit: only a request without a generation may create the group.
+    if (req.generation >= 0) return fail_all(KafkaError::kIllegalGeneration);
+  } else {
+    Group& g = it->second;
+    const bool simple = req.generation < 0 && g.Is(GroupState::kEmpty);
+    const bool names_member = req.generation >= 0 || !req.member_id.empty() || req.instance_id;
+    if (!simple && names_member) {
+      KafkaError e = CheckMember(g, req.member_id, req.instance_id);
+      if (e != KafkaError::kNone) return fail_all(e);
+      if (req.generation != g.generation) return fail_all(KafkaError::kIllegalGeneration);
+    }
+    auto txn = g.pending_txn_offsets.find(req.producer_id);
+    if (txn != g.pending_txn_offsets.end() && req.producer_epoch < txn->second.producer_epoch)
+      return fail_all(KafkaError::kInvalidProducerEpoch);
+  }
+  std::vector<GroupLog::Entry> entries;
+  std::vector<std::pair<TopicPartitionKey, CommittedOffset>> apply;
+  for (size_t i = 0; i < req.partitions.size(); ++i) {
+    const CommitPartition& p = req.partitions[i];
+    if (p.metadata && p.metadata->size() > static_cast<size_t>(config_.offset_metadata_max_bytes)) {
+      out[i] = KafkaError::kOffsetMetadataTooLarge;
+      continue;
+    }
+    TopicPartitionKey tp{p.topic, p.partition};
+    CommittedOffset c{p.offset, p.leader_epoch, p.metadata, now};
+    entries.push_back(PendingTxnOffsetEntry(req.group_id, req.producer_id, req.producer_epoch, tp, c));
+    apply.emplace_back(std::move(tp), std::move(c));
+  }
+  if (entries.empty()) return out;
+  Status st = log_->Append(entries);
+  if (!st.ok()) {
+    HR_LOG(kWarn) << "group " << req.group_id << ": transactional offset commit of producer "
+                  << req.producer_id << " not stored: " << st.ToString();
+    for (KafkaError& e : out)
+      if (e == KafkaError::kNone) e = KafkaError::kCoordinatorNotAvailable;
+    return out;
+  }
+  Group& g = GetOrCreate(req.group_id);
+  for (auto& [tp, c] : apply) {
+    c.log_order = next_log_order_++;
+    AddPendingTxnOffset(g, req.producer_id, req.producer_epoch, tp, std::move(c));
+  }
+  return out;
 }
 
-Status GroupCoordinator::CompleteTxn(int64_t, bool) { return Status::OK(); }
+Status GroupCoordinator::CompleteTxn(int64_t producer_id, bool commit) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_ || !log_) return Status::Closed("group coordinator stopped");
+  if (!txn_groups_.count(producer_id)) return Status::OK();  // nothing pending, or a retry
+  HR_RETURN_IF_ERROR(log_->Append({TxnEndEntry(producer_id, commit)}));
+  ApplyTxnEnd(producer_id, commit);
+  return Status::OK();
+}
 
-bool GroupCoordinator::HasPendingTxnOffsets(const std::string&) { return false; }
+bool GroupCoordinator::HasPendingTxnOffsets(const std::string& group_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = groups_.find(group_id);
+  return it != groups_.end() && !it->second.pending_txn_offsets.empty();
+}
+
+void GroupCoordinator::ApplyTxnLogEntry(const RecordKey& key,
+                                        const std::optional<std::string>& value) {
+  if (key.kind == RecordKind::kTxnEnd) {
+    if (!value) return;
+    auto v = DecodeTxnEndValue(*value);
+    if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
+    ApplyTxnEnd(key.producer_id, v->commit);
+    return;
+  }
+  TopicPartitionKey tp{key.topic, key.partition};
+  if (!value) {  // OffsetDelete removed it
+    auto it = groups_.find(key.group);
+    if (it != groups_.end()) ErasePendingTxnOffset(it->second, tp, key.producer_id);
+    return;
+  }
+  auto v = DecodePendingTxnOffsetValue(*value);
+  if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
+  const OffsetValue& o = v->offset;
+  Group& g = GetOrCreate(key.group);
+  CommittedOffset c{o.offset, o.leader_epoch, o.metadata, o.commit_time_ms};
+  const CommittedOffset* current = nullptr;
+  auto txn = g.pending_txn_offsets.find(key.producer_id);
+  if (txn != g.pending_txn_offsets.end()) {
+    auto it = txn->second.offsets.find(tp);
+    if (it != txn->second.offsets.end()) current = &it->second;
+  }
+  c.log_order = ReplayedOrder(current, c);
+  AddPendingTxnOffset(g, key.producer_id, v->producer_epoch, tp, std::move(c));
+}
+
+int64_t GroupCoordinator::ReplayedOrder(const CommittedOffset* current,
+                                        const CommittedOffset& replayed) {
+  if (current && SameCommit(*current, replayed)) return current->log_order;
+  return next_log_order_++;
+}
+
+void GroupCoordinator::AddPendingTxnOffset(Group& g, int64_t producer_id, int16_t producer_epoch,
+                                           const TopicPartitionKey& tp, CommittedOffset c) {
+  Group::PendingTxn& txn = g.pending_txn_offsets[producer_id];
+  txn.producer_epoch = std::max(txn.producer_epoch, producer_epoch);
+  txn.offsets[tp] = std::move(c);
+  txn_groups_[producer_id].insert(g.id);
+}
+
+void GroupCoordinator::ErasePendingTxnOffset(Group& g, const TopicPartitionKey& tp,
+                                             int64_t producer_id) {
+  for (auto it = g.pending_txn_offsets.begin(); it != g.pending_txn_offsets.end();) {
+    if (producer_id < 0 || it->first == producer_id) it->second.offsets.erase(tp);
+    if (!it->second.offsets.empty()) {
+      ++it;
+      continue;
+    }
+    auto groups = txn_groups_.find(it->first);
+    if (groups != txn_groups_.end()) {
+      groups->second.erase(g.id);
+      if (groups->second.empty()) txn_groups_.erase(groups);
+    }
+    it = g.pending_txn_offsets.erase(it);
+  }
+}
+
+void GroupCoordinator::ApplyTxnEnd(int64_t producer_id, bool commit) {
+  auto groups = txn_groups_.find(producer_id);
+  if (groups == txn_groups_.end()) return;
+  for (const std::string& id : groups->second) {
+    auto git = groups_.find(id);
+    if (git == groups_.end()) continue;
+    Group& g = git->second;
+    auto txn = g.pending_txn_offsets.find(producer_id);
+    if (txn == g.pending_txn_offsets.end()) continue;
+    if (commit) {
+      for (auto& [tp, c] : txn->second.offsets) {
+        auto cur = g.offsets.find(tp);
+        if (cur == g.offsets.end() || cur->second.log_order < c.log_order) g.offsets[tp] = c;
+      }
+    }
+    g.pending_txn_offsets.erase(txn);
+  }
+  txn_groups_.erase(groups);
+}
+
+std::map<std::string, Group>::iterator GroupCoordinator::ForgetGroup(
+    std::map<std::string, Group>::iterator it) {
+  for (const auto& [pid, txn] : it->second.pending_txn_offsets) {
+    auto groups = txn_groups_.find(pid);
+    if (groups == txn_groups_.end()) continue;
+    groups->second.erase(it->first);
+    if (groups->second.empty()) txn_groups_.erase(groups);
+  }
+  return groups_.erase(it);
+}
 
 }  // namespace headrace::broker::group
