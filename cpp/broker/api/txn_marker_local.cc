@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/api/group_log_wait.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
 #include "broker/partition.h"
@@ -70,7 +71,14 @@ void LocalTxnMarkerWriter::Write(txn::TxnMarkerSpec spec, txn::MarkersDone done)
         writes->Finish(i, KafkaError::kNotCoordinator);
         continue;
       }
-      writes->Finish(i, ToKafkaError(groups->CompleteTxn(spec.producer_id, spec.commit)));
+      Status completed = groups->CompleteTxn(spec.producer_id, spec.commit);
+      if (!completed.ok()) {
+        writes->Finish(i, ToKafkaError(completed));
+        continue;
+      }
+      // Written: answered once the group log holds it durably.
+      WhenGroupLogCommitted(ctx_, groups, nullptr,
+                            [writes, i](KafkaError e) { writes->Finish(i, e); });
       continue;
     }
     std::shared_ptr<Partition> partition = ctx_.topics().FindPartition(topic, index);

@@ -4,8 +4,10 @@
 //
 // For each partition of the spec, in order:
 //   __consumer_offsets-N   the group coordinator's CompleteTxn(producer id,
-//                          commit) (its pending transactional offsets);
-//                          no coordinator here -> NOT_COORDINATOR
+//                          commit) (its pending transactional offsets),
+//                          answered once the group log holds that durably
+//                          (WhenGroupLogCommitted); no coordinator here ->
+//                          NOT_COORDINATOR
 //   any other partition    Partition::AppendTxnMarker, then a wait in the
 //                          purgatory until the HW passes the marker
 //                          (committed, so acks=all durable):
