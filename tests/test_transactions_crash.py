@@ -43,8 +43,8 @@ def wait_stable(bootstrap: str, topic: str, partitions: int, timeout: float = 30
 
 def producer(bootstrap: str, txn_id: str) -> Producer:
     p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
-                  "transaction.timeout.ms": 3000, "linger.ms": 1,
-                  "message.timeout.ms": 20000})
+                  "transaction.timeout.ms": 5000, "linger.ms": 1,
+                  "message.timeout.ms": 5000})
     p.init_transactions(TIMEOUT_S)
     return p
 
