@@ -69,6 +69,7 @@ def test_markers_reach_leaders_on_every_broker(cluster):
     p.begin_transaction()
     for i in range(60):
         p.produce(t, f"a{i}".encode(), partition=i % 6)
+    p.flush(TIMEOUT_S)  # written, then aborted (abort_transaction drops unsent ones)
     p.abort_transaction(TIMEOUT_S)
     values = sorted(v for *_, v in read_all(bs, t, 6, "read_committed", expect=60))
     assert values == sorted(f"c{i}".encode() for i in range(60))
