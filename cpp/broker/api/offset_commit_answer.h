@@ -1,0 +1,68 @@
+// What OffsetCommit (8) and TxnOffsetCommit (28) share: per partition,
+// UNKNOWN_TOPIC_OR_PARTITION for unknown topics and the group coordinator's
+// answer for the others (COORDINATOR_NOT_AVAILABLE when this broker has
+// none); INVALID_GROUP_ID for every partition when the group id is empty;
+// sent once the group log is durable (ReplyWhenGroupLogCommitted).
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "broker/api/group_log_wait.h"
+#include "broker/api/handler.h"
+#include "broker/api/partition_checks.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/kafka_error.h"
+
+namespace headrace::broker {
+
+// Fills `commit.partitions` from `req.topics` (the committed leader epoch
+// only when `with_leader_epoch`), asks `run(groups, commit)` for one error
+// per committed partition and replies.
+template <typename Resp, typename Req, typename Commit, typename Run>
+void AnswerOffsetCommit(BrokerContext& ctx, const Req& req, Request request, Commit& commit,
+                        bool with_leader_epoch, Run run) {
+  using RespTopic = typename decltype(Resp::topics)::value_type;
+  using RespPartition = typename decltype(RespTopic::partitions)::value_type;
+  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  Resp resp;
+  // Where each committed partition's answer goes.
+  std::vector<std::pair<size_t, size_t>> slots;
+  for (const auto& t : req.topics) {
+    RespTopic rt;
+    rt.name = t.name;
+    for (const auto& p : t.partitions) {
+      RespPartition rp;
+      rp.partition_index = p.partition_index;
+      if (!PartitionExists(ctx, t.name, p.partition_index)) {
+        rp.error_code = Code(KafkaError::kUnknownTopicOrPartition);
+      } else {
+        slots.emplace_back(resp.topics.size(), rt.partitions.size());
+        commit.partitions.push_back(group::CommitPartition{
+            t.name, p.partition_index, p.committed_offset,
+            with_leader_epoch ? p.committed_leader_epoch : -1, p.committed_metadata});
+      }
+      rt.partitions.push_back(rp);
+    }
+    resp.topics.push_back(std::move(rt));
+  }
+  if (!commit.partitions.empty() || req.group_id.empty()) {
+    std::vector<KafkaError> errors =
+        groups ? run(*groups, commit)
+               : std::vector<KafkaError>(commit.partitions.size(),
+                                         KafkaError::kCoordinatorNotAvailable);
+    for (size_t i = 0; i < slots.size(); ++i)
+      resp.topics[slots[i].first].partitions[slots[i].second].error_code = Code(errors[i]);
+    if (req.group_id.empty())  // every partition, known topic or not
+      for (auto& t : resp.topics)
+        for (auto& p : t.partitions) p.error_code = Code(KafkaError::kInvalidGroupId);
+  }
+  ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp), [](Resp& r, KafkaError e) {
+    for (auto& t : r.topics)
+      for (auto& p : t.partitions)
+        if (p.error_code == 0) p.error_code = Code(e);
+  });
+}
+
+}  // namespace headrace::broker
