@@ -226,16 +226,23 @@ Result<AppendInfo> Partition::AppendAsLeader(std::span<uint8_t> batches, int16_t
     if (dup->has_value()) return **dup;  // already appended: answer the original offsets
   }
   const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
-  Result<AppendInfo> info = log_->Append(batches);
+  return FinishAppend(lock, log_->Append(batches), leo_before, flushed_before, [&] {
+    // The log assigned the base offsets in place; record them.
+    if (!producer_batches.empty()) ApplyProducerBatchesLocked(batches);
+    return Status::OK();
+  });
+}
+
+Result<AppendInfo> Partition::FinishAppend(std::unique_lock<std::mutex>& lock,
+                                           Result<AppendInfo> info, Offset leo_before,
+                                           Offset flushed_before,
+                                           const std::function<Status()>& record) {
   if (!info.ok()) {
     if (info.status().code() != StatusCode::kIOError) return info;
     lock.unlock();
     return GoOffline(info.status());
   }
-  if (!producer_batches.empty()) {
-    // The log assigned the base offsets in place; record them.
-    ApplyProducerBatchesLocked(batches);
-  }
+  HR_RETURN_IF_ERROR(record());
   const bool snapshot = MaybeSnapshotAfterRollLocked();
   WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
   lock.unlock();

@@ -404,6 +404,15 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // changed, takes a producer snapshot at the LEO for the flusher to write
   // (producer_snapshot.h) and returns true (the caller schedules a flush).
   bool MaybeSnapshotAfterRollLocked();
+  // The end of every append (leader, follower, marker). REQUIRES: `lock`
+  // holds mu_; `info` is the log's answer to an append begun at
+  // `leo_before` / `flushed_before`. An I/O error takes the partition
+  // offline; another error is returned as is; on success `record` notes
+  // what was appended (epochs, producer batches) and the moved offsets are
+  // published with the lock released.
+  Result<AppendInfo> FinishAppend(std::unique_lock<std::mutex>& lock, Result<AppendInfo> info,
+                                  Offset leo_before, Offset flushed_before,
+                                  const std::function<Status()>& record);
   // Writes `pending` once the log below its offset is flushed (FlushLog);
   // a failure is logged (snapshots only shorten the replay at open).
   void WritePendingSnapshot(std::optional<std::pair<Offset, std::string>> pending);

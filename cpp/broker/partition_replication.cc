@@ -178,23 +178,13 @@ Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches,
   // Before the append: the state must cover the log up to these batches.
   HR_RETURN_IF_ERROR(EnsureProducerStateLocked());
   const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
-  Result<AppendInfo> info = log_->AppendWithOffsets(batches);
-  if (!info.ok()) {
-    if (info.status().code() != StatusCode::kIOError) return info;
-    lock.unlock();
-    return GoOffline(info.status());
-  }
-  HR_RETURN_IF_ERROR(AssignEpochsLocked(batches));
-  // Followers keep the leader's ongoing transactions and aborted index, so
-  // that a follower made leader has them.
-  ApplyProducerBatchesLocked(batches);
-  const bool snapshot = MaybeSnapshotAfterRollLocked();
-  WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
-  lock.unlock();
-  if (snapshot) ScheduleFlush();
-  ScheduleFlushAfter(*info);
-  AfterChange(changed, false);
-  return info;
+  return FinishAppend(lock, log_->AppendWithOffsets(batches), leo_before, flushed_before, [&] {
+    HR_RETURN_IF_ERROR(AssignEpochsLocked(batches));
+    // Followers keep the leader's ongoing transactions and aborted index, so
+    // that a follower made leader has them.
+    ApplyProducerBatchesLocked(batches);
+    return Status::OK();
+  });
 }
 
 void Partition::SetHighWatermarkFromLeader(Offset leader_hw) {

@@ -29,20 +29,10 @@ Result<AppendInfo> Partition::AppendTxnMarker(int64_t producer_id, int16_t produ
   std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(batch.data()), batch.size());
   SetPartitionLeaderEpoch(bytes, leader_epoch());
   const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
-  Result<AppendInfo> info = log_->Append(bytes);
-  if (!info.ok()) {
-    if (info.status().code() != StatusCode::kIOError) return info;
-    lock.unlock();
-    return GoOffline(info.status());
-  }
-  ApplyProducerBatchesLocked(bytes);  // the log assigned the offset in place
-  const bool snapshot = MaybeSnapshotAfterRollLocked();
-  WatermarkSet changed = RecomputeLocked(leo_before, flushed_before);
-  lock.unlock();
-  if (snapshot) ScheduleFlush();
-  ScheduleFlushAfter(*info);
-  AfterChange(changed, false);
-  return info;
+  return FinishAppend(lock, log_->Append(bytes), leo_before, flushed_before, [&] {
+    ApplyProducerBatchesLocked(bytes);  // the log assigned the offset in place
+    return Status::OK();
+  });
 }
 
 Status Partition::EnsureProducerStateLocked() {
