@@ -15,6 +15,9 @@ constexpr std::chrono::milliseconds kDurableTimeout{10000};
 // (doubling up to kMarkerRetryMaxMs).
 constexpr int64_t kMarkerRetryMs = 100;
 constexpr int64_t kMarkerRetryMaxMs = 2000;
+// How long AddPartitionsToTxn waits for the previous transaction's markers
+// before it answers CONCURRENT_TRANSACTIONS.
+constexpr int64_t kParkedMaxMs = 1000;
 // The timer's period: marker retries are checked this often.
 constexpr int64_t kTimerPeriodMs = 50;
 // Kafka bumps to a new producer id instead of passing this epoch.
@@ -292,9 +295,26 @@ void TxnCoordinator::AddPartitions(const std::string& id, int64_t producer_id, i
     auto it = txns_.find(id);
     const TxnMetadata* m = it == txns_.end() ? nullptr : &it->second;
     KafkaError e = CheckProducerLocked(m, producer_id, epoch);
-    if (e == KafkaError::kNone && (IsPrepare(m->state) || m->state == TxnState::kPrepareEpochFence))
+    bool parked = false;
+    if (e == KafkaError::kNone && IsPrepare(m->state) && markers_pending_.count(id)) {
+      parked = true;
+      // The previous transaction's markers are being written: answer once
+      // they are (a client told CONCURRENT_TRANSACTIONS at once would only
+      // come back after its retry backoff, 20 ms or more).
+      std::weak_ptr<TxnCoordinator> weak = weak_from_this();
+      parked_[id].push_back(
+          {Now() + kParkedMaxMs, [done] { done(KafkaError::kConcurrentTransactions); },
+           [weak, id, producer_id, epoch, partitions, done] {
+             if (auto self = weak.lock()) self->AddPartitions(id, producer_id, epoch, partitions, done);
+             else done(KafkaError::kNotCoordinator);
+           }});
+    } else if (e == KafkaError::kNone &&
+               (IsPrepare(m->state) || m->state == TxnState::kPrepareEpochFence)) {
       e = KafkaError::kConcurrentTransactions;
-    if (e != KafkaError::kNone) {
+    }
+    if (parked) {
+      // answered when the markers are written or at the deadline
+    } else if (e != KafkaError::kNone) {
       after.push_back([done, e] { done(e); });
     } else {
       TxnMetadata next = *m;
@@ -437,6 +457,11 @@ void TxnCoordinator::OnMarkersWritten(const std::string& id, int64_t producer_id
     next.start_ms = -1;
     next.update_ms = Now();
     PersistLocked(next, [](KafkaError) {}, after);
+    // Requests that waited for this transaction to complete go on.
+    if (auto parked = parked_.find(id); parked != parked_.end()) {
+      for (Parked& w : parked->second) after.push_back(std::move(w.retry));
+      parked_.erase(parked);
+    }
   }
   RunAll(after);
 }
@@ -483,6 +508,18 @@ void TxnCoordinator::Tick() {
     for (const auto& [id, p] : markers_pending_) {
       if (p.retry_at_ms != 0 && p.retry_at_ms <= now) retry.push_back(id);
     }
+    for (auto it = parked_.begin(); it != parked_.end();) {
+      auto& waiting = it->second;
+      for (auto w = waiting.begin(); w != waiting.end();) {
+        if (w->deadline_ms > now) {
+          ++w;
+          continue;
+        }
+        after.push_back(std::move(w->give_up));
+        w = waiting.erase(w);
+      }
+      it = waiting.empty() ? parked_.erase(it) : std::next(it);
+    }
     if (now >= next_abort_check_ms_) {
       next_abort_check_ms_ = now + config_.abort_check_interval_ms;
       AbortTimedOutLocked(now, after);
@@ -510,12 +547,18 @@ void TxnCoordinator::TimerLoop() {
 
 void TxnCoordinator::Stop() {
   std::unique_ptr<group::GroupLog> log;
+  After parked;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return;
     stopped_ = true;
     log = std::move(log_);
+    for (auto& [id, waiting] : parked_) {
+      for (Parked& w : waiting) parked.push_back([w] { w.give_up(); });
+    }
+    parked_.clear();
   }
+  RunAll(parked);
   timer_cv_.notify_all();
   if (timer_.joinable()) {
     // The last reference may be dropped by a callback on the timer thread.

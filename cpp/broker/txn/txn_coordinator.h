@@ -88,7 +88,9 @@ class TxnCoordinator : public std::enable_shared_from_this<TxnCoordinator> {
   void InitProducerId(const std::string& id, int32_t timeout_ms, int64_t expected_producer_id,
                       int16_t expected_epoch, InitDone done);
   // AddPartitionsToTxn / AddOffsetsToTxn (the caller maps a group to its
-  // __consumer_offsets partition). Errors: INVALID_PRODUCER_ID_MAPPING,
+  // __consumer_offsets partition). While the producer's previous
+  // transaction is writing its markers the request waits for them (up to
+  // 1 s, then CONCURRENT_TRANSACTIONS). Errors: INVALID_PRODUCER_ID_MAPPING,
   // PRODUCER_FENCED, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR.
   void AddPartitions(const std::string& id, int64_t producer_id, int16_t epoch,
                      const std::vector<TxnPartition>& partitions, Done done);
@@ -162,6 +164,14 @@ class TxnCoordinator : public std::enable_shared_from_this<TxnCoordinator> {
   std::unique_ptr<group::GroupLog> log_;        // guarded by mu_; null once stopped
   std::map<std::string, TxnMetadata> txns_;     // guarded by mu_
   std::map<std::string, MarkerProgress> markers_pending_;  // guarded by mu_
+  // Requests waiting for an id's transaction to complete (its markers), by
+  // id; `retry` runs them again then, `give_up` answers after the deadline.
+  struct Parked {
+    int64_t deadline_ms;
+    std::function<void()> give_up;
+    std::function<void()> retry;
+  };
+  std::map<std::string, std::vector<Parked>> parked_;  // guarded by mu_
   int64_t appended_since_compaction_ = 0;       // guarded by mu_
   int64_t next_abort_check_ms_ = 0;             // guarded by mu_
   int64_t next_expire_check_ms_ = 0;            // guarded by mu_

@@ -199,18 +199,34 @@ TEST_F(TxnCoordinatorTest, RetriableMarkerErrorsAreRetriedUntilWritten) {
   ASSERT_EQ(End("t", r, false), KafkaError::kNone);
   ASSERT_TRUE(WaitMarkers(1));
   ASSERT_TRUE(WaitState("t", TxnState::kPrepareAbort));
-  // While markers are pending the producer may not start again.
+  // While markers are pending the producer may not start again: a new
+  // InitProducerId is told to retry; AddPartitions waits (up to 1 s) and is
+  // told to retry when the markers are not written by then.
   EXPECT_EQ(Init("t").error, KafkaError::kConcurrentTransactions);
-  EXPECT_EQ(Add("t", r, {{"x", 0}}), KafkaError::kConcurrentTransactions);
-  now_ += 5000;
+  std::promise<KafkaError> gave_up;
+  std::future<KafkaError> gave_up_answer = gave_up.get_future();
+  c_->AddPartitions("t", r.producer_id, r.producer_epoch, {{"x", 0}},
+                    [&](KafkaError e) { gave_up.set_value(e); });
+  now_ += 999;
   c_->Tick();
+  EXPECT_EQ(gave_up_answer.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  now_ += 4001;
+  c_->Tick();  // past the wait, and the markers' retry is due (still failing)
+  EXPECT_EQ(gave_up_answer.get(), KafkaError::kConcurrentTransactions);
   EXPECT_EQ(c_->Describe("t").metadata.state, TxnState::kPrepareAbort);
   EXPECT_GE(markers_.count(), 2u);
+  // A parked AddPartitions goes on as soon as the markers are written.
+  std::promise<KafkaError> added;
+  c_->AddPartitions("t", r.producer_id, r.producer_epoch, {{"y", 1}},
+                    [&](KafkaError e) { added.set_value(e); });
   markers_.answer = KafkaError::kNone;
-  now_ += 5000;
+  now_ += 999;  // the markers' next retry is due (backoff 400 ms), the wait is not over
   c_->Tick();
-  ASSERT_TRUE(WaitState("t", TxnState::kCompleteAbort));
+  EXPECT_EQ(added.get_future().get(), KafkaError::kNone);
   EXPECT_FALSE(markers_.specs.back().commit);
+  TxnDescription d = c_->Describe("t");
+  EXPECT_EQ(d.metadata.state, TxnState::kOngoing);
+  EXPECT_EQ(d.metadata.partitions, (std::set<TxnPartition>{{"y", 1}}));
 }
 
 TEST_F(TxnCoordinatorTest, NewIncarnationFencesAndAbortsOpenTransaction) {
