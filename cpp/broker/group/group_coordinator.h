@@ -247,6 +247,17 @@ class GroupCoordinator {
 
   // --- persistence (group_offsets.cc); REQUIRES: mu_ held ---
   Status PersistGroup(const Group& g);
+  // Commit and CommitTxnOffsets after their checks: appends one record per
+  // partition whose metadata fits (`entry` builds it) in one batch, then
+  // hands each stored offset, its log_order set, to `store` with the group
+  // (created if needed). Per-partition errors go to `out`:
+  // OFFSET_METADATA_TOO_LARGE, COORDINATOR_NOT_AVAILABLE when the append
+  // fails (`what` names the commit in the log line).
+  void StoreOffsets(
+      const std::string& group_id, const std::vector<CommitPartition>& partitions, int64_t now,
+      const char* what, std::vector<KafkaError>& out,
+      const std::function<GroupLog::Entry(const TopicPartitionKey&, const CommittedOffset&)>& entry,
+      const std::function<void(Group&, const TopicPartitionKey&, CommittedOffset)>& store);
   // Compacts the log when enough was appended since the last compaction
   // (GroupConfig::log_segment_bytes). REQUIRES mu_.
   void MaybeCompact();

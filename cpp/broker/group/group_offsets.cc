@@ -67,33 +67,46 @@ std::vector<KafkaError> GroupCoordinator::Commit(const CommitRequest& req) {
       m.session_deadline_ms = now + m.session_timeout_ms;
     }
   }
+  StoreOffsets(
+      req.group_id, req.partitions, now, "offset commit", out,
+      [&](const TopicPartitionKey& tp, const CommittedOffset& c) {
+        return OffsetEntry(req.group_id, tp, c);
+      },
+      [](Group& g, const TopicPartitionKey& tp, CommittedOffset c) { g.offsets[tp] = std::move(c); });
+  return out;
+}
+
+void GroupCoordinator::StoreOffsets(
+    const std::string& group_id, const std::vector<CommitPartition>& partitions, int64_t now,
+    const char* what, std::vector<KafkaError>& out,
+    const std::function<GroupLog::Entry(const TopicPartitionKey&, const CommittedOffset&)>& entry,
+    const std::function<void(Group&, const TopicPartitionKey&, CommittedOffset)>& store) {
   std::vector<GroupLog::Entry> entries;
-  std::vector<std::pair<TopicPartitionKey, CommittedOffset>> apply;
-  for (size_t i = 0; i < req.partitions.size(); ++i) {
-    const CommitPartition& p = req.partitions[i];
+  std::vector<std::pair<TopicPartitionKey, CommittedOffset>> stored;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    const CommitPartition& p = partitions[i];
     if (p.metadata && p.metadata->size() > static_cast<size_t>(config_.offset_metadata_max_bytes)) {
       out[i] = KafkaError::kOffsetMetadataTooLarge;
       continue;
     }
     TopicPartitionKey tp{p.topic, p.partition};
     CommittedOffset c{p.offset, p.leader_epoch, p.metadata, now};
-    entries.push_back(OffsetEntry(req.group_id, tp, c));
-    apply.emplace_back(std::move(tp), std::move(c));
+    entries.push_back(entry(tp, c));
+    stored.emplace_back(std::move(tp), std::move(c));
   }
-  if (entries.empty()) return out;
+  if (entries.empty()) return;
   Status st = log_->Append(entries);
   if (!st.ok()) {
-    HR_LOG(kWarn) << "group " << req.group_id << ": offset commit not stored: " << st.ToString();
+    HR_LOG(kWarn) << "group " << group_id << ": " << what << " not stored: " << st.ToString();
     for (KafkaError& e : out)
       if (e == KafkaError::kNone) e = KafkaError::kCoordinatorNotAvailable;
-    return out;
+    return;
   }
-  Group& g = GetOrCreate(req.group_id);
-  for (auto& [tp, c] : apply) {
+  Group& g = GetOrCreate(group_id);
+  for (auto& [tp, c] : stored) {
     c.log_order = next_log_order_++;
-    g.offsets[tp] = std::move(c);
+    store(g, tp, std::move(c));
   }
-  return out;
 }
 
 KafkaError GroupCoordinator::FetchOffsets(

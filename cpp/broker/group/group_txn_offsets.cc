@@ -37,33 +37,16 @@ std::vector<KafkaError> GroupCoordinator::CommitTxnOffsets(const TxnCommitReques
     if (txn != g.pending_txn_offsets.end() && req.producer_epoch < txn->second.producer_epoch)
       return fail_all(KafkaError::kInvalidProducerEpoch);
   }
-  std::vector<GroupLog::Entry> entries;
-  std::vector<std::pair<TopicPartitionKey, CommittedOffset>> apply;
-  for (size_t i = 0; i < req.partitions.size(); ++i) {
-    const CommitPartition& p = req.partitions[i];
-    if (p.metadata && p.metadata->size() > static_cast<size_t>(config_.offset_metadata_max_bytes)) {
-      out[i] = KafkaError::kOffsetMetadataTooLarge;
-      continue;
-    }
-    TopicPartitionKey tp{p.topic, p.partition};
-    CommittedOffset c{p.offset, p.leader_epoch, p.metadata, now};
-    entries.push_back(PendingTxnOffsetEntry(req.group_id, req.producer_id, req.producer_epoch, tp, c));
-    apply.emplace_back(std::move(tp), std::move(c));
-  }
-  if (entries.empty()) return out;
-  Status st = log_->Append(entries);
-  if (!st.ok()) {
-    HR_LOG(kWarn) << "group " << req.group_id << ": transactional offset commit of producer "
-                  << req.producer_id << " not stored: " << st.ToString();
-    for (KafkaError& e : out)
-      if (e == KafkaError::kNone) e = KafkaError::kCoordinatorNotAvailable;
-    return out;
-  }
-  Group& g = GetOrCreate(req.group_id);
-  for (auto& [tp, c] : apply) {
-    c.log_order = next_log_order_++;
-    AddPendingTxnOffset(g, req.producer_id, req.producer_epoch, tp, std::move(c));
-  }
+  const std::string what =
+      "transactional offset commit of producer " + std::to_string(req.producer_id);
+  StoreOffsets(
+      req.group_id, req.partitions, now, what.c_str(), out,
+      [&](const TopicPartitionKey& tp, const CommittedOffset& c) {
+        return PendingTxnOffsetEntry(req.group_id, req.producer_id, req.producer_epoch, tp, c);
+      },
+      [&](Group& g, const TopicPartitionKey& tp, CommittedOffset c) {
+        AddPendingTxnOffset(g, req.producer_id, req.producer_epoch, tp, std::move(c));
+      });
   return out;
 }
 
