@@ -240,6 +240,16 @@ class BrokerImpl final : public Broker {
     return opts;
   }
 
+  // How a coordinator's own log (single node) is wired: the purgatory and
+  // the flusher.
+  broker::PartitionServices CoordinatorLogServices() const {
+    broker::PartitionServices services;
+    services.listener = &state_->purgatory();
+    services.flusher = &state_->flusher();
+    services.local_broker_id = config_.node_id;
+    return services;
+  }
+
   // The group coordinator on `log_partition` (cluster mode) or on its own
   // data_dir/__group_metadata log (null).
   Result<std::shared_ptr<broker::group::GroupCoordinator>> OpenGroupCoordinator(
@@ -247,9 +257,7 @@ class BrokerImpl final : public Broker {
     broker::group::GroupCoordinator::Options gopts;
     gopts.config = group_config_;
     gopts.data_dir = config_.data_dir;
-    gopts.log_services.listener = &state_->purgatory();
-    gopts.log_services.flusher = &state_->flusher();
-    gopts.log_services.local_broker_id = config_.node_id;
+    gopts.log_services = CoordinatorLogServices();
     gopts.env = config_.file_env;
     gopts.log_partition = std::move(log_partition);
     HR_ASSIGN_OR_RETURN(auto groups, broker::group::GroupCoordinator::Open(std::move(gopts)));
@@ -269,9 +277,7 @@ class BrokerImpl final : public Broker {
     broker::txn::TxnCoordinator::Options topts;
     topts.config = txn_config_;
     topts.data_dir = config_.data_dir;
-    topts.log_services.listener = &state_->purgatory();
-    topts.log_services.flusher = &state_->flusher();
-    topts.log_services.local_broker_id = config_.node_id;
+    topts.log_services = CoordinatorLogServices();
     topts.env = config_.file_env;
     topts.log_partition = std::move(log_partition);
     topts.purgatory = &state_->purgatory();
