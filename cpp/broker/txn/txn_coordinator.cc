@@ -11,10 +11,6 @@ namespace {
 // How long a state change may take to become durable before the request is
 // answered REQUEST_TIMED_OUT (and the client retries).
 constexpr std::chrono::milliseconds kDurableTimeout{10000};
-// Markers that failed with a retriable error are written again after this
-// (doubling up to kMarkerRetryMaxMs).
-constexpr int64_t kMarkerRetryMs = 100;
-constexpr int64_t kMarkerRetryMaxMs = 2000;
 // How long AddPartitionsToTxn waits for the previous transaction's markers
 // before it answers CONCURRENT_TRANSACTIONS.
 constexpr int64_t kParkedMaxMs = 1000;
@@ -29,16 +25,6 @@ int64_t SystemNowMs() {
       .count();
 }
 
-bool IsPrepare(TxnState s) { return s == TxnState::kPrepareCommit || s == TxnState::kPrepareAbort; }
-bool IsComplete(TxnState s) {
-  return s == TxnState::kCompleteCommit || s == TxnState::kCompleteAbort;
-}
-
-// A marker error after which the partition counts as done: it no longer
-// exists, or the marker reached it.
-bool MarkerDone(KafkaError e) {
-  return e == KafkaError::kNone || e == KafkaError::kUnknownTopicOrPartition;
-}
 
 }  // namespace
 
@@ -67,7 +53,7 @@ Result<std::shared_ptr<TxnCoordinator>> TxnCoordinator::Open(Options options) {
   {
     std::lock_guard<std::mutex> lock(c->mu_);
     for (auto& [id, m] : c->txns_) {
-      if (IsPrepare(m.state)) resume.push_back(id);
+      if (IsPrepareState(m.state)) resume.push_back(id);
     }
   }
   for (const std::string& id : resume) c->WriteMarkers(id);
@@ -112,7 +98,7 @@ Status TxnCoordinator::Load() {
   std::lock_guard<std::mutex> lock(mu_);
   txns_ = std::move(loaded);
   for (auto& [id, m] : txns_) {
-    if (IsPrepare(m.state)) markers_pending_[id] = MarkerProgress{m.partitions, -1, 0};
+    if (IsPrepareState(m.state)) markers_pending_[id] = MarkerProgress{m.partitions, -1, 0};
   }
   const int64_t now = Now();
   next_abort_check_ms_ = now + config_.abort_check_interval_ms;
@@ -227,7 +213,7 @@ void TxnCoordinator::InitProducerId(const std::string& id, int32_t timeout_ms,
       } else {
         const TxnMetadata& m = it->second;
         const bool expects = expected_producer_id >= 0 && expected_epoch >= 0;
-        if (IsPrepare(m.state) || m.state == TxnState::kPrepareEpochFence) {
+        if (IsPrepareState(m.state)) {
           fail(KafkaError::kConcurrentTransactions);
           proceed = false;
         } else if (expects && m.last_producer_id == expected_producer_id &&
@@ -294,11 +280,11 @@ void TxnCoordinator::AddPartitions(const std::string& id, int64_t producer_id, i
     std::lock_guard<std::mutex> lock(mu_);
     auto it = txns_.find(id);
     const TxnMetadata* m = it == txns_.end() ? nullptr : &it->second;
-    KafkaError e = CheckProducerLocked(m, producer_id, epoch);
-    bool parked = false;
-    if (e == KafkaError::kNone && IsPrepare(m->state) && markers_pending_.count(id)) {
-      parked = true;
-      // The previous transaction's markers are being written: answer once
+    const KafkaError e = CheckProducerLocked(m, producer_id, epoch);
+    if (e != KafkaError::kNone) {
+      after.push_back([done, e] { done(e); });
+    } else if (IsPrepareState(m->state)) {
+      // The previous transaction's markers are being written: go on once
       // they are (a client told CONCURRENT_TRANSACTIONS at once would only
       // come back after its retry backoff, 20 ms or more).
       std::weak_ptr<TxnCoordinator> weak = weak_from_this();
@@ -308,14 +294,6 @@ void TxnCoordinator::AddPartitions(const std::string& id, int64_t producer_id, i
              if (auto self = weak.lock()) self->AddPartitions(id, producer_id, epoch, partitions, done);
              else done(KafkaError::kNotCoordinator);
            }});
-    } else if (e == KafkaError::kNone &&
-               (IsPrepare(m->state) || m->state == TxnState::kPrepareEpochFence)) {
-      e = KafkaError::kConcurrentTransactions;
-    }
-    if (parked) {
-      // answered when the markers are written or at the deadline
-    } else if (e != KafkaError::kNone) {
-      after.push_back([done, e] { done(e); });
     } else {
       TxnMetadata next = *m;
       if (next.state != TxnState::kOngoing) {
@@ -363,9 +341,6 @@ void TxnCoordinator::EndTxn(const std::string& id, int64_t producer_id, int16_t 
         case TxnState::kCompleteAbort:
           e = commit ? KafkaError::kInvalidTxnState : KafkaError::kNone;
           break;
-        case TxnState::kPrepareEpochFence:
-          e = KafkaError::kConcurrentTransactions;
-          break;
         default:  // Empty, Dead: nothing to end
           e = KafkaError::kInvalidTxnState;
       }
@@ -392,80 +367,6 @@ void TxnCoordinator::PrepareLocked(TxnMetadata m, bool commit,
   if (txns_[id].state == m.state) markers_pending_[id] = MarkerProgress{partitions, -1, 0};
 }
 
-void TxnCoordinator::WriteMarkers(const std::string& id) {
-  TxnMarkerSpec spec;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopped_) return;
-    auto it = txns_.find(id);
-    auto p = markers_pending_.find(id);
-    if (it == txns_.end() || p == markers_pending_.end() || !IsPrepare(it->second.state)) return;
-    if (p->second.retry_at_ms == 0) return;  // being written now
-    p->second.retry_at_ms = 0;
-    spec.producer_id = it->second.producer_id;
-    spec.producer_epoch = it->second.producer_epoch;
-    spec.coordinator_epoch = coordinator_epoch_;
-    spec.commit = it->second.state == TxnState::kPrepareCommit;
-    spec.partitions.assign(p->second.remaining.begin(), p->second.remaining.end());
-  }
-  std::weak_ptr<TxnCoordinator> weak = weak_from_this();
-  std::vector<TxnPartition> partitions = spec.partitions;
-  const int64_t pid = spec.producer_id;
-  const int16_t epoch = spec.producer_epoch;
-  markers_->Write(std::move(spec), [weak, id, pid, epoch, partitions](std::vector<KafkaError> errors) {
-    if (auto self = weak.lock()) self->OnMarkersWritten(id, pid, epoch, partitions, std::move(errors));
-  });
-}
-
-void TxnCoordinator::OnMarkersWritten(const std::string& id, int64_t producer_id, int16_t epoch,
-                                      std::vector<TxnPartition> partitions,
-                                      std::vector<KafkaError> errors) {
-  After after;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = txns_.find(id);
-    auto p = markers_pending_.find(id);
-    if (stopped_ || it == txns_.end() || p == markers_pending_.end() ||
-        it->second.producer_id != producer_id || it->second.producer_epoch != epoch ||
-        !IsPrepare(it->second.state)) {
-      return;
-    }
-    MarkerProgress& progress = p->second;
-    KafkaError first_error = KafkaError::kNone;
-    for (size_t i = 0; i < partitions.size(); ++i) {
-      KafkaError e = i < errors.size() ? errors[i] : KafkaError::kUnknownServerError;
-      if (MarkerDone(e)) progress.remaining.erase(partitions[i]);
-      else if (first_error == KafkaError::kNone) first_error = e;
-    }
-    if (!progress.remaining.empty()) {
-      ++progress.attempts;
-      const int64_t backoff =
-          std::min<int64_t>(kMarkerRetryMaxMs, kMarkerRetryMs << std::min(progress.attempts, 5));
-      progress.retry_at_ms = Now() + backoff;
-      if (progress.attempts == 1 || progress.attempts % 20 == 0) {
-        HR_LOG(kWarn) << "transaction coordinator: markers of '" << id << "' not written to "
-                         << progress.remaining.size() << " partition(s) ("
-                         << KafkaErrorName(first_error) << "), retrying";
-      }
-      return;
-    }
-    markers_pending_.erase(p);
-    TxnMetadata next = it->second;
-    next.state = next.state == TxnState::kPrepareCommit ? TxnState::kCompleteCommit
-                                                        : TxnState::kCompleteAbort;
-    next.partitions.clear();
-    next.start_ms = -1;
-    next.update_ms = Now();
-    PersistLocked(next, [](KafkaError) {}, after);
-    // Requests that waited for this transaction to complete go on.
-    if (auto parked = parked_.find(id); parked != parked_.end()) {
-      for (Parked& w : parked->second) after.push_back(std::move(w.retry));
-      parked_.erase(parked);
-    }
-  }
-  RunAll(after);
-}
-
 void TxnCoordinator::AbortTimedOutLocked(int64_t now, After& after) {
   std::vector<TxnMetadata> timed_out;
   for (const auto& [id, m] : txns_) {
@@ -486,7 +387,7 @@ void TxnCoordinator::AbortTimedOutLocked(int64_t now, After& after) {
 void TxnCoordinator::ExpireIdsLocked(int64_t now) {
   std::vector<std::string> expired;
   for (const auto& [id, m] : txns_) {
-    if ((m.state == TxnState::kEmpty || IsComplete(m.state)) &&
+    if ((m.state == TxnState::kEmpty || IsCompleteState(m.state)) &&
         now - m.update_ms > config_.id_expiration_ms) {
       expired.push_back(id);
     }

@@ -144,7 +144,7 @@ class TxnCoordinator : public std::enable_shared_from_this<TxnCoordinator> {
   // it is durable; `then` runs at that point.
   void PrepareLocked(TxnMetadata m, bool commit, std::function<void(KafkaError)> then,
                      After& after);
-  // Markers of a Prepare* transaction (no lock held).
+  // Markers of a Prepare* transaction (no lock held); txn_coordinator_markers.cc.
   void WriteMarkers(const std::string& id);
   void OnMarkersWritten(const std::string& id, int64_t producer_id, int16_t epoch,
                         std::vector<TxnPartition> partitions, std::vector<KafkaError> errors);

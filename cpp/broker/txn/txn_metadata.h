@@ -9,8 +9,9 @@
 //   CompleteCommit(4)    every marker written; partitions cleared
 //   CompleteAbort(5)
 //   Dead(6)              expired (transactional.id.expiration.ms); removed
-//   PrepareEpochFence(7) a newer InitProducerId or the timeout bumps the
-//                        epoch of an Ongoing transaction, then aborts it
+//   PrepareEpochFence(7) Kafka's step before fencing an Ongoing transaction;
+//                        headrace goes straight to PrepareAbort with the
+//                        bumped epoch and never holds this state
 //
 // Record (the coordinator's log, docs/transactions.md "On-disk formats"),
 // Kafka's __transaction_state layout, big-endian:
@@ -43,6 +44,13 @@ enum class TxnState : int8_t {
   kDead = 6,
   kPrepareEpochFence = 7,
 };
+
+inline bool IsPrepareState(TxnState s) {
+  return s == TxnState::kPrepareCommit || s == TxnState::kPrepareAbort;
+}
+inline bool IsCompleteState(TxnState s) {
+  return s == TxnState::kCompleteCommit || s == TxnState::kCompleteAbort;
+}
 
 // "Empty", "Ongoing", ... as Kafka's ListTransactions/DescribeTransactions
 // spell them.
