@@ -155,6 +155,9 @@ class BoltTask:
         self.logs: list[str] = []
         self.errors: list[str] = []
         self.violations: list[str] = []
+        # ("emit", values, anchors) / ("ack", id) / ("fail", id) in arrival
+        # order, for a router that must see a child's emit before its anchor's ack.
+        self.events: list[tuple] = []
         self.heartbeats_sent = 0
         self.syncs = 0
         self._last_msg = time.monotonic()
@@ -172,6 +175,11 @@ class BoltTask:
         self.proc.send({"id": tup_id, "comp": comp, "stream": stream, "task": task,
                         "tuple": values})
         return tup_id
+
+    def events_since(self, n: int) -> list[tuple]:
+        """Events after the first ``n`` (safe against the reader thread)."""
+        with self._cond:
+            return self.events[n:]
 
     def acked_since(self, n: int) -> list[str]:
         """Ids acked after the first ``n`` acks (safe against the reader thread)."""
@@ -210,10 +218,13 @@ class BoltTask:
                 if self.pending.pop(str(msg.get("id")), None) is None:
                     self.violations.append(f"{cmd} of unknown or finished id {msg.get('id')}")
                 (self.acked if cmd == "ack" else self.failed).append(str(msg["id"]))
+                self.events.append((cmd, str(msg["id"])))
             elif cmd == "emit":
                 for a in msg.get("anchors") or []:
                     if str(a) not in self.pending:
                         self.violations.append(f"anchored onto {a} after ack/fail")
+                self.events.append(("emit", msg.get("tuple"),
+                                    [str(a) for a in msg.get("anchors") or []]))
                 if msg.get("need_task_ids", True) and not msg.get("task"):
                     self.proc.send([DOWNSTREAM_TASK])
             elif cmd == "sync":

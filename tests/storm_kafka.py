@@ -19,7 +19,7 @@ from storm_multilang import ShellProcess, base_conf, context
 # Consumer settings for the spouts under test: quick failure detection.
 FAST_GROUP = {"session.timeout.ms": 3000, "heartbeat.interval.ms": 300,
               "topic.metadata.refresh.interval.ms": 1000}
-SPOUT_FIELDS = ["topic", "partition", "offset", "key", "value"]
+SPOUT_FIELDS = ["topic", "partition", "offset", "key", "value", "from_offset"]
 _names = itertools.count()
 
 
@@ -96,3 +96,34 @@ def offset_of(msg_id: str) -> tuple[int, int]:
     """(partition, offset) of a KafkaSpout message id ``topic:partition:offset``."""
     _, p, o = msg_id.rsplit(":", 2)
     return int(p), int(o)
+
+
+def read_committed_values(bootstrap: str, topic: str, partitions: int, expect: int,
+                          timeout: float = 30.0, settle: float = 1.0) -> list[bytes | None]:
+    """Values of ``topic`` as a read_committed consumer sees them: read until
+    ``expect`` arrived (or ``timeout``), then ``settle`` seconds more so that
+    duplicates beyond ``expect`` are counted too."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("reader"),
+                  "enable.auto.commit": False, "isolation.level": "read_committed"})
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    out: list[bytes | None] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(out) < expect and time.monotonic() < deadline:
+            out += [m.value() for m in c.consume(1000, 0.2) if m.error() is None]
+        settle_end = time.monotonic() + settle
+        while time.monotonic() < settle_end:
+            out += [m.value() for m in c.consume(1000, 0.2) if m.error() is None]
+    finally:
+        c.close()
+    return out
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    """partition -> log end offset (high watermark)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("ends")})
+    try:
+        return {p: c.get_watermark_offsets(TopicPartition(topic, p), 10)[1]
+                for p in range(partitions)}
+    finally:
+        c.close()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -37,9 +36,13 @@ class ProtocolError(AssertionError):
 
 
 def run_command(target: str) -> list[str]:
-    """The command Storm runs for a streamparse Python component."""
-    exe = shutil.which("streamparse_run")
-    return [exe, target] if exe else [sys.executable, "-m", "streamparse.run", target]
+    """The command Storm runs for a streamparse Python component
+    (``streamparse_run <target>``), run by this interpreter so that the
+    component imports the same headrace as the test (a streamparse_run found
+    on PATH may belong to another Python)."""
+    exe = Path(sys.executable).parent / "streamparse_run"
+    return [str(exe), target] if exe.is_file() else \
+        [sys.executable, "-m", "streamparse.run", target]
 
 
 class ShellProcess:

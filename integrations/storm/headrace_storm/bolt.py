@@ -10,9 +10,10 @@ replay it. Delivery reports are served by a background thread calling
 Fire-and-forget mode: the tuple is acked as soon as the record is handed to
 the producer; a record the broker never stores is lost (logged).
 
-EXACTLY_ONCE: not built; the transactions issue would produce inside a
-transaction per batch of tuples and commit the spout's offsets with it
-(``send_offsets_to_transaction``) in ``process`` below.
+Transactional mode (``headrace.transactional``, with an ``exactly_once``
+KafkaSpout upstream): tuples are buffered and written in transactions that
+also commit their source offsets into the spout's consumer group
+(transactional_writer.py); a tuple is acked once its transaction committed.
 """
 from __future__ import annotations
 
@@ -26,10 +27,14 @@ from streamparse.storm.bolt import Bolt
 
 from . import config as cfg
 from .config import ConfigError
+from .source_chain import SOURCE_FIELDS
+from .topology_checks import check_transactional_inputs, task_index
+from .transactional_writer import TransactionalWriter
 
 POLL_INTERVAL_S = 0.05
 QUEUE_FULL_WAIT_S = 0.5
-_OWNED = {"bootstrap.servers": "use headrace.brokers"}
+_OWNED = {"bootstrap.servers": "use headrace.brokers",
+          "transactional.id": "use headrace.transactional_id"}
 
 
 class KafkaBolt(Bolt):
@@ -48,6 +53,12 @@ class KafkaBolt(Bolt):
     message_field = "message"
     fire_and_forget = False
     producer: dict | None = None
+    transactional = False
+    source_group: str | None = None      # or source_spout: the group is derived
+    source_spout: str | None = None
+    transactional_id: str | None = None  # default headrace-storm-<topology>-<component>-<index>
+    transaction_max_tuples = 1000
+    transaction_interval_ms = 100
 
     def initialize(self, storm_conf: dict, context: dict) -> None:
         """Validates settings (fails fast with an error sent to Storm) and
@@ -65,6 +76,14 @@ class KafkaBolt(Bolt):
         conf.update(s["producer"] or {})
         conf["bootstrap.servers"] = s["brokers"]
         conf["error_cb"] = self._on_client_error
+        self._writer: TransactionalWriter | None = None
+        if s["transactional"]:
+            conf["transactional.id"] = s["transactional_id"]
+            self._writer = TransactionalWriter(
+                conf, s["source_group"], s["brokers"], s["transaction_max_tuples"],
+                s["transaction_interval_ms"] / 1e3, self.ack, self.fail, self.logger)
+            self._writer.start()
+            return
         self._producer = Producer(conf)
         self._stop = threading.Event()
         if not s["fire_and_forget"]:
@@ -80,7 +99,27 @@ class KafkaBolt(Bolt):
             if key in (s.get("producer") or {}):
                 raise ConfigError(f"headrace.producer: {key} cannot be set ({why})")
         s["fire_and_forget"] = bool(s.get("fire_and_forget"))
+        s["transactional"] = bool(s.get("transactional"))
+        if s["transactional"]:
+            self._transactional_settings(s)
         return s
+
+    def _transactional_settings(self, s: dict) -> None:
+        """Completes and checks the settings of transactional mode."""
+        if s["fire_and_forget"]:
+            raise ConfigError("headrace.transactional and headrace.fire_and_forget exclude "
+                              "each other")
+        if not s.get("source_group"):
+            if not s.get("source_spout"):
+                raise ConfigError("headrace.transactional needs the exactly_once spout's "
+                                  "consumer group: set headrace.source_group, or "
+                                  "headrace.source_spout (the spout's component id) when the "
+                                  "spout uses its default group")
+            s["source_group"] = cfg.default_group(self.topology_name, s["source_spout"])
+        if not s.get("transactional_id"):
+            s["transactional_id"] = (f"headrace-storm-{self.topology_name}-"
+                                     f"{self.component_name}-{task_index(self.context)}")
+        check_transactional_inputs(self.context)
 
     # -- mapping -------------------------------------------------------------
     def _field(self, tup: Any, name: str | None, position: int) -> Any:
@@ -111,6 +150,15 @@ class KafkaBolt(Bolt):
         return (self._field(tup, self.settings["key_field"], 0),
                 self._field(tup, self.settings["message_field"], 1))
 
+    def source_coordinates(self, tup: Any) -> tuple[tuple[str, int], int, int]:
+        """((topic, partition), offset, from_offset) of the spout record the
+        tuple derives from (fields source_chain.SOURCE_FIELDS)."""
+        if not hasattr(tup.values, "_fields"):
+            raise KeyError(f"tuple from undeclared stream {tup.component}/{tup.stream} "
+                           f"carries no {', '.join(SOURCE_FIELDS)}")
+        topic, part, off, from_off = (self._field(tup, f, 0) for f in SOURCE_FIELDS)
+        return (str(topic), int(part)), int(off), int(from_off)
+
     @staticmethod
     def to_bytes(v: Any) -> bytes | None:
         """None stays None; str is UTF-8; bytes as is; anything else as JSON."""
@@ -122,15 +170,21 @@ class KafkaBolt(Bolt):
 
     # -- Storm tuples ----------------------------------------------------------
     def process(self, tup: Any) -> None:
-        """Produces the tuple's record; acks now (fire-and-forget) or when the
-        broker acknowledged it. A tuple that cannot be mapped is failed."""
+        """Produces the tuple's record; acks now (fire-and-forget), when the
+        broker acknowledged it, or (transactional) when its transaction
+        committed. A tuple that cannot be mapped is failed."""
         try:
             topic = self.select_topic(tup)
             key, value = self.map_record(tup)
             key, value = self.to_bytes(key), self.to_bytes(value)
+            if self._writer is not None:
+                tp, off, from_off = self.source_coordinates(tup)
         except (KeyError, TypeError, ValueError) as e:
             self.send_message({"command": "error", "msg": f"cannot map tuple {tup.id}: {e}"})
             self.fail(tup)
+            return
+        if self._writer is not None:
+            self._writer.submit(tp, off, from_off, (topic, key, value), tup.id)
             return
         callback = None if self.settings["fire_and_forget"] else partial(self._delivered, tup.id)
         self._produce(topic, key, value, callback)

@@ -28,16 +28,13 @@ class ConfigError(ValueError, HeadraceError):
 
 
 class ProcessingGuarantee(enum.Enum):
-    """When the spout commits offsets relative to emitting tuples.
-
-    EXACTLY_ONCE is deliberately absent: it needs Kafka transactions (the
-    transactions issue). The bolt would then write inside a transaction that
-    also commits the spout's offsets (``send_offsets_to_transaction``); the
-    place for it is marked ``EXACTLY_ONCE`` in spout.py and bolt.py.
-    """
+    """When the spout commits offsets relative to emitting tuples."""
     AT_MOST_ONCE = "at_most_once"    # commit polled offsets, then emit (unanchored)
     AT_LEAST_ONCE = "at_least_once"  # emit anchored; commit only acked, contiguous offsets
     NONE = "none"                    # emit unanchored; commit emitted offsets periodically
+    # Emit anchored, read read_committed, never commit: a transactional
+    # KafkaBolt commits the source offsets with its output (source_chain.py).
+    EXACTLY_ONCE = "exactly_once"
 
 
 class FirstPollOffsetStrategy(enum.Enum):
@@ -101,9 +98,7 @@ def _enum(cls: type[enum.Enum]) -> Callable[[Any], enum.Enum]:
             if member.value == text or member.name.lower() == text:
                 return member
         allowed = " | ".join(m.value for m in cls)
-        extra = (" (exactly-once needs Kafka transactions and is not built yet)"
-                 if "exactly" in text else "")
-        raise ValueError(f"{v!r} is not one of {allowed}{extra}")
+        raise ValueError(f"{v!r} is not one of {allowed}")
     return parse
 
 
@@ -176,6 +171,12 @@ BOLT = COMMON + [
     Option("message_field", _opt_str, "tuple field holding the record value"),
     Option("fire_and_forget", _bool, "ack tuples without waiting for the broker"),
     Option("producer", _dict, "librdkafka producer properties (override)"),
+    Option("transactional", _bool, "write in transactions that commit the source offsets"),
+    Option("source_group", _opt_str, "the exactly-once spout's consumer group"),
+    Option("source_spout", _opt_str, "the exactly-once spout's component id (derives its group)"),
+    Option("transactional_id", _opt_str, "transactional.id of the task's producer"),
+    Option("transaction_max_tuples", _int(1, 1_000_000), "tuples that start a transaction"),
+    Option("transaction_interval_ms", _int(1), "longest wait before a transaction starts"),
 ]
 
 KNOWN_KEYS = frozenset(o.key for o in SPOUT + BOLT)
@@ -199,6 +200,11 @@ def resolve(component: Any, options: list[Option], storm_conf: Mapping[str, Any]
         except ValueError as e:
             raise ConfigError(f"{where}: {e}") from None
     return settings
+
+
+def default_group(topology_name: str, spout_component: str) -> str:
+    """The consumer group a KafkaSpout uses when headrace.group is not set."""
+    return f"headrace-storm-{topology_name}-{spout_component}"
 
 
 def require(settings: dict, attr: str, why: str) -> None:

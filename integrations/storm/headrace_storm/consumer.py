@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, TopicPartition
 
-from .config import ConfigError, FirstPollOffsetStrategy
+from .config import ConfigError, FirstPollOffsetStrategy, ProcessingGuarantee
 
 # Properties the spout owns: overriding them would break its guarantees.
 _OWNED = {"enable.auto.commit": "the spout commits offsets itself",
@@ -29,6 +29,10 @@ def consumer_config(settings: Mapping[str, Any], group: str, client_id: str) -> 
         raise ConfigError("headrace.consumer: partition.assignment.strategy must be an eager "
                           "assignor (range, roundrobin): the spout drops in-flight state "
                           "of every revoked partition on each rebalance")
+    exactly_once = settings["guarantee"] is ProcessingGuarantee.EXACTLY_ONCE
+    if exactly_once and overrides.get("isolation.level", "read_committed") != "read_committed":
+        raise ConfigError("headrace.consumer: isolation.level must be read_committed with "
+                          "headrace.guarantee exactly_once (aborted output must not be read)")
     earliest = settings["first_poll"] in (FirstPollOffsetStrategy.EARLIEST,
                                           FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST)
     conf: dict[str, Any] = {
@@ -39,6 +43,8 @@ def consumer_config(settings: Mapping[str, Any], group: str, client_id: str) -> 
     conf.update(overrides)
     conf.update({"bootstrap.servers": settings["brokers"], "group.id": group,
                  "enable.auto.commit": False, "enable.auto.offset.store": False})
+    if exactly_once:
+        conf["isolation.level"] = "read_committed"
     return conf
 
 

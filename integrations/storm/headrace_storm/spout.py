@@ -15,10 +15,15 @@ Guarantees (see docs/storm.md for the precise statements):
   before any of its records is emitted; tuples carry no message id.
 - NONE: tuples carry no message id; the emitted position is committed every
   commit period.
-EXACTLY_ONCE: not built. It needs the transactions issue: the spout would
-hand its acked offsets to a transactional KafkaBolt
-(``send_offsets_to_transaction``) instead of committing them itself; that
-would replace ``_commit_acked`` below.
+- EXACTLY_ONCE: tracked like AT_LEAST_ONCE, read with read_committed, and
+  never committed here: a transactional KafkaBolt commits the source offsets
+  with its output. Tuples carry source_chain.SOURCE_FIELDS; a partition is
+  emitted from only once its position is read from the group (stable
+  offsets) or, without a commit, once its start position is committed.
+
+Partitions are served round robin: one tuple per ``next`` from the next
+partition with buffered records; the buffer is topped up without waiting
+while an assigned, unpaused partition has none.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ import time
 from collections import deque
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import OFFSET_END, Consumer, KafkaException, Message, TopicPartition
 from streamparse.storm.spout import Spout
 
 from . import config as cfg
@@ -35,9 +40,12 @@ from .config import ConfigError, FirstPollOffsetStrategy, ProcessingGuarantee
 from .consumer import commit_metadata, consumer_config, start_offset, subscription
 from .offsets import PartitionOffsets
 from .retry import RetrySchedule
+from .source_chain import SOURCE_FIELDS
 
 TP = tuple[str, int]
 COMMIT_TIMEOUT_S = 10.0
+POSITION_TIMEOUT_S = 5.0    # one read of committed offsets (EXACTLY_ONCE, may wait for stability)
+POSITION_RETRY_S = 0.5
 
 
 def message_id(tp: TP, offset: int) -> str:
@@ -60,7 +68,7 @@ class KafkaSpout(Spout):
     docs/storm.md for the table. Override :meth:`translate` (and ``outputs``)
     to shape tuples."""
 
-    outputs = ["topic", "partition", "offset", "key", "value"]
+    outputs = ["topic", "partition", "offset", "key", "value", "from_offset"]
 
     brokers: str | list[str] | None = None
     topics: list[str] | str | None = None
@@ -98,7 +106,13 @@ class KafkaSpout(Spout):
         self._fetched: dict[TP, int] = {}      # next offset expected from the broker
         self._emitted_pos: dict[TP, int] = {}  # one past the last emitted offset
         self._committed_pos: dict[TP, int] = {}
+        self._chain_pos: dict[TP, int] = {}    # from_offset of the partition's next tuple
+        self._unpositioned: set[TP] = set()     # EXACTLY_ONCE: assigned, start not known yet
+        self._next_position_try = 0.0
         self._paused: set[TP] = set()
+        self._stamp = {f: self.outputs.index(f) for f in SOURCE_FIELDS if f in self.outputs}
+        if self._guarantee is not ProcessingGuarantee.EXACTLY_ONCE:
+            self._stamp = {f: i for f, i in self._stamp.items() if f == "from_offset"}
         self._retries = RetrySchedule(s["retry_initial_delay_ms"], s["retry_delay_period_ms"],
                                       s["retry_max_delay_ms"], s["retry_max_retries"])
         self._last_commit = time.monotonic()
@@ -112,8 +126,26 @@ class KafkaSpout(Spout):
         if bool(s.get("topics")) == bool(s.get("topic_pattern")):
             raise ConfigError("set exactly one of headrace.topics and headrace.topic_pattern")
         if not s.get("group"):
-            s["group"] = f"headrace-storm-{self.topology_name}-{self.component_name}"
+            s["group"] = cfg.default_group(self.topology_name, self.component_name)
+        if s["guarantee"] is ProcessingGuarantee.EXACTLY_ONCE:
+            self._check_exactly_once(s)
         return s
+
+    def _check_exactly_once(self, s: dict) -> None:
+        if s["first_poll"] not in (FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST,
+                                   FirstPollOffsetStrategy.UNCOMMITTED_LATEST):
+            raise ConfigError("headrace.first_poll must be uncommitted_earliest or "
+                              "uncommitted_latest with exactly_once: the spout resumes where "
+                              "the transactional KafkaBolt committed (a new headrace.group "
+                              "starts over)")
+        if s["retry_max_retries"] != -1:
+            raise ConfigError("headrace.retry_max_retries must be -1 with exactly_once: a "
+                              "dropped tuple is a hole the KafkaBolt can never commit past")
+        missing = [f for f in SOURCE_FIELDS if f not in self.outputs]
+        if missing:
+            raise ConfigError(f"exactly_once: the spout's outputs {self.outputs} lack "
+                              f"{', '.join(missing)}; the transactional KafkaBolt needs "
+                              f"{', '.join(SOURCE_FIELDS)} on every tuple")
 
     def _fail_fast(self, e: Exception) -> None:
         """Reports a configuration error to the worker log and Storm's UI, then exits."""
@@ -128,15 +160,20 @@ class KafkaSpout(Spout):
 
     # -- Storm commands ------------------------------------------------------
     def next_tuple(self) -> None:
-        """Emits at most one tuple: a due retry first, then the next polled record."""
+        """Emits at most one tuple: a due retry first, then the next buffered
+        record (round robin over partitions)."""
         if self._guarantee is not ProcessingGuarantee.AT_MOST_ONCE and \
                 time.monotonic() - self._last_commit >= self.settings["commit_period_ms"] / 1e3:
             self._commit()
+        if self._unpositioned:
+            self._position()
         if self._emit_due_retry():
             return
-        if not self._emit_waiting():
-            self._poll()
-            self._emit_waiting()
+        if not self._waiting:
+            self._poll(self.settings["poll_timeout_ms"] / 1e3)
+        elif set(self._offsets) - self._paused - set(self._waiting):
+            self._poll(0)   # a partition has nothing buffered: top up, do not wait
+        self._emit_waiting()
 
     def _tracked(self, tup_id: Any):
         """(tp, offset, its partition's offset tracker or None), or None for
@@ -154,6 +191,15 @@ class KafkaSpout(Spout):
         tp, off, po = tracked
         if po is not None and po.ack(off):
             self._retries.forget((tp, off))
+            self._forget_acked(po)
+
+    def _forget_acked(self, po: PartitionOffsets) -> None:
+        """EXACTLY_ONCE: an acked tuple was committed by the KafkaBolt's
+        transaction, so the acked prefix leaves the spout's memory."""
+        if self._guarantee is ProcessingGuarantee.EXACTLY_ONCE:
+            nxt = po.next_commit()
+            if nxt is not None:
+                po.commit_done(nxt)
 
     def fail(self, tup_id: Any) -> None:
         tracked = self._tracked(tup_id)
@@ -171,9 +217,11 @@ class KafkaSpout(Spout):
     def translate(self, record: Message) -> list[Any] | None:
         """Record -> tuple values (must match ``outputs``); None skips the
         record (it counts as acked). Default: topic, partition, offset, key,
-        value, key and value as text (headrace.encoding)."""
+        value, key and value as text (headrace.encoding), from_offset. The
+        spout writes from_offset itself (and, under exactly_once, all of
+        source_chain.SOURCE_FIELDS) into the fields of those names."""
         return [record.topic(), record.partition(), record.offset(),
-                self._text(record.key()), self._text(record.value())]
+                self._text(record.key()), self._text(record.value()), None]
 
     def _text(self, data: bytes | None) -> str | None:
         if data is None:
@@ -194,7 +242,7 @@ class KafkaSpout(Spout):
         return False
 
     def _has_room(self, tp: TP) -> bool:
-        if self._guarantee is not ProcessingGuarantee.AT_LEAST_ONCE:
+        if not self._tracked_mode:
             return True
         return self._offsets[tp].uncommitted < self.settings["max_uncommitted"]
 
@@ -212,27 +260,39 @@ class KafkaSpout(Spout):
             return True
         return False
 
+    @property
+    def _tracked_mode(self) -> bool:
+        return self._guarantee in (ProcessingGuarantee.AT_LEAST_ONCE,
+                                   ProcessingGuarantee.EXACTLY_ONCE)
+
     def _emit_record(self, tp: TP, record: Message) -> None:
         off = record.offset()
         values = self.translate(record)
         self._emitted_pos[tp] = off + 1
-        if self._guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+        if values is not None:
+            values = list(values)
+            coords = {"topic": tp[0], "partition": tp[1], "offset": off,
+                      "from_offset": self._chain_pos.get(tp, off)}
+            for name, i in self._stamp.items():
+                values[i] = coords[name]
+            self._chain_pos[tp] = off + 1
+        if self._tracked_mode:
             po = self._offsets[tp]
             po.emitted(off, values)
             if values is None:
                 po.ack(off)
+                self._forget_acked(po)
                 return
             self.emit(values, tup_id=message_id(tp, off))
         elif values is not None:
             self.emit(values)   # unanchored: Storm never acks or fails it
 
     # -- polling -------------------------------------------------------------
-    def _poll(self) -> None:
+    def _poll(self, timeout_s: float) -> None:
         """One consume(); serves rebalance callbacks; buffers new records.
         AT_MOST_ONCE commits the batch before any of it is emitted."""
         self._update_pause()
-        records = self._consumer.consume(self.settings["max_poll_records"],
-                                         self.settings["poll_timeout_ms"] / 1e3)
+        records = self._consumer.consume(self.settings["max_poll_records"], timeout_s)
         first: dict[TP, int] = {}
         last: dict[TP, int] = {}
         for r in records:
@@ -240,8 +300,9 @@ class KafkaSpout(Spout):
                 self.logger.warning("consumer: %s", r.error())
                 continue
             tp = (r.topic(), r.partition())
-            if tp not in self._offsets or r.offset() < self._fetched.get(tp, -1):
-                continue   # revoked meanwhile, or already buffered
+            if tp not in self._offsets or tp in self._unpositioned or \
+                    r.offset() < self._fetched.get(tp, -1):
+                continue   # revoked meanwhile, not positioned yet, or already buffered
             self._fetched[tp] = r.offset() + 1
             self._waiting.setdefault(tp, deque()).append(r)
             first.setdefault(tp, r.offset())
@@ -254,6 +315,7 @@ class KafkaSpout(Spout):
         limit = self.settings["max_poll_records"]
         want = {tp for tp in self._offsets
                 if not self._has_room(tp) or len(self._waiting.get(tp, ())) >= limit}
+        want |= self._unpositioned
         if want - self._paused:
             self._consumer.pause([TopicPartition(*tp) for tp in want - self._paused])
         if self._paused - want:
@@ -309,6 +371,9 @@ class KafkaSpout(Spout):
 
     # -- rebalance callbacks (run inside consume()) ----------------------------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if self._guarantee is ProcessingGuarantee.EXACTLY_ONCE:
+            self._assign_unpositioned(consumer, partitions)
+            return
         committed = consumer.committed(partitions, timeout=COMMIT_TIMEOUT_S) if partitions else []
         strategy: FirstPollOffsetStrategy = self.settings["first_poll"]
         for p, c in zip(partitions, committed):
@@ -317,8 +382,61 @@ class KafkaSpout(Spout):
             self._offsets[tp] = PartitionOffsets()
             if c.offset >= 0:
                 self._committed_pos[tp] = c.offset
+            if p.offset >= 0:
+                self._chain_pos[tp] = p.offset
         consumer.assign(partitions)
         self.logger.info("assigned %s", [(p.topic, p.partition, p.offset) for p in partitions])
+
+    def _assign_unpositioned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """EXACTLY_ONCE: assigned paused at a placeholder; :meth:`_position`
+        seeks to the real start once the group's stable offsets are read (they
+        may wait for a transaction of the KafkaBolt to end)."""
+        for p in partitions:
+            p.offset = OFFSET_END
+            self._offsets[(p.topic, p.partition)] = PartitionOffsets()
+        consumer.assign(partitions)
+        if partitions:
+            consumer.pause(partitions)
+        tps = {(p.topic, p.partition) for p in partitions}
+        self._unpositioned |= tps
+        self._paused |= tps
+        self._next_position_try = 0.0
+        self.logger.info("assigned %s (positioning)", sorted(tps))
+
+    def _position(self) -> None:
+        """Starts unpositioned partitions at the group's committed offset or,
+        without one, at the log start/end (first_poll), committed first so the
+        KafkaBolt's chain starts where this spout does."""
+        if time.monotonic() < self._next_position_try:
+            return
+        self._next_position_try = time.monotonic() + POSITION_RETRY_S
+        tps = sorted(self._unpositioned)
+        try:
+            got = self._consumer.committed([TopicPartition(*tp) for tp in tps],
+                                           timeout=POSITION_TIMEOUT_S)
+            start, origin = {}, {}
+            earliest = self.settings["first_poll"] is FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST
+            for c in got:
+                tp = (c.topic, c.partition)
+                if c.error is not None:
+                    continue
+                if c.offset >= 0:
+                    start[tp] = c.offset
+                else:
+                    low, high = self._consumer.get_watermark_offsets(
+                        TopicPartition(*tp), timeout=POSITION_TIMEOUT_S)
+                    origin[tp] = low if earliest else high
+        except KafkaException as e:
+            self.logger.warning("reading the start of %s: %s (retrying)", tps, e)
+            return
+        for tp in self._commit_sync(origin):
+            start[tp] = origin[tp]
+        for tp, off in start.items():
+            self._consumer.seek(TopicPartition(tp[0], tp[1], off))
+            self._chain_pos[tp] = self._fetched[tp] = off
+            self._unpositioned.discard(tp)
+        if start:
+            self.logger.info("positioned %s", sorted(start.items()))
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """Commits what is safe for the revoked partitions, then drops their state."""
@@ -339,8 +457,9 @@ class KafkaSpout(Spout):
 
     def _drop(self, tps: set[TP]) -> None:
         for state in (self._offsets, self._waiting, self._fetched, self._emitted_pos,
-                      self._committed_pos):
+                      self._committed_pos, self._chain_pos):
             for tp in tps:
                 state.pop(tp, None)
         self._paused -= tps
+        self._unpositioned -= tps
         self._retries.forget_where(lambda key: key[0] in tps)

@@ -1,0 +1,142 @@
+"""Exactly-once topic -> topic under the Storm harness, against real brokers:
+KafkaSpout (exactly_once) -> UpperWithSource (a plain streamparse bolt
+passing the source coordinates on) -> KafkaBolt (transactional), each a real
+component process, routed and acked by tests/storm_topology.py.
+
+Each run copies uniquely numbered records and counts, with a read_committed
+consumer, the records lost and duplicated in the output: 0 / 0 whatever is
+SIGKILLed (spout, sink bolt, both) or when the broker is SIGKILLed and
+restarted on the same data dir and port; and the spout group's committed
+offsets end at the input's end."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+
+from broker_process import GROUP_ARGS
+from storm_harness import SpoutTask
+from storm_kafka import (FAST_GROUP, SPOUT_FIELDS, committed, create_topic, end_offsets,
+                         launch, produce, read_committed_values, unique)
+from storm_multilang import base_conf, env_ok
+from storm_topology import LinearTopology, components_on_path
+
+pytestmark = pytest.mark.skipif(env_ok() is not None, reason=str(env_ok()))
+PARTS = 3
+MIDDLE_FIELDS = ["topic", "partition", "offset", "from_offset", "key", "message"]
+MESSAGE_TIMEOUT_S = 5
+
+
+class Run:
+    """Topics, records and the three components of one exactly-once run."""
+
+    def __init__(self, broker, tmp, n: int, spout_extra: dict | None = None,
+                 middle_extra: dict | None = None, timeout_s: float = MESSAGE_TIMEOUT_S):
+        self.broker, self.tmp, self.n = broker, tmp, n
+        self.src, self.dst, self.group = unique("eos-src"), unique("eos-dst"), unique("eos-g")
+        create_topic(broker.bootstrap, self.src, PARTS)
+        create_topic(broker.bootstrap, self.dst, PARTS)
+        produce(broker.bootstrap, self.src, n, PARTS)
+        self.ends = end_offsets(broker.bootstrap, self.src, PARTS)
+        self.spout_extra, self.middle_extra = spout_extra or {}, middle_extra or {}
+        self.topo = LinearTopology(self._spout, [("middle", self._middle), ("sink", self._sink)],
+                                   max_pending=300, message_timeout_s=timeout_s)
+
+    def _conf(self, **extra):
+        return base_conf(**{"headrace.brokers": self.broker.bootstrap,
+                            "topology.message.timeout.secs": MESSAGE_TIMEOUT_S, **extra})
+
+    def _spout(self) -> SpoutTask:
+        conf = self._conf(**{"headrace.topics": self.src, "headrace.group": self.group,
+                             "headrace.guarantee": "exactly_once",
+                             "headrace.consumer": FAST_GROUP, **self.spout_extra})
+        return SpoutTask(launch("headrace.storm.KafkaSpout", self._dir("spout"), conf,
+                                "kafka-spout", 1, SPOUT_FIELDS))
+
+    def _middle(self):
+        from storm_harness import BoltTask
+        return BoltTask(launch("storm_components.UpperWithSource", self._dir("middle"),
+                               self._conf(**self.middle_extra), "middle", 3, MIDDLE_FIELDS,
+                               sources={"kafka-spout": SPOUT_FIELDS}))
+
+    def _sink(self):
+        from storm_harness import BoltTask
+        conf = self._conf(**{"headrace.transactional": True, "headrace.source_group": self.group,
+                             "headrace.topic": self.dst, "headrace.transaction_interval_ms": 100})
+        return BoltTask(launch("headrace.storm.KafkaBolt", self._dir("sink"), conf, "sink", 5,
+                               [], sources={"middle": MIDDLE_FIELDS}))
+
+    def _dir(self, name: str):
+        return self.tmp / f"{name}-{time.monotonic_ns()}"
+
+    def mid_flight(self, k: int):
+        """At least ``k`` records acked and 100 tuples in flight (a kill now
+        hits buffered, unacked and in-transaction tuples)."""
+        return lambda: len(set(self.topo.acked)) >= k and len(self.topo.roots) >= 100
+
+    def committed_to_end(self):
+        state = {"next": 0.0}
+
+        def done() -> bool:   # the group read at most every 0.3 s
+            if time.monotonic() < state["next"]:
+                return False
+            state["next"] = time.monotonic() + 0.3
+            return committed(self.broker.bootstrap, self.group) == self.ends
+        return done
+
+    def count(self) -> tuple[int, int, int]:
+        """(lost, duplicated, output records) as read_committed reads them."""
+        values = read_committed_values(self.broker.bootstrap, self.dst, PARTS, self.n)
+        expect = Counter(f"V{i}".encode() for i in range(self.n))
+        got = Counter(values)
+        lost = sum(1 for v in expect if v not in got)
+        dup = sum(c - 1 for c in got.values() if c > 1) + sum(c for v, c in got.items()
+                                                              if v not in expect)
+        return lost, dup, len(values)
+
+
+def _kill(run: Run, what: str) -> None:
+    topo = run.topo
+    if what in ("spout", "both"):
+        topo.kill_spout()
+    if what in ("sink", "both"):
+        topo.kill_bolt("sink")
+    if what == "broker":
+        run.broker.kill()
+        end = time.monotonic() + 2.0   # the topology keeps running against no broker
+        while time.monotonic() < end:
+            topo.turn() or time.sleep(0.01)
+        before = run.broker.bootstrap
+        run.broker.start_again()
+        assert run.broker.bootstrap == before, "the broker came back on another port"
+    if what in ("sink", "both"):
+        topo.restart_bolt("sink")
+    if what in ("spout", "both"):
+        topo.restart_spout()
+
+
+@pytest.mark.parametrize("fault", ["spout", "sink", "both", "broker"])
+def test_exactly_once_topic_to_topic_survives_sigkill(broker_factory, tmp_path, monkeypatch,
+                                                       fault):
+    components_on_path(monkeypatch)
+    broker = broker_factory(tmp_path / "data", *GROUP_ARGS)
+    t0 = time.monotonic()
+    run = Run(broker, tmp_path, n=3000)
+    topo = run.topo.start()
+    try:
+        topo.run_until(run.mid_flight(run.n // 3), 60, "a third of the records acked")
+        in_flight = len(topo.roots)
+        _kill(run, fault)
+        topo.run_until(run.committed_to_end(), 90, "the group committed to the input's end")
+    finally:
+        topo.close()
+    lost, dup, total = run.count()
+    replays = len(topo.emitted) - len(set(topo.emitted))
+    print(f"\nEXACTLY_ONCE kill {fault}: {run.n} in, {total} out, lost {lost}, duplicated {dup}; "
+          f"{in_flight} in flight at the kill, {len(topo.emitted)} emits ({replays} replays), "
+          f"{len(topo.failed)} fails/timeouts; "
+          f"{time.monotonic() - t0:.1f} s")
+    assert (lost, dup) == (0, 0)
+    assert committed(broker.bootstrap, run.group) == run.ends
+    assert topo.violations == []
