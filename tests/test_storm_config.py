@@ -8,15 +8,16 @@ import pytest
 
 from storm_harness import SpoutTask
 from storm_kafka import launch
-from storm_multilang import ComponentDied, base_conf, env_ok
+from storm_multilang import ComponentDied, ShellProcess, base_conf, context, env_ok
 
 pytestmark = pytest.mark.skipif(env_ok() is not None, reason=str(env_ok()))
 GOOD_SPOUT = {"headrace.brokers": "127.0.0.1:1", "headrace.topics": "t"}
 
 
 @pytest.mark.parametrize("target, settings, expect", [
-    ("headrace.storm.KafkaSpout", {"headrace.guarantee": "exactly_once"},
-     "headrace.guarantee: 'exactly_once' is not one of at_most_once | at_least_once | none"),
+    ("headrace.storm.KafkaSpout", {"headrace.guarantee": "exactly-twice"},
+     "headrace.guarantee: 'exactly-twice' is not one of at_most_once | at_least_once | none "
+     "| exactly_once"),
     ("headrace.storm.KafkaSpout", {"headrace.first_poll": "newest"},
      "headrace.first_poll: 'newest' is not one of earliest"),
     ("headrace.storm.KafkaSpout", {"headrace.topicz": "t"}, "unknown setting(s) headrace.topicz"),
@@ -41,3 +42,47 @@ def test_invalid_settings_fail_fast_with_a_clear_error(tmp_path, target, setting
     assert proc.wait_exit(10) != 0
     assert any(expect in e for e in task.errors), task.errors
     assert any(expect in line for line in task.logs), task.logs
+
+
+EOS = {"headrace.guarantee": "exactly_once"}
+SOURCE = ["topic", "partition", "offset", "from_offset"]
+TXN_BOLT = {"headrace.topic": "out", "headrace.transactional": True,
+            "headrace.source_group": "g"}
+
+
+@pytest.mark.parametrize("target, settings, sources, tasks, expect", [
+    ("headrace.storm.KafkaSpout", {**EOS, "headrace.first_poll": "earliest"}, None, 1,
+     "headrace.first_poll must be uncommitted_earliest or uncommitted_latest with exactly_once"),
+    ("headrace.storm.KafkaSpout", {**EOS, "headrace.retry_max_retries": 3}, None, 1,
+     "headrace.retry_max_retries must be -1 with exactly_once"),
+    ("headrace.storm.KafkaSpout", {**EOS, "headrace.consumer": {"isolation.level":
+                                                                 "read_uncommitted"}}, None, 1,
+     "isolation.level must be read_committed with headrace.guarantee exactly_once"),
+    ("storm_components.NarrowSpout", EOS, None, 1,
+     "exactly_once: the spout's outputs ['key', 'value'] lack topic, partition, offset, "
+     "from_offset"),
+    ("headrace.storm.KafkaBolt", {**TXN_BOLT, "headrace.source_group": None}, {"s": SOURCE}, 1,
+     "headrace.transactional needs the exactly_once spout's consumer group"),
+    ("headrace.storm.KafkaBolt", {**TXN_BOLT, "headrace.fire_and_forget": True}, {"s": SOURCE},
+     1, "headrace.transactional and headrace.fire_and_forget exclude each other"),
+    ("headrace.storm.KafkaBolt", TXN_BOLT, {"upper": ["key", "message"]}, 1,
+     "input upper/default lacks the field(s) topic, partition, offset, from_offset"),
+    ("headrace.storm.KafkaBolt", TXN_BOLT, {"s": SOURCE + ["message"]}, 2,
+     "input s/default uses grouping SHUFFLE  over 2 tasks; each source partition must reach "
+     "one task"),
+])
+def test_exactly_once_misconfiguration_is_refused_at_start(tmp_path, monkeypatch, target,
+                                                           settings, sources, tasks, expect):
+    from storm_topology import components_on_path
+    components_on_path(monkeypatch)
+    conf = base_conf(**GOOD_SPOUT, **settings)
+    if "Bolt" in target:
+        conf.pop("headrace.topics")
+    conf = {k: v for k, v in conf.items() if v is not None}
+    ctx = context("c", 1, [], sources, tasks={t: "c" for t in range(1, tasks + 1)})
+    proc = ShellProcess(target, conf, ctx, tmp_path / "c").launch()
+    task = SpoutTask(proc)
+    with pytest.raises(ComponentDied):
+        task.query("activate")
+    assert proc.wait_exit(10) != 0
+    assert any(expect in e for e in task.errors), task.errors

@@ -156,3 +156,36 @@ def test_first_poll_offset_strategy(storm_broker, tmp_path, strategy, storm_id, 
     first, _ = wait_emit(ex, 20)
     assert offset_of(first.emit.msg_id) == (0, expect_first)
     ex.task.proc.kill()
+
+
+def test_partitions_are_emitted_round_robin_one_tuple_each(storm_broker, tmp_path):
+    topic, group = unique("rr"), unique("rr-g")
+    create_topic(storm_broker.bootstrap, topic, 3)
+    # 1000 per partition, all there at start: one poll (100 records) holds one
+    # partition only, so emitting what is buffered would emit them in runs.
+    produce(storm_broker.bootstrap, topic, 3000, 3)
+    ex = start_spout(tmp_path, storm_broker.bootstrap, topics=topic, group=group,
+                     max_poll_records=100, max_pending=1)
+    first, _ = wait_emit(ex, 20)
+    time.sleep(1.0)   # max pending reached: no next; the consumer fetches every partition
+    ex.max_pending = None
+    ex.ack(first)
+    order: list[int] = [offset_of(first.emit.msg_id)[0]]
+    deadline = time.monotonic() + 30
+    while len(order) < 3000 and time.monotonic() < deadline:
+        for t in ex.step():
+            order.append(offset_of(t.emit.msg_id)[0])
+            ex.ack(t)
+    ex.task.proc.kill()
+    assert sorted(order) == sorted(i % 3 for i in range(3000))
+    # From the first time every partition has records buffered, each run of
+    # three tuples holds one of each partition, in the same order.
+    start = max(order.index(p) for p in range(3))
+    assert start < 50, f"a partition waited {start} tuples: {order[:12]}"
+    head = order[start - 2:start + 1]   # the first full cycle ends at `start`
+    body = order[start + 1:start + 1 + 3 * 800]
+    assert sorted(head) == [0, 1, 2], order[:12]
+    cycles = [body[i:i + 3] for i in range(0, len(body), 3)]
+    assert all(c == head for c in cycles), (order[:12], [c for c in cycles if c != head][:3])
+    print(f"\nround robin: first cycle complete after {start + 1} tuples, then "
+          f"{len(cycles)} cycles {head}")

@@ -131,6 +131,7 @@ def test_at_most_once_sigkill_never_emits_twice_and_counts_what_is_lost(storm_br
     # Exactly the records committed (before emission) but not emitted at the kill.
     last1 = {p: max([o for q, o in run1 if q == p], default=-1) for p in range(PARTS)}
     assert lost == {(p, o) for p in range(PARTS) for o in range(last1[p] + 1, commit.get(p, 0))}
-    assert len(lost) <= 20, "at most one polled batch (max_poll_records) is lost"
+    for p in range(PARTS):   # what was buffered: under max_poll_records when polled, plus one poll
+        assert sum(1 for q, _ in lost if q == p) < 2 * 20, "more lost than one buffer per partition"
     print(f"\nAT_MOST_ONCE: {len(run1)} emitted before SIGKILL, lost {len(lost)} of {N}, "
           f"0 duplicates")

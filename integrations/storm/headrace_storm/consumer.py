@@ -14,6 +14,7 @@ from .config import ConfigError, FirstPollOffsetStrategy, ProcessingGuarantee
 _OWNED = {"enable.auto.commit": "the spout commits offsets itself",
           "enable.auto.offset.store": "the spout commits offsets itself",
           "group.id": "use headrace.group",
+          "enable.partition.eof": "the spout tracks which partitions are at their end",
           "bootstrap.servers": "use headrace.brokers"}
 
 
@@ -38,11 +39,11 @@ def consumer_config(settings: Mapping[str, Any], group: str, client_id: str) -> 
     conf: dict[str, Any] = {
         "client.id": client_id,
         "auto.offset.reset": "earliest" if earliest else "latest",
-        "enable.partition.eof": False,
     }
     conf.update(overrides)
     conf.update({"bootstrap.servers": settings["brokers"], "group.id": group,
-                 "enable.auto.commit": False, "enable.auto.offset.store": False})
+                 "enable.auto.commit": False, "enable.auto.offset.store": False,
+                 "enable.partition.eof": True})
     if exactly_once:
         conf["isolation.level"] = "read_committed"
     return conf

@@ -32,7 +32,8 @@ import time
 from collections import deque
 from typing import Any
 
-from confluent_kafka import OFFSET_END, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import (OFFSET_END, Consumer, KafkaError, KafkaException, Message,
+                             TopicPartition)
 from streamparse.storm.spout import Spout
 
 from . import config as cfg
@@ -46,6 +47,11 @@ TP = tuple[str, int]
 COMMIT_TIMEOUT_S = 10.0
 POSITION_TIMEOUT_S = 5.0    # one read of committed offsets (EXACTLY_ONCE, may wait for stability)
 POSITION_RETRY_S = 0.5
+# A partition is paused (its prefetched records dropped, fetched again on
+# resume, which takes a fetch round) once this many polls' worth of records
+# are buffered; at-most-once buffers one poll, as buffered records are lost
+# in a crash.
+BUFFER_POLLS = 10
 
 
 def message_id(tp: TP, offset: int) -> str:
@@ -108,6 +114,9 @@ class KafkaSpout(Spout):
         self._committed_pos: dict[TP, int] = {}
         self._chain_pos: dict[TP, int] = {}    # from_offset of the partition's next tuple
         self._unpositioned: set[TP] = set()     # EXACTLY_ONCE: assigned, start not known yet
+        self._at_end: set[TP] = set()           # reached the log end, nothing newer polled
+        self._buffer_limit = s["max_poll_records"] * (
+            1 if self._guarantee is ProcessingGuarantee.AT_MOST_ONCE else BUFFER_POLLS)
         self._next_position_try = 0.0
         self._paused: set[TP] = set()
         self._stamp = {f: self.outputs.index(f) for f in SOURCE_FIELDS if f in self.outputs}
@@ -169,9 +178,10 @@ class KafkaSpout(Spout):
             self._position()
         if self._emit_due_retry():
             return
+        self._update_pause()
         if not self._waiting:
             self._poll(self.settings["poll_timeout_ms"] / 1e3)
-        elif set(self._offsets) - self._paused - set(self._waiting):
+        elif set(self._offsets) - self._paused - set(self._waiting) - self._at_end:
             self._poll(0)   # a partition has nothing buffered: top up, do not wait
         self._emit_waiting()
 
@@ -291,15 +301,18 @@ class KafkaSpout(Spout):
     def _poll(self, timeout_s: float) -> None:
         """One consume(); serves rebalance callbacks; buffers new records.
         AT_MOST_ONCE commits the batch before any of it is emitted."""
-        self._update_pause()
         records = self._consumer.consume(self.settings["max_poll_records"], timeout_s)
         first: dict[TP, int] = {}
         last: dict[TP, int] = {}
         for r in records:
-            if r.error() is not None:
-                self.logger.warning("consumer: %s", r.error())
-                continue
             tp = (r.topic(), r.partition())
+            if r.error() is not None:
+                if r.error().code() == KafkaError._PARTITION_EOF:
+                    self._at_end.add(tp)
+                else:
+                    self.logger.warning("consumer: %s", r.error())
+                continue
+            self._at_end.discard(tp)
             if tp not in self._offsets or tp in self._unpositioned or \
                     r.offset() < self._fetched.get(tp, -1):
                 continue   # revoked meanwhile, not positioned yet, or already buffered
@@ -312,7 +325,7 @@ class KafkaSpout(Spout):
 
     def _update_pause(self) -> None:
         """Pauses partitions at max uncommitted offsets or with a full buffer."""
-        limit = self.settings["max_poll_records"]
+        limit = self._buffer_limit
         want = {tp for tp in self._offsets
                 if not self._has_room(tp) or len(self._waiting.get(tp, ())) >= limit}
         want |= self._unpositioned
@@ -462,4 +475,5 @@ class KafkaSpout(Spout):
                 state.pop(tp, None)
         self._paused -= tps
         self._unpositioned -= tps
+        self._at_end -= tps
         self._retries.forget_where(lambda key: key[0] in tps)
