@@ -52,6 +52,7 @@ class Stage:
     name: str
     task: BoltTask | None = None
     seen: int = 0                                            # events consumed
+    sent: int = 0                                            # tuples delivered to it
     routes: dict[str, tuple[int, int]] = field(default_factory=dict)   # id -> (root, edge)
     children: dict[str, int] = field(default_factory=dict)  # id -> XOR of child edges
 
@@ -153,6 +154,7 @@ class LinearTopology:
         st = self.stages[i]
         try:
             st.routes[st.task.send_tuple(values, comp=comp)] = (root, edge)
+            st.sent += 1
         except ComponentDied:
             pass   # lost with the dead bolt: the root times out
 
