@@ -2,9 +2,11 @@
 Kafka topics on headrace or any Kafka-compatible cluster.
 
 - :class:`KafkaSpout`: consumer-group spout with AT_MOST_ONCE, AT_LEAST_ONCE
-  and NONE processing guarantees (storm-kafka-client's model).
+  and NONE processing guarantees (storm-kafka-client's model), and
+  EXACTLY_ONCE together with a transactional KafkaBolt.
 - :class:`KafkaBolt`: writes tuples as records, acked when the broker
-  acknowledged them, or fire-and-forget.
+  acknowledged them, or fire-and-forget, or (transactional) in transactions
+  that commit the source offsets into the spout's group.
 
 Both run as Storm shell components: ``streamparse_run headrace.storm.KafkaSpout``
 (what ``KafkaSpout.spec()`` declares). See docs/storm.md.
