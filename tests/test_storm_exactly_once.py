@@ -33,7 +33,7 @@ class Run:
 
     def __init__(self, broker, tmp, n: int, spout_extra: dict | None = None,
                  middle_extra: dict | None = None, timeout_s: float = MESSAGE_TIMEOUT_S,
-                 mode: str = "exactly_once"):
+                 mode: str = "exactly_once", sink_extra: dict | None = None):
         """mode: the spout's guarantee; the sink is transactional for
         exactly_once, else an acked KafkaBolt."""
         self.broker, self.tmp, self.n, self.mode = broker, tmp, n, mode
@@ -44,6 +44,7 @@ class Run:
         self.ends = end_offsets(broker.bootstrap, self.src, PARTS)
         self.spout_extra, self.middle_extra = spout_extra or {}, middle_extra or {}
         self.timeout_s = timeout_s
+        self.sink_extra = sink_extra or {}
         self.topo = LinearTopology(self._spout, [("middle", self._middle), ("sink", self._sink)],
                                    max_pending=300, message_timeout_s=timeout_s)
 
@@ -69,7 +70,8 @@ class Run:
     def _sink(self):
         from storm_harness import BoltTask
         conf = self._conf(**{"headrace.transactional": True, "headrace.source_group": self.group,
-                             "headrace.topic": self.dst, "headrace.transaction_interval_ms": 100})
+                             "headrace.topic": self.dst, "headrace.transaction_interval_ms": 100,
+                             **self.sink_extra})
         if self.mode != "exactly_once":
             conf = self._conf(**{"headrace.topic": self.dst})
         return BoltTask(launch("headrace.storm.KafkaBolt", self._dir("sink"), conf, "sink", 5,
@@ -133,7 +135,13 @@ def test_exactly_once_topic_to_topic_survives_sigkill(broker_factory, tmp_path, 
     components_on_path(monkeypatch)
     broker = broker_factory(tmp_path / "data", *GROUP_ARGS)
     t0 = time.monotonic()
-    run = Run(broker, tmp_path, n=3000)
+    # Killing the spout: transactions start at 250 tuples, or after 8 s, so
+    # what the sink holds at the kill waits for the restarted spout (which
+    # joins the group once the dead member's 3 s session expired) to re-emit
+    # it from the committed position: replays join buffered records.
+    slow_txn = {"headrace.transaction_interval_ms": 8000,
+                "headrace.transaction_max_tuples": 250} if fault == "spout" else {}
+    run = Run(broker, tmp_path, n=3000, sink_extra=slow_txn)
     topo = run.topo.start()
     try:
         topo.run_until(run.mid_flight(run.n // 3), 60, "a third of the records acked")
