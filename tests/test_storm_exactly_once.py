@@ -33,11 +33,17 @@ class Run:
 
     def __init__(self, broker, tmp, n: int, spout_extra: dict | None = None,
                  middle_extra: dict | None = None, timeout_s: float = MESSAGE_TIMEOUT_S,
-                 mode: str = "exactly_once", sink_extra: dict | None = None):
+                 mode: str = "exactly_once", sink_extra: dict | None = None,
+                 default_group: bool = False):
         """mode: the spout's guarantee; the sink is transactional for
         exactly_once, else an acked KafkaBolt."""
         self.broker, self.tmp, self.n, self.mode = broker, tmp, n, mode
         self.src, self.dst, self.group = unique("eos-src"), unique("eos-dst"), unique("eos-g")
+        # default_group: the spout uses its default group, the sink derives
+        # it from headrace.source_spout (the spout's component id).
+        self.default_group = default_group
+        if default_group:
+            self.group = "headrace-storm-headrace-test-kafka-spout"
         create_topic(broker.bootstrap, self.src, PARTS)
         create_topic(broker.bootstrap, self.dst, PARTS)
         produce(broker.bootstrap, self.src, n, PARTS)
@@ -53,9 +59,10 @@ class Run:
                             "topology.message.timeout.secs": self.timeout_s, **extra})
 
     def _spout(self) -> SpoutTask:
-        conf = self._conf(**{"headrace.topics": self.src, "headrace.group": self.group,
-                             "headrace.guarantee": self.mode,
+        conf = self._conf(**{"headrace.topics": self.src, "headrace.guarantee": self.mode,
                              "headrace.consumer": FAST_GROUP, **self.spout_extra})
+        if not self.default_group:
+            conf["headrace.group"] = self.group
         if self.mode != "exactly_once":
             conf["headrace.commit_period_ms"] = 200
         return SpoutTask(launch("headrace.storm.KafkaSpout", self._dir("spout"), conf,
@@ -69,7 +76,9 @@ class Run:
 
     def _sink(self):
         from storm_harness import BoltTask
-        conf = self._conf(**{"headrace.transactional": True, "headrace.source_group": self.group,
+        source = {"headrace.source_spout": "kafka-spout"} if self.default_group else \
+            {"headrace.source_group": self.group}
+        conf = self._conf(**{"headrace.transactional": True, **source,
                              "headrace.topic": self.dst, "headrace.transaction_interval_ms": 100,
                              **self.sink_extra})
         if self.mode != "exactly_once":
@@ -135,12 +144,13 @@ def test_exactly_once_topic_to_topic_survives_sigkill(broker_factory, tmp_path, 
     components_on_path(monkeypatch)
     broker = broker_factory(tmp_path / "data", *GROUP_ARGS)
     t0 = time.monotonic()
-    # Killing the spout: transactions start at 250 tuples, or after 8 s, so
-    # what the sink holds at the kill waits for the restarted spout (which
-    # joins the group once the dead member's 3 s session expired) to re-emit
-    # it from the committed position: replays join buffered records.
+    # Killing the spout (or both): transactions start at 250 tuples, or after
+    # 8 s, so what the sink holds at the kill is not committed before the
+    # restarted spout (which joins the group once the dead member's 3 s
+    # session expired) re-emits it from the committed position: replays join
+    # buffered records (spout), or reach the new sink (both).
     slow_txn = {"headrace.transaction_interval_ms": 8000,
-                "headrace.transaction_max_tuples": 250} if fault == "spout" else {}
+                "headrace.transaction_max_tuples": 250} if fault in ("spout", "both") else {}
     run = Run(broker, tmp_path, n=3000, sink_extra=slow_txn)
     topo = run.topo.start()
     try:
@@ -166,13 +176,14 @@ def test_failed_and_timed_out_tuples_are_replayed_and_written_once(broker_factor
     """The middle bolt fails some tuples once; their replay comes after a
     back-off longer than the message timeout, so the tuples queued behind
     them in the sink (waiting for the gap) time out and are replayed while
-    still buffered: every record is written once, each replay acked."""
+    still buffered: every record is written once, each replay acked. (The
+    spout uses its default group; the sink derives it from source_spout.)"""
     components_on_path(monkeypatch)
     broker = broker_factory(tmp_path / "data", *GROUP_ARGS)
     t0 = time.monotonic()
     run = Run(broker, tmp_path, n=1200, timeout_s=2,
               spout_extra={"headrace.retry_initial_delay_ms": 2500},
-              middle_extra={"test.fail_offsets_mod": 100})
+              middle_extra={"test.fail_offsets_mod": 100}, default_group=True)
     topo = run.topo.start()
     try:
         topo.run_until(run.committed_to_end(), 90, "the group committed to the input's end")

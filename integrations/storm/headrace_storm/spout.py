@@ -445,11 +445,14 @@ class KafkaSpout(Spout):
         for tp in self._commit_sync(origin):
             start[tp] = origin[tp]
         for tp, off in start.items():
-            self._consumer.seek(TopicPartition(tp[0], tp[1], off))
+            try:
+                self._consumer.seek(TopicPartition(tp[0], tp[1], off))
+            except KafkaException as e:   # stays paused; tried again
+                self.logger.warning("seek of %s to %d: %s (retrying)", tp, off, e)
+                continue
             self._chain_pos[tp] = self._fetched[tp] = off
             self._unpositioned.discard(tp)
-        if start:
-            self.logger.info("positioned %s", sorted(start.items()))
+            self.logger.info("positioned %s at %d", tp, off)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """Commits what is safe for the revoked partitions, then drops their state."""
