@@ -17,6 +17,8 @@ constexpr int64_t kMaxSegmentBytes = INT32_MAX;
 // Flush fsyncs the checkpoint file at most this often; recovery from an
 // older flush point only scans more.
 constexpr int64_t kCheckpointIntervalMs = 1000;
+// A decompression scratch grown above this is released after the append.
+constexpr size_t kKeptScratchBytes = 4u << 20;
 
 }  // namespace
 
@@ -46,8 +48,27 @@ Status LogImpl::failure() const {
 
 Status LogImpl::OfflineError() const { return failure(); }
 
-Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info) {
+Status LogImpl::CheckTimestampBounds(TimestampMs min_ts, TimestampMs max_ts, int64_t now) const {
+  const int64_t before = config_.timestamp_before_max_ms, after = config_.timestamp_after_max_ms;
+  const int64_t low = before >= now ? INT64_MIN : now - before;
+  const int64_t high = after >= INT64_MAX - now ? INT64_MAX : now + after;
+  TimestampMs bad = min_ts != kNoTimestamp && min_ts.value() < low ? min_ts
+                    : max_ts.value() > high                          ? max_ts
+                                                                     : kNoTimestamp;
+  if (bad == kNoTimestamp) return Status::OK();
+  return Status::InvalidArgument("timestamp " + std::to_string(bad.value()) +
+                                 " is out of range [" + std::to_string(low) + ", " +
+                                 std::to_string(high) +
+                                 "] (message.timestamp.before.max.ms / after.max.ms)")
+      .WithDetail(kInvalidTimestampDetail);
+}
+
+Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info, bool leader) {
   metas_.clear();
+  const bool check_times = leader && config_.timestamp_type == TimestampType::kCreateTime &&
+                           (config_.timestamp_before_max_ms != INT64_MAX ||
+                            config_.timestamp_after_max_ms != INT64_MAX);
+  const int64_t now = check_times ? WallClockMs() : 0;
   size_t pos = 0;
   int64_t records = 0;
   while (pos < input.size()) {
@@ -59,8 +80,13 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info) 
       return Status::TooLarge(at() + std::to_string(h->total_size()) +
                               " bytes, max.message.bytes is " +
                               std::to_string(config_.max_message_bytes));
-    auto v = batch::ValidateBatchInfo(rest);
-    if (!v.ok()) return Status::Corruption(at() + v.status().message());
+    auto v = batch::ValidateBatchInfo(rest, leader ? &records_scratch_ : nullptr);
+    if (!v.ok())
+      return Status::Corruption(at() + v.status().message()).WithDetail(v.status().detail());
+    if (check_times && !v->header.is_control()) {
+      Status st = CheckTimestampBounds(v->min_timestamp, v->max_timestamp, now);
+      if (!st.ok()) return Status::InvalidArgument(at() + st.message()).WithDetail(st.detail());
+    }
     if (v->header.record_count == 0) return Status::Corruption(at() + "no records");
     metas_.push_back({Offset(records + v->header.last_offset_delta), v->header.total_size(),
                       v->max_timestamp});
@@ -145,7 +171,9 @@ Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign
   if (closed_.load()) return Status::Closed(dir_);
   if (failed()) return OfflineError();
   AppendInfo info;
-  HR_RETURN_IF_ERROR(ValidateInput(batches, &info));
+  Status valid = ValidateInput(batches, &info, /*leader=*/assign_offsets);
+  if (records_scratch_.capacity() > kKeptScratchBytes) std::string().swap(records_scratch_);
+  HR_RETURN_IF_ERROR(valid);
   if (!assign_offsets) HR_RETURN_IF_ERROR(KeepOffsets(batches, &info));
   const int64_t now = WallClockMs();
   HR_RETURN_IF_ERROR(Fence(MaybeRollForAppend(info.bytes, info.record_count, now)));
