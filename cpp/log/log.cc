@@ -49,7 +49,11 @@ Status LogImpl::failure() const {
 Status LogImpl::OfflineError() const { return failure(); }
 
 Status LogImpl::CheckTimestampBounds(TimestampMs min_ts, TimestampMs max_ts, int64_t now) const {
-  const int64_t before = config_.timestamp_before_max_ms, after = config_.timestamp_after_max_ms;
+  auto bound = [this](int64_t side) {
+    return side != INT64_MAX ? side : config_.timestamp_difference_max_ms;
+  };
+  const int64_t before = bound(config_.timestamp_before_max_ms);
+  const int64_t after = bound(config_.timestamp_after_max_ms);
   const int64_t low = before >= now ? INT64_MIN : now - before;
   const int64_t high = after >= INT64_MAX - now ? INT64_MAX : now + after;
   TimestampMs bad = min_ts != kNoTimestamp && min_ts.value() < low ? min_ts
@@ -67,7 +71,8 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info, 
   metas_.clear();
   const bool check_times = leader && config_.timestamp_type == TimestampType::kCreateTime &&
                            (config_.timestamp_before_max_ms != INT64_MAX ||
-                            config_.timestamp_after_max_ms != INT64_MAX);
+                            config_.timestamp_after_max_ms != INT64_MAX ||
+                            config_.timestamp_difference_max_ms != INT64_MAX);
   const int64_t now = check_times ? WallClockMs() : 0;
   size_t pos = 0;
   int64_t records = 0;
@@ -104,6 +109,34 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info, 
   return Status::OK();
 }
 
+Result<bool> LogImpl::ConvertInput(std::span<const uint8_t> input, AppendInfo* info) {
+  const Compression target = *config_.compression_target;
+  auto needs = [target](const BatchHeader& h) { return !h.is_control() && h.compression() != target; };
+  size_t pos = 0;
+  bool any = false;
+  for (const BatchMeta& m : metas_) {
+    any = any || needs(batch::DecodeHeader(input.data() + pos));
+    pos += m.size;
+  }
+  if (!any) return false;
+  converted_.clear();
+  pos = 0;
+  for (size_t i = 0; i < metas_.size(); ++i) {
+    std::span<const uint8_t> b = input.subspan(pos, metas_[i].size);
+    pos += metas_[i].size;
+    if (!needs(batch::DecodeHeader(b.data()))) {
+      converted_.append(reinterpret_cast<const char*>(b.data()), b.size());
+      continue;
+    }
+    auto c = ConvertCompression(b, target);
+    if (!c.ok()) return Status::Corruption("batch " + std::to_string(i) + ": " + c.status().message());
+    metas_[i].size = static_cast<int64_t>(c->size());
+    converted_ += *c;
+  }
+  info->bytes = static_cast<int64_t>(converted_.size());
+  return true;
+}
+
 void LogImpl::AssignOffsets(std::span<uint8_t> input, AppendInfo* info) {
   const Offset base(end_offset_.load(std::memory_order_relaxed));
   const bool append_time = config_.timestamp_type == TimestampType::kLogAppendTime;
@@ -132,6 +165,15 @@ void LogImpl::AssignOffsets(std::span<uint8_t> input, AppendInfo* info) {
     info->offset_of_max_timestamp = base;
   } else {
     info->offset_of_max_timestamp = base + info->offset_of_max_timestamp.value();
+  }
+}
+
+void LogImpl::CopyBaseOffsets(std::span<const uint8_t> from, std::span<uint8_t> to) const {
+  size_t from_pos = 0, to_pos = 0;
+  for (size_t i = 0; i < metas_.size(); ++i) {
+    SetBaseOffset(to.subspan(to_pos), batch::DecodeHeader(from.data() + from_pos).base_offset);
+    from_pos += metas_[i].size;
+    to_pos += ParseBatchHeader(to.subspan(to_pos))->total_size();
   }
 }
 
@@ -173,11 +215,18 @@ Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign
   AppendInfo info;
   Status valid = ValidateInput(batches, &info, /*leader=*/assign_offsets);
   if (records_scratch_.capacity() > kKeptScratchBytes) std::string().swap(records_scratch_);
+  if (converted_.capacity() > kKeptScratchBytes) std::string().swap(converted_);
   HR_RETURN_IF_ERROR(valid);
   if (!assign_offsets) HR_RETURN_IF_ERROR(KeepOffsets(batches, &info));
+  const std::span<uint8_t> input = batches;
+  if (assign_offsets && config_.compression_target) {
+    HR_ASSIGN_OR_RETURN(bool converted, ConvertInput(batches, &info));
+    if (converted) batches = {reinterpret_cast<uint8_t*>(converted_.data()), converted_.size()};
+  }
   const int64_t now = WallClockMs();
   HR_RETURN_IF_ERROR(Fence(MaybeRollForAppend(info.bytes, info.record_count, now)));
   if (assign_offsets) AssignOffsets(batches, &info);
+  if (batches.data() != input.data()) CopyBaseOffsets(batches, input);
   Segment& active = *segments_.back();
   HR_RETURN_IF_ERROR(Fence(active.Append(batches, metas_, config_.index_interval_bytes, now)));
   end_offset_.store(info.last_offset.value() + 1, std::memory_order_release);

@@ -105,6 +105,15 @@ class LogImpl final : public Log {
   // INVALID_TIMESTAMP (kInvalidTimestampDetail) when a CreateTime record
   // lies outside [now - timestamp_before_max_ms, now + timestamp_after_max_ms].
   Status CheckTimestampBounds(TimestampMs min_ts, TimestampMs max_ts, int64_t now) const;
+  // compression.type: when some data batch of `input` (validated into
+  // metas_) has another codec than the target, re-encodes the input into
+  // converted_, updates metas_ sizes and info->bytes, and returns true.
+  // Errors: Corruption. REQUIRES: config_.compression_target.
+  Result<bool> ConvertInput(std::span<const uint8_t> input, AppendInfo* info);
+  // Writes the base offsets assigned in `from` (converted_) into the same
+  // batches of the caller's `to`, so that the input says where its records
+  // went whichever bytes were stored.
+  void CopyBaseOffsets(std::span<const uint8_t> from, std::span<uint8_t> to) const;
   // Rewrites offsets (and timestamps) in place from end_offset_.
   void AssignOffsets(std::span<uint8_t> input, AppendInfo* info);
   // Follower append: checks that the batches' own offsets continue
@@ -174,6 +183,7 @@ class LogImpl final : public Log {
   // Appender-only state (append_mu_).
   std::vector<BatchMeta> metas_;      // scratch reused by every Append
   std::string records_scratch_;       // decompressed records of the batch validated
+  std::string converted_;             // the input re-encoded for compression.type
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
   uint64_t truncations_ = 0;          // bumped by Truncate; stale flushes check it

@@ -26,11 +26,13 @@
 #include <climits>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "headrace/record_batch.h"
 #include "headrace/status.h"
 #include "headrace/types.h"
 
@@ -57,9 +59,15 @@ struct LogConfig {
   TimestampType timestamp_type = TimestampType::kCreateTime;  // message.timestamp.type
   // Leader appends of a CreateTime log refuse a record whose timestamp is
   // more than this before / after the broker's clock (INVALID_TIMESTAMP);
-  // INT64_MAX = no bound (Kafka 3.x defaults).
-  int64_t timestamp_before_max_ms = INT64_MAX;  // message.timestamp.before.max.ms
-  int64_t timestamp_after_max_ms = INT64_MAX;   // message.timestamp.after.max.ms
+  // INT64_MAX = no bound (Kafka 3.x defaults). The legacy difference bound
+  // applies to each side left at INT64_MAX (as Kafka 3.6+ does).
+  int64_t timestamp_before_max_ms = INT64_MAX;      // message.timestamp.before.max.ms
+  int64_t timestamp_after_max_ms = INT64_MAX;       // message.timestamp.after.max.ms
+  int64_t timestamp_difference_max_ms = INT64_MAX;  // message.timestamp.difference.max.ms
+  // compression.type: nullopt ("producer") keeps batches as sent; otherwise
+  // a leader append re-encodes every data batch of another codec with this
+  // one (kNone = "uncompressed"). Control batches are never re-encoded.
+  std::optional<Compression> compression_target;
   // Preallocate index files to max_index_bytes and trim on roll/close.
   bool preallocate_indexes = true;
   // Append itself fsyncs when the flush policy says so. The broker turns
