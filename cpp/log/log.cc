@@ -89,7 +89,16 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info, 
     if (!v.ok())
       return Status::Corruption(at() + v.status().message()).WithDetail(v.status().detail());
     if (check_times && !v->header.is_control()) {
-      Status st = CheckTimestampBounds(v->min_timestamp, v->max_timestamp, now);
+      // The records just validated: the batch's own, or their decompressed
+      // form left in records_scratch_.
+      std::span<const uint8_t> section =
+          v->header.compression() == Compression::kNone
+              ? rest.subspan(kBatchHeaderSize, v->header.total_size() - kBatchHeaderSize)
+              : std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(records_scratch_.data()),
+                                         records_scratch_.size());
+      auto min_ts = batch::MinRecordTimestamp(section, v->header);
+      if (!min_ts.ok()) return Status::Corruption(at() + min_ts.status().message());
+      Status st = CheckTimestampBounds(*min_ts, v->max_timestamp, now);
       if (!st.ok()) return Status::InvalidArgument(at() + st.message()).WithDetail(st.detail());
     }
     if (v->header.record_count == 0) return Status::Corruption(at() + "no records");

@@ -160,7 +160,6 @@ struct RecordWalker {
   int64_t base_ts;
   int64_t max_ts;
   int32_t max_delta;
-  int64_t min_ts = INT64_MAX;  // over records whose timestamp is not -1
   int32_t i = 0;
   bool ok = true;
 
@@ -179,7 +178,6 @@ struct RecordWalker {
         max_ts = ts;
         max_delta = i;
       }
-      if (ts < min_ts && ts != kNoTimestamp.value()) min_ts = ts;
       p += len;
       ++i;
     }
@@ -206,13 +204,12 @@ Status DiagnoseRecords(const uint8_t* p, const uint8_t* end, int32_t count) {
 // The walk's facts as BatchInfo fields (uncompressed or decompressed records).
 void RecordFacts(const RecordWalker& w, const BatchHeader& h, batch::BatchInfo* info) {
   if (h.log_append_time()) {
-    info->max_timestamp = info->min_timestamp = h.max_timestamp;
+    info->max_timestamp = h.max_timestamp;
     info->max_timestamp_delta = 0;
     return;
   }
   info->max_timestamp = TimestampMs(w.max_ts);
   info->max_timestamp_delta = w.max_delta;
-  info->min_timestamp = w.min_ts == INT64_MAX ? kNoTimestamp : TimestampMs(w.min_ts);
 }
 
 int64_t NowMs() {
@@ -258,6 +255,19 @@ Result<std::span<const uint8_t>> RecordsSection(std::span<const uint8_t> b, std:
                                   scratch->size());
 }
 
+Result<TimestampMs> MinRecordTimestamp(std::span<const uint8_t> records, const BatchHeader& h) {
+  if (h.log_append_time()) return h.max_timestamp;
+  int64_t min_ts = INT64_MAX;
+  HR_RETURN_IF_ERROR(ForEachRecord(records.data(), records.data() + records.size(), h.record_count,
+                                   [&](const RecordView& r, int32_t) -> Status {
+                                     int64_t ts = RecordTimestamp(h.base_timestamp.value(),
+                                                                  r.timestamp_delta);
+                                     if (ts != kNoTimestamp.value() && ts < min_ts) min_ts = ts;
+                                     return Status::OK();
+                                   }));
+  return min_ts == INT64_MAX ? kNoTimestamp : TimestampMs(min_ts);
+}
+
 Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string* scratch) {
   HR_ASSIGN_OR_RETURN(BatchHeader h, ParseBatchHeader(bytes));
   std::span<const uint8_t> b = bytes.first(h.total_size());
@@ -287,7 +297,7 @@ Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string*
   int codec = h.attributes & kCompressionMask;
   if (codec > static_cast<int>(Compression::kZstd))
     return Status::Corruption("unknown compression codec " + std::to_string(codec));
-  BatchInfo info{h, h.max_timestamp, h.last_offset_delta, kNoTimestamp};
+  BatchInfo info{h, h.max_timestamp, h.last_offset_delta};
   if (h.compression() != Compression::kNone) {
     if (scratch == nullptr) return info;
     HR_ASSIGN_OR_RETURN(std::span<const uint8_t> section, RecordsSection(b, scratch));

@@ -43,10 +43,6 @@ struct BatchInfo {
   // the header: max_timestamp and last_offset_delta.
   TimestampMs max_timestamp;
   int32_t max_timestamp_delta = 0;
-  // Smallest record timestamp other than kNoTimestamp (kNoTimestamp when
-  // none, or when the records were not parsed); LogAppendTime batches: the
-  // header's max timestamp.
-  TimestampMs min_timestamp;
 };
 
 // Validates the batch at the start of `bytes` in one pass (CRC32C over
@@ -59,6 +55,13 @@ struct BatchInfo {
 // kInvalidRecordDetail, a payload that does not decompress does not.
 Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes,
                                     std::string* scratch = nullptr);
+
+// Smallest record timestamp other than kNoTimestamp in the records section
+// `records` of a batch with header `h` (kNoTimestamp when none; the
+// header's max timestamp for LogAppendTime batches). Kept out of the
+// validation walk, which every append pays for; only logs with timestamp
+// bounds ask. Errors: Corruption.
+Result<TimestampMs> MinRecordTimestamp(std::span<const uint8_t> records, const BatchHeader& h);
 
 // The records section of a whole batch: its own bytes, or for a compressed
 // batch their decompressed form, written to *scratch (which must outlive
