@@ -67,7 +67,10 @@ def main() -> int:
                 topic = f"comp-{target}-{codec}-{uuid.uuid4().hex[:6]}"
                 create(bs, topic, target)
                 res = run(args.loadgen, bs, topic, codec, args.size, args.duration)
-                res.update(repeat=r, target=target, codec=codec, load=os.getloadavg()[0])
+                res.update(repeat=r, target=target, codec=codec, load=os.getloadavg()[0],
+                           mb_per_s=res["produce"]["mb_per_s"],
+                           p99_us=res["produce"]["latency_us"].get("p99"),
+                           errors=res["produce"]["errors"])
                 print(json.dumps(res), flush=True)
                 results[(target, codec)].append(res)
     if args.json_out:
@@ -75,11 +78,13 @@ def main() -> int:
             json.dump([x for v in results.values() for x in v], f, indent=1)
     base = statistics.median(x["mb_per_s"] for x in results[("producer", "none")])
     print(f"\n{'topic compression.type':24} {'producer':9} {'MB/s':>8} {'vs none':>8} "
-          f"{'broker CPU s/GB':>16}", file=sys.stderr)
+          f"{'broker CPU s/GB':>16} {'errors':>7}", file=sys.stderr)
     for (target, codec), runs in results.items():
         mbs = statistics.median(x["mb_per_s"] for x in runs)
         cpu = statistics.median(x.get("broker_cpu_s_per_gb", float("nan")) for x in runs)
-        print(f"{target:24} {codec:9} {mbs:8.1f} {mbs / base:8.2f} {cpu:16.2f}", file=sys.stderr)
+        errors = sum(x["errors"] for x in runs)
+        print(f"{target:24} {codec:9} {mbs:8.1f} {mbs / base:8.2f} {cpu:16.2f} {errors:7d}",
+              file=sys.stderr)
     return 0
 
 
