@@ -228,3 +228,24 @@ def test_bad_compressed_batches_are_refused_and_nothing_is_appended(module_broke
     fp = fetch_once(b.address, topic, 0, 0)
     assert fp.error_code == 0 and fp.high_watermark == 5
     assert sum(x.record_count for x in batch_headers(fp.records)) == 5
+
+
+def test_broker_compression_type_is_the_default_of_topics_without_an_override(broker_factory):
+    from confluent_kafka.admin import ConfigResource, ConfigSource
+    from broker_kafka_clients import Out
+    b = broker_factory(None, "--set", "compression.type=lz4")
+    client = ConfluentClient(b.bootstrap)
+    client.create_topic("inherits-lz4", 1)
+    client.create_topic("keeps-producer", 1, **{"compression.type": "producer"})
+    msgs = [Out(b"value-%d" % i * 10, partition=0) for i in range(30)]
+    for topic, stored in (("inherits-lz4", "lz4"), ("keeps-producer", "gzip")):
+        client.produce(topic, msgs, "gzip")
+        batches = batch_headers(fetch_once(b.address, topic, 0, 0).records)
+        assert sum(x.record_count for x in batches) == 30
+        assert {x.compression for x in batches} == {CODEC_IDS[stored]}, (topic, batches)
+        assert [r.value for r in client.read(topic, 1, "earliest")] == [m.value for m in msgs]
+    admin = client.admin()
+    res = ConfigResource(ConfigResource.Type.TOPIC, "inherits-lz4")
+    entry = admin.describe_configs([res])[res].result(TIMEOUT_S)["compression.type"]
+    assert entry.value == "lz4"
+    assert entry.source == ConfigSource.STATIC_BROKER_CONFIG.value
