@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "common/logging.h"
+#include "log/compression.h"
 #include "log/log_impl.h"
 #include "log/record_batch_internal.h"
 
@@ -88,6 +89,11 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info, 
     auto v = batch::ValidateBatchInfo(rest, leader ? &records_scratch_ : nullptr);
     if (!v.ok())
       return Status::Corruption(at() + v.status().message()).WithDetail(v.status().detail());
+    if (leader && v->header.log_append_time() && !v->header.is_control() &&
+        config_.timestamp_type == TimestampType::kLogAppendTime) {  // Kafka's rule
+      return Status::InvalidArgument(at() + "the producer set the LogAppendTime timestamp type")
+          .WithDetail(kInvalidTimestampDetail);
+    }
     if (check_times && !v->header.is_control()) {
       // The records just validated: the batch's own, or their decompressed
       // form left in records_scratch_.
@@ -139,6 +145,11 @@ Result<bool> LogImpl::ConvertInput(std::span<const uint8_t> input, AppendInfo* i
     }
     auto c = ConvertCompression(b, target);
     if (!c.ok()) return Status::Corruption("batch " + std::to_string(i) + ": " + c.status().message());
+    if (static_cast<int64_t>(c->size()) > config_.max_message_bytes)  // as Kafka re-checks
+      return Status::TooLarge("batch " + std::to_string(i) + ": " + std::to_string(c->size()) +
+                              " bytes once re-encoded as " + compression::CodecName(target) +
+                              ", max.message.bytes is " +
+                              std::to_string(config_.max_message_bytes));
     metas_[i].size = static_cast<int64_t>(c->size());
     converted_ += *c;
   }

@@ -124,6 +124,20 @@ TEST(LogCompression, CompressionTypeReEncodesOtherCodecsAndKeepsTheInputsOffsets
   }
 }
 
+TEST(LogCompression, ABatchThatGrowsAboveMaxMessageBytesWhenReEncodedIsRefused) {
+  TempDir dir;
+  LogConfig c = testing::SmallConfig();
+  c.compression_target = Compression::kNone;
+  std::string packed = Packed(MakeBatch(20, 200, 1), Compression::kZstd);
+  c.max_message_bytes = static_cast<int32_t>(packed.size()) + 10;  // fits only compressed
+  auto log = OpenLog(dir.path(), c);
+  auto r = log->Append(Bytes(packed));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kTooLarge);
+  EXPECT_NE(r.status().message().find("re-encoded as none"), std::string::npos) << r.status().message();
+  EXPECT_EQ(log->end_offset(), Offset(0));
+}
+
 TEST(LogCompression, OffsetForTimeFindsTheExactRecordInsideCompressedBatches) {
   for (Compression c : kCodecs) {
     TempDir dir;
@@ -203,6 +217,9 @@ TEST(LogCompression, LogAppendTimeSetsOnlyTheHeaderOfCompressedBatches) {
   EXPECT_TRUE(h->log_append_time());
   EXPECT_EQ(h->max_timestamp, info->log_append_time);
   for (const Record& r : testing::ReadAll(*log)) EXPECT_EQ(r.timestamp, info->log_append_time);
+  // A producer may not set the LogAppendTime bit itself (Kafka: INVALID_TIMESTAMP).
+  std::string again = stored;
+  EXPECT_EQ(log->Append(Bytes(again)).status().detail(), kInvalidTimestampDetail);
   auto t = log->OffsetForTime(TimestampMs(0));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->first, Offset(0));

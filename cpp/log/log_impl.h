@@ -108,7 +108,8 @@ class LogImpl final : public Log {
   // compression.type: when some data batch of `input` (validated into
   // metas_) has another codec than the target, re-encodes the input into
   // converted_, updates metas_ sizes and info->bytes, and returns true.
-  // Errors: Corruption. REQUIRES: config_.compression_target.
+  // Errors: Corruption; TooLarge when a re-encoded batch is above
+  // max_message_bytes. REQUIRES: config_.compression_target.
   Result<bool> ConvertInput(std::span<const uint8_t> input, AppendInfo* info);
   // Writes the base offsets assigned in `from` (converted_) into the same
   // batches of the caller's `to`, so that the input says where its records
