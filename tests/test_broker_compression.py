@@ -15,6 +15,7 @@ test_broker_clients.py.)
 """
 from __future__ import annotations
 
+import json
 import struct
 import time
 
@@ -25,6 +26,7 @@ import zstandard
 from batch_builder import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE, encode_batch
 from broker_kafka_clients import CODEC_IDS, ConfluentClient, KafkaPythonClient
 from broker_wire import Connection, batch_headers, fetch_once
+from cli_run import headrace as run, ok
 from test_broker_idempotence import produce_v3
 
 ERR_CORRUPT_MESSAGE = 2
@@ -124,6 +126,13 @@ def test_topic_compression_type_zstd_stores_zstd_batches_that_clients_read_back(
         got = reader.read(topic, 1, "earliest")
         assert [(r.offset, r.key, r.value, r.headers) for r in got] == \
             [(i, m.key, m.value, m.headers) for i, m in enumerate(sent)], reader.name
+
+    # The segment file itself holds zstd batches; `headrace log dump` decodes them.
+    r = ok(run("log", "dump", "--json", str(b.data_dir / f"{topic}-0" / "00000000000000000000.log")))
+    dumped = [json.loads(line) for line in r.stdout.splitlines()]
+    assert {d["compression"] for d in dumped} == {"zstd"} and all(d["valid"] for d in dumped)
+    assert [(rec["offset"], rec["value"]) for d in dumped for rec in d["records"]] == \
+        [(i, m.value.decode()) for i, m in enumerate(sent)]
 
 
 def test_log_append_time_topic_hands_out_the_brokers_time(module_broker):
