@@ -18,7 +18,9 @@ constexpr int64_t kMaxSegmentBytes = INT32_MAX;
 // Flush fsyncs the checkpoint file at most this often; recovery from an
 // older flush point only scans more.
 constexpr int64_t kCheckpointIntervalMs = 1000;
-// A decompression scratch grown above this is released after the append.
+// The append scratch buffers (records_scratch_, converted_) are released,
+// right after an append's validation, when above this: a rare huge batch
+// does not pin its memory for the life of the log.
 constexpr size_t kKeptScratchBytes = 4u << 20;
 
 }  // namespace
