@@ -4,6 +4,7 @@
 Not a public API: use headrace.Log and friends. Declarations live in
 libheadrace.pxd; each concept has its own .pxi included here.
 """
+from libcpp.pair cimport pair
 from libheadrace cimport *
 
 __version__ = "0.1.0"

@@ -123,7 +123,7 @@ cdef extern from "headrace/log.h" namespace "headrace" nogil:
         Result[AppendInfo] Append(span[uint8_t] batches)
         Result[ReadResult] Read(Offset offset, int64_t max_bytes, Offset upper_bound,
                                 bint min_one_batch) const
-        Result[Offset] OffsetForTime(TimestampMs ts) const
+        Result[pair[Offset, TimestampMs]] OffsetForTime(TimestampMs ts) const
         Result[pair[TimestampMs, Offset]] MaxTimestamp() const
         CStatus Flush()
         CStatus MaybeFlush()

@@ -232,9 +232,9 @@ cdef class CoreLog:
         return out
 
     def offset_for_time(self, int64_t timestamp_ms):
-        """The first offset whose batch max timestamp is >= timestamp_ms, or
-        None when there is none."""
-        cdef Offset found
+        """The offset of the first record whose timestamp is >= timestamp_ms,
+        or None when there is none."""
+        cdef pair[Offset, TimestampMs] found
         cdef CStatus st
         cdef CLog* log = self._enter()
         try:
@@ -245,7 +245,7 @@ cdef class CoreLog:
         if st.code() == StatusCode.kNotFound:
             return None
         check_status(st)
-        return found.value()
+        return found.first.value()
 
     def flush(self):
         cdef CStatus st

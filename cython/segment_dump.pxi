@@ -79,8 +79,9 @@ def inspect_batches(data, bint with_records=True):
 
     Returns (batches, tail): one dict per batch with its header fields,
     `valid` (full validation incl. CRC32C), `error` (the reason when not
-    valid) and, when `with_records` and the batch is valid and uncompressed,
-    `records` as (offset, key, value, headers, timestamp) tuples. A valid
+    valid) and, when `with_records` and the batch is a valid data batch,
+    `records` (decompressed when the batch is compressed) as (offset, key,
+    value, headers, timestamp) tuples. A valid
     uncompressed control batch has no `records` but `marker_type` ("COMMIT"
     or "ABORT") and `coordinator_epoch` (None elsewhere). `tail` is
     None or a description of bytes at the end that do not form a batch.
@@ -107,7 +108,7 @@ def inspect_batches(data, bint with_records=True):
         batch["error"] = None if st.ok() else st.message().decode("utf-8", "replace")
         if st.ok() and batch["control"] and batch["compression"] == "none":
             batch["marker_type"], batch["coordinator_epoch"] = _control_marker(buf, pos)
-        elif with_records and st.ok() and batch["compression"] == "none":
+        elif with_records and st.ok() and not batch["control"]:
             recs.clear()
             st = MoveResult(DecodeRecords(span[uint8_t](base + pos, <size_t>h.total_size())), &recs)
             if st.ok():

@@ -348,3 +348,32 @@ def test_cli_elect_leaders_and_topic_describe_show_the_cluster(cluster):
     for r in rows:
         assert int(r[1]) == states[int(r[0])].leader
         assert sorted(int(x) for x in r[2].split(",")) == [1, 2, 3]
+
+
+def test_compressed_and_reencoded_batches_replicate_byte_identical(cluster):
+    """Followers store the leader's batches as it stored them: as sent
+    (gzip, compression.type=producer) or re-encoded (zstd from lz4 input).
+    Every replica ends byte-identical and the records read back exactly."""
+    from pathlib import Path
+
+    from batch_builder import batch_spans
+    cases = [("repl-gzip-as-sent", "gzip", {}, 1),
+             ("repl-lz4-to-zstd", "lz4", {"compression.type": "zstd"}, 4)]
+    for topic, codec, extra, stored_codec in cases:
+        _create(cluster, topic, partitions=1, configs={"min.insync.replicas": "2", **extra})
+        p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                         "compression.type": codec, "linger.ms": 20,
+                         "enable.idempotence": True})
+        errors = []
+        values = [b"%s-%06d-" % (codec.encode(), i) * 8 for i in range(500)]
+        for v in values:
+            p.produce(topic, value=v, partition=0,
+                      on_delivery=lambda err, m: err and errors.append(err))
+        assert p.flush(60) == 0 and errors == []
+        assert _read_all(cluster, topic, partitions=1)[0] == values
+        digests = _wait_identical(cluster, topic, 0)
+        assert len(digests) == 3
+        node = next(iter(cluster.nodes.values()))
+        seg = sorted((Path(node.data_dir) / f"{topic}-0").glob("*.log"))[0].read_bytes()
+        codecs = {seg[pos + 22] & 7 for pos, _, _ in batch_spans(seg)}
+        assert codecs == {stored_codec}, (topic, codecs)

@@ -82,7 +82,9 @@ class FakeLog final : public Log {
     return r;
   }
 
-  Result<Offset> OffsetForTime(TimestampMs) const override { return Status::NotFound("none"); }
+  Result<std::pair<Offset, TimestampMs>> OffsetForTime(TimestampMs) const override {
+    return Status::NotFound("none");
+  }
   Result<std::pair<TimestampMs, Offset>> MaxTimestamp() const override {
     return Status::NotFound("none");
   }

@@ -385,10 +385,8 @@ Result<OffsetAndTimestamp> Partition::ListOffset(int64_t timestamp,
     if (found.status().code() == StatusCode::kNotFound) return OffsetAndTimestamp{};
     return found.status();
   }
-  if (found.value() >= bound) return OffsetAndTimestamp{};
-  // The Log answers at batch granularity and does not return the record's
-  // own timestamp; the requested one is a lower bound of it.
-  return OffsetAndTimestamp{found.value(), TimestampMs(timestamp)};
+  if (found->first >= bound) return OffsetAndTimestamp{};
+  return OffsetAndTimestamp{found->first, found->second};
 }
 
 Result<Offset> Partition::DeleteRecordsBefore(Offset offset) {

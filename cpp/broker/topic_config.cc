@@ -52,6 +52,30 @@ Result<std::vector<std::string>> ParsePolicyList(std::string_view key, std::stri
   return items;
 }
 
+// compression.type: "producer" = keep as sent (nullopt).
+Result<std::optional<Compression>> ParseCompressionType(std::string_view v) {
+  if (v == "producer") return std::optional<Compression>();
+  if (v == "uncompressed") return std::optional<Compression>(Compression::kNone);
+  if (v == "gzip") return std::optional<Compression>(Compression::kGzip);
+  if (v == "snappy") return std::optional<Compression>(Compression::kSnappy);
+  if (v == "lz4") return std::optional<Compression>(Compression::kLz4);
+  if (v == "zstd") return std::optional<Compression>(Compression::kZstd);
+  return InvalidValue("compression.type",
+                      "must be one of uncompressed, zstd, lz4, snappy, gzip, producer");
+}
+
+std::string FormatCompressionType(const std::optional<Compression>& c) {
+  if (!c) return "producer";
+  switch (*c) {
+    case Compression::kNone: return "uncompressed";
+    case Compression::kGzip: return "gzip";
+    case Compression::kSnappy: return "snappy";
+    case Compression::kLz4: return "lz4";
+    case Compression::kZstd: return "zstd";
+  }
+  return "producer";
+}
+
 struct KeySpec {
   const char* name;
   const char* broker_name;
@@ -84,6 +108,16 @@ const std::vector<KeySpec>& Specs() {
        [](const TopicSettings& s) -> std::string {
          if (s.cleanup_compact && s.cleanup_delete) return "compact,delete";
          return s.cleanup_compact ? "compact" : "delete";
+       }},
+      {"compression.type", "compression.type", ConfigType::kString,
+       "Codec of stored batches: producer keeps each batch as sent; uncompressed, gzip, snappy, "
+       "lz4 or zstd re-encode batches of another codec on append.",
+       [](std::string_view v, TopicSettings& s) -> Status {
+         HR_ASSIGN_OR_RETURN(s.log.compression_target, ParseCompressionType(Trim(v)));
+         return Status::OK();
+       },
+       [](const TopicSettings& s) -> std::string {
+         return FormatCompressionType(s.log.compression_target);
        }},
       {"flush.messages", "log.flush.interval.messages", ConfigType::kLong,
        "fsync the log after this many records (9223372036854775807 = never by count).",
@@ -119,6 +153,23 @@ const std::vector<KeySpec>& Specs() {
          return s.log.timestamp_type == TimestampType::kLogAppendTime ? "LogAppendTime"
                                                                       : "CreateTime";
        }},
+      {"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", ConfigType::kLong,
+       "Largest allowed amount a CreateTime record's timestamp may be ahead of the broker's clock "
+       "(INVALID_TIMESTAMP otherwise).",
+       HR_INT_KEY("message.timestamp.after.max.ms", 0, kLongMax,
+                  s.log.timestamp_after_max_ms = x, std::to_string(s.log.timestamp_after_max_ms))},
+      {"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", ConfigType::kLong,
+       "Largest allowed amount a CreateTime record's timestamp may be behind the broker's clock "
+       "(INVALID_TIMESTAMP otherwise).",
+       HR_INT_KEY("message.timestamp.before.max.ms", 0, kLongMax,
+                  s.log.timestamp_before_max_ms = x, std::to_string(s.log.timestamp_before_max_ms))},
+      {"message.timestamp.difference.max.ms", "log.message.timestamp.difference.max.ms",
+       ConfigType::kLong,
+       "Deprecated: the bound used for message.timestamp.before.max.ms and after.max.ms where "
+       "they are left at their default.",
+       HR_INT_KEY("message.timestamp.difference.max.ms", 0, kLongMax,
+                  s.log.timestamp_difference_max_ms = x,
+                  std::to_string(s.log.timestamp_difference_max_ms))},
       {"min.insync.replicas", "min.insync.replicas", ConfigType::kInt,
        "Fewest in-sync replicas for an acks=all produce to succeed.",
        HR_INT_KEY("min.insync.replicas", 1, kIntMax, s.min_insync_replicas = static_cast<int32_t>(x),

@@ -52,6 +52,29 @@ TEST(TopicConfigTest, AcceptsValidValues) {
   EXPECT_EQ(NormalizeTopicConfigValue("cleanup.policy", "delete, compact,delete"), "delete,compact");
 }
 
+TEST(TopicConfigTest, CompressionTypeAndTimestampBoundsReachTheLogConfig) {
+  EXPECT_EQ(ValidateTopicConfig("compression.type", "brotli").message(),
+            "compression.type: must be one of uncompressed, zstd, lz4, snappy, gzip, producer");
+  EXPECT_EQ(ValidateTopicConfig("message.timestamp.before.max.ms", "-1").message(),
+            "message.timestamp.before.max.ms: must be an integer >= 0");
+  TopicDefaults d;
+  auto s = ApplyTopicConfigs(d, {{"compression.type", "zstd"},
+                                 {"message.timestamp.after.max.ms", "3600000"},
+                                 {"message.timestamp.difference.max.ms", "5000"}});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->log.compression_target, std::optional<Compression>(Compression::kZstd));
+  EXPECT_EQ(s->log.timestamp_after_max_ms, 3600000);
+  EXPECT_EQ(s->log.timestamp_before_max_ms, INT64_MAX);
+  EXPECT_EQ(s->log.timestamp_difference_max_ms, 5000);
+  EXPECT_FALSE(d.settings.log.compression_target.has_value());  // producer by default
+  auto u = ApplyTopicConfigs(d, {{"compression.type", "uncompressed"}});
+  EXPECT_EQ(u->log.compression_target, std::optional<Compression>(Compression::kNone));
+  auto all = DescribeTopicConfigs(d, {{"compression.type", "lz4"}});
+  EXPECT_EQ(Entry(all, "compression.type").value, "lz4");
+  EXPECT_EQ(Entry(all, "message.timestamp.before.max.ms").value, "9223372036854775807");
+  EXPECT_EQ(Entry(DescribeTopicConfigs(d, {}), "compression.type").value, "producer");
+}
+
 TEST(TopicConfigTest, OverridesApplyOntoBrokerDefaults) {
   TopicDefaults d;
   d.settings.log.retention_ms = 1000;
@@ -81,7 +104,7 @@ TEST(TopicConfigTest, DescribeReportsValueSourceAndType) {
   d.static_keys = {"retention.ms"};
   auto all = DescribeTopicConfigs(d, {{"segment.bytes", "2048"}});
   EXPECT_EQ(all.size(), SupportedTopicConfigKeys().size());
-  EXPECT_EQ(all.size(), 12u);
+  EXPECT_EQ(all.size(), 16u);
 
   const ConfigEntry& seg = Entry(all, "segment.bytes");
   EXPECT_EQ(seg.value, "2048");

@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "common/logging.h"
+#include "log/compression.h"
 #include "log/log_impl.h"
 #include "log/record_batch_internal.h"
 
@@ -17,6 +18,10 @@ constexpr int64_t kMaxSegmentBytes = INT32_MAX;
 // Flush fsyncs the checkpoint file at most this often; recovery from an
 // older flush point only scans more.
 constexpr int64_t kCheckpointIntervalMs = 1000;
+// The append scratch buffers (records_scratch_, converted_) are released,
+// right after an append's validation, when above this: a rare huge batch
+// does not pin its memory for the life of the log.
+constexpr size_t kKeptScratchBytes = 4u << 20;
 
 }  // namespace
 
@@ -46,8 +51,32 @@ Status LogImpl::failure() const {
 
 Status LogImpl::OfflineError() const { return failure(); }
 
-Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info) {
+Status LogImpl::CheckTimestampBounds(TimestampMs min_ts, TimestampMs max_ts, int64_t now) const {
+  auto bound = [this](int64_t side) {
+    return side != INT64_MAX ? side : config_.timestamp_difference_max_ms;
+  };
+  const int64_t before = bound(config_.timestamp_before_max_ms);
+  const int64_t after = bound(config_.timestamp_after_max_ms);
+  const int64_t low = before >= now ? INT64_MIN : now - before;
+  const int64_t high = after >= INT64_MAX - now ? INT64_MAX : now + after;
+  TimestampMs bad = min_ts != kNoTimestamp && min_ts.value() < low ? min_ts
+                    : max_ts.value() > high                          ? max_ts
+                                                                     : kNoTimestamp;
+  if (bad == kNoTimestamp) return Status::OK();
+  return Status::InvalidArgument("timestamp " + std::to_string(bad.value()) +
+                                 " is out of range [" + std::to_string(low) + ", " +
+                                 std::to_string(high) +
+                                 "] (message.timestamp.before.max.ms / after.max.ms)")
+      .WithDetail(kInvalidTimestampDetail);
+}
+
+Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info, bool leader) {
   metas_.clear();
+  const bool check_times = leader && config_.timestamp_type == TimestampType::kCreateTime &&
+                           (config_.timestamp_before_max_ms != INT64_MAX ||
+                            config_.timestamp_after_max_ms != INT64_MAX ||
+                            config_.timestamp_difference_max_ms != INT64_MAX);
+  const int64_t now = check_times ? WallClockMs() : 0;
   size_t pos = 0;
   int64_t records = 0;
   while (pos < input.size()) {
@@ -59,8 +88,27 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info) 
       return Status::TooLarge(at() + std::to_string(h->total_size()) +
                               " bytes, max.message.bytes is " +
                               std::to_string(config_.max_message_bytes));
-    auto v = batch::ValidateBatchInfo(rest);
-    if (!v.ok()) return Status::Corruption(at() + v.status().message());
+    auto v = batch::ValidateBatchInfo(rest, leader ? &records_scratch_ : nullptr);
+    if (!v.ok())
+      return Status::Corruption(at() + v.status().message()).WithDetail(v.status().detail());
+    if (leader && v->header.log_append_time() && !v->header.is_control() &&
+        config_.timestamp_type == TimestampType::kLogAppendTime) {  // Kafka's rule
+      return Status::InvalidArgument(at() + "the producer set the LogAppendTime timestamp type")
+          .WithDetail(kInvalidTimestampDetail);
+    }
+    if (check_times && !v->header.is_control()) {
+      // The records just validated: the batch's own, or their decompressed
+      // form left in records_scratch_.
+      std::span<const uint8_t> section =
+          v->header.compression() == Compression::kNone
+              ? rest.subspan(kBatchHeaderSize, v->header.total_size() - kBatchHeaderSize)
+              : std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(records_scratch_.data()),
+                                         records_scratch_.size());
+      auto min_ts = batch::MinRecordTimestamp(section, v->header);
+      if (!min_ts.ok()) return Status::Corruption(at() + min_ts.status().message());
+      Status st = CheckTimestampBounds(*min_ts, v->max_timestamp, now);
+      if (!st.ok()) return Status::InvalidArgument(at() + st.message()).WithDetail(st.detail());
+    }
     if (v->header.record_count == 0) return Status::Corruption(at() + "no records");
     metas_.push_back({Offset(records + v->header.last_offset_delta), v->header.total_size(),
                       v->max_timestamp});
@@ -76,6 +124,39 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info) 
   info->batch_count = static_cast<int32_t>(metas_.size());
   info->bytes = static_cast<int64_t>(input.size());
   return Status::OK();
+}
+
+Result<bool> LogImpl::ConvertInput(std::span<const uint8_t> input, AppendInfo* info) {
+  const Compression target = *config_.compression_target;
+  auto needs = [target](const BatchHeader& h) { return !h.is_control() && h.compression() != target; };
+  size_t pos = 0;
+  bool any = false;
+  for (const BatchMeta& m : metas_) {
+    any = any || needs(batch::DecodeHeader(input.data() + pos));
+    pos += m.size;
+  }
+  if (!any) return false;
+  converted_.clear();
+  pos = 0;
+  for (size_t i = 0; i < metas_.size(); ++i) {
+    std::span<const uint8_t> b = input.subspan(pos, metas_[i].size);
+    pos += metas_[i].size;
+    if (!needs(batch::DecodeHeader(b.data()))) {
+      converted_.append(reinterpret_cast<const char*>(b.data()), b.size());
+      continue;
+    }
+    auto c = ConvertCompression(b, target);
+    if (!c.ok()) return Status::Corruption("batch " + std::to_string(i) + ": " + c.status().message());
+    if (static_cast<int64_t>(c->size()) > config_.max_message_bytes)  // as Kafka re-checks
+      return Status::TooLarge("batch " + std::to_string(i) + ": " + std::to_string(c->size()) +
+                              " bytes once re-encoded as " + compression::CodecName(target) +
+                              ", max.message.bytes is " +
+                              std::to_string(config_.max_message_bytes));
+    metas_[i].size = static_cast<int64_t>(c->size());
+    converted_ += *c;
+  }
+  info->bytes = static_cast<int64_t>(converted_.size());
+  return true;
 }
 
 void LogImpl::AssignOffsets(std::span<uint8_t> input, AppendInfo* info) {
@@ -106,6 +187,15 @@ void LogImpl::AssignOffsets(std::span<uint8_t> input, AppendInfo* info) {
     info->offset_of_max_timestamp = base;
   } else {
     info->offset_of_max_timestamp = base + info->offset_of_max_timestamp.value();
+  }
+}
+
+void LogImpl::CopyBaseOffsets(std::span<const uint8_t> from, std::span<uint8_t> to) const {
+  size_t from_pos = 0, to_pos = 0;
+  for (size_t i = 0; i < metas_.size(); ++i) {
+    SetBaseOffset(to.subspan(to_pos), batch::DecodeHeader(from.data() + from_pos).base_offset);
+    from_pos += metas_[i].size;
+    to_pos += ParseBatchHeader(to.subspan(to_pos))->total_size();
   }
 }
 
@@ -145,11 +235,20 @@ Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign
   if (closed_.load()) return Status::Closed(dir_);
   if (failed()) return OfflineError();
   AppendInfo info;
-  HR_RETURN_IF_ERROR(ValidateInput(batches, &info));
+  Status valid = ValidateInput(batches, &info, /*leader=*/assign_offsets);
+  if (records_scratch_.capacity() > kKeptScratchBytes) std::string().swap(records_scratch_);
+  if (converted_.capacity() > kKeptScratchBytes) std::string().swap(converted_);
+  HR_RETURN_IF_ERROR(valid);
   if (!assign_offsets) HR_RETURN_IF_ERROR(KeepOffsets(batches, &info));
+  const std::span<uint8_t> input = batches;
+  if (assign_offsets && config_.compression_target) {
+    HR_ASSIGN_OR_RETURN(bool converted, ConvertInput(batches, &info));
+    if (converted) batches = {reinterpret_cast<uint8_t*>(converted_.data()), converted_.size()};
+  }
   const int64_t now = WallClockMs();
   HR_RETURN_IF_ERROR(Fence(MaybeRollForAppend(info.bytes, info.record_count, now)));
   if (assign_offsets) AssignOffsets(batches, &info);
+  if (batches.data() != input.data()) CopyBaseOffsets(batches, input);
   Segment& active = *segments_.back();
   HR_RETURN_IF_ERROR(Fence(active.Append(batches, metas_, config_.index_interval_bytes, now)));
   end_offset_.store(info.last_offset.value() + 1, std::memory_order_release);

@@ -61,7 +61,7 @@ class LogImpl final : public Log {
   Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches) override;
   Result<ReadResult> Read(Offset offset, int64_t max_bytes, Offset upper_bound,
                           bool min_one_batch) const override;
-  Result<Offset> OffsetForTime(TimestampMs ts) const override;
+  Result<std::pair<Offset, TimestampMs>> OffsetForTime(TimestampMs ts) const override;
   Result<std::pair<TimestampMs, Offset>> MaxTimestamp() const override;
   Status Flush() override;
   Status MaybeFlush() override;
@@ -98,7 +98,23 @@ class LogImpl final : public Log {
 
   // ---- append path (log.cc) ----
   // Validates every batch of `input` (no mutation) into metas_ and `info`.
-  Status ValidateInput(std::span<const uint8_t> input, AppendInfo* info);
+  // A leader append (`leader`) also checks the records of compressed
+  // batches and the record timestamps against the timestamp bounds;
+  // a follower's batches were checked by their leader.
+  Status ValidateInput(std::span<const uint8_t> input, AppendInfo* info, bool leader);
+  // INVALID_TIMESTAMP (kInvalidTimestampDetail) when a CreateTime record
+  // lies outside [now - timestamp_before_max_ms, now + timestamp_after_max_ms].
+  Status CheckTimestampBounds(TimestampMs min_ts, TimestampMs max_ts, int64_t now) const;
+  // compression.type: when some data batch of `input` (validated into
+  // metas_) has another codec than the target, re-encodes the input into
+  // converted_, updates metas_ sizes and info->bytes, and returns true.
+  // Errors: Corruption; TooLarge when a re-encoded batch is above
+  // max_message_bytes. REQUIRES: config_.compression_target.
+  Result<bool> ConvertInput(std::span<const uint8_t> input, AppendInfo* info);
+  // Writes the base offsets assigned in `from` (converted_) into the same
+  // batches of the caller's `to`, so that the input says where its records
+  // went whichever bytes were stored.
+  void CopyBaseOffsets(std::span<const uint8_t> from, std::span<uint8_t> to) const;
   // Rewrites offsets (and timestamps) in place from end_offset_.
   void AssignOffsets(std::span<uint8_t> input, AppendInfo* info);
   // Follower append: checks that the batches' own offsets continue
@@ -143,7 +159,8 @@ class LogImpl final : public Log {
   Status FinishRecovery(const std::optional<Checkpoint>& cp, Offset end);
 
   // ---- read helpers (log_read.cc) ----
-  Result<Offset> FindTimeInSegment(const Segment& seg, TimestampMs ts, Offset start) const;
+  Result<std::pair<Offset, TimestampMs>> FindTimeInSegment(const Segment& seg, TimestampMs ts,
+                                                           Offset start) const;
   Result<Offset> ExactOffsetOfMax(const Segment& seg, TimestampMs ts, Offset batch_last) const;
 
   const std::string dir_;
@@ -166,6 +183,8 @@ class LogImpl final : public Log {
 
   // Appender-only state (append_mu_).
   std::vector<BatchMeta> metas_;      // scratch reused by every Append
+  std::string records_scratch_;       // decompressed records of the batch validated
+  std::string converted_;             // the input re-encoded for compression.type
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
   uint64_t truncations_ = 0;          // bumped by Truncate; stale flushes check it

@@ -87,7 +87,9 @@ Result<ReadResult> LogImpl::Read(Offset offset, int64_t max_bytes, Offset upper_
   return result;
 }
 
-Result<Offset> LogImpl::FindTimeInSegment(const Segment& seg, TimestampMs ts, Offset start) const {
+Result<std::pair<Offset, TimestampMs>> LogImpl::FindTimeInSegment(const Segment& seg,
+                                                                  TimestampMs ts,
+                                                                  Offset start) const {
   const int64_t limit = seg.size();
   std::optional<TimeIndex::Entry> te = seg.time_index().LookupBefore(ts);
   int64_t pos = 0;
@@ -99,19 +101,19 @@ Result<Offset> LogImpl::FindTimeInSegment(const Segment& seg, TimestampMs ts, Of
     BatchHeader h = batch::DecodeHeader(p);
     if (h.batch_length < batch::kMinBatchLength) return Status::Corruption(seg.log_path());
     if (h.max_timestamp >= ts && h.last_offset() >= start) {
-      if (h.compression() != Compression::kNone || h.log_append_time())
-        return std::max(h.base_offset, start);
+      if (h.log_append_time())  // every record carries the batch's time
+        return std::make_pair(std::max(h.base_offset, start), h.max_timestamp);
       HR_RETURN_IF_ERROR(ReadBatch(seg, pos, h.total_size(), &buf));
       int32_t min_delta = static_cast<int32_t>(std::max<int64_t>(0, start - h.base_offset));
-      HR_ASSIGN_OR_RETURN(int32_t delta, batch::FirstRecordAtOrAfter(buf, ts, min_delta));
-      if (delta >= 0) return h.base_offset + delta;
+      HR_ASSIGN_OR_RETURN(batch::RecordAtTime r, batch::FirstRecordAtOrAfter(buf, ts, min_delta));
+      if (r.delta >= 0) return std::make_pair(h.base_offset + r.delta, r.timestamp);
     }
     pos += h.total_size();
   }
   return Status::NotFound("no record at or after the timestamp");
 }
 
-Result<Offset> LogImpl::OffsetForTime(TimestampMs ts) const {
+Result<std::pair<Offset, TimestampMs>> LogImpl::OffsetForTime(TimestampMs ts) const {
   if (closed_.load()) return Status::Closed(dir_);
   const Offset start = start_offset();
   for (const std::shared_ptr<Segment>& seg : SegmentsFrom(start)) {
@@ -129,12 +131,11 @@ Result<Offset> LogImpl::ExactOffsetOfMax(const Segment& seg, TimestampMs ts, Off
   if (pos >= limit) return batch_last;
   HR_ASSIGN_OR_RETURN(const uint8_t* p, reader.Peek(pos, kBatchHeaderSize));
   BatchHeader h = batch::DecodeHeader(p);
-  if (h.compression() != Compression::kNone) return h.last_offset();
   if (h.log_append_time()) return h.base_offset;
   std::vector<uint8_t> buf;
   HR_RETURN_IF_ERROR(ReadBatch(seg, pos, h.total_size(), &buf));
-  HR_ASSIGN_OR_RETURN(int32_t delta, batch::FirstRecordAtOrAfter(buf, ts, 0));
-  return delta >= 0 ? h.base_offset + delta : h.last_offset();
+  HR_ASSIGN_OR_RETURN(batch::RecordAtTime r, batch::FirstRecordAtOrAfter(buf, ts, 0));
+  return r.delta >= 0 ? h.base_offset + r.delta : h.last_offset();
 }
 
 Result<std::pair<TimestampMs, Offset>> LogImpl::MaxTimestamp() const {

@@ -191,7 +191,7 @@ class LogIndexRebuild : public ::testing::Test {
       ASSERT_TRUE(r.ok());
       EXPECT_EQ(r->first_batch_base, Offset(o & ~1));
     }
-    EXPECT_EQ((*log)->OffsetForTime(TimestampMs(1000 + 77)).value(), Offset(77));
+    EXPECT_EQ((*log)->OffsetForTime(TimestampMs(1000 + 77)).value().first, Offset(77));
     ASSERT_TRUE((*log)->Close().ok());
     auto again = Log::Open(dir_.path(), testing::SmallConfig());
     EXPECT_FALSE((*again)->recovery_report().indexes_rebuilt);  // the rebuilt ones hold

@@ -147,7 +147,7 @@ TEST(LogTruncate, AcrossSegmentsThenAppendAndReopen) {
   EXPECT_EQ(log->Append(Bytes(b))->base_offset, to);
   EXPECT_EQ(log->OffsetForTime(TimestampMs(1000 * 40)).status().code(),
             StatusCode::kNotFound);  // the later batches are gone
-  EXPECT_EQ(log->OffsetForTime(TimestampMs(1000 * 3)).value(), Offset(6));
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(1000 * 3)).value().first, Offset(6));
   ASSERT_TRUE(log->Close().ok());
   auto reopened = std::move(Log::Open(dir.path(), testing::SmallConfig())).value();
   EXPECT_EQ(reopened->end_offset(), to + 3);

@@ -262,17 +262,17 @@ TEST(Log, OffsetForTimeAndMaxTimestamp) {
     ASSERT_TRUE(log->Append(Bytes(batch)).ok());
   }
   ASSERT_GT(log->segment_count(), 3);
-  EXPECT_EQ(log->OffsetForTime(TimestampMs(0)).value(), Offset(0));
-  EXPECT_EQ(log->OffsetForTime(TimestampMs(10002)).value(), Offset(2));
-  EXPECT_EQ(log->OffsetForTime(TimestampMs(10005)).value(), Offset(5));  // a gap: next batch's first
-  EXPECT_EQ(log->OffsetForTime(TimestampMs(10000 + 10 * 77 + 3)).value(), Offset(77 * 5 + 3));
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(0)).value().first, Offset(0));
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(10002)).value().first, Offset(2));
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(10005)).value().first, Offset(5));  // a gap: next batch's first
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(10000 + 10 * 77 + 3)).value().first, Offset(77 * 5 + 3));
   EXPECT_EQ(log->OffsetForTime(TimestampMs(20000)).status().code(), StatusCode::kNotFound);
   auto mt = log->MaxTimestamp();
   ASSERT_TRUE(mt.ok());
   EXPECT_EQ(mt->first, TimestampMs(10000 + 990 + 4));
   EXPECT_EQ(mt->second, Offset(499));
   ASSERT_TRUE(log->DeleteRecordsBefore(Offset(7)).ok());
-  EXPECT_EQ(log->OffsetForTime(TimestampMs(0)).value(), Offset(7));
+  EXPECT_EQ(log->OffsetForTime(TimestampMs(0)).value().first, Offset(7));
 }
 
 TEST(Log, MaxTimestampFindsTheExactRecordInsideABatch) {

@@ -8,6 +8,7 @@
 
 #include "common/crc32c.h"
 #include "log/coding.h"
+#include "log/compression.h"
 #include "log/record_batch_internal.h"
 
 namespace headrace {
@@ -187,7 +188,8 @@ struct RecordWalker {
 
 constexpr size_t kFusedChunk = 32 * 1024;  // CRC step of the fused pass
 
-// Why RecordWalker refused the records (the slow, descriptive walk).
+// Why RecordWalker refused the records (the slow, descriptive walk): an
+// error of the records themselves, INVALID_RECORD in Kafka's terms.
 Status DiagnoseRecords(const uint8_t* p, const uint8_t* end, int32_t count) {
   Status st = ForEachRecord(p, end, count, [](const RecordView& r, int32_t i) -> Status {
     if (r.offset_delta != i)
@@ -195,7 +197,19 @@ Status DiagnoseRecords(const uint8_t* p, const uint8_t* end, int32_t count) {
                                 std::to_string(r.offset_delta));
     return Status::OK();
   });
-  return st.ok() ? Status::Corruption("bad records") : st;
+  if (st.ok()) st = Status::Corruption("bad records");
+  return Status::Corruption(st.message()).WithDetail(kInvalidRecordDetail);
+}
+
+// The walk's facts as BatchInfo fields (uncompressed or decompressed records).
+void RecordFacts(const RecordWalker& w, const BatchHeader& h, batch::BatchInfo* info) {
+  if (h.log_append_time()) {
+    info->max_timestamp = h.max_timestamp;
+    info->max_timestamp_delta = 0;
+    return;
+  }
+  info->max_timestamp = TimestampMs(w.max_ts);
+  info->max_timestamp_delta = w.max_delta;
 }
 
 int64_t NowMs() {
@@ -230,7 +244,31 @@ uint32_t ComputeCrc(std::span<const uint8_t> b) {
   return crc32c::Value(b.data() + kAttributesPos, b.size() - kAttributesPos);
 }
 
-Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes) {
+Result<std::span<const uint8_t>> RecordsSection(std::span<const uint8_t> b, std::string* scratch) {
+  BatchHeader h = DecodeHeader(b.data());
+  std::span<const uint8_t> records = b.subspan(kBatchHeaderSize);
+  if (h.compression() == Compression::kNone) return records;
+  Status st = compression::Decompress(h.compression(), records, scratch);
+  if (!st.ok())
+    return Status::Corruption(compression::CodecName(h.compression()) + " batch: " + st.message());
+  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(scratch->data()),
+                                  scratch->size());
+}
+
+Result<TimestampMs> MinRecordTimestamp(std::span<const uint8_t> records, const BatchHeader& h) {
+  if (h.log_append_time()) return h.max_timestamp;
+  int64_t min_ts = INT64_MAX;
+  HR_RETURN_IF_ERROR(ForEachRecord(records.data(), records.data() + records.size(), h.record_count,
+                                   [&](const RecordView& r, int32_t) -> Status {
+                                     int64_t ts = RecordTimestamp(h.base_timestamp.value(),
+                                                                  r.timestamp_delta);
+                                     if (ts != kNoTimestamp.value() && ts < min_ts) min_ts = ts;
+                                     return Status::OK();
+                                   }));
+  return min_ts == INT64_MAX ? kNoTimestamp : TimestampMs(min_ts);
+}
+
+Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string* scratch) {
   HR_ASSIGN_OR_RETURN(BatchHeader h, ParseBatchHeader(bytes));
   std::span<const uint8_t> b = bytes.first(h.total_size());
   const uint8_t* records = b.data() + kBatchHeaderSize;
@@ -260,12 +298,19 @@ Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes) {
   if (codec > static_cast<int>(Compression::kZstd))
     return Status::Corruption("unknown compression codec " + std::to_string(codec));
   BatchInfo info{h, h.max_timestamp, h.last_offset_delta};
-  if (h.compression() != Compression::kNone) return info;
+  if (h.compression() != Compression::kNone) {
+    if (scratch == nullptr) return info;
+    HR_ASSIGN_OR_RETURN(std::span<const uint8_t> section, RecordsSection(b, scratch));
+    const uint8_t* begin = section.data();
+    RecordWalker cw{begin, begin + section.size(), h.record_count, h.base_timestamp.value(),
+                    kNoTimestamp.value(), h.record_count > 0 ? 0 : h.last_offset_delta};
+    cw.WalkTo(cw.end);
+    if (!cw.Done()) return DiagnoseRecords(begin, cw.end, h.record_count);
+    RecordFacts(cw, h, &info);
+    return info;
+  }
   if (!w.Done()) return DiagnoseRecords(records, end, h.record_count);
-  int64_t max_ts = w.max_ts;
-  int32_t max_delta = w.max_delta;
-  info.max_timestamp = h.log_append_time() ? h.max_timestamp : TimestampMs(max_ts);
-  info.max_timestamp_delta = h.log_append_time() ? 0 : max_delta;
+  RecordFacts(w, h, &info);
   return info;
 }
 
@@ -289,7 +334,8 @@ Result<BatchHeader> ParseBatchHeader(std::span<const uint8_t> bytes) {
 }
 
 Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes) {
-  HR_ASSIGN_OR_RETURN(batch::BatchInfo info, batch::ValidateBatchInfo(bytes));
+  std::string scratch;
+  HR_ASSIGN_OR_RETURN(batch::BatchInfo info, batch::ValidateBatchInfo(bytes, &scratch));
   return info.header;
 }
 
@@ -308,21 +354,43 @@ void SetLogAppendTime(std::span<uint8_t> b, TimestampMs ts) {
   coding::StoreBE32(b.data() + batch::kCrcPos, batch::ComputeCrc(b));
 }
 
-Result<int32_t> batch::FirstRecordAtOrAfter(std::span<const uint8_t> b, TimestampMs ts,
-                                            int32_t min_delta) {
+Result<batch::RecordAtTime> batch::FirstRecordAtOrAfter(std::span<const uint8_t> b,
+                                                        TimestampMs ts, int32_t min_delta) {
   BatchHeader h = DecodeHeader(b.data());
-  int32_t found = -1;
+  std::string scratch;
+  HR_ASSIGN_OR_RETURN(std::span<const uint8_t> section, RecordsSection(b, &scratch));
+  RecordAtTime found;
   Status st = ForEachRecord(
-      b.data() + kBatchHeaderSize, b.data() + b.size(), h.record_count,
+      section.data(), section.data() + section.size(), h.record_count,
       [&](const RecordView& r, int32_t i) -> Status {
         TimestampMs t = h.log_append_time() ? h.max_timestamp
                                             : TimestampMs(RecordTimestamp(h.base_timestamp.value(),
                                                                           r.timestamp_delta));
-        if (found < 0 && r.offset_delta >= min_delta && t >= ts) found = r.offset_delta;
+        if (found.delta < 0 && r.offset_delta >= min_delta && t >= ts) found = {r.offset_delta, t};
         return Status::OK();
       });
   if (!st.ok()) return st;
   return found;
+}
+
+Result<std::string> ConvertCompression(std::span<const uint8_t> b, Compression target) {
+  HR_ASSIGN_OR_RETURN(BatchHeader h, ParseBatchHeader(b));
+  b = b.first(h.total_size());
+  std::string scratch, out(reinterpret_cast<const char*>(b.data()), kBatchHeaderSize);
+  HR_ASSIGN_OR_RETURN(std::span<const uint8_t> records, batch::RecordsSection(b, &scratch));
+  if (target == Compression::kNone) {
+    out.append(reinterpret_cast<const char*>(records.data()), records.size());
+  } else {
+    std::string packed;
+    HR_RETURN_IF_ERROR(compression::Compress(target, records, &packed));
+    out += packed;
+  }
+  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  uint16_t attrs = (h.attributes & ~kCompressionMask) | static_cast<uint16_t>(target);
+  StoreBE16(p + kAttributesPos, attrs);
+  StoreBE32(p + kLengthPos, static_cast<uint32_t>(out.size() - kBatchLogOverhead));
+  StoreBE32(p + kCrcPos, ComputeCrc({p, out.size()}));
+  return out;
 }
 
 void batch::SetMaxTimestamp(std::span<uint8_t> b, TimestampMs ts) {
@@ -395,12 +463,14 @@ std::optional<std::string> CopyBytes(const uint8_t* p, int32_t len) {
   return std::string(reinterpret_cast<const char*>(p), len);
 }
 
-// Appends the records of one validated uncompressed batch to `out`.
+// Appends the records of one validated batch to `out`.
 Status DecodeBatchRecords(std::span<const uint8_t> b, const BatchHeader& h,
                           std::vector<Record>* out) {
-  const uint8_t* end = b.data() + b.size();
+  std::string scratch;
+  HR_ASSIGN_OR_RETURN(std::span<const uint8_t> section, batch::RecordsSection(b, &scratch));
+  const uint8_t* end = section.data() + section.size();
   return ForEachRecord(
-      b.data() + kBatchHeaderSize, end, h.record_count,
+      section.data(), end, h.record_count,
       [&](const RecordView& r, int32_t) -> Status {
         Record rec;
         rec.offset = h.base_offset + r.offset_delta;
@@ -436,9 +506,6 @@ Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes) {
     std::span<const uint8_t> b = bytes.first(h.total_size());
     bytes = bytes.subspan(h.total_size());
     if (h.is_control()) continue;
-    if (h.compression() != Compression::kNone)
-      return Status::Unsupported("compressed batch (codec " +
-                                 std::to_string(static_cast<int>(h.compression())) + ")");
     HR_RETURN_IF_ERROR(DecodeBatchRecords(b, h, &out));
   }
   return out;

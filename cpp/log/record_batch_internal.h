@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "headrace/record_batch.h"
 #include "headrace/status.h"
@@ -46,17 +47,41 @@ struct BatchInfo {
 
 // Validates the batch at the start of `bytes` in one pass (CRC32C over
 // attributes..end, header consistency, and for uncompressed batches every
-// record: lengths, offset deltas 0..n-1, count). Errors as ValidateBatch.
-Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes);
+// record: lengths, offset deltas 0..n-1, count). A compressed batch's
+// records are checked the same way when `scratch` is given (decompressed
+// into it, bounded by compression::kMaxDecompressedBytes); without it only
+// its header is. Errors as ValidateBatch; errors of the records
+// themselves (count, offset deltas, record structure) carry
+// kInvalidRecordDetail, a payload that does not decompress does not.
+Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes,
+                                    std::string* scratch = nullptr);
+
+// Smallest record timestamp other than kNoTimestamp in the records section
+// `records` of a batch with header `h` (kNoTimestamp when none; the
+// header's max timestamp for LogAppendTime batches). Kept out of the
+// validation walk, which every append pays for; only logs with timestamp
+// bounds ask. Errors: Corruption.
+Result<TimestampMs> MinRecordTimestamp(std::span<const uint8_t> records, const BatchHeader& h);
+
+// The records section of a whole batch: its own bytes, or for a compressed
+// batch their decompressed form, written to *scratch (which must outlive
+// the span). Errors: Corruption when the payload does not decompress.
+Result<std::span<const uint8_t>> RecordsSection(std::span<const uint8_t> batch,
+                                                std::string* scratch);
 
 // CRC32C of attributes..end of a whole batch.
 uint32_t ComputeCrc(std::span<const uint8_t> batch);
 
-// Offset delta of the first record with delta >= min_delta and timestamp
-// >= ts in a whole uncompressed batch (LogAppendTime batches: every record
-// has the batch max timestamp); -1 when none. Errors: Corruption.
-Result<int32_t> FirstRecordAtOrAfter(std::span<const uint8_t> batch, TimestampMs ts,
-                                     int32_t min_delta);
+// A record found by FirstRecordAtOrAfter.
+struct RecordAtTime {
+  int32_t delta = -1;  // -1 = none
+  TimestampMs timestamp;
+};
+// The first record with offset delta >= min_delta and timestamp >= ts in a
+// whole batch of any codec (LogAppendTime batches: every record has the
+// batch max timestamp). Errors: Corruption.
+Result<RecordAtTime> FirstRecordAtOrAfter(std::span<const uint8_t> batch, TimestampMs ts,
+                                          int32_t min_delta);
 
 // Rewrites max_timestamp (keeping the timestamp type) and the CRC.
 void SetMaxTimestamp(std::span<uint8_t> batch, TimestampMs ts);

@@ -232,16 +232,111 @@ TEST(RecordBatch, DecodeIgnoresATrailingPartialBatchAndSkipsControlBatches) {
   EXPECT_TRUE(recs->empty());
 }
 
-TEST(RecordBatch, CompressedBatchesValidateButDoNotDecode) {
+TEST(RecordBatch, CompressedBatchesValidateAndDecodeWithEveryCodec) {
+  std::string plain = testing::MakeBatch(5, 300, 1000, /*null_keys=*/true);
+  auto want = DecodeRecords(CBytes(plain));
+  ASSERT_TRUE(want.ok());
+  for (Compression c : {Compression::kGzip, Compression::kSnappy, Compression::kLz4,
+                        Compression::kZstd}) {
+    auto packed = ConvertCompression(CBytes(plain), c);
+    ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+    EXPECT_LT(packed->size(), plain.size());
+    auto h = ValidateBatch(CBytes(*packed));
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    EXPECT_EQ(h->compression(), c);
+    EXPECT_EQ(h->record_count, 5);
+    auto got = DecodeRecords(CBytes(*packed));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->size(), 5u);
+    for (size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ((*got)[i].offset, (*want)[i].offset);
+      EXPECT_EQ((*got)[i].timestamp, (*want)[i].timestamp);
+      EXPECT_EQ((*got)[i].key, (*want)[i].key);
+      EXPECT_EQ((*got)[i].value, (*want)[i].value);
+    }
+    auto back = ConvertCompression(CBytes(*packed), Compression::kNone);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, plain);  // same bytes, CRC included
+  }
+}
+
+TEST(RecordBatch, CompressedPayloadThatDoesNotDecompressIsCorruptNotInvalidRecord) {
   std::string b = testing::MakeBatch(2, 3, 1);
   auto* p = reinterpret_cast<uint8_t*>(b.data());
   coding::StoreBE16(p + batch::kAttributesPos, static_cast<uint16_t>(Compression::kZstd));
   FixCrc(b);
-  EXPECT_TRUE(ValidateBatch(CBytes(b)).ok());
-  EXPECT_EQ(DecodeRecords(CBytes(b)).status().code(), StatusCode::kUnsupported);
+  auto h = ValidateBatch(CBytes(b));
+  EXPECT_EQ(h.status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(h.status().detail(), 0);
+  EXPECT_NE(h.status().message().find("zstd"), std::string::npos) << h.status().message();
+  EXPECT_EQ(DecodeRecords(CBytes(b)).status().code(), StatusCode::kCorruption);
+  // Without a scratch buffer (recovery) only the header is checked.
+  EXPECT_TRUE(batch::ValidateBatchInfo(CBytes(b)).ok());
   coding::StoreBE16(p + batch::kAttributesPos, 5);
   FixCrc(b);
   EXPECT_NE(ValidateBatch(CBytes(b)).status().message().find("codec 5"), std::string::npos);
+}
+
+// A compressed batch whose decompressed records disagree with its header.
+std::string CompressedWithRecordCount(Compression c, int records, int32_t claimed) {
+  std::string plain = testing::MakeBatch(records, 10, 1);
+  auto* p = reinterpret_cast<uint8_t*>(plain.data());
+  coding::StoreBE32(p + batch::kRecordCountPos, static_cast<uint32_t>(claimed));
+  coding::StoreBE32(p + batch::kLastOffsetDeltaPos, static_cast<uint32_t>(claimed - 1));
+  return ConvertCompression(CBytes(plain), c).value();
+}
+
+TEST(RecordBatch, RecordsInsideCompressedBatchesAreCheckedAsInvalidRecord) {
+  for (Compression c : {Compression::kGzip, Compression::kSnappy, Compression::kLz4,
+                        Compression::kZstd}) {
+    for (int32_t claimed : {2, 4}) {  // fewer / more records than present
+      std::string b = CompressedWithRecordCount(c, 3, claimed);
+      auto h = ValidateBatch(CBytes(b));
+      ASSERT_FALSE(h.ok());
+      EXPECT_EQ(h.status().detail(), kInvalidRecordDetail) << h.status().ToString();
+      EXPECT_NE(h.status().message().find("record count"), std::string::npos)
+          << h.status().message();
+    }
+  }
+  // Offset deltas other than 0..n-1: the second record claims delta 5.
+  std::vector<RecordInput> in(3);
+  for (auto& r : in) r.value = "v";
+  std::string plain = BuildBatch(in);
+  std::string records = plain.substr(kBatchHeaderSize);
+  auto view = DecodeRecords(CBytes(plain));
+  ASSERT_TRUE(view.ok());
+  // Each record is: len, attrs, ts delta, offset delta, ... ; all one-byte varints here.
+  size_t second = 1 + static_cast<uint8_t>(records[0]) / 2;  // zigzag length of record 0
+  records[second + 3] = static_cast<char>(5 * 2);            // offset delta 5 (zigzag)
+  std::string bad = plain.substr(0, kBatchHeaderSize) + records;
+  FixCrc(bad);
+  auto packed = ConvertCompression(CBytes(bad), Compression::kLz4);
+  ASSERT_TRUE(packed.ok());
+  auto h = ValidateBatch(CBytes(*packed));
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().detail(), kInvalidRecordDetail);
+  EXPECT_NE(h.status().message().find("offset delta 5"), std::string::npos) << h.status().message();
+}
+
+TEST(RecordBatch, ValidateBatchInfoReportsMinAndMaxRecordTimestamps) {
+  std::vector<RecordInput> in(4);
+  int64_t ts[] = {50, 20, 90, 30};
+  for (int i = 0; i < 4; ++i) {
+    in[i].value = "v";
+    in[i].timestamp = TimestampMs(ts[i]);
+  }
+  std::string plain = BuildBatch(in);
+  std::string zstd = ConvertCompression(CBytes(plain), Compression::kZstd).value();
+  std::string scratch;
+  for (const std::string* b : {&plain, &zstd}) {
+    auto info = batch::ValidateBatchInfo(CBytes(*b), &scratch);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    std::span<const uint8_t> records =
+        b == &plain ? CBytes(plain).subspan(kBatchHeaderSize) : CBytes(scratch);
+    EXPECT_EQ(batch::MinRecordTimestamp(records, info->header).value(), TimestampMs(20));
+    EXPECT_EQ(info->max_timestamp, TimestampMs(90));
+    EXPECT_EQ(info->max_timestamp_delta, 2);
+  }
 }
 
 TEST(RecordBatch, FirstRecordAtOrAfterFindsTheExactRecord) {
@@ -252,9 +347,18 @@ TEST(RecordBatch, FirstRecordAtOrAfterFindsTheExactRecord) {
     in[i].timestamp = TimestampMs(ts[i]);
   }
   std::string b = BuildBatch(in);
-  EXPECT_EQ(batch::FirstRecordAtOrAfter(CBytes(b), TimestampMs(15), 0).value(), 1);
-  EXPECT_EQ(batch::FirstRecordAtOrAfter(CBytes(b), TimestampMs(15), 2).value(), 2);
-  EXPECT_EQ(batch::FirstRecordAtOrAfter(CBytes(b), TimestampMs(41), 0).value(), -1);
+  for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kSnappy,
+                        Compression::kLz4, Compression::kZstd}) {
+    std::string packed = ConvertCompression(CBytes(b), c).value();
+    auto r = batch::FirstRecordAtOrAfter(CBytes(packed), TimestampMs(15), 0);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->delta, 1);
+    EXPECT_EQ(r->timestamp, TimestampMs(30));
+    r = batch::FirstRecordAtOrAfter(CBytes(packed), TimestampMs(15), 2);
+    EXPECT_EQ(r->delta, 2);
+    EXPECT_EQ(r->timestamp, TimestampMs(20));
+    EXPECT_EQ(batch::FirstRecordAtOrAfter(CBytes(packed), TimestampMs(41), 0)->delta, -1);
+  }
 }
 
 }  // namespace

@@ -4,8 +4,8 @@ Uses the binding directly (headrace._core.inspect_batches), no broker. Prints
 one line per batch (position, offsets, count, codec, producer id/epoch and
 base sequence, leader epoch, the transactional flag, for control batches the
 marker (COMMIT/ABORT) and coordinator epoch, CRC check) and, unless
---no-records, one line per data record of valid uncompressed batches (the
-records of control batches are markers, not data). Exits 1 when
+--no-records, one line per data record of valid batches, compressed ones
+decompressed (the records of control batches are markers, not data). Exits 1 when
 some batch is invalid or the file ends in a partial batch, so scripts can use
 it as a checker.
 """

@@ -190,7 +190,7 @@ class Log:
         return list(map(Record._make, self._core.read(offset, max_bytes)))
 
     def offset_for_time(self, timestamp_ms: int) -> Optional[int]:
-        """The first offset whose batch has a timestamp >= ``timestamp_ms``
+        """The offset of the first record whose timestamp is >= ``timestamp_ms``
         (Kafka's ListOffsets by time), or None if there is none."""
         return self._core.offset_for_time(timestamp_ms)
 

@@ -492,6 +492,35 @@ TEST_F(BrokerE2ETest, ListOffsetsFindsEarliestLatestMaxAndByTime) {
   EXPECT_EQ(resp.topics[0].partitions[2].error_code, Code(KafkaError::kUnknownTopicOrPartition));
 }
 
+// One batch compressed with `codec` whose record i has timestamp ts[i].
+std::string CompressedBatch(Compression codec, const std::vector<int64_t>& ts) {
+  std::vector<RecordInput> in(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) {
+    in[i].value = "v" + std::to_string(i);
+    in[i].timestamp = TimestampMs(ts[i]);
+  }
+  std::string plain = BuildBatch(in);
+  return ConvertCompression({reinterpret_cast<const uint8_t*>(plain.data()), plain.size()}, codec)
+      .value();
+}
+
+TEST_F(BrokerE2ETest, ListOffsetsAnswersTheExactRecordInsideCompressedBatches) {
+  ASSERT_EQ(Produce("loz", CompressedBatch(Compression::kZstd, {100, 300, 200, 400})).error_code, 0);
+  ASSERT_EQ(Produce("loz", CompressedBatch(Compression::kGzip, {500, 700, 700, 600})).error_code, 0);
+  struct Case { int64_t asked, offset, timestamp; };
+  for (Case c : {Case{0, 0, 100}, Case{150, 1, 300}, Case{300, 1, 300}, Case{350, 3, 400},
+                 Case{450, 4, 500}, Case{650, 5, 700}}) {
+    auto r = ListOffset("loz", c.asked);
+    EXPECT_EQ(r.error_code, 0);
+    EXPECT_EQ(r.offset, c.offset) << "asked " << c.asked;
+    EXPECT_EQ(r.timestamp, c.timestamp) << "asked " << c.asked;
+  }
+  auto max = ListOffset("loz", -3, 7);  // the first record carrying the largest timestamp
+  EXPECT_EQ(max.offset, 5);
+  EXPECT_EQ(max.timestamp, 700);
+  EXPECT_EQ(ListOffset("loz", 701).offset, -1);
+}
+
 TEST_F(BrokerE2ETest, OffsetForLeaderEpochAnswersFromTheEpochCache) {
   Produce("oe", Batch(3), -1);
   Produce("oe", Batch(2), -1);

@@ -14,9 +14,11 @@
 //             while waiting;
 //   other     INVALID_REQUIRED_ACKS on every partition, nothing appended.
 // Topics are auto-created like Metadata does when auto.create.topics.enable.
-// Batches of any compression codec are stored as they came; the log
-// validates the outer batch (CRC, sizes) and assigns offsets in place in the
-// request frame.
+// The log validates every batch (CRC, sizes, the records, decompressed when
+// compressed; timestamp bounds), stores it as sent or re-encoded per the
+// topic's compression.type, and assigns offsets in place in the request
+// frame. Its errors map to CORRUPT_MESSAGE, INVALID_RECORD (the records
+// themselves) and INVALID_TIMESTAMP through Status::detail (ToKafkaError).
 #include <algorithm>
 #include <atomic>
 #include <chrono>

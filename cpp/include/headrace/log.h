@@ -23,12 +23,16 @@
 // failure; reopening recovers from the last durable state.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "headrace/record_batch.h"
 #include "headrace/status.h"
 #include "headrace/types.h"
 
@@ -53,6 +57,17 @@ struct LogConfig {
   int64_t flush_interval_messages = -1;         // flush.messages
   int64_t flush_interval_ms = -1;               // flush.ms
   TimestampType timestamp_type = TimestampType::kCreateTime;  // message.timestamp.type
+  // Leader appends of a CreateTime log refuse a record whose timestamp is
+  // more than this before / after the broker's clock (INVALID_TIMESTAMP);
+  // INT64_MAX = no bound (Kafka 3.x defaults). The legacy difference bound
+  // applies to each side left at INT64_MAX (as Kafka 3.6+ does).
+  int64_t timestamp_before_max_ms = INT64_MAX;      // message.timestamp.before.max.ms
+  int64_t timestamp_after_max_ms = INT64_MAX;       // message.timestamp.after.max.ms
+  int64_t timestamp_difference_max_ms = INT64_MAX;  // message.timestamp.difference.max.ms
+  // compression.type: nullopt ("producer") keeps batches as sent; otherwise
+  // a leader append re-encodes every data batch of another codec with this
+  // one (kNone = "uncompressed"). Control batches are never re-encoded.
+  std::optional<Compression> compression_target;
   // Preallocate index files to max_index_bytes and trim on roll/close.
   bool preallocate_indexes = true;
   // Append itself fsyncs when the flush policy says so. The broker turns
@@ -112,8 +127,11 @@ class Log {
   // offsets by rewriting each batch's base offset in place (and the max
   // timestamp + CRC when timestamp_type is LogAppendTime), and appends them
   // in one write. On error nothing is written and the log is unchanged.
-  // Errors: Corruption (CRC, magic, sizes, record count), TooLarge (a batch
-  // above max_message_bytes), InvalidArgument (empty input).
+  // Errors: Corruption (CRC, magic, sizes, a compressed payload that does
+  // not decompress; with kInvalidRecordDetail: record count, offset deltas,
+  // record structure, inside compressed batches too; with
+  // kInvalidTimestampDetail: a timestamp outside the bounds), TooLarge (a
+  // batch above max_message_bytes), InvalidArgument (empty input).
   virtual Result<AppendInfo> Append(std::span<uint8_t> batches) = 0;
   // A follower's append: the batches keep the offsets (and leader epochs)
   // they carry. The first batch must start at end_offset() and each next
@@ -130,9 +148,10 @@ class Log {
   virtual Result<ReadResult> Read(Offset offset, int64_t max_bytes, Offset upper_bound,
                                   bool min_one_batch = true) const = 0;
 
-  // The first offset whose batch max timestamp is >= ts (Kafka's ListOffsets
-  // semantics); NotFound if there is none.
-  virtual Result<Offset> OffsetForTime(TimestampMs ts) const = 0;
+  // The first record whose timestamp is >= ts, looking inside batches
+  // (compressed ones decompressed): its offset and its own timestamp
+  // (Kafka's ListOffsets semantics); NotFound if there is none.
+  virtual Result<std::pair<Offset, TimestampMs>> OffsetForTime(TimestampMs ts) const = 0;
   // The largest timestamp in the log and the offset that carries it
   // (ListOffsets MAX_TIMESTAMP); NotFound for an empty log.
   virtual Result<std::pair<TimestampMs, Offset>> MaxTimestamp() const = 0;

@@ -19,6 +19,12 @@ inline constexpr int kBatchHeaderSize = 61;        // base offset .. record coun
 inline constexpr int kBatchLogOverhead = 12;       // base offset (8) + batch length (4)
 inline constexpr int8_t kMagicV2 = 2;
 
+// Status::detail() of validation errors that Kafka answers with a code of
+// their own: the detail is that Kafka error code, so the broker's
+// ToKafkaError passes it through (errors without one are CORRUPT_MESSAGE).
+inline constexpr int32_t kInvalidRecordDetail = 87;     // INVALID_RECORD
+inline constexpr int32_t kInvalidTimestampDetail = 32;  // INVALID_TIMESTAMP
+
 enum class Compression : int8_t { kNone = 0, kGzip = 1, kSnappy = 2, kLz4 = 3, kZstd = 4 };
 
 // The header fields of one batch, as parsed (big-endian on the wire).
@@ -53,8 +59,9 @@ Result<BatchHeader> ParseBatchHeader(std::span<const uint8_t> bytes);
 // Full validation of one batch at the start of `bytes`: header, CRC32C over
 // attributes..end, record_count >= 0, last_offset_delta consistent with
 // record_count (== record_count - 1 for non-empty uncompressed and
-// compressed batches), and for uncompressed batches that the records parse
-// and their count matches. Returns the header.
+// compressed batches), and that the records (decompressed when the batch
+// is compressed) parse, have offset deltas 0..n-1 and match the count
+// (errors of the records carry kInvalidRecordDetail). Returns the header.
 Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes);
 
 // Rewrites the base offset field in place (the CRC does not cover it).
@@ -65,6 +72,13 @@ void SetPartitionLeaderEpoch(std::span<uint8_t> batch, LeaderEpoch epoch);
 // Sets LogAppendTime: max_timestamp = ts, the timestamp-type bit, and
 // recomputes the CRC (which covers those fields).
 void SetLogAppendTime(std::span<uint8_t> batch, TimestampMs ts);
+
+// The whole batch at the start of `batch` with its records section
+// re-encoded with `target` (kNone = uncompressed): same header fields and
+// records, the codec bits, length and CRC rewritten. The input's CRC is not
+// checked (validate first). Errors: Corruption when its payload does not
+// decompress.
+Result<std::string> ConvertCompression(std::span<const uint8_t> batch, Compression target);
 
 // One record to build.
 struct RecordHeader {
@@ -121,8 +135,7 @@ struct Record {
 
 // Decodes every record of the back-to-back batches in `bytes`; a trailing
 // partial batch is ignored (fetch results may end with one). Control batches
-// are skipped. Errors: Corruption; Unsupported for compressed batches whose
-// codec is not built in.
+// are skipped; compressed batches are decompressed. Errors: Corruption.
 Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes);
 
 }  // namespace headrace
