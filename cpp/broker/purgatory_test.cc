@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "broker/fake_log_test_util.h"
+#include "broker/serial_executor.h"
 
 namespace headrace::broker {
 namespace {
@@ -33,45 +34,6 @@ void Append(Partition& p) {
 Purgatory::Watch NextHw(const std::shared_ptr<Partition>& p) {
   return {p, Watermark::kHighWatermark, p->high_watermark() + 1};
 }
-
-// A LoopExecutor with its own thread, standing in for a connection's loop.
-class ThreadExecutor final : public net::LoopExecutor {
- public:
-  ThreadExecutor() : thread_([this] { Run(); }) {}
-  ~ThreadExecutor() override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void Post(std::function<void()> task) override {
-    std::lock_guard<std::mutex> l(mu_);
-    tasks_.push_back(std::move(task));
-    cv_.notify_all();
-  }
-  std::thread::id id() const { return thread_.get_id(); }
-
- private:
-  void Run() {
-    std::unique_lock<std::mutex> l(mu_);
-    for (;;) {
-      cv_.wait(l, [&] { return stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      auto batch = std::move(tasks_);
-      tasks_.clear();
-      l.unlock();
-      for (auto& t : batch) t();
-      l.lock();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::thread thread_;
-};
 
 // Counts fires per reason; safe from any thread.
 struct Fires {
@@ -238,11 +200,11 @@ TEST(PurgatoryTest, ConcurrentWaitsAndAppendsNeverLoseOrDoubleFire) {
 TEST(PurgatoryTest, CompletionRunsOnTheWaitersExecutorNotTheAppendingThread) {
   Purgatory waiters;
   auto p = MakePartition(&waiters);
-  auto loop = std::make_shared<ThreadExecutor>();
+  auto loop = std::make_shared<SerialExecutor>("hr-test-loop");
   std::atomic<bool> on_loop{false};
   std::atomic<int> fired{0};
   waiters.Wait({NextHw(p)}, Clock::now() + 10s, loop, [&](WakeReason r) {
-    on_loop = std::this_thread::get_id() == loop->id();
+    on_loop = std::this_thread::get_id() == loop->thread_id();
     EXPECT_EQ(r, WakeReason::kReady);
     ++fired;
   });
@@ -251,7 +213,7 @@ TEST(PurgatoryTest, CompletionRunsOnTheWaitersExecutorNotTheAppendingThread) {
   EXPECT_TRUE(on_loop.load());
   // A deadline completes on the executor too, not on the timer thread.
   waiters.Wait({NextHw(p)}, Clock::now() + 20ms, loop, [&](WakeReason r) {
-    on_loop = std::this_thread::get_id() == loop->id() && r == WakeReason::kDeadline;
+    on_loop = std::this_thread::get_id() == loop->thread_id() && r == WakeReason::kDeadline;
     ++fired;
   });
   ASSERT_TRUE(WaitFor([&] { return fired.load() == 2; }));

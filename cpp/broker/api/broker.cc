@@ -17,6 +17,7 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/api/txn_marker_cluster.h"
 #include "broker/api/txn_marker_local.h"
+#include "broker/serial_executor.h"
 #include "broker/txn/txn_coordinator.h"
 #include "common/fault_injecting_env.h"
 #include "common/logging.h"
@@ -75,7 +76,8 @@ class BrokerImpl final : public Broker {
     ctx_.state = state_.get();
     ctx_.group_config = &group_config_;
     ctx_.txn_config = &txn_config_;
-    markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(ctx_);
+    markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
+        ctx_, std::make_shared<broker::SerialExecutor>("hr-txn-markers"));
     cluster_markers_ = std::make_unique<broker::ClusterTxnMarkerWriter>(ctx_, markers_.get());
     if (config_.cluster_mode()) {
       fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(

@@ -34,12 +34,13 @@ struct MarkerWrites {
 // then finishes answer `i`. A state change that leaves the marker
 // uncommitted (an ISR change, a truncation by a new leader) waits again if
 // the partition still leads and serves.
-void AwaitCommit(Purgatory& purgatory, std::shared_ptr<MarkerWrites> writes, size_t i,
+void AwaitCommit(Purgatory& purgatory, std::shared_ptr<net::LoopExecutor> executor,
+                 std::shared_ptr<MarkerWrites> writes, size_t i,
                  std::shared_ptr<Partition> partition, Offset threshold, uint64_t seen_state,
                  Purgatory::Clock::time_point deadline) {
   purgatory.Wait(
-      {{partition, Watermark::kHighWatermark, threshold, seen_state}}, deadline, nullptr,
-      [&purgatory, writes, i, partition, threshold, deadline](WakeReason why) {
+      {{partition, Watermark::kHighWatermark, threshold, seen_state}}, deadline, executor,
+      [&purgatory, executor, writes, i, partition, threshold, deadline](WakeReason why) {
         if (partition->high_watermark() >= threshold) return writes->Finish(i, KafkaError::kNone);
         if (partition->offline()) return writes->Finish(i, KafkaError::kKafkaStorageError);
         if (!partition->is_leader()) return writes->Finish(i, KafkaError::kNotLeaderOrFollower);
@@ -49,8 +50,8 @@ void AwaitCommit(Purgatory& purgatory, std::shared_ptr<MarkerWrites> writes, siz
         if (why != WakeReason::kReady || Purgatory::Clock::now() >= deadline) {
           return writes->Finish(i, KafkaError::kRequestTimedOut);
         }
-        AwaitCommit(purgatory, writes, i, partition, threshold, partition->state_version(),
-                    deadline);
+        AwaitCommit(purgatory, executor, writes, i, partition, threshold,
+                    partition->state_version(), deadline);
       });
 }
 
@@ -77,7 +78,7 @@ void LocalTxnMarkerWriter::Write(txn::TxnMarkerSpec spec, txn::MarkersDone done)
         continue;
       }
       // Written: answered once the group log holds it durably.
-      WhenGroupLogCommitted(ctx_, groups, nullptr,
+      WhenGroupLogCommitted(ctx_, groups, executor_,
                             [writes, i](KafkaError e) { writes->Finish(i, e); });
       continue;
     }
@@ -93,8 +94,8 @@ void LocalTxnMarkerWriter::Write(txn::TxnMarkerSpec spec, txn::MarkersDone done)
       writes->Finish(i, ToKafkaError(appended.status()));
       continue;
     }
-    AwaitCommit(ctx_.state->purgatory(), writes, i, partition, appended->last_offset + 1, state,
-                deadline);
+    AwaitCommit(ctx_.state->purgatory(), executor_, writes, i, partition,
+                appended->last_offset + 1, state, deadline);
   }
   writes->Release();  // the loop's hold
 }

@@ -20,14 +20,17 @@
 //                          NOT_LEADER_OR_FOLLOWER, shutdown ->
 //                          REQUEST_TIMED_OUT.
 // `done` runs exactly once with one error per partition, in order: on the
-// calling thread when nothing waits, else on the thread that committed the
-// last marker (a flusher, a replica fetch) or the purgatory's timer.
+// calling thread when nothing waits, else on `executor` — never inline on
+// the thread that committed the last marker, which may hold a lock `done`
+// takes (the group coordinator appends to its log under its mutex). A null
+// executor (tests only) runs it on that thread.
 //
 // Lifetime: the BrokerContext must outlive every write in flight; the
 // writer itself may be destroyed as soon as Write returns.
 #pragma once
 
 #include <chrono>
+#include <memory>
 
 #include "broker/api/handler.h"
 #include "broker/txn/txn_marker_writer.h"
@@ -40,13 +43,14 @@ inline constexpr std::chrono::milliseconds kTxnMarkerCommitTimeout{30000};
 
 class LocalTxnMarkerWriter : public txn::TxnMarkerWriter {
  public:
-  explicit LocalTxnMarkerWriter(BrokerContext& ctx,
-                                std::chrono::milliseconds timeout = kTxnMarkerCommitTimeout)
-      : ctx_(ctx), timeout_(timeout) {}
+  LocalTxnMarkerWriter(BrokerContext& ctx, std::shared_ptr<net::LoopExecutor> executor,
+                       std::chrono::milliseconds timeout = kTxnMarkerCommitTimeout)
+      : ctx_(ctx), executor_(std::move(executor)), timeout_(timeout) {}
   void Write(txn::TxnMarkerSpec spec, txn::MarkersDone done) override;
 
  private:
   BrokerContext& ctx_;
+  std::shared_ptr<net::LoopExecutor> executor_;
   std::chrono::milliseconds timeout_;
 };
 

@@ -15,6 +15,7 @@
 
 #include "broker/broker_state.h"
 #include "broker/kafka_error.h"
+#include "broker/serial_executor.h"
 #include "headrace/record_batch.h"
 
 namespace headrace::broker {
@@ -61,7 +62,7 @@ class TxnMarkerLocalTest : public ::testing::Test {
       calls_ = 0;
       errors_.clear();
     }
-    LocalTxnMarkerWriter writer(ctx_, timeout);
+    LocalTxnMarkerWriter writer(ctx_, executor_, timeout);
     writer.Write(std::move(spec), [this](std::vector<KafkaError> errors) {
       std::lock_guard<std::mutex> lock(mu_);
       ++calls_;
@@ -92,6 +93,8 @@ class TxnMarkerLocalTest : public ::testing::Test {
   fs::path dir_;
   std::unique_ptr<BrokerState> state_;
   BrokerContext ctx_;
+  // Where the writer runs `done` when a marker had to wait (as the broker).
+  std::shared_ptr<SerialExecutor> executor_ = std::make_shared<SerialExecutor>("hr-test-markers");
   std::shared_ptr<Partition> p_;
   std::mutex mu_;
   int calls_ = 0;

@@ -32,7 +32,7 @@ void HandleWriteTxnMarkers(BrokerContext& ctx, protocol::WriteTxnMarkersRequest&
   auto answer = std::make_shared<PendingAnswer>(std::move(req));
   answer->pending.store(static_cast<int>(request.markers.size()) + 1);
   answer->resp.markers.resize(request.markers.size());
-  LocalTxnMarkerWriter writer(ctx);
+  LocalTxnMarkerWriter writer(ctx, answer->req.executor());
   for (size_t m = 0; m < request.markers.size(); ++m) {
     const auto& in = request.markers[m];
     txn::TxnMarkerSpec spec;

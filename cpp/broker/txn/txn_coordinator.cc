@@ -67,7 +67,8 @@ TxnCoordinator::TxnCoordinator(Options options)
       purgatory_(options.purgatory),
       markers_(options.markers),
       producer_ids_(options.producer_ids),
-      now_ms_(options.now_ms ? options.now_ms : SystemNowMs) {}
+      now_ms_(options.now_ms ? options.now_ms : SystemNowMs),
+      executor_(std::make_shared<SerialExecutor>("hr-txn-persist")) {}
 
 TxnCoordinator::~TxnCoordinator() { Stop(); }
 
@@ -135,13 +136,17 @@ void TxnCoordinator::PersistLocked(const TxnMetadata& next, std::function<void(K
   std::shared_ptr<Partition> log = log_partition_;
   const Offset end = log->log_end_offset();
   Purgatory* purgatory = purgatory_;
-  after.push_back([log, end, purgatory, then] {
+  // The waiter runs on executor_, never inline: the HW can pass `end` inside
+  // a later PersistLocked's append, on a thread that holds mu_, and `then`
+  // may take mu_ (WriteMarkers, parked retries).
+  std::shared_ptr<SerialExecutor> executor = executor_;
+  after.push_back([log, end, purgatory, executor, then] {
     if (log->high_watermark() >= end) {
       then(KafkaError::kNone);
       return;
     }
     purgatory->Wait({{log, Watermark::kHighWatermark, end}},
-                    Purgatory::Clock::now() + kDurableTimeout, nullptr,
+                    Purgatory::Clock::now() + kDurableTimeout, executor,
                     [log, end, then](WakeReason) {
                       if (log->high_watermark() >= end) then(KafkaError::kNone);
                       else if (log->offline() || !log->is_leader()) then(KafkaError::kNotCoordinator);

@@ -33,6 +33,7 @@
 #include "broker/partition.h"
 #include "broker/producer_id_allocator.h"
 #include "broker/purgatory.h"
+#include "broker/serial_executor.h"
 #include "broker/txn/txn_config.h"
 #include "broker/txn/txn_marker_writer.h"
 #include "broker/txn/txn_metadata.h"
@@ -157,6 +158,8 @@ class TxnCoordinator : public std::enable_shared_from_this<TxnCoordinator> {
   TxnMarkerWriter* markers_;
   ProducerIdAllocator* producer_ids_;
   std::function<int64_t()> now_ms_;
+  // Runs the waiters of PersistLocked (the log's HW reaching a state).
+  std::shared_ptr<SerialExecutor> executor_;
   std::shared_ptr<Partition> log_partition_;
   int32_t coordinator_epoch_ = 0;
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <condition_variable>
 #include <filesystem>
 #include <future>
@@ -329,6 +330,44 @@ TEST_F(TxnCoordinatorTest, StoppedCoordinatorAnswersNotCoordinator) {
   EXPECT_EQ(Init("t").error, KafkaError::kNotCoordinator);
   EXPECT_EQ(Add("t", r, {{"x", 0}}), KafkaError::kNotCoordinator);
   EXPECT_EQ(End("t", r, true), KafkaError::kNotCoordinator);
+}
+
+
+// Regression: the HW of the coordinator's log can pass an earlier state's
+// offset inside a later append, which runs under the coordinator's mutex;
+// that earlier state's waiter (WriteMarkers, parked requests) takes the
+// mutex. Run inline, it deadlocked the appending thread (seen with two
+// Spark tasks committing at once). Several ids committing concurrently
+// against a real Flusher must all finish.
+TEST_F(TxnCoordinatorTest, ConcurrentCommitsOfManyIdsNeverDeadlock) {
+  constexpr int kThreads = 4, kRounds = 500;
+  std::atomic<int> finished{0};
+  auto done = std::make_shared<std::promise<void>>();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string id = "concurrent-" + std::to_string(t);
+      InitProducerIdResult r = Init(id);
+      for (int i = 0; i < kRounds; ++i) {
+        KafkaError e = Add(id, r, {{"out", t}});
+        if (e == KafkaError::kNone) e = End(id, r, /*commit=*/true);
+        if (e != KafkaError::kNone && e != KafkaError::kConcurrentTransactions) {
+          ADD_FAILURE() << id << " round " << i << ": " << KafkaErrorName(e);
+          break;
+        }
+      }
+      if (++finished == kThreads) done->set_value();
+    });
+  }
+  if (done->get_future().wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "deadlock: %d of %d threads finished in 60 s\n", finished.load(),
+                 kThreads);
+    std::abort();   // the stuck threads cannot be joined
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(WaitState("concurrent-" + std::to_string(t), TxnState::kCompleteCommit));
+  }
 }
 
 }  // namespace
