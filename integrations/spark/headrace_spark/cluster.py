@@ -27,7 +27,10 @@ REQUEST_TIMEOUT_S = 30.0
 def consumer_config(opts: SourceOptions, purpose: str) -> dict:
     """librdkafka settings for a consumer that only assigns and seeks: no
     group membership, no commits, and out-of-range fetches reported as errors
-    (the source decides what data loss means)."""
+    (the source decides what data loss means). ``opts.kafka_conf`` always
+    carries ``isolation.level``: under read_committed the "latest" offsets the
+    driver plans with are last stable offsets, so every planned range holds
+    only decided transactions and reads the same records every time."""
     conf = {"group.id": f"{opts.group_id_prefix}-{purpose}-{uuid.uuid4()}",
             "enable.auto.commit": False, "enable.auto.offset.store": False,
             "auto.offset.reset": "error", "enable.partition.eof": True,

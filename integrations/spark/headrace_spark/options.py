@@ -17,6 +17,7 @@ from typing import Any, Mapping
 from .offsets import EARLIEST, LATEST, OffsetSpec, parse_offset_spec, parse_timestamp_spec
 
 STRATEGIES = ("assign", "subscribe", "subscribepattern")
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
 DELIVERY_GUARANTEES = ("at-least-once", "at-most-once", "exactly-once")
 
 # Consumer settings the source owns (as in Spark's Kafka source, which
@@ -137,12 +138,23 @@ class SourceOptions:
     group_id_prefix: str = "spark-kafka-source"
     extra: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def isolation_level(self) -> str:
+        """``kafka.isolation.level``: read_uncommitted (Spark's default) or
+        read_committed (stop at the last stable offset, skip aborted records)."""
+        return self.kafka_conf.get("isolation.level", ISOLATION_LEVELS[0])
+
 
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
     """Validates the read options (batch when ``streaming`` is False) the way
     Spark's Kafka source does, and returns them parsed."""
     opts = {str(k).lower(): v for k, v in options.items()}
     conf = kafka_passthrough(opts, _SOURCE_FORBIDDEN)
+    level = conf.get("isolation.level", ISOLATION_LEVELS[0]).strip().lower()
+    if level not in ISOLATION_LEVELS:
+        raise HeadraceOptionError(f"Option 'kafka.isolation.level' must be one of "
+                                  f"{', '.join(ISOLATION_LEVELS)}; got {conf['isolation.level']!r}")
+    conf["isolation.level"] = level   # Spark's default, not librdkafka's (read_committed)
     topics = TopicSelection.parse(opts)
     starting = parse_offset_spec(opts.get("startingoffsets"), "startingOffsets",
                                  default="latest" if streaming else "earliest")

@@ -1,9 +1,13 @@
 """Executor side: read one offset range of one partition into Arrow batches.
 
 Contract: for a given ``OffsetRange`` the output is every record with
-``from_offset <= offset < until_offset`` still stored by the broker, in
-offset order: the same range read twice gives the same rows, which is what
-makes a micro-batch replayable. Offsets the broker no longer has (retention,
+``from_offset <= offset < until_offset`` still stored by the broker and
+visible at the source's isolation level, in offset order: the same range
+read twice gives the same rows, which is what makes a micro-batch
+replayable. Offsets inside a range need not all be records: control batches
+(transaction markers) never are, and under read_committed neither are
+aborted records. The driver plans read_committed ranges below the last
+stable offset, where every transaction is decided, so the gaps are fixed. Offsets the broker no longer has (retention,
 DeleteRecords, a recreated topic) are data loss: an error when
 ``failOnDataLoss`` is true, skipped with a warning otherwise.
 
@@ -110,7 +114,12 @@ def _read(consumer: Consumer, opts: SourceOptions, schema: StructType,
                 position = _on_error(consumer, opts, rng, err, msg, position, until)
                 continue
             offset = msg.offset()
-            if offset < position or offset >= until:
+            if offset >= until:
+                # Offsets between here and the last row are not records at
+                # this isolation level (control batches, aborted records).
+                position = until
+                break
+            if offset < position:
                 continue
             ts_type, ts = msg.timestamp()
             rows.add(msg.key(), msg.value(), offset, _TS_TYPES.get(ts_type, NO_TIMESTAMP_TYPE),

@@ -1,0 +1,87 @@
+"""The Spark sink's guarantees on a real Spark standalone cluster: a master
+and two workers (tests/spark_standalone.py), so executors are separate JVMs
+with their own Python workers, and the job's driver is one more process.
+The checkpoint lives in a directory every process shares; the sink's
+progress and claims live in the broker, so nothing here leans on local
+mode.
+
+- driver kills: the local kill scenario (tests/test_spark_kill.py) with the
+  driver's whole process group SIGKILLed three times mid-write;
+- executor kill: one executor JVM SIGKILLed mid-write while the driver keeps
+  running; Spark re-runs the lost tasks on the surviving or a replacement
+  executor.
+Counted with a read_committed consumer over 20 k uniquely numbered records.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from spark_kill_harness import StreamJob, kill_group, sigkill_cycles_then_finish, wait_mid_write
+from spark_session import create_topic, produce_values
+from spark_standalone import StandaloneCluster
+
+LIMIT = 1500
+TOTAL = 20_000
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with StandaloneCluster(tmp_path_factory.mktemp("spark-standalone")) as c:
+        yield c
+
+
+def _assert_mode_bounds(counts: dict, kills: int) -> None:
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0 and counts["alo"][1] <= kills * LIMIT, counts
+    assert counts["amo"][1] == 0 and counts["amo"][0] <= kills * LIMIT, counts
+
+
+@pytest.mark.timeout(900)
+def test_driver_sigkill_three_times_on_standalone_cluster(cluster, broker, tmp_path,
+                                                         record_property):
+    seen, counts = sigkill_cycles_then_finish(broker.bootstrap, tmp_path,
+                                              master=cluster.master_url)
+    for name, (lost, dups) in counts.items():
+        record_property(f"{name}_lost", lost)
+        record_property(f"{name}_duplicates", dups)
+    print(f"standalone, 3 driver SIGKILLs at commits {seen}: (lost, duplicated) {counts}")
+    assert all(min(s.values()) * LIMIT < TOTAL for s in seen), f"finished before a kill: {seen}"
+    assert counts["idem"] == (0, 0), counts
+    _assert_mode_bounds(counts, kills=3)
+
+
+@pytest.mark.timeout(900)
+def test_executor_sigkill_mid_write_on_standalone_cluster(cluster, broker, tmp_path,
+                                                          record_property):
+    bs = broker.bootstrap
+    create_topic(bs, "exkill-in", partitions=2)
+    for name in ("alo", "amo", "eos"):
+        create_topic(bs, f"exkill-out-{name}", partitions=2)
+    produce_values(bs, "exkill-in", [str(i) for i in range(TOTAL)], partitions=2)
+    job = StreamJob(bs, "exkill-in", "exkill-out", tmp_path, LIMIT, master=cluster.master_url,
+                    queries=("alo", "amo", "eos"))
+    proc = job.start("run")
+    try:
+        before = wait_mid_write(job, proc, {}, timeout=300)
+        executors = cluster.executors()
+        assert executors, "the job runs no executor on the cluster"
+        os.kill(executors[0], signal.SIGKILL)
+        killed_at = time.monotonic()
+        # The driver survives and the queries go on committing batches.
+        after = wait_mid_write(job, proc, before, timeout=300)
+        assert proc.poll() is None, job.log_tail()
+        assert executors[0] not in cluster.executors()
+    finally:
+        kill_group(proc)
+    job.finish(timeout=600)
+    counts = job.outcome([str(i) for i in range(TOTAL)])
+    for name, (lost, dups) in counts.items():
+        record_property(f"{name}_lost", lost)
+        record_property(f"{name}_duplicates", dups)
+    print(f"standalone, executor {executors[0]} SIGKILLed at commits {before}, "
+          f"{time.monotonic() - killed_at:.0f}s to commits {after}: (lost, duplicated) {counts}")
+    _assert_mode_bounds(counts, kills=2)   # the executor kill, then the driver stop
