@@ -73,24 +73,37 @@ def _started(writer, timeout: float = 60.0):
     return query
 
 
-def _fault_udf(fail_first: bool, slow_s: float):
-    """value -> value, failing or sleeping in first attempts (see module doc)."""
+def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path):
+    """value -> value, failing or sleeping in first attempts (see module doc).
+    Each injected failure and each attempt of a slowed partition leaves a
+    file in ``record_dir`` (the tests count them)."""
     from pyspark.sql.functions import udf
+    record_dir.mkdir(parents=True, exist_ok=True)
+    where = str(record_dir)
 
     def inject(value: bytes) -> bytes:
         from pyspark import TaskContext
         ctx = TaskContext.get()
         if ctx.attemptNumber() == 0:
             batch = int(ctx.getLocalProperty("streaming.sql.batchId") or 0)
-            # Partition (batch % 2) of every batch fails at its first value
-            # ending in 7: after some rows went to the sink.
-            if fail_first and ctx.partitionId() == batch % 2 and value.endswith(b"7"):
+            # Partition (batch % 2) of every batch fails at its value 2k+p
+            # with k % 500 == 400: with 500 rows per partition and batch
+            # (the tests' layout), 400 rows into the task.
+            if fail_first and ctx.partitionId() == batch % 2 and (int(value) // 2) % 500 == 400:
+                _touch(where, f"failed-{ctx.taskAttemptId()}")
                 raise RuntimeError(f"injected failure: batch {batch} partition "
                                    f"{ctx.partitionId()} at {value!r}")
             if slow_s and ctx.partitionId() == 0 and value.endswith(b"00"):
                 time.sleep(slow_s)
+        if slow_s and ctx.partitionId() == 0:
+            _touch(where, f"attempt-{ctx.stageId()}-{ctx.attemptNumber()}")
         return value
     return udf(inject, "binary")
+
+
+def _touch(where: str, name: str) -> None:
+    import os
+    open(os.path.join(where, name), "a").close()
 
 
 def main(argv: list[str]) -> int:
@@ -108,7 +121,8 @@ def main(argv: list[str]) -> int:
     trigger = {"availableNow": True} if a.mode == "finish" else \
         {"processingTime": "500 milliseconds"}
     faults = a.fail_first_attempts or a.slow_partition_0 > 0
-    inject = _fault_udf(a.fail_first_attempts, a.slow_partition_0) if faults else None
+    inject = _fault_udf(a.fail_first_attempts, a.slow_partition_0, work_dir / "faults") \
+        if faults else None
 
     def source():
         df = (spark.readStream.format("headrace").option("kafka.bootstrap.servers", a.bootstrap)
