@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kill_harness import StreamJob, kill_cycles
+from spark_kill_harness import StreamJob, kill_cycles, kill_group
 from spark_session import create_topic, produce_values
 
 LIMIT = 1500        # maxOffsetsPerTrigger
@@ -50,3 +50,56 @@ def test_sigkill_three_times_mid_write_then_restart_counts_per_mode(broker, tmp_
     assert counts["eos"] == (0, 0), counts
     assert counts["alo"][0] == 0 and counts["alo"][1] <= KILLS * LIMIT, counts
     assert counts["amo"][1] == 0 and counts["amo"][0] <= KILLS * LIMIT, counts
+
+
+def broker_sigkill_mid_stream(broker, work, master: str = "local[2]",
+                              kills: int = 2) -> tuple[int, dict]:
+    """An exactly-once (and an at-least-once) query runs while the broker is
+    SIGKILLed ``kills`` times mid-stream and restarted on the same data
+    directory and port. A query that fails meanwhile is restarted from its
+    checkpoint like a crashed driver; a final AvailableNow run drains the
+    rest. Returns (job restarts needed, {query: (lost, duplicated)})."""
+    import time
+    bs = broker.bootstrap
+    create_topic(bs, "bk-in", partitions=2)
+    for name in ("alo", "eos"):
+        create_topic(bs, f"bk-out-{name}", partitions=2)
+    produce_values(bs, "bk-in", [str(i) for i in range(TOTAL)], partitions=2)
+    job = StreamJob(bs, "bk-in", "bk-out", work, LIMIT, master=master, queries=("alo", "eos"))
+    restarts = 0
+    since: dict = {}
+    proc = job.start("run")
+    try:
+        for round_ in range(kills + 1):
+            # Every query commits a batch more; a job whose query failed
+            # (a task outlived its timeouts while the broker was down) is
+            # restarted from its checkpoint, as a crashed driver would be.
+            deadline = time.monotonic() + 240
+            while not all(job.commits(n) > since.get(n, 0) for n in job.queries):
+                assert time.monotonic() < deadline, f"no progress: {since}\n{job.log_tail()}"
+                if proc.poll() is not None:
+                    restarts += 1
+                    proc = job.start("run")
+                time.sleep(0.2)
+            since = {n: job.commits(n) for n in job.queries}
+            if round_ < kills:
+                broker.kill()
+                time.sleep(1.0)
+                broker.start_again()
+                assert broker.bootstrap == bs, "the broker came back on another port"
+    finally:
+        kill_group(proc)
+    job.finish()
+    return restarts, job.outcome([str(i) for i in range(TOTAL)])
+
+
+@pytest.mark.timeout(600)
+def test_broker_sigkill_mid_stream_exactly_once(broker, tmp_path, record_property):
+    restarts, counts = broker_sigkill_mid_stream(broker, tmp_path)
+    for name, (lost, dups) in counts.items():
+        record_property(f"{name}_lost", lost)
+        record_property(f"{name}_duplicates", dups)
+    print(f"broker SIGKILLed twice mid-stream, job restarted {restarts} times: "
+          f"(lost, duplicated) {counts}")
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0, counts
