@@ -16,6 +16,7 @@ import pytest
 
 from spark_kill_harness import StreamJob, kill_cycles, kill_group
 from spark_session import create_topic, produce_values
+from spark_sink_check import SINK_BROKER_ARGS
 
 LIMIT = 1500        # maxOffsetsPerTrigger
 TOTAL = 20_000
@@ -38,8 +39,9 @@ def sigkill_cycles_then_finish(bootstrap: str, work, master: str = "local[2]",
 
 
 @pytest.mark.timeout(600)
-def test_sigkill_three_times_mid_write_then_restart_counts_per_mode(broker, tmp_path,
+def test_sigkill_three_times_mid_write_then_restart_counts_per_mode(broker_factory, tmp_path,
                                                                    record_property):
+    broker = broker_factory(None, *SINK_BROKER_ARGS)
     seen, counts = sigkill_cycles_then_finish(broker.bootstrap, tmp_path)
     for name, (lost, dups) in counts.items():
         record_property(f"{name}_lost", lost)
@@ -94,8 +96,9 @@ def broker_sigkill_mid_stream(broker, work, master: str = "local[2]", kills: int
 
 
 @pytest.mark.timeout(600)
-def test_broker_sigkill_mid_stream_exactly_once(broker, tmp_path, record_property):
-    restarts, counts = broker_sigkill_mid_stream(broker, tmp_path)
+def test_broker_sigkill_mid_stream_exactly_once(broker_factory, tmp_path, record_property):
+    restarts, counts = broker_sigkill_mid_stream(broker_factory(None, *SINK_BROKER_ARGS),
+                                                 tmp_path)
     for name, (lost, dups) in counts.items():
         record_property(f"{name}_lost", lost)
         record_property(f"{name}_duplicates", dups)

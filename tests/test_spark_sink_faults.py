@@ -8,6 +8,7 @@ import pytest
 
 from spark_kill_harness import StreamJob
 from spark_session import create_topic, produce_values
+from spark_sink_check import SINK_BROKER_ARGS
 
 LIMIT = 1000
 TOTAL = 4000
@@ -32,7 +33,8 @@ def injected_failures(bootstrap: str, work, master: str = "local[2,4]") -> tuple
 
 
 @pytest.mark.timeout(400)
-def test_injected_task_failures_each_mode(broker, tmp_path, record_property):
+def test_injected_task_failures_each_mode(broker_factory, tmp_path, record_property):
+    broker = broker_factory(None, *SINK_BROKER_ARGS)
     failures, counts = injected_failures(broker.bootstrap, tmp_path)
     print(f"{failures} injected task failures: (lost, duplicated) {counts}")
     for name, (lost, dups) in counts.items():
@@ -64,7 +66,7 @@ def speculative_copies(bootstrap: str, work, master: str) -> tuple[int, dict]:
 
 
 @pytest.mark.timeout(400)
-def test_speculative_copies_of_a_slow_task(broker, tmp_path, record_property):
+def test_speculative_copies_of_a_slow_task(broker_factory, tmp_path, record_property):
     """Spark launches a speculative copy only on another host than the
     running attempt, so local mode never does: the test asserts copies ran
     and therefore needs a cluster master (HEADRACE_SPARK_CLUSTER_MASTER)."""
@@ -73,6 +75,7 @@ def test_speculative_copies_of_a_slow_task(broker, tmp_path, record_property):
     if not master:
         pytest.skip("speculative copies need a Spark cluster with two hosts: set "
                     "HEADRACE_SPARK_CLUSTER_MASTER")
+    broker = broker_factory(None, *SINK_BROKER_ARGS)
     copies, counts = speculative_copies(broker.bootstrap, tmp_path, master)
     print(f"{copies} tasks with a speculative copy: (lost, duplicated) {counts}")
     assert copies >= 1, "no speculative copy was launched"

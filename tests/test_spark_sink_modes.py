@@ -9,10 +9,17 @@ import pytest
 from headrace.spark.options import HeadraceOptionError, parse_sink_options
 from headrace.spark.sink_progress import sink_report
 from spark_session import create_topic, load_headrace, produce_values, spark  # noqa: F401
-from spark_sink_check import lost_and_duplicated, read_committed_values
+from broker_process import shared_broker
+from spark_sink_check import SINK_BROKER_ARGS, lost_and_duplicated, read_committed_values
 
 pytestmark = pytest.mark.timeout(300)
 BS = {"kafka.bootstrap.servers": "127.0.0.1:1"}
+
+
+@pytest.fixture(scope="module")
+def module_broker(tmp_path_factory):
+    """This module's broker (settings: spark_sink_check.SINK_BROKER_ARGS)."""
+    yield from shared_broker(tmp_path_factory, "sink-modes-broker", *SINK_BROKER_ARGS)
 
 
 def _save(df, bootstrap: str, **options: str) -> None:

@@ -26,12 +26,13 @@ transactional.id T = ``<prefix>-<S>-<P>``:
 Why no batch is written twice: let A commit B's transaction after its init
 at time i(A). A commit succeeds only if no other init of T happened after
 i(A) (that init would have fenced A). So every other attempt X either
-initialised before i(A) - then X is fenced at i(A), and any commit X made
-happened before i(A), hence before A's read at step 2, which saw it and
-would have made A skip - or initialised after A's commit, and then X's read
-sees offset B + 1 and X skips. Readers with isolation.level=read_committed
-see the rows of committed transactions only; aborted or fenced attempts
-leave nothing visible.
+initialised before i(A) - then A's init fenced X and completed (committed
+or aborted) whatever transaction X had, before A's read at step 2; if X had
+committed B, A read B + 1 and skipped - or initialised after A's commit,
+and then X's read sees B + 1 and X skips. (An X initialised between i(A)
+and A's commit would have fenced A.) Readers with
+isolation.level=read_committed see the rows of committed transactions only;
+aborted or fenced attempts leave nothing visible.
 """
 from __future__ import annotations
 
