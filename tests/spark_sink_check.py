@@ -21,7 +21,9 @@ from spark_session import quiet_config
 # TxnCoordinator::WriteMarkers, which takes the same mutex: the I/O thread
 # blocks forever, every client times out, SIGTERM is ignored. Two tasks
 # committing at once is enough. headrace.acks.all.fsync=false and
-# headrace.offsets.commit.fsync=false do not avoid it (tried).
+# headrace.offsets.commit.fsync=false do not avoid it (tried). Reproduced
+# without Spark by tests/spark_sink_deadlock_repro.py (offsets-only
+# transactions beside acks=1 produces to the same topic, two threads).
 SINK_BROKER_ARGS: tuple[str, ...] = ()
 
 
