@@ -7,8 +7,9 @@ records to the same topic, then a second offsets-only transaction.
     python tests/spark_sink_deadlock_repro.py
 
 Prints "stuck: []" when the broker survived; on this machine (2026-11-25)
-it hung within 4 rounds: commit_transaction / AddOffsetsToTxn time out and
-the broker then ignores SIGTERM. Not a pytest test (it would hang the run).
+2 of 5 runs hung: commit_transaction / AddOffsetsToTxn time out and the
+broker then ignores SIGTERM (exit code 1). Run it a few times. Not a pytest
+test (it would hang the run).
 """
 from __future__ import annotations
 
