@@ -9,17 +9,17 @@ import pytest
 from headrace.spark.options import HeadraceOptionError, parse_sink_options
 from headrace.spark.sink_progress import sink_report
 from spark_session import create_topic, load_headrace, produce_values, spark  # noqa: F401
-from broker_process import shared_broker
 from spark_sink_check import SINK_BROKER_ARGS, lost_and_duplicated, read_committed_values
 
 pytestmark = pytest.mark.timeout(300)
 BS = {"kafka.bootstrap.servers": "127.0.0.1:1"}
 
 
-@pytest.fixture(scope="module")
-def module_broker(tmp_path_factory):
-    """This module's broker (settings: spark_sink_check.SINK_BROKER_ARGS)."""
-    yield from shared_broker(tmp_path_factory, "sink-modes-broker", *SINK_BROKER_ARGS)
+@pytest.fixture
+def sink_broker(broker_factory):
+    """A broker per test (settings: spark_sink_check.SINK_BROKER_ARGS), so a
+    broker that hangs (see there) fails one test, not the module."""
+    return broker_factory(None, *SINK_BROKER_ARGS)
 
 
 def _save(df, bootstrap: str, **options: str) -> None:
@@ -34,8 +34,8 @@ def _numbers(spark, n: int, partitions: int = 4):
 
 
 @pytest.mark.parametrize("guarantee", ["exactly-once", "at-most-once"])
-def test_batch_rerun_with_the_same_job_id_writes_nothing_twice(spark, module_broker, guarantee):
-    bs = module_broker.bootstrap
+def test_batch_rerun_with_the_same_job_id_writes_nothing_twice(spark, sink_broker, guarantee):
+    bs = sink_broker.bootstrap
     topic = f"sm-rerun-{guarantee}"
     create_topic(bs, topic, partitions=2)
     df = _numbers(spark, 2000)
@@ -51,8 +51,8 @@ def test_batch_rerun_with_the_same_job_id_writes_nothing_twice(spark, module_bro
     assert len(read_committed_values(bs, topic, 2)) == 4000
 
 
-def test_batch_at_most_once_without_job_id_is_a_new_job_each_save(spark, module_broker):
-    bs = module_broker.bootstrap
+def test_batch_at_most_once_without_job_id_is_a_new_job_each_save(spark, sink_broker):
+    bs = sink_broker.bootstrap
     create_topic(bs, "sm-amo-fresh", partitions=1)
     df = _numbers(spark, 300, partitions=2)
     for _ in range(2):
@@ -76,10 +76,10 @@ def _stream_to(spark, bs, src: str, out: str, ck, name: str, **options: str):
     return q.id
 
 
-def test_two_at_most_once_queries_do_not_share_claims(spark, module_broker, tmp_path):
+def test_two_at_most_once_queries_do_not_share_claims(spark, sink_broker, tmp_path):
     """The old ledger's bug: two at-most-once queries that shared everything
     but the query dropped all of the second one's records."""
-    bs = module_broker.bootstrap
+    bs = sink_broker.bootstrap
     create_topic(bs, "sm-two-in", partitions=2)
     create_topic(bs, "sm-two-out", partitions=2)
     produce_values(bs, "sm-two-in", [str(i) for i in range(1000)], partitions=2)
@@ -92,12 +92,12 @@ def test_two_at_most_once_queries_do_not_share_claims(spark, module_broker, tmp_
         assert rep["total_written"] == 1000 and rep["total_dropped"] == 0, rep
 
 
-def test_streaming_exactly_once_replayed_batches_are_skipped(spark, module_broker, tmp_path):
+def test_streaming_exactly_once_replayed_batches_are_skipped(spark, sink_broker, tmp_path):
     """Batches 0-4 committed to the topic but Spark's commit log lost (as
     after a crash between the sink's transaction and the commit log):
     the replay skips every (batch, partition) and writes nothing twice."""
     import shutil
-    bs = module_broker.bootstrap
+    bs = sink_broker.bootstrap
     create_topic(bs, "sm-eos-in", partitions=2)
     create_topic(bs, "sm-eos-out", partitions=2)
     produce_values(bs, "sm-eos-in", [str(i) for i in range(1000)], partitions=2)
