@@ -1,26 +1,55 @@
-"""A streaming job run as its own process by test_spark_kill.py (which kills
-it with SIGKILL and restarts it).
+"""A streaming job run as its own process by the Spark sink fault tests
+(tests/spark_kill_harness.py kills it with SIGKILL and restarts it).
 
-Three queries read the same input topic from one SparkSession, each with its
-own checkpoint under WORK:
+Queries read the same input topic from one SparkSession, each with its own
+checkpoint under WORK:
 - ``idem``: foreachBatch into files keyed by batch id (idempotent sink);
-- ``alo``: the headrace sink, deliveryGuarantee=at-least-once, topic OUT-alo;
-- ``amo``: the headrace sink, deliveryGuarantee=at-most-once, topic OUT-amo.
+- ``alo``, ``amo``, ``eos``: the headrace sink with deliveryGuarantee
+  at-least-once, at-most-once, exactly-once into topic OUT-<name>.
 
 ``run`` keeps going (processing-time trigger) until killed; ``finish`` runs
 with Trigger.AvailableNow and exits 0 once every query is done.
 
-Usage: python spark_stream_job.py run|finish BOOTSTRAP INPUT_TOPIC OUT_PREFIX WORK MAX_PER_TRIGGER
+Options: ``--master URL`` (default local[2]; give a cluster's URL to run the
+same job there), ``--queries idem,alo,amo,eos`` (which to run),
+``--fail-first-attempts`` (a UDF fails the first attempt of some tasks
+part-way through their rows; needs a master that retries tasks, e.g.
+local[2,4]), ``--slow-partition-0 SECONDS`` (the first attempt of partition
+0 of every batch sleeps that long, for speculation).
+
+Usage: python spark_stream_job.py run|finish BOOTSTRAP INPUT_TOPIC OUT_PREFIX WORK
+       MAX_PER_TRIGGER [--master URL] [--queries ...] [--fail-first-attempts]
 """
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spark_session import spark_session, write_json_atomically  # noqa: E402
+from spark_session import SPARK_CONF, write_json_atomically  # noqa: E402
+
+GUARANTEES = {"alo": "at-least-once", "amo": "at-most-once", "eos": "exactly-once"}
+
+
+def _session(master: str, extra: dict):
+    """A SparkSession on ``master`` with the tests' settings plus ``extra``."""
+    import os
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import headrace.spark
+
+    builder = SparkSession.builder.master(master).appName("headrace-stream-job")
+    for key, value in {**SPARK_CONF, **extra}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    headrace.spark.register(spark)
+    return spark
 
 
 def _file_sink(out: Path):
@@ -44,28 +73,76 @@ def _started(writer, timeout: float = 60.0):
     return query
 
 
-def main(mode: str, bootstrap: str, topic: str, out_prefix: str, work: str, limit: str) -> int:
-    spark = spark_session()
-    work_dir = Path(work)
-    trigger = {"availableNow": True} if mode == "finish" else {"processingTime": "500 milliseconds"}
+def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path):
+    """value -> value, failing or sleeping in first attempts (see module doc).
+    Each injected failure and each attempt of a slowed partition leaves a
+    file in ``record_dir`` (the tests count them)."""
+    from pyspark.sql.functions import udf
+    record_dir.mkdir(parents=True, exist_ok=True)
+    where = str(record_dir)
+
+    def inject(value: bytes) -> bytes:
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        if ctx.attemptNumber() == 0:
+            batch = int(ctx.getLocalProperty("streaming.sql.batchId") or 0)
+            # Partition (batch % 2) of every batch fails at its value 2k+p
+            # with k % 500 == 400: with 500 rows per partition and batch
+            # (the tests' layout), 400 rows into the task.
+            if fail_first and ctx.partitionId() == batch % 2 and (int(value) // 2) % 500 == 400:
+                _touch(where, f"failed-{ctx.taskAttemptId()}")
+                raise RuntimeError(f"injected failure: batch {batch} partition "
+                                   f"{ctx.partitionId()} at {value!r}")
+            if slow_s and ctx.partitionId() == 0 and value.endswith(b"00"):
+                time.sleep(slow_s)
+        if slow_s and ctx.partitionId() == 0:
+            _touch(where, f"attempt-{ctx.stageId()}-{ctx.attemptNumber()}")
+        return value
+    return udf(inject, "binary")
+
+
+def _touch(where: str, name: str) -> None:
+    import os
+    open(os.path.join(where, name), "a").close()
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser()
+    for name in ("mode", "bootstrap", "topic", "out_prefix", "work", "limit"):
+        ap.add_argument(name)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--queries", default="idem,alo,amo")
+    ap.add_argument("--fail-first-attempts", action="store_true")
+    ap.add_argument("--slow-partition-0", type=float, default=0.0)
+    ap.add_argument("--conf", action="append", default=[], help="extra Spark conf KEY=VALUE")
+    a = ap.parse_args(argv)
+    spark = _session(a.master, dict(c.split("=", 1) for c in a.conf))
+    work_dir = Path(a.work)
+    trigger = {"availableNow": True} if a.mode == "finish" else \
+        {"processingTime": "500 milliseconds"}
+    faults = a.fail_first_attempts or a.slow_partition_0 > 0
+    inject = _fault_udf(a.fail_first_attempts, a.slow_partition_0, work_dir / "faults") \
+        if faults else None
 
     def source():
-        return (spark.readStream.format("headrace").option("kafka.bootstrap.servers", bootstrap)
-                .option("subscribe", topic).option("startingOffsets", "earliest")
-                .option("maxOffsetsPerTrigger", limit).load())
+        df = (spark.readStream.format("headrace").option("kafka.bootstrap.servers", a.bootstrap)
+              .option("subscribe", a.topic).option("startingOffsets", "earliest")
+              .option("maxOffsetsPerTrigger", a.limit).load())
+        return df.select("key", inject("value").alias("value")) if inject else df
 
-    queries = [_started(source().writeStream.foreachBatch(_file_sink(work_dir / "idem"))
-                        .option("checkpointLocation", str(work_dir / "ck-idem"))
-                        .trigger(**trigger).queryName("idem"))]
-    for name, guarantee in (("alo", "at-least-once"), ("amo", "at-most-once")):
-        queries.append(_started(source().select("key", "value").writeStream.format("headrace")
-                                .option("kafka.bootstrap.servers", bootstrap)
-                                .option("topic", f"{out_prefix}-{name}")
-                                .option("deliveryGuarantee", guarantee)
-                                .option("checkpointLocation", str(work_dir / f"ck-{name}"))
+    queries = []
+    for name in a.queries.split(","):
+        if name == "idem":
+            w = source().writeStream.foreachBatch(_file_sink(work_dir / "idem"))
+        else:
+            w = (source().select("key", "value").writeStream.format("headrace")
+                 .option("kafka.bootstrap.servers", a.bootstrap)
+                 .option("topic", f"{a.out_prefix}-{name}")
+                 .option("deliveryGuarantee", GUARANTEES[name]))
+        queries.append(_started(w.option("checkpointLocation", str(work_dir / f"ck-{name}"))
                                 .trigger(**trigger).queryName(name)))
     print("job: queries started", flush=True)
-    if mode != "finish":
+    if a.mode != "finish":
         spark.streams.awaitAnyTermination()
         return 1   # a run-mode query ended by itself: that is a failure
     failed = 0
@@ -80,4 +157,4 @@ def main(mode: str, bootstrap: str, topic: str, out_prefix: str, work: str, limi
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:7]))
+    sys.exit(main(sys.argv[1:]))

@@ -99,7 +99,7 @@ def test_bad_read_options_fail_with_the_option_named(spark, module_broker, optio
 def test_bad_write_options_fail_before_writing(spark, module_broker):
     bs = module_broker.bootstrap
     df = spark.range(3).selectExpr("cast(id as string) as value")
-    with pytest.raises(Exception, match="exactly-once' is not built yet"):
+    with pytest.raises(Exception, match="needs the option 'jobId'"):
         (df.write.format("headrace").option("kafka.bootstrap.servers", bs).option("topic", "t")
          .option("deliveryGuarantee", "exactly-once").mode("append").save())
     with pytest.raises(Exception, match="topic option required"):

@@ -1,121 +1,108 @@
-"""SIGKILL a streaming job mid-stream, restart it from its checkpoints, and
-count what each delivery mode lost or duplicated.
+"""SIGKILL a streaming job mid-stream several times, restart it from its
+checkpoints, and count what each delivery mode lost or duplicated in 20 k
+uniquely numbered records, read with a read_committed consumer.
 
-The job (tests/spark_stream_job.py) runs as its own process group: the
-Python driver, Spark's JVM and its Python workers all die at once, as in a
-machine crash of the driver. Bounds the test holds each mode to (at most one
-micro-batch, the one in flight, is replayed after a restart):
-- foreachBatch keyed by batch id: every record exactly once;
-- headrace sink at-least-once: no loss; duplicates <= maxOffsetsPerTrigger;
-- headrace sink at-most-once: no duplicates; losses <= maxOffsetsPerTrigger.
+The job (tests/spark_stream_job.py, driven by tests/spark_kill_harness.py)
+runs as its own process group: the Python driver, Spark's JVM and its Python
+workers die at once, as in a machine crash of the driver. What each mode is
+held to (a restart replays at most the micro-batch in flight):
+- foreachBatch keyed by batch id, and the exactly-once sink: 0 lost, 0 dup;
+- at-least-once: 0 lost; duplicates <= kills * maxOffsetsPerTrigger;
+- at-most-once: 0 duplicated; losses <= kills * maxOffsetsPerTrigger.
 """
 from __future__ import annotations
 
-import collections
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
-
 import pytest
 
-from confluent_kafka import Consumer, TopicPartition
+from spark_kill_harness import StreamJob, kill_cycles, kill_group
+from spark_session import create_topic, produce_values
+from spark_sink_check import SINK_BROKER_ARGS
 
-from spark_session import create_topic, produce_values, quiet_config, read_all
-
-JOB = Path(__file__).resolve().parent / "spark_stream_job.py"
-LIMIT = 100         # maxOffsetsPerTrigger
-FIRST, SECOND = 300, 100
-
-
-def _start_job(mode: str, bootstrap: str, work: Path) -> subprocess.Popen:
-    log = open(work / f"job-{mode}.log", "ab")
-    return subprocess.Popen([sys.executable, str(JOB), mode, bootstrap, "kill-in", "kill-out",
-                             str(work), str(LIMIT)], stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+LIMIT = 1500        # maxOffsetsPerTrigger
+TOTAL = 20_000
+KILLS = 3
 
 
-def _commits(work: Path, name: str) -> int:
-    d = work / f"ck-{name}" / "commits"
-    return len([p for p in d.iterdir() if p.name.isdigit()]) if d.is_dir() else 0
+def sigkill_cycles_then_finish(bootstrap: str, work, master: str = "local[2]",
+                               kills: int = KILLS) -> tuple[list, dict]:
+    """The whole scenario on ``master``: topics, 20 k records, ``kills``
+    SIGKILLs mid-write, a final AvailableNow run; returns (commit counts at
+    each kill, {query: (lost, duplicated)})."""
+    create_topic(bootstrap, "kill-in", partitions=2)
+    for name in ("alo", "amo", "eos"):
+        create_topic(bootstrap, f"kill-out-{name}", partitions=2)
+    produce_values(bootstrap, "kill-in", [str(i) for i in range(TOTAL)], partitions=2)
+    job = StreamJob(bootstrap, "kill-in", "kill-out", work, LIMIT, master=master)
+    seen = kill_cycles(job, kills)
+    job.finish()
+    return seen, job.outcome([str(i) for i in range(TOTAL)])
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)   # the job's own session: driver, JVM, workers
-    except ProcessLookupError:
-        pass
-    proc.wait(30)
-
-
-def _written(bs: str, topic: str) -> int:
-    c = Consumer(quiet_config(bs, **{"group.id": "kill-watch"}))
-    try:
-        return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in (0, 1))
-    finally:
-        c.close()
-
-
-def _wait_for_progress(proc: subprocess.Popen, bs: str, work: Path, timeout: float) -> dict:
-    """Returns once every query has committed a batch and the at-least-once
-    query has a batch in flight whose records are (partly) in its topic but
-    not yet in its commit log - the moment a crash costs duplicates. Gives
-    up waiting for that moment after a few batches."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done = {n: _commits(work, n) for n in ("idem", "alo", "amo")}
-        if min(done.values()) >= 1:
-            in_flight = _written(bs, "kill-out-alo") > done["alo"] * LIMIT
-            if in_flight or done["alo"] >= 2:
-                return done
-        assert proc.poll() is None, (work / "job-run.log").read_text()[-4000:]
-        time.sleep(0.1)
-    raise AssertionError(f"no progress in {timeout}s: {done}\n"
-                         + (work / "job-run.log").read_text()[-4000:])
-
-
-@pytest.mark.timeout(420)
-def test_sigkill_mid_stream_then_restart_from_checkpoint(broker, tmp_path, record_property):
-    bs = broker.bootstrap
-    create_topic(bs, "kill-in", partitions=2)
-    for name in ("alo", "amo"):
-        create_topic(bs, f"kill-out-{name}", partitions=2)
-    produce_values(bs, "kill-in", [str(i) for i in range(FIRST)], partitions=2)
-
-    job = _start_job("run", bs, tmp_path)
-    try:
-        progress = _wait_for_progress(job, bs, tmp_path, timeout=240)
-    finally:
-        _kill_group(job)
-    assert min(progress.values()) * LIMIT < FIRST, \
-        f"every query had finished before the kill: {progress}"
-
-    produce_values(bs, "kill-in", [str(i) for i in range(FIRST, FIRST + SECOND)], partitions=2)
-    job = _start_job("finish", bs, tmp_path)
-    try:
-        code = job.wait(300)
-    finally:
-        _kill_group(job)
-    assert code == 0, (tmp_path / "job-finish.log").read_text()[-4000:]
-
-    want = collections.Counter(str(i) for i in range(FIRST + SECOND))
-    idem = collections.Counter(v for p in (tmp_path / "idem").glob("*.json")
-                               for v in json.loads(p.read_text()))
-    assert idem == want, "foreachBatch keyed by batch id must see every record exactly once"
-
-    counts = {}
-    for name in ("alo", "amo"):
-        got = collections.Counter(m.value().decode() for m in read_all(bs, f"kill-out-{name}", 2))
-        assert set(got) <= set(want)
-        lost = len(set(want) - set(got))
-        dups = sum(n - 1 for n in got.values())
-        counts[name] = (lost, dups)
+@pytest.mark.timeout(600)
+def test_sigkill_three_times_mid_write_then_restart_counts_per_mode(broker_factory, tmp_path,
+                                                                   record_property):
+    broker = broker_factory(None, *SINK_BROKER_ARGS)
+    seen, counts = sigkill_cycles_then_finish(broker.bootstrap, tmp_path)
+    for name, (lost, dups) in counts.items():
         record_property(f"{name}_lost", lost)
         record_property(f"{name}_duplicates", dups)
-    print(f"after SIGKILL at {progress}: at-least-once lost/dup {counts['alo']}, "
-          f"at-most-once lost/dup {counts['amo']}")
-    assert counts["alo"][0] == 0 and counts["alo"][1] <= LIMIT, counts
-    assert counts["amo"][1] == 0 and counts["amo"][0] <= LIMIT, counts
+    print(f"after {KILLS} SIGKILLs at commits {seen}: (lost, duplicated) {counts}")
+    assert all(min(s.values()) * LIMIT < TOTAL for s in seen), f"finished before a kill: {seen}"
+    assert counts["idem"] == (0, 0), counts
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0 and counts["alo"][1] <= KILLS * LIMIT, counts
+    assert counts["amo"][1] == 0 and counts["amo"][0] <= KILLS * LIMIT, counts
+
+
+def broker_sigkill_mid_stream(broker, work, master: str = "local[2]", kills: int = 1,
+                              total: int = 8000) -> tuple[int, dict]:
+    """An exactly-once (and an at-least-once) query runs while the broker is
+    SIGKILLed ``kills`` times mid-stream and restarted on the same data
+    directory and port. A query that fails meanwhile is restarted from its
+    checkpoint like a crashed driver; a final AvailableNow run drains the
+    rest. Returns (job restarts needed, {query: (lost, duplicated)})."""
+    import time
+    bs = broker.bootstrap
+    create_topic(bs, "bk-in", partitions=2)
+    for name in ("alo", "eos"):
+        create_topic(bs, f"bk-out-{name}", partitions=2)
+    produce_values(bs, "bk-in", [str(i) for i in range(total)], partitions=2)
+    job = StreamJob(bs, "bk-in", "bk-out", work, LIMIT, master=master, queries=("alo", "eos"))
+    restarts = 0
+    since: dict = {}
+    proc = job.start("run")
+    try:
+        for round_ in range(kills + 1):
+            # Every query commits a batch more; a job whose query failed
+            # (a task outlived its timeouts while the broker was down) is
+            # restarted from its checkpoint, as a crashed driver would be.
+            deadline = time.monotonic() + 240
+            while not all(job.commits(n) > since.get(n, 0) for n in job.queries):
+                assert time.monotonic() < deadline, f"no progress: {since}\n{job.log_tail()}"
+                if proc.poll() is not None:
+                    restarts += 1
+                    proc = job.start("run")
+                time.sleep(0.2)
+            since = {n: job.commits(n) for n in job.queries}
+            if round_ < kills:
+                broker.kill()
+                time.sleep(1.0)
+                broker.start_again()
+                assert broker.bootstrap == bs, "the broker came back on another port"
+    finally:
+        kill_group(proc)
+    job.finish()
+    return restarts, job.outcome([str(i) for i in range(total)])
+
+
+@pytest.mark.timeout(600)
+def test_broker_sigkill_mid_stream_exactly_once(broker_factory, tmp_path, record_property):
+    restarts, counts = broker_sigkill_mid_stream(broker_factory(None, *SINK_BROKER_ARGS),
+                                                 tmp_path)
+    for name, (lost, dups) in counts.items():
+        record_property(f"{name}_lost", lost)
+        record_property(f"{name}_duplicates", dups)
+    print(f"broker SIGKILLed mid-stream, job restarted {restarts} times: "
+          f"(lost, duplicated) {counts}")
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0, counts

@@ -8,8 +8,7 @@ pytest.importorskip("pyspark", minversion="4.2")
 
 from headrace.spark.offsets import (plan_ranges, positions_from_json,  # noqa: E402
                                     positions_to_json, rate_limit)
-from headrace.spark.options import (HeadraceOptionError, parse_sink_options,  # noqa: E402
-                                    parse_source_options)
+from headrace.spark.options import parse_source_options  # noqa: E402
 
 BS = {"kafka.bootstrap.servers": "127.0.0.1:1"}
 
@@ -68,13 +67,3 @@ def test_source_option_defaults_follow_sparks_kafka_source():
 def test_bad_source_options_are_refused(options, streaming, message):
     with pytest.raises(ValueError, match=message):
         parse_source_options(options, streaming=streaming)
-
-
-def test_sink_options_guarantee_and_attempts_dir():
-    opts = parse_sink_options({**BS, "deliveryGuarantee": "AT-MOST-ONCE",
-                               "checkpointLocation": "file:///tmp/ck/"}, streaming=True)
-    assert opts.guarantee == "at-most-once"
-    assert opts.attempts_dir == "/tmp/ck/headrace-sink-attempts"
-    assert parse_sink_options(BS, streaming=False).guarantee == "at-least-once"
-    with pytest.raises(HeadraceOptionError, match="deliveryGuarantee"):
-        parse_sink_options({**BS, "deliveryGuarantee": "twice"}, streaming=False)

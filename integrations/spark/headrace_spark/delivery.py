@@ -1,108 +1,81 @@
-"""Sink delivery guarantees: producer settings and the at-most-once ledger.
+"""Sink delivery guarantees: the producer settings of each mode.
 
-``deliveryGuarantee`` (sink option):
+``deliveryGuarantee`` (sink option; docs/spark.md has the full contract):
 
 - ``at-least-once`` (default): idempotent producer, acks=all; a write task
   flushes and fails if any record was not acknowledged, so Spark retries it.
-  Nothing is lost; a retried task or a micro-batch replayed after a crash
-  writes its records again (duplicates).
-- ``at-most-once``: no producer retries, no failure on a delivery error (the
-  record is dropped and counted). Each (micro-batch, Spark partition) is
-  written by at most one task attempt ever: a streaming task first claims
-  ``<attemptsDir>/<batchId>/<partitionId>`` (created exclusively, fsynced);
-  a task that finds the claim taken writes nothing. Batch writes skip task
-  attempts after the first. Nothing is duplicated; records are lost when a
-  claimed attempt dies before its records are acknowledged.
-- ``exactly-once``: reserved for the transactional sink. See
-  :func:`check_guarantee_built` for where it plugs in.
+  Nothing is lost; retries and replayed micro-batches write again.
+- ``exactly-once``: one transactional producer per (sink, Spark partition);
+  a (batch, partition)'s rows and its progress offset commit in one
+  transaction (``sink_progress``). Readers use isolation.level=read_committed.
+- ``at-most-once``: a (batch, partition) is claimed in the broker by a
+  transaction holding only its progress offset, at the task's first row; the
+  rows then go non-transactionally (acks=1, no retries), a failed record is
+  dropped and counted.
 """
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-from pathlib import Path
 
 from .options import HeadraceOptionError, SinkOptions
 
 _QUIET = logging.getLogger("headrace.spark.librdkafka")
+DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 
 
-def check_guarantee_built(opts: SinkOptions, streaming: bool) -> None:
-    """Refuses guarantees this sink cannot give (called when Spark creates the
-    writer, so a job fails before writing anything).
-
-    The exactly-once sink needs Kafka transactions in the broker (the
-    transactions issue). Its place is here and in ``writer.produce_rows``:
-    one transactional producer per (query, Spark partition) with
-    ``transactional.id`` derived from them, each micro-batch's records plus a
-    marker record naming the batch id written in one transaction, committed
-    before the task returns; a replayed batch finds its marker and writes
-    nothing, and readers use isolation.level=read_committed."""
-    if opts.guarantee == "exactly-once":
-        raise HeadraceOptionError(
-            "deliveryGuarantee 'exactly-once' is not built yet: it needs broker transactions "
-            "(the transactions issue). Use 'at-least-once' with an idempotent consumer, or "
-            "foreachBatch keyed by batch id, for exactly-once results today.")
-    if opts.guarantee == "at-most-once" and streaming and not opts.attempts_dir:
-        raise HeadraceOptionError(
-            "deliveryGuarantee 'at-most-once' in a streaming query needs a directory to record "
-            "write attempts: give 'checkpointLocation' as an option of writeStream, or the "
-            "option 'attemptsDir' (a path every executor sees)")
+def _base() -> dict:
+    return {"partitioner": "murmur2_random", "linger.ms": 5,
+            "logger": _QUIET, "error_cb": lambda err: None}
 
 
 def producer_config(opts: SinkOptions) -> dict:
-    """librdkafka producer settings for the chosen guarantee; ``kafka.*``
-    options override the defaults but may not contradict the guarantee."""
-    conf: dict = {"partitioner": "murmur2_random", "linger.ms": 5,
-                  "logger": _QUIET, "error_cb": lambda err: None}
+    """librdkafka settings of the producer that sends the rows (the plain one
+    for at-least-once and at-most-once, the transactional one for
+    exactly-once without its transactional.id). ``kafka.*`` options override
+    the defaults but may not contradict the guarantee. Raises
+    HeadraceOptionError (called on the driver first)."""
+    conf = _base()
     if opts.guarantee == "at-most-once":
         conf.update({"acks": "1", "enable.idempotence": False, "message.send.max.retries": 0})
     else:
         conf.update({"acks": "all", "enable.idempotence": True})
+    if opts.guarantee == "exactly-once":
+        conf["transaction.timeout.ms"] = DEFAULT_TRANSACTION_TIMEOUT_MS
     conf.update(opts.kafka_conf)
     acks = str(conf.get("acks", conf.get("request.required.acks", "all")))
-    if opts.guarantee == "at-least-once" and acks == "0":
-        raise HeadraceOptionError("deliveryGuarantee 'at-least-once' cannot use kafka.acks=0")
+    if (opts.guarantee == "at-least-once" and acks == "0") or \
+            (opts.guarantee == "exactly-once" and acks not in ("all", "-1")):
+        raise HeadraceOptionError(f"deliveryGuarantee '{opts.guarantee}' cannot use "
+                                  f"kafka.acks={acks}")
     retries = conf.get("retries", conf.get("message.send.max.retries", 0))
     if opts.guarantee == "at-most-once" and int(retries) != 0:
         raise HeadraceOptionError("deliveryGuarantee 'at-most-once' cannot retry sends "
                                   "(kafka.retries must be 0)")
+    if opts.guarantee == "exactly-once":
+        _bound_message_timeout(conf)
     return conf
 
 
-class AttemptLedger:
-    """Claims of (batch, partition) write attempts on a file system every
-    executor shares (local mode, or a shared mount)."""
+def claim_producer_config(opts: SinkOptions) -> dict:
+    """Settings of the transactional producer that writes at-most-once claims
+    (it sends no records, only the progress offset)."""
+    conf = _base()
+    conf.update({k: v for k, v in opts.kafka_conf.items()
+                 if k not in ("acks", "request.required.acks", "retries",
+                              "message.send.max.retries", "enable.idempotence")})
+    conf.update({"acks": "all", "enable.idempotence": True})
+    conf.setdefault("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS)
+    _bound_message_timeout(conf)
+    return conf
 
-    def __init__(self, root: str):
-        self.root = Path(root)
 
-    def claim(self, batch_id: int, partition_id: int) -> bool:
-        """True exactly once per (batch_id, partition_id), ever: the first
-        caller creates the claim durably; later callers get False."""
-        batch_dir = self.root / str(batch_id)
-        batch_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(batch_dir / str(partition_id), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        dir_fd = os.open(batch_dir, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-        return True
-
-    def forget_before(self, batch_id: int) -> None:
-        """Drops claims of batches below ``batch_id`` (committed in Spark's
-        commit log once this batch commits, so never replayed)."""
-        if not self.root.is_dir():
-            return
-        for child in self.root.iterdir():
-            if child.name.isdigit() and int(child.name) < batch_id:
-                shutil.rmtree(child, ignore_errors=True)
+def _bound_message_timeout(conf: dict) -> None:
+    """librdkafka refuses a transactional producer whose message.timeout.ms
+    exceeds transaction.timeout.ms."""
+    txn = int(conf.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS))
+    msg = int(conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", txn)))
+    if msg > txn:
+        raise HeadraceOptionError(f"kafka.message.timeout.ms ({msg}) must not exceed "
+                                  f"kafka.transaction.timeout.ms ({txn})")
+    conf["message.timeout.ms"] = msg
+    conf.pop("delivery.timeout.ms", None)

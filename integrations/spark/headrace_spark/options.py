@@ -195,30 +195,84 @@ def _check_batch_bounds(starting: OffsetSpec, ending: OffsetSpec) -> None:
         raise HeadraceOptionError("endingOffsets 'earliest' (-2) is not allowed in batch queries")
 
 
+DEFAULT_TRANSACTIONAL_ID_PREFIX = "headrace-spark-sink"
+
+
 @dataclass(frozen=True)
 class SinkOptions:
-    """Everything a writer needs; picklable."""
+    """Everything a writer needs; picklable.
+
+    Sink identity (exactly-once, at-most-once): ``job_id`` names a batch
+    write, ``sink_id`` overrides a streaming query's id; ``progress_topic``
+    is the existing topic whose partition 0 carries the sink's progress
+    offsets (see ``sink_progress``)."""
 
     kafka_conf: dict[str, str]
     topic: str | None
     guarantee: str
-    attempts_dir: str | None
+    job_id: str | None = None
+    sink_id: str | None = None
+    transactional_id_prefix: str = DEFAULT_TRANSACTIONAL_ID_PREFIX
+    progress_topic: str | None = None
     flush_timeout_s: float = 120.0
+
+    @property
+    def uses_progress(self) -> bool:
+        """True for the modes that keep per-(batch, partition) progress in the broker."""
+        return self.guarantee in ("exactly-once", "at-most-once")
+
+
+# Settings the sink owns in every mode, or in the transactional modes.
+_SINK_MANAGED = ("transactional.id",)
 
 
 def parse_sink_options(options: Mapping[str, str], streaming: bool) -> SinkOptions:
-    """Validates the write options. ``deliveryGuarantee`` picks the mode;
-    'exactly-once' is reserved for the transactional sink (not built yet)."""
+    """Validates the write options; every mistake fails here, on the driver,
+    before a task runs. ``deliveryGuarantee`` picks the mode."""
     opts = {str(k).lower(): v for k, v in options.items()}
-    conf = kafka_passthrough(opts, _SINK_FORBIDDEN)
+    conf = kafka_passthrough(opts, _SINK_FORBIDDEN + _SINK_MANAGED)
     guarantee = str(opts.get("deliveryguarantee", "at-least-once")).strip().lower()
     if guarantee not in DELIVERY_GUARANTEES:
         raise HeadraceOptionError(f"Option 'deliveryGuarantee' must be one of "
                                   f"{', '.join(DELIVERY_GUARANTEES)}; got {guarantee!r}")
-    attempts_dir = opts.get("attemptsdir")
-    if attempts_dir is None and streaming and opts.get("checkpointlocation"):
-        attempts_dir = str(opts["checkpointlocation"]).rstrip("/") + "/headrace-sink-attempts"
-    if attempts_dir is not None and str(attempts_dir).startswith("file:"):
-        attempts_dir = re.sub(r"^file:(//)?", "", str(attempts_dir))
-    return SinkOptions(kafka_conf=conf, topic=opts.get("topic") or None, guarantee=guarantee,
-                       attempts_dir=attempts_dir)
+    if "attemptsdir" in opts:
+        raise HeadraceOptionError(
+            "Option 'attemptsDir' is no longer supported: at-most-once claims are now stored "
+            "in the broker (per query id, or per jobId for batch writes), so no directory is "
+            "needed; remove the option")
+    job_id = _identifier(opts, "jobId")
+    sink_id = _identifier(opts, "sinkId")
+    if streaming and job_id is not None:
+        raise HeadraceOptionError("Option 'jobId' is for batch writes; a streaming query is "
+                                  "identified by its query id (override with 'sinkId')")
+    if not streaming and sink_id is not None:
+        raise HeadraceOptionError("Option 'sinkId' is for streaming queries; a batch write is "
+                                  "identified by 'jobId'")
+    if not streaming and guarantee == "exactly-once" and job_id is None:
+        raise HeadraceOptionError(
+            "deliveryGuarantee 'exactly-once' in a batch write needs the option 'jobId': a "
+            "name that stays the same when the same job is run again, so a rerun writes "
+            "nothing twice")
+    topic = opts.get("topic") or None
+    progress_topic = opts.get("progresstopic") or topic
+    if guarantee in ("exactly-once", "at-most-once") and progress_topic is None:
+        raise HeadraceOptionError(
+            f"deliveryGuarantee '{guarantee}' without the 'topic' option needs the option "
+            "'progressTopic': an existing topic whose partition 0 holds the sink's progress "
+            "(group offsets)")
+    prefix = _identifier(opts, "transactionalIdPrefix") or DEFAULT_TRANSACTIONAL_ID_PREFIX
+    return SinkOptions(kafka_conf=conf, topic=topic, guarantee=guarantee, job_id=job_id,
+                       sink_id=sink_id, transactional_id_prefix=prefix,
+                       progress_topic=progress_topic)
+
+
+def _identifier(opts: Mapping[str, str], name: str) -> str | None:
+    """A non-empty name usable in a transactional.id and a group id."""
+    raw = opts.get(name.lower())
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,200}", text):
+        raise HeadraceOptionError(f"Option '{name}' must be 1-200 characters of letters, "
+                                  f"digits, '.', '_' or '-'; got {raw!r}")
+    return text

@@ -1,0 +1,133 @@
+"""Runs tests/spark_stream_job.py as its own process group on a given Spark
+master, SIGKILLs it mid-stream, restarts it from its checkpoints, and counts
+per sink mode what the output lost or duplicated.
+
+Everything takes the master URL, so the same cycles run on ``local[2]`` or
+on a standalone cluster (the checkpoint directory WORK must then be one that
+driver and executors share).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import Consumer, TopicPartition
+
+from spark_session import quiet_config
+from spark_sink_check import lost_and_duplicated, read_committed_values
+
+JOB = Path(__file__).resolve().parent / "spark_stream_job.py"
+
+
+@dataclass
+class StreamJob:
+    """The job's fixed arguments; ``start`` launches one run of it."""
+
+    bootstrap: str
+    topic: str
+    out_prefix: str
+    work: Path
+    limit: int
+    master: str = "local[2]"
+    queries: tuple[str, ...] = ("idem", "alo", "amo", "eos")
+    extra: list[str] = field(default_factory=list)
+    partitions: int = 2
+
+    def start(self, mode: str) -> subprocess.Popen:
+        log = open(self.work / f"job-{mode}.log", "ab")
+        cmd = [sys.executable, str(JOB), mode, self.bootstrap, self.topic, self.out_prefix,
+               str(self.work), str(self.limit), "--master", self.master,
+               "--queries", ",".join(self.queries), *self.extra]
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def log_tail(self, mode: str = "run") -> str:
+        path = self.work / f"job-{mode}.log"
+        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
+
+    def commits(self, name: str) -> int:
+        d = self.work / f"ck-{name}" / "commits"
+        return len([p for p in d.iterdir() if p.name.isdigit()]) if d.is_dir() else 0
+
+    def query_id(self, name: str) -> str:
+        return json.loads((self.work / f"ck-{name}" / "metadata").read_text())["id"]
+
+    def written(self, name: str) -> int:
+        """Sum of the output topic's high watermarks (records and markers)."""
+        c = Consumer(quiet_config(self.bootstrap, **{"group.id": "kill-watch"}))
+        try:
+            return sum(c.get_watermark_offsets(TopicPartition(f"{self.out_prefix}-{name}", p),
+                                               timeout=10)[1] for p in range(self.partitions))
+        finally:
+            c.close()
+
+    def finish(self, timeout: float = 300) -> None:
+        """Runs the job with Trigger.AvailableNow until it exits; asserts 0."""
+        job = self.start("finish")
+        try:
+            code = job.wait(timeout)
+        finally:
+            kill_group(job)
+        assert code == 0, self.log_tail("finish")
+
+    def outcome(self, want: list[str]) -> dict[str, tuple[int, int]]:
+        """(lost, duplicated) per query, read as a read_committed consumer."""
+        out = {}
+        for name in self.queries:
+            if name == "idem":
+                got = [v for p in (self.work / "idem").glob("*.json")
+                       for v in json.loads(p.read_text())]
+            else:
+                got = read_committed_values(self.bootstrap, f"{self.out_prefix}-{name}",
+                                            self.partitions)
+            out[name] = lost_and_duplicated(want, got)
+        return out
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL of the job's whole session: driver, JVM, Python workers."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(30)
+
+
+def wait_mid_write(job: StreamJob, proc: subprocess.Popen, since: dict[str, int],
+                   timeout: float) -> dict[str, int]:
+    """Returns once every query committed a batch more than in ``since`` and
+    the at-least-once query (if run) has a batch partly in its topic but not
+    in its commit log - the moment a crash costs duplicates; gives up waiting
+    for that moment after two more batches."""
+    deadline = time.monotonic() + timeout
+    done: dict[str, int] = {}
+    while time.monotonic() < deadline:
+        done = {n: job.commits(n) for n in job.queries}
+        if all(done[n] > since.get(n, 0) for n in job.queries):
+            if "alo" not in done or done["alo"] >= since.get("alo", 0) + 2 \
+                    or job.written("alo") > done["alo"] * job.limit:
+                return done
+        assert proc.poll() is None, job.log_tail()
+        time.sleep(0.1)
+    raise AssertionError(f"no progress in {timeout}s: {done}\n{job.log_tail()}")
+
+
+def kill_cycles(job: StreamJob, kills: int, timeout: float = 240) -> list[dict[str, int]]:
+    """Starts the job ``kills`` times, each time SIGKILLs its process group
+    mid-write; returns the commit counts seen at each kill."""
+    seen: list[dict[str, int]] = []
+    since: dict[str, int] = {}
+    for _ in range(kills):
+        proc = job.start("run")
+        try:
+            since = wait_mid_write(job, proc, since, timeout)
+        finally:
+            kill_group(proc)
+        seen.append(since)
+    return seen

@@ -1,0 +1,84 @@
+"""Spark sink under task faults: injected task failures (first attempts fail
+part-way through their rows, Spark retries them) and speculative copies of a
+slow task. Real local Spark in its own process, real broker; output counted
+with a read_committed consumer."""
+from __future__ import annotations
+
+import pytest
+
+from spark_kill_harness import StreamJob
+from spark_session import create_topic, produce_values
+from spark_sink_check import SINK_BROKER_ARGS
+
+LIMIT = 1000
+TOTAL = 4000
+
+
+def _job(bootstrap: str, work, name: str, master: str, extra: list[str]) -> StreamJob:
+    create_topic(bootstrap, f"{name}-in", partitions=2)
+    for q in ("alo", "amo", "eos"):
+        create_topic(bootstrap, f"{name}-out-{q}", partitions=2)
+    produce_values(bootstrap, f"{name}-in", [str(i) for i in range(TOTAL)], partitions=2)
+    return StreamJob(bootstrap, f"{name}-in", f"{name}-out", work, LIMIT, master=master,
+                     queries=("alo", "amo", "eos"), extra=extra)
+
+
+def injected_failures(bootstrap: str, work, master: str = "local[2,4]") -> tuple[int, dict]:
+    """Every micro-batch's task (batch % 2) fails its first attempt part-way;
+    returns (failures injected, {query: (lost, duplicated)})."""
+    job = _job(bootstrap, work, "tf", master, ["--fail-first-attempts"])
+    job.finish()
+    failures = len(list((work / "faults").glob("failed-*")))
+    return failures, job.outcome([str(i) for i in range(TOTAL)])
+
+
+@pytest.mark.timeout(400)
+def test_injected_task_failures_each_mode(broker_factory, tmp_path, record_property):
+    broker = broker_factory(None, *SINK_BROKER_ARGS)
+    failures, counts = injected_failures(broker.bootstrap, tmp_path)
+    print(f"{failures} injected task failures: (lost, duplicated) {counts}")
+    for name, (lost, dups) in counts.items():
+        record_property(f"{name}_lost", lost)
+        record_property(f"{name}_duplicates", dups)
+    # Three queries x TOTAL/LIMIT batches, one failing task each.
+    assert failures == 3 * TOTAL // LIMIT, failures
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0, counts
+    # at-most-once: a failed attempt that had claimed its (batch, partition)
+    # loses that task's unsent rows (at most the task's share of a batch).
+    assert counts["amo"][1] == 0 and counts["amo"][0] <= failures * LIMIT, counts
+
+
+SPECULATION = ["--conf", "spark.speculation=true", "--conf", "spark.speculation.interval=100ms",
+               "--conf", "spark.speculation.multiplier=1.5",
+               "--conf", "spark.speculation.quantile=0.5",
+               "--conf", "spark.speculation.minTaskRuntime=1s"]
+
+
+def speculative_copies(bootstrap: str, work, master: str) -> tuple[int, dict]:
+    """Partition 0's first attempt of every batch sleeps 4 s per 100 rows,
+    so Spark launches a copy of it; returns (tasks that had a second
+    attempt, {query: (lost, duplicated)})."""
+    job = _job(bootstrap, work, "sp", master, ["--slow-partition-0", "4", *SPECULATION])
+    job.finish()
+    copies = {p.name.rsplit("-", 1)[0] for p in (work / "faults").glob("attempt-*-1")}
+    return len(copies), job.outcome([str(i) for i in range(TOTAL)])
+
+
+@pytest.mark.timeout(400)
+def test_speculative_copies_of_a_slow_task(broker_factory, tmp_path, record_property):
+    """Spark launches a speculative copy only on another host than the
+    running attempt, so local mode never does: the test asserts copies ran
+    and therefore needs a cluster master (HEADRACE_SPARK_CLUSTER_MASTER)."""
+    import os
+    master = os.environ.get("HEADRACE_SPARK_CLUSTER_MASTER")
+    if not master:
+        pytest.skip("speculative copies need a Spark cluster with two hosts: set "
+                    "HEADRACE_SPARK_CLUSTER_MASTER")
+    broker = broker_factory(None, *SINK_BROKER_ARGS)
+    copies, counts = speculative_copies(broker.bootstrap, tmp_path, master)
+    print(f"{copies} tasks with a speculative copy: (lost, duplicated) {counts}")
+    assert copies >= 1, "no speculative copy was launched"
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0, counts
+    assert counts["amo"][1] == 0, counts
