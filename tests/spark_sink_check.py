@@ -10,22 +10,6 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from spark_session import quiet_config
 
-# Extra broker settings of the sink tests (none today: one place to add them).
-#
-# KNOWN BROKER DEADLOCK these tests hit intermittently (reported with issue
-# 16; gdb stacks of the hung broker): TxnCoordinator::EndTxn ->
-# PrepareLocked -> PersistLocked appends to the transaction log while holding
-# the coordinator's mutex; Partition::FinishAppend -> Purgatory::Run then runs
-# inline the waiter of an earlier PrepareLocked (another transactional id
-# whose persist waited for the log's high watermark), whose callback calls
-# TxnCoordinator::WriteMarkers, which takes the same mutex: the I/O thread
-# blocks forever, every client times out, SIGTERM is ignored. Two tasks
-# committing at once is enough. headrace.acks.all.fsync=false and
-# headrace.offsets.commit.fsync=false do not avoid it (tried). Reproduced
-# without Spark by tests/spark_sink_deadlock_repro.py (offsets-only
-# transactions beside acks=1 produces to the same topic, two threads).
-SINK_BROKER_ARGS: tuple[str, ...] = ()
-
 
 def read_committed_values(bootstrap: str, topic: str, partitions: int,
                           timeout: float = 60.0) -> list[str]:

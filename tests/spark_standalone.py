@@ -59,17 +59,18 @@ class StandaloneCluster:
         self.master_url = f"spark://127.0.0.1:{self.port}"
         self._procs: list[subprocess.Popen] = []
 
-    def env(self) -> dict:
-        """Environment of the cluster's processes (and what executors inherit)."""
-        return dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP="127.0.0.1",
+    def env(self, host: str = "127.0.0.1") -> dict:
+        """Environment of the cluster's processes on ``host`` (and what
+        executors inherit)."""
+        return dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP=host,
                     SPARK_NO_DAEMONIZE="1", PYSPARK_PYTHON=sys.executable,
                     SPARK_WORKER_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
                     SPARK_DAEMON_JAVA_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
-    def _spawn(self, name: str, *args: str) -> Path:
+    def _spawn(self, name: str, host: str, *args: str) -> Path:
         log = self.work / f"{name}.log"
         self._procs.append(subprocess.Popen(
-            [str(SPARK_HOME / "bin" / "spark-class"), *args], env=self.env(),
+            [str(SPARK_HOME / "bin" / "spark-class"), *args], env=self.env(host),
             stdout=open(log, "ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True))
         return log
@@ -88,18 +89,26 @@ class StandaloneCluster:
 
     def start(self) -> "StandaloneCluster":
         self.work.mkdir(parents=True, exist_ok=True)
-        log = self._spawn("master", "org.apache.spark.deploy.master.Master", "--host",
-                          "127.0.0.1", "--port", str(self.port), "--webui-port",
+        log = self._spawn("master", "127.0.0.1", "org.apache.spark.deploy.master.Master",
+                          "--host", "127.0.0.1", "--port", str(self.port), "--webui-port",
                           str(_free_port()))
         self._wait_for(log, "I have been elected leader", self._procs[-1])
         for i in range(self.workers):
             work_dir = self.work / f"worker-{i}"
-            log = self._spawn(f"worker-{i}", "org.apache.spark.deploy.worker.Worker",
-                              self.master_url, "--host", "127.0.0.1", "--cores",
+            host = self.worker_host(i)
+            log = self._spawn(f"worker-{i}", host, "org.apache.spark.deploy.worker.Worker",
+                              self.master_url, "--host", host, "--cores",
                               str(self.cores), "--memory", self.memory, "--work-dir",
                               str(work_dir), "--webui-port", str(_free_port()))
             self._wait_for(log, "Successfully registered with master", self._procs[-1])
         return self
+
+    @staticmethod
+    def worker_host(i: int) -> str:
+        """Worker i listens on its own loopback address (127.0.0.2, .3, ...):
+        to Spark each worker is another host, which speculative execution
+        needs (a copy never runs on the host of the attempt it races)."""
+        return f"127.0.0.{2 + i}"
 
     def executors(self) -> list[int]:
         """PIDs of this cluster's executor JVMs running now (each runs in a

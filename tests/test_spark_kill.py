@@ -16,7 +16,6 @@ import pytest
 
 from spark_kill_harness import StreamJob, kill_cycles, kill_group
 from spark_session import create_topic, produce_values
-from spark_sink_check import SINK_BROKER_ARGS
 
 LIMIT = 1500        # maxOffsetsPerTrigger
 TOTAL = 20_000
@@ -41,7 +40,7 @@ def sigkill_cycles_then_finish(bootstrap: str, work, master: str = "local[2]",
 @pytest.mark.timeout(600)
 def test_sigkill_three_times_mid_write_then_restart_counts_per_mode(broker_factory, tmp_path,
                                                                    record_property):
-    broker = broker_factory(None, *SINK_BROKER_ARGS)
+    broker = broker_factory(None)
     seen, counts = sigkill_cycles_then_finish(broker.bootstrap, tmp_path)
     for name, (lost, dups) in counts.items():
         record_property(f"{name}_lost", lost)
@@ -56,7 +55,7 @@ def test_sigkill_three_times_mid_write_then_restart_counts_per_mode(broker_facto
 
 def broker_sigkill_mid_stream(broker, work, master: str = "local[2]", kills: int = 1,
                               total: int = 8000) -> tuple[int, dict]:
-    """An exactly-once (and an at-least-once) query runs while the broker is
+    """Exactly-once, at-least-once and at-most-once queries run while the broker is
     SIGKILLed ``kills`` times mid-stream and restarted on the same data
     directory and port. A query that fails meanwhile is restarted from its
     checkpoint like a crashed driver; a final AvailableNow run drains the
@@ -64,10 +63,10 @@ def broker_sigkill_mid_stream(broker, work, master: str = "local[2]", kills: int
     import time
     bs = broker.bootstrap
     create_topic(bs, "bk-in", partitions=2)
-    for name in ("alo", "eos"):
+    for name in ("alo", "amo", "eos"):
         create_topic(bs, f"bk-out-{name}", partitions=2)
     produce_values(bs, "bk-in", [str(i) for i in range(total)], partitions=2)
-    job = StreamJob(bs, "bk-in", "bk-out", work, LIMIT, master=master, queries=("alo", "eos"))
+    job = StreamJob(bs, "bk-in", "bk-out", work, LIMIT, master=master, queries=("alo", "amo", "eos"))
     restarts = 0
     since: dict = {}
     proc = job.start("run")
@@ -96,8 +95,8 @@ def broker_sigkill_mid_stream(broker, work, master: str = "local[2]", kills: int
 
 
 @pytest.mark.timeout(600)
-def test_broker_sigkill_mid_stream_exactly_once(broker_factory, tmp_path, record_property):
-    restarts, counts = broker_sigkill_mid_stream(broker_factory(None, *SINK_BROKER_ARGS),
+def test_broker_sigkill_mid_stream_each_mode(broker_factory, tmp_path, record_property):
+    restarts, counts = broker_sigkill_mid_stream(broker_factory(None),
                                                  tmp_path)
     for name, (lost, dups) in counts.items():
         record_property(f"{name}_lost", lost)
@@ -106,3 +105,4 @@ def test_broker_sigkill_mid_stream_exactly_once(broker_factory, tmp_path, record
           f"(lost, duplicated) {counts}")
     assert counts["eos"] == (0, 0), counts
     assert counts["alo"][0] == 0, counts
+    assert counts["amo"][1] == 0, counts

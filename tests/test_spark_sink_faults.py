@@ -8,7 +8,6 @@ import pytest
 
 from spark_kill_harness import StreamJob
 from spark_session import create_topic, produce_values
-from spark_sink_check import SINK_BROKER_ARGS
 
 LIMIT = 1000
 TOTAL = 4000
@@ -34,7 +33,7 @@ def injected_failures(bootstrap: str, work, master: str = "local[2,4]") -> tuple
 
 @pytest.mark.timeout(400)
 def test_injected_task_failures_each_mode(broker_factory, tmp_path, record_property):
-    broker = broker_factory(None, *SINK_BROKER_ARGS)
+    broker = broker_factory(None)
     failures, counts = injected_failures(broker.bootstrap, tmp_path)
     print(f"{failures} injected task failures: (lost, duplicated) {counts}")
     for name, (lost, dups) in counts.items():
@@ -58,27 +57,10 @@ SPECULATION = ["--conf", "spark.speculation=true", "--conf", "spark.speculation.
 def speculative_copies(bootstrap: str, work, master: str) -> tuple[int, dict]:
     """Partition 0's first attempt of every batch sleeps 4 s per 100 rows,
     so Spark launches a copy of it; returns (tasks that had a second
-    attempt, {query: (lost, duplicated)})."""
+    attempt, {query: (lost, duplicated)}). Spark runs a copy only on another
+    host than the attempt it races, so ``master`` must be a cluster with
+    two worker hosts: tests/test_spark_standalone.py runs it."""
     job = _job(bootstrap, work, "sp", master, ["--slow-partition-0", "4", *SPECULATION])
     job.finish()
     copies = {p.name.rsplit("-", 1)[0] for p in (work / "faults").glob("attempt-*-1")}
     return len(copies), job.outcome([str(i) for i in range(TOTAL)])
-
-
-@pytest.mark.timeout(400)
-def test_speculative_copies_of_a_slow_task(broker_factory, tmp_path, record_property):
-    """Spark launches a speculative copy only on another host than the
-    running attempt, so local mode never does: the test asserts copies ran
-    and therefore needs a cluster master (HEADRACE_SPARK_CLUSTER_MASTER)."""
-    import os
-    master = os.environ.get("HEADRACE_SPARK_CLUSTER_MASTER")
-    if not master:
-        pytest.skip("speculative copies need a Spark cluster with two hosts: set "
-                    "HEADRACE_SPARK_CLUSTER_MASTER")
-    broker = broker_factory(None, *SINK_BROKER_ARGS)
-    copies, counts = speculative_copies(broker.bootstrap, tmp_path, master)
-    print(f"{copies} tasks with a speculative copy: (lost, duplicated) {counts}")
-    assert copies >= 1, "no speculative copy was launched"
-    assert counts["eos"] == (0, 0), counts
-    assert counts["alo"][0] == 0, counts
-    assert counts["amo"][1] == 0, counts

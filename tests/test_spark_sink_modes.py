@@ -9,7 +9,7 @@ import pytest
 from headrace.spark.options import HeadraceOptionError, parse_sink_options
 from headrace.spark.sink_progress import sink_report
 from spark_session import create_topic, load_headrace, produce_values, spark  # noqa: F401
-from spark_sink_check import SINK_BROKER_ARGS, lost_and_duplicated, read_committed_values
+from spark_sink_check import lost_and_duplicated, read_committed_values
 
 pytestmark = pytest.mark.timeout(300)
 BS = {"kafka.bootstrap.servers": "127.0.0.1:1"}
@@ -17,9 +17,9 @@ BS = {"kafka.bootstrap.servers": "127.0.0.1:1"}
 
 @pytest.fixture
 def sink_broker(broker_factory):
-    """A broker per test (settings: spark_sink_check.SINK_BROKER_ARGS), so a
-    broker that hangs (see there) fails one test, not the module."""
-    return broker_factory(None, *SINK_BROKER_ARGS)
+    """A fresh broker per test: each test's groups and transactional ids
+    start from nothing."""
+    return broker_factory(None)
 
 
 def _save(df, bootstrap: str, **options: str) -> None:

@@ -9,7 +9,9 @@ mode.
   driver's whole process group SIGKILLed three times mid-write;
 - executor kill: one executor JVM SIGKILLed mid-write while the driver keeps
   running; Spark re-runs the lost tasks on the surviving or a replacement
-  executor.
+  executor;
+- speculation: a slow task races a speculative copy on the other worker
+  host (Spark never speculates on the same host, so only a cluster can).
 Counted with a read_committed consumer over 20 k uniquely numbered records.
 """
 from __future__ import annotations
@@ -20,9 +22,11 @@ import time
 
 import pytest
 
-from spark_kill_harness import StreamJob, kill_group, sigkill_cycles_then_finish, wait_mid_write
+from spark_kill_harness import StreamJob, kill_group, wait_mid_write
 from spark_session import create_topic, produce_values
 from spark_standalone import StandaloneCluster
+from test_spark_kill import sigkill_cycles_then_finish
+from test_spark_sink_faults import speculative_copies
 
 LIMIT = 1500
 TOTAL = 20_000
@@ -41,9 +45,9 @@ def _assert_mode_bounds(counts: dict, kills: int) -> None:
 
 
 @pytest.mark.timeout(900)
-def test_driver_sigkill_three_times_on_standalone_cluster(cluster, broker, tmp_path,
+def test_driver_sigkill_three_times_on_standalone_cluster(cluster, broker_factory, tmp_path,
                                                          record_property):
-    seen, counts = sigkill_cycles_then_finish(broker.bootstrap, tmp_path,
+    seen, counts = sigkill_cycles_then_finish(broker_factory(None).bootstrap, tmp_path,
                                               master=cluster.master_url)
     for name, (lost, dups) in counts.items():
         record_property(f"{name}_lost", lost)
@@ -55,9 +59,9 @@ def test_driver_sigkill_three_times_on_standalone_cluster(cluster, broker, tmp_p
 
 
 @pytest.mark.timeout(900)
-def test_executor_sigkill_mid_write_on_standalone_cluster(cluster, broker, tmp_path,
+def test_executor_sigkill_mid_write_on_standalone_cluster(cluster, broker_factory, tmp_path,
                                                           record_property):
-    bs = broker.bootstrap
+    bs = broker_factory(None).bootstrap
     create_topic(bs, "exkill-in", partitions=2)
     for name in ("alo", "amo", "eos"):
         create_topic(bs, f"exkill-out-{name}", partitions=2)
@@ -85,3 +89,18 @@ def test_executor_sigkill_mid_write_on_standalone_cluster(cluster, broker, tmp_p
     print(f"standalone, executor {executors[0]} SIGKILLed at commits {before}, "
           f"{time.monotonic() - killed_at:.0f}s to commits {after}: (lost, duplicated) {counts}")
     _assert_mode_bounds(counts, kills=2)   # the executor kill, then the driver stop
+
+
+@pytest.mark.timeout(600)
+def test_speculative_copies_on_standalone_cluster(cluster, broker_factory, tmp_path,
+                                                  record_property):
+    copies, counts = speculative_copies(broker_factory(None).bootstrap, tmp_path,
+                                        cluster.master_url)
+    for name, (lost, dups) in counts.items():
+        record_property(f"{name}_lost", lost)
+        record_property(f"{name}_duplicates", dups)
+    print(f"standalone, {copies} tasks raced a speculative copy: (lost, duplicated) {counts}")
+    assert copies >= 1, "no speculative copy was launched"
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0, counts
+    assert counts["amo"][1] == 0, counts

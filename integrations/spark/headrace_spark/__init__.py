@@ -22,11 +22,12 @@ from .offsets import OffsetRange, OffsetSpecError
 from .options import HeadraceOptionError, parse_sink_options, parse_source_options
 from .range_reader import HeadraceDataLossError
 from .schema import source_schema
+from .sink_progress import sink_report
 from .stream_reader import HeadraceStreamReader
 from .writer import HeadraceBatchWriter, HeadraceStreamWriter, SinkReport
 
 __all__ = ["HeadraceDataSource", "register", "source_schema", "HeadraceOptionError",
-           "HeadraceDataLossError", "OffsetSpecError", "OffsetRange", "SinkReport",
+           "HeadraceDataLossError", "OffsetSpecError", "OffsetRange", "SinkReport", "sink_report",
            "FORMAT"]
 
 FORMAT = "headrace"
