@@ -43,6 +43,17 @@ def _plain_producer(opts: SinkOptions) -> tuple[tuple, Producer]:
     return key, producer
 
 
+def _counting_deliveries(report: SinkReport, errors: list):
+    """A delivery callback: counts acknowledged records in ``report.written``
+    and keeps the errors of the others in ``errors``."""
+    def on_delivery(err, _msg):
+        if err is None:
+            report.written += 1
+        else:
+            errors.append(err)
+    return on_delivery
+
+
 def write_at_least_once(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row],
                         task: TaskIdentity) -> SinkReport:
     """Sends every row, flushes, and raises on the first unacknowledged
@@ -50,12 +61,7 @@ def write_at_least_once(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row
     report = task.report()
     key, producer = _plain_producer(opts)
     errors: list = []
-
-    def on_delivery(err, _msg):
-        if err is None:
-            report.written += 1
-        else:
-            errors.append(err)
+    on_delivery = _counting_deliveries(report, errors)
 
     try:
         for row in rows:
@@ -148,12 +154,7 @@ def _send_at_most_once(opts: SinkOptions, cols: SinkColumns, first: Row,
     is lost, and the error goes on to Spark."""
     _, producer = _plain_producer(opts)
     errors: list = []
-
-    def on_delivery(err, _msg):
-        if err is None:
-            report.written += 1
-        else:
-            errors.append(err)
+    on_delivery = _counting_deliveries(report, errors)
 
     try:
         send_row(producer, opts, cols, first, on_delivery)
