@@ -51,7 +51,9 @@ def test_source_option_defaults_follow_sparks_kafka_source():
     assert (stream.starting, stream.ending) == ("latest", None)
     assert (batch.starting, batch.ending) == ("earliest", "latest")
     assert stream.fail_on_data_loss and not stream.include_headers
-    assert stream.kafka_conf == {"bootstrap.servers": "127.0.0.1:1"}
+    # Spark's isolation default, made explicit (librdkafka's is read_committed).
+    assert stream.kafka_conf == {"bootstrap.servers": "127.0.0.1:1",
+                                 "isolation.level": "read_uncommitted"}
 
 
 @pytest.mark.parametrize("options, streaming, message", [
