@@ -61,6 +61,7 @@ def test_driver_sigkill_three_times_on_standalone_cluster(cluster, broker_factor
     _assert_mode_bounds(counts, kills=3)
 
 
+@pytest.mark.slow   # ~3 min; the default run keeps speculation on this cluster
 @pytest.mark.timeout(900)
 def test_executor_sigkill_mid_write_on_standalone_cluster(cluster, broker_factory, tmp_path,
                                                           record_property):
