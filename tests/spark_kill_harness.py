@@ -131,3 +131,19 @@ def kill_cycles(job: StreamJob, kills: int, timeout: float = 240) -> list[dict[s
             kill_group(proc)
         seen.append(since)
     return seen
+
+
+def record_counts(record_property, counts: dict[str, tuple[int, int]]) -> None:
+    """Puts each query's (lost, duplicated) into the test's JUnit properties."""
+    for name, (lost, dups) in counts.items():
+        record_property(f"{name}_lost", lost)
+        record_property(f"{name}_duplicates", dups)
+
+
+def assert_mode_bounds(counts: dict[str, tuple[int, int]], kills: int, limit: int) -> None:
+    """What each sink mode is held to after ``kills`` failures, each of
+    which replays at most one micro-batch of ``limit`` offsets: exactly-once
+    0 / 0, at-least-once 0 lost, at-most-once 0 duplicated."""
+    assert counts["eos"] == (0, 0), counts
+    assert counts["alo"][0] == 0 and counts["alo"][1] <= kills * limit, counts
+    assert counts["amo"][1] == 0 and counts["amo"][0] <= kills * limit, counts

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kill_harness import StreamJob, kill_cycles, kill_group
+from spark_kill_harness import (StreamJob, assert_mode_bounds, kill_cycles, kill_group,
+                                record_counts)
 from spark_session import create_topic, produce_values
 
 LIMIT = 1500        # maxOffsetsPerTrigger
@@ -42,15 +43,11 @@ def test_sigkill_three_times_mid_write_then_restart_counts_per_mode(broker_facto
                                                                    record_property):
     broker = broker_factory(None)
     seen, counts = sigkill_cycles_then_finish(broker.bootstrap, tmp_path)
-    for name, (lost, dups) in counts.items():
-        record_property(f"{name}_lost", lost)
-        record_property(f"{name}_duplicates", dups)
+    record_counts(record_property, counts)
     print(f"after {KILLS} SIGKILLs at commits {seen}: (lost, duplicated) {counts}")
     assert all(min(s.values()) * LIMIT < TOTAL for s in seen), f"finished before a kill: {seen}"
     assert counts["idem"] == (0, 0), counts
-    assert counts["eos"] == (0, 0), counts
-    assert counts["alo"][0] == 0 and counts["alo"][1] <= KILLS * LIMIT, counts
-    assert counts["amo"][1] == 0 and counts["amo"][0] <= KILLS * LIMIT, counts
+    assert_mode_bounds(counts, KILLS, LIMIT)
 
 
 def broker_sigkill_mid_stream(broker, work, master: str = "local[2]", kills: int = 1,
@@ -98,9 +95,7 @@ def broker_sigkill_mid_stream(broker, work, master: str = "local[2]", kills: int
 def test_broker_sigkill_mid_stream_each_mode(broker_factory, tmp_path, record_property):
     restarts, counts = broker_sigkill_mid_stream(broker_factory(None),
                                                  tmp_path)
-    for name, (lost, dups) in counts.items():
-        record_property(f"{name}_lost", lost)
-        record_property(f"{name}_duplicates", dups)
+    record_counts(record_property, counts)
     print(f"broker SIGKILLed mid-stream, job restarted {restarts} times: "
           f"(lost, duplicated) {counts}")
     assert counts["eos"] == (0, 0), counts

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kill_harness import StreamJob
+from spark_kill_harness import StreamJob, record_counts
 from spark_session import create_topic, produce_values
 
 LIMIT = 1000
@@ -36,9 +36,7 @@ def test_injected_task_failures_each_mode(broker_factory, tmp_path, record_prope
     broker = broker_factory(None)
     failures, counts = injected_failures(broker.bootstrap, tmp_path)
     print(f"{failures} injected task failures: (lost, duplicated) {counts}")
-    for name, (lost, dups) in counts.items():
-        record_property(f"{name}_lost", lost)
-        record_property(f"{name}_duplicates", dups)
+    record_counts(record_property, counts)
     # Three queries x TOTAL/LIMIT batches, one failing task each.
     assert failures == 3 * TOTAL // LIMIT, failures
     assert counts["eos"] == (0, 0), counts

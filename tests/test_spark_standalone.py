@@ -23,7 +23,8 @@ import time
 
 import pytest
 
-from spark_kill_harness import StreamJob, kill_group, wait_mid_write
+from spark_kill_harness import (StreamJob, assert_mode_bounds, kill_group, record_counts,
+                                wait_mid_write)
 from spark_session import create_topic, produce_values
 from spark_standalone import StandaloneCluster
 from test_spark_kill import sigkill_cycles_then_finish
@@ -40,25 +41,17 @@ def cluster(tmp_path_factory):
         yield c
 
 
-def _assert_mode_bounds(counts: dict, kills: int) -> None:
-    assert counts["eos"] == (0, 0), counts
-    assert counts["alo"][0] == 0 and counts["alo"][1] <= kills * LIMIT, counts
-    assert counts["amo"][1] == 0 and counts["amo"][0] <= kills * LIMIT, counts
-
-
 @pytest.mark.slow   # the same scenario runs on local[2] in every run (test_spark_kill.py)
 @pytest.mark.timeout(900)
 def test_driver_sigkill_three_times_on_standalone_cluster(cluster, broker_factory, tmp_path,
                                                          record_property):
     seen, counts = sigkill_cycles_then_finish(broker_factory(None).bootstrap, tmp_path,
                                               master=cluster.master_url)
-    for name, (lost, dups) in counts.items():
-        record_property(f"{name}_lost", lost)
-        record_property(f"{name}_duplicates", dups)
+    record_counts(record_property, counts)
     print(f"standalone, 3 driver SIGKILLs at commits {seen}: (lost, duplicated) {counts}")
     assert all(min(s.values()) * LIMIT < TOTAL for s in seen), f"finished before a kill: {seen}"
     assert counts["idem"] == (0, 0), counts
-    _assert_mode_bounds(counts, kills=3)
+    assert_mode_bounds(counts, kills=3, limit=LIMIT)
 
 
 @pytest.mark.slow   # ~3 min; the default run keeps speculation on this cluster
@@ -87,12 +80,10 @@ def test_executor_sigkill_mid_write_on_standalone_cluster(cluster, broker_factor
         kill_group(proc)
     job.finish(timeout=600)
     counts = job.outcome([str(i) for i in range(EXECUTOR_KILL_TOTAL)])
-    for name, (lost, dups) in counts.items():
-        record_property(f"{name}_lost", lost)
-        record_property(f"{name}_duplicates", dups)
+    record_counts(record_property, counts)
     print(f"standalone, executor {executors[0]} SIGKILLed at commits {before}, "
           f"{time.monotonic() - killed_at:.0f}s to commits {after}: (lost, duplicated) {counts}")
-    _assert_mode_bounds(counts, kills=2)   # the executor kill, then the driver stop
+    assert_mode_bounds(counts, kills=2, limit=LIMIT)   # the executor kill, then the driver stop
 
 
 @pytest.mark.timeout(600)
@@ -100,9 +91,7 @@ def test_speculative_copies_on_standalone_cluster(cluster, broker_factory, tmp_p
                                                   record_property):
     copies, counts = speculative_copies(broker_factory(None).bootstrap, tmp_path,
                                         cluster.master_url)
-    for name, (lost, dups) in counts.items():
-        record_property(f"{name}_lost", lost)
-        record_property(f"{name}_duplicates", dups)
+    record_counts(record_property, counts)
     print(f"standalone, {copies} tasks raced a speculative copy: (lost, duplicated) {counts}")
     assert copies >= 1, "no speculative copy was launched"
     assert counts["eos"] == (0, 0), counts
