@@ -377,3 +377,125 @@ def test_compressed_and_reencoded_batches_replicate_byte_identical(cluster):
         seg = sorted((Path(node.data_dir) / f"{topic}-0").glob("*.log"))[0].read_bytes()
         codecs = {seg[pos + 22] & 7 for pos, _, _ in batch_spans(seg)}
         assert codecs == {stored_codec}, (topic, codecs)
+
+
+def _assignment(cluster, topic):
+    from headrace.cluster import zk_layout as L
+
+    return L.TopicAssignment.decode(topic, cluster.zk.get(L.topic_path(topic))[0])
+
+
+def _wait_reassigned(cluster, topic, targets: dict[int, list[int]], timeout=60.0):
+    """Until every partition's replicas are its target, nothing is moving,
+    and the ISR is the whole target."""
+    deadline = time.monotonic() + timeout
+    while True:
+        a = _assignment(cluster, topic)
+        states = cluster.partition_states(topic)
+        done = all(a.partitions[p] == r and not a.reassigning(p) and states.get(p) is not None
+                   and sorted(states[p].isr) == sorted(r) for p, r in targets.items())
+        if done:
+            return states
+        assert time.monotonic() < deadline, \
+            f"reassignment of {topic} not done: {a} {states}"
+        time.sleep(0.1)
+
+
+def test_reassignment_moves_replicas_under_load_and_loses_nothing(cluster):
+    """AlterPartitionReassignments (kafka-python's admin) while an acks=all
+    idempotent producer writes: a partition whose leader is removed, one
+    shrunk to a single replica, one grown to three; afterwards every
+    acknowledged record is there exactly once, in order, the replicas and
+    ISR are the targets, and removed brokers deleted their copies."""
+    kafka = pytest.importorskip("kafka")
+    from kafka.admin import KafkaAdminClient
+    from kafka.errors import (InvalidReplicationAssignmentError, NoReassignmentInProgressError,
+                              UnknownTopicOrPartitionError)
+    from kafka.structs import TopicPartition as KTP
+
+    topic = "moving"
+    admin = _admin(cluster)
+    admin.create_topics([NewTopic(topic, 3, replica_assignment=[[1, 2], [2, 3], [3, 1]],
+                                  config={"min.insync.replicas": "1"})])[topic].result(30)
+    cluster.wait_for_leaders(topic, timeout=30)
+    _wait_full_isr(cluster, topic, 2)
+
+    produced, stop = Produced(), threading.Event()
+    writer = threading.Thread(target=_produce_confluent, args=(cluster, topic, stop, produced))
+    writer.start()
+    kadmin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                              request_timeout_ms=30000)
+    try:
+        time.sleep(1.0)
+        targets = {0: [2, 3], 1: [1], 2: [1, 2, 3]}
+        answer = kadmin.alter_partition_reassignments(
+            {KTP(topic, p): r for p, r in targets.items()}, timeout_ms=30000)
+        assert answer == {KTP(topic, p): None for p in targets}
+        _wait_reassigned(cluster, topic, targets)
+        time.sleep(1.0)  # keep writing to the new replica sets
+        assert kadmin.list_partition_reassignments() == {}
+
+        # Refusals, per partition, with Kafka's codes.
+        bad = kadmin.alter_partition_reassignments(
+            {KTP(topic, 0): [2, 9], KTP(topic, 1): None, KTP("no-such-topic", 0): [1],
+             KTP(topic, 2): [1, 1]}, timeout_ms=30000)
+        assert bad == {KTP(topic, 0): InvalidReplicationAssignmentError,
+                       KTP(topic, 1): NoReassignmentInProgressError,
+                       KTP("no-such-topic", 0): UnknownTopicOrPartitionError,
+                       KTP(topic, 2): InvalidReplicationAssignmentError}
+    finally:
+        stop.set()
+        writer.join(120)
+        kadmin.close()
+    assert not produced.errors, produced.errors[:5]
+    lost, dup, reordered = _check_history(produced, _read_all(cluster, topic))
+    assert (lost, dup, reordered) == (0, 0, 0)
+    assert sum(len(v) for v in produced.acked.values()) > 500
+    # Copies exist exactly on the target brokers, identical.
+    for p, r in targets.items():
+        deadline = time.monotonic() + 30
+        while sorted(segment_digests(cluster, topic, p)) != sorted(r):
+            assert time.monotonic() < deadline, (p, segment_digests(cluster, topic, p))
+            time.sleep(0.2)
+
+
+def test_reassignment_in_progress_is_listed_and_cancelled(cluster):
+    """A reassignment onto a stopped (SIGSTOP) broker cannot complete: it is
+    listed with its adding/removing replicas, and cancelling it restores the
+    original replicas and ISR."""
+    pytest.importorskip("kafka")
+    from kafka.admin import KafkaAdminClient
+    from kafka.structs import TopicPartition as KTP
+
+    topic = "stuck"
+    # kafka-python sends reassignments to the controller: pause another broker.
+    ctl = cluster.controller_id()
+    paused = max(b for b in (1, 2, 3) if b != ctl)
+    a_, b_ = [b for b in (1, 2, 3) if b != paused]
+    admin = _admin(cluster)
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[a_, b_]])])[topic].result(30)
+    cluster.wait_for_leaders(topic, timeout=30)
+    _wait_full_isr(cluster, topic, 2)
+    kadmin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                              request_timeout_ms=30000)
+    # Learn the controller while every broker answers: kafka-python asks any
+    # broker for it, possibly the paused one.
+    assert kadmin.list_partition_reassignments() == {}
+    cluster.pause(paused)
+    try:
+        assert kadmin.alter_partition_reassignments(
+            {KTP(topic, 0): [b_, paused]}, timeout_ms=30000) == {KTP(topic, 0): None}
+        listed = kadmin.list_partition_reassignments()
+        assert listed == {KTP(topic, 0): {"replicas": [b_, paused, a_],
+                                          "adding_replicas": [paused],
+                                          "removing_replicas": [a_]}}
+        assert kadmin.alter_partition_reassignments({KTP(topic, 0): None},
+                                                    timeout_ms=30000) == {KTP(topic, 0): None}
+        assert kadmin.list_partition_reassignments() == {}
+        a = _assignment(cluster, topic)
+        # The original replicas, in their order within RS (as Kafka).
+        assert a.partitions[0] == [b_, a_] and not a.reassigning(0)
+        assert sorted(cluster.partition_states(topic)[0].isr) == [a_, b_]
+    finally:
+        cluster.resume(paused)
+        kadmin.close()

@@ -59,6 +59,7 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
     case KafkaError::kEligibleLeadersNotAvailable: return "ELIGIBLE_LEADERS_NOT_AVAILABLE";
     case KafkaError::kElectionNotNeeded: return "ELECTION_NOT_NEEDED";
+    case KafkaError::kNoReassignmentInProgress: return "NO_REASSIGNMENT_IN_PROGRESS";
     case KafkaError::kGroupSubscribedToTopic: return "GROUP_SUBSCRIBED_TO_TOPIC";
     // Idempotent producers (producer_state.h, api/init_producer_id.cc).
     case KafkaError::kOutOfOrderSequenceNumber: return "OUT_OF_ORDER_SEQUENCE_NUMBER";

@@ -77,6 +77,7 @@ enum class KafkaError : int16_t {
   kFencedInstanceId = 82,
   kEligibleLeadersNotAvailable = 83,
   kElectionNotNeeded = 84,
+  kNoReassignmentInProgress = 85,
   kGroupSubscribedToTopic = 86,
   kInvalidRecord = 87,
   kUnstableOffsetCommit = 88,

@@ -374,6 +374,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
     int64_t last_caught_up_ms = 0;
     Offset last_fetch_leader_leo{0};
     int64_t last_fetch_ms = 0;
+    // It fetched since this broker became leader (its offsets are known):
+    // only then can it join the ISR (an empty log must not admit a replica
+    // that never fetched, e.g. one being added by a reassignment).
+    bool fetched = false;
   };
   // REQUIRES: mu_ held. Rebuilds producer_state_ on first use, then checks
   // `headers`; returns the original offsets for a duplicate.

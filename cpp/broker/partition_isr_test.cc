@@ -79,6 +79,15 @@ TEST_F(PartitionIsrTest, AFetchAtThePreviousLeaderEndCountsAsCaughtUpThen) {
   EXPECT_EQ(*proposed, (std::vector<int32_t>{1}));
 }
 
+TEST_F(PartitionIsrTest, AReplicaThatNeverFetchedDoesNotJoinTheIsrOfAnEmptyLog) {
+  Open(1);
+  ASSERT_TRUE(p_->BecomeLeader(LeaderEpoch(1), {1, 2}, {1}).ok());  // HW 0, LEO 0
+  const int64_t now = Partition::SteadyNowMs();
+  EXPECT_EQ(p_->ProposeIsr(now, kLag), std::nullopt);  // 2 is not known to be caught up
+  p_->UpdateFollowerState(2, Offset(0), Offset(0), now);
+  EXPECT_EQ(p_->ProposeIsr(now, kLag), (std::vector<int32_t>{1, 2}));
+}
+
 TEST_F(PartitionIsrTest, ExpandsOnlyPastTheHighWatermarkAndTheEpochStart) {
   Open(1, /*fsync_commit=*/true);
   Lead(10);  // not fsynced: the HW stays 0

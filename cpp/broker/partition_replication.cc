@@ -111,6 +111,7 @@ void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset fl
     }
     it->last_fetch_leader_leo = leo;
     it->last_fetch_ms = now_ms;
+    it->fetched = true;
     it->log_end = std::min(log_end, leo);
     it->flushed = std::min(flushed, it->log_end);
     changed = RecomputeLocked(leo, fl);
@@ -140,7 +141,9 @@ std::optional<std::vector<int32_t>> Partition::ProposeIsr(int64_t now_ms,
   }
   for (const ReplicaState& r : replicas_) {
     if (Contains(isr_, r.broker_id)) continue;
-    if (r.log_end >= hw && r.log_end >= leader_epoch_start_) proposed.push_back(r.broker_id);
+    if (r.fetched && r.log_end >= hw && r.log_end >= leader_epoch_start_) {
+      proposed.push_back(r.broker_id);
+    }
   }
   if (proposed == isr_) return std::nullopt;
   if (last_proposed_isr_ && *last_proposed_isr_ == proposed &&

@@ -23,6 +23,8 @@ extern const ApiHandler kCreatePartitionsHandler;
 extern const ApiHandler kIncrementalAlterConfigsHandler;
 extern const ApiHandler kDescribeClusterHandler;
 extern const ApiHandler kElectLeadersHandler;
+extern const ApiHandler kAlterPartitionReassignmentsHandler;
+extern const ApiHandler kListPartitionReassignmentsHandler;
 // Consumer groups (broker/group/).
 extern const ApiHandler kOffsetCommitHandler;
 extern const ApiHandler kOffsetFetchHandler;
@@ -82,6 +84,8 @@ constexpr std::array kHandlers = {
     &kDeleteGroupsHandler,             // 42
     &kElectLeadersHandler,             // 43
     &kIncrementalAlterConfigsHandler,  // 44
+    &kAlterPartitionReassignmentsHandler,  // 45
+    &kListPartitionReassignmentsHandler,   // 46
     &kOffsetDeleteHandler,             // 47
     &kDescribeClusterHandler,          // 60
     &kDescribeProducersHandler,        // 61

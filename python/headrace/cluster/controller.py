@@ -31,6 +31,7 @@ from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, N
                               RolledBackError, SessionExpiredError)
 
 from headrace.cluster import zk_layout as L
+from headrace.cluster.reassignment import Reassigner
 
 log = logging.getLogger("headrace.cluster.controller")
 
@@ -117,6 +118,8 @@ class Controller:
         self._live_prev: dict[int, int] | None = None  # broker id -> czxid of its registration
         self.elected = threading.Event()  # set while this controller is active
         self.passes = 0  # reconcile passes done (tests wait on it)
+        self.reassigner = Reassigner(zk, self.broker_id, self._on_watch)
+        self._moving: set[str] = set()  # topics with a reassignment in progress (this pass)
 
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> "Controller":
@@ -286,6 +289,8 @@ class Controller:
 
         for topic in zk.get_children(L.ADMIN_DELETE_TOPICS, watch=w):
             self._delete_topic(fence, topic)
+        self.reassigner.process_requests(fence, set(live))
+        self._moving = set()
 
         # Every partition's write is sent at once (pipelined); a write that
         # loses a race (a leader's ISR change came first) is redone alone.
@@ -306,6 +311,9 @@ class Controller:
             except (BadVersionError, NodeExistsError, NoNodeError):
                 self._reread(part)
                 self._reconcile_partition(fence, part, set(live), gone, shutting)
+
+        for topic in sorted(self._moving):
+            self.reassigner.advance(fence, topic, set(live))
 
         for broker_id, (cs, version) in shutting.items():
             if not cs.done:
@@ -355,6 +363,8 @@ class Controller:
             return []
         if not assignment.topic_id and self.fence is not None:
             self._assign_topic_id(topic, assignment, stat.version)
+        if any(assignment.reassigning(p) for p in assignment.partitions):
+            self._moving.add(topic)
         config_read = self.zk.get_async(L.topic_config_path(topic), watch=self._on_watch)
         reads = {p: self.zk.get_async(L.partition_state_path(topic, p))
                  for p in assignment.partitions}

@@ -32,7 +32,7 @@ from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, N
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from headrace.cluster import topic_admin
+from headrace.cluster import reassignment, topic_admin
 from headrace.cluster import zk_layout as L
 from headrace.cluster.controller import Controller
 from headrace.errors import HeadraceError
@@ -588,6 +588,10 @@ class ClusterMember:
             return topic_admin.create_partitions(self.zk, payload)
         if kind == "elect_leaders":
             return self.elect_leaders(payload)
+        if kind == "alter_reassignments":
+            return reassignment.alter_request(self.zk, payload, self._stop)
+        if kind == "list_reassignments":
+            return reassignment.list_ongoing(self.zk, payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
 
     # -- ElectLeaders ------------------------------------------------------------------------

@@ -23,12 +23,13 @@ CONFIG_TOPICS = "/config/topics"
 ADMIN_DELETE_TOPICS = "/admin/delete_topics"
 ADMIN_CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
 ADMIN_ELECT_LEADERS = "/admin/elect_leaders"
+ADMIN_REASSIGNMENTS = "/admin/reassignments"
 CLUSTER_ID = "/cluster/id"
 
 # Persistent znodes every member makes sure exist (Kafka's ZkData.PersistentZkPaths,
 # the ones this cluster uses).
 BASE_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, ADMIN_DELETE_TOPICS,
-              ADMIN_CONTROLLED_SHUTDOWN, ADMIN_ELECT_LEADERS, "/cluster")
+              ADMIN_CONTROLLED_SHUTDOWN, ADMIN_ELECT_LEADERS, ADMIN_REASSIGNMENTS, "/cluster")
 
 
 def ensure_base_paths(zk) -> None:
@@ -198,17 +199,33 @@ def decode_controller_epoch(data: bytes | None) -> int:
 # -- /brokers/topics/<t> -----------------------------------------------------------
 @dataclass
 class TopicAssignment:
+    """`partitions`: every partition's replicas; during a reassignment the
+    full set (target first, then the replicas being removed), with
+    `adding` (target minus original) and `removing` (original minus target)
+    per partition, as Kafka's version 2+ topic znode (KIP-455)."""
     topic_id: str
     partitions: dict[int, list[int]]
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
 
     def encode(self) -> bytes:
         return _dump({
             "version": 3,
             "topic_id": self.topic_id,
             "partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())},
-            "adding_replicas": {},
-            "removing_replicas": {},
+            "adding_replicas": {str(p): list(r) for p, r in sorted(self.adding.items()) if r},
+            "removing_replicas": {str(p): list(r) for p, r in sorted(self.removing.items())
+                                  if r},
         })
+
+    def reassigning(self, partition: int) -> bool:
+        return bool(self.adding.get(partition) or self.removing.get(partition))
+
+    def target(self, partition: int) -> list[int]:
+        """The replicas the partition ends with (its replicas when no
+        reassignment is in progress)."""
+        removing = set(self.removing.get(partition, ()))
+        return [b for b in self.partitions[partition] if b not in removing]
 
     @classmethod
     def decode(cls, topic: str, data: bytes) -> "TopicAssignment":
@@ -217,13 +234,22 @@ class TopicAssignment:
         parts = obj.get("partitions")
         if not isinstance(parts, dict):
             raise LayoutError(f"{path}: no partitions")
-        try:
-            partitions = {int(p): _int_list(r, path, f"partition {p}") for p, r in parts.items()}
-        except ValueError:
-            raise LayoutError(f"{path}: partition ids must be integers") from None
+
+        def by_partition(value, what: str) -> dict[int, list[int]]:
+            if value is None:
+                return {}
+            if not isinstance(value, dict):
+                raise LayoutError(f"{path}: {what} must be an object")
+            try:
+                return {int(p): _int_list(r, path, f"{what} of {p}") for p, r in value.items()}
+            except ValueError:
+                raise LayoutError(f"{path}: partition ids must be integers") from None
+
         topic_id = obj.get("topic_id")
         return cls(topic_id=topic_id if isinstance(topic_id, str) else "",
-                   partitions=partitions)
+                   partitions=by_partition(parts, "partitions"),
+                   adding=by_partition(obj.get("adding_replicas"), "adding_replicas"),
+                   removing=by_partition(obj.get("removing_replicas"), "removing_replicas"))
 
 
 # -- /brokers/topics/<t>/partitions/<p>/state -----------------------------------------
@@ -338,3 +364,40 @@ class ElectLeaders:
                    done=bool(obj.get("done")),
                    results=[(str(r["topic"]), int(r["partition"]), int(r["error_code"]),
                              r.get("error_message")) for r in obj.get("results", [])])
+
+
+# -- /admin/reassignments/<seq> (headrace's; AlterPartitionReassignments. Kafka's
+# ZK mode had one /admin/reassign_partitions znode, without cancel or results) -------
+@dataclass
+class AlterReassignments:
+    """One AlterPartitionReassignments request: per (topic, partition) the
+    target replicas, or None to cancel. The controller answers by writing
+    `done` and one (topic, partition, error_code, error_message) per
+    partition into `results`."""
+    partitions: list[tuple[str, int, list[int] | None]] = field(default_factory=list)
+    done: bool = False
+    results: list[tuple[str, int, int, str | None]] = field(default_factory=list)
+
+    def encode(self) -> bytes:
+        obj: dict = {"version": 1,
+                     "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                    for t, p, r in self.partitions]}
+        if self.done:
+            obj["done"] = True
+            obj["results"] = [{"topic": t, "partition": p, "error_code": c, "error_message": m}
+                              for t, p, c, m in self.results]
+        return _dump(obj)
+
+    @classmethod
+    def decode(cls, data: bytes | None, path: str) -> "AlterReassignments":
+        obj = _load(data, path)
+        try:
+            parts = [(str(x["topic"]), int(x["partition"]),
+                      None if x.get("replicas") is None else
+                      _int_list(x["replicas"], path, "replicas"))
+                     for x in obj.get("partitions", [])]
+            results = [(str(r["topic"]), int(r["partition"]), int(r["error_code"]),
+                        r.get("error_message")) for r in obj.get("results", [])]
+        except (KeyError, TypeError, ValueError):
+            raise LayoutError(f"{path}: malformed reassignment request") from None
+        return cls(partitions=parts, done=bool(obj.get("done")), results=results)
