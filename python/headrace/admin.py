@@ -202,6 +202,28 @@ class Admin:
                 out.update(ends)
         return out
 
+    def delete_records(self, topic: str, before: Mapping[int, int]) -> dict[int, int]:
+        """DeleteRecords: for each {partition: offset} deletes the records
+        below offset (-1: below the high watermark, i.e. all); returns
+        {partition: the new log start offset (low watermark)}."""
+        tps = [TopicPartition(topic, p, o) for p, o in sorted(before.items())]
+        fs = self.client.delete_records(tps, request_timeout=self.timeout,
+                                        operation_timeout=self.timeout)
+        return {tp.partition: _wait(f, self.timeout, f"cannot delete records of "
+                                    f"{topic}[{tp.partition}]").low_watermark
+                for tp, f in fs.items()}
+
+    def describe_cluster(self) -> dict[str, Any]:
+        """DescribeCluster: {"cluster_id", "controller" (id or -1), "brokers":
+        [{"id", "host", "port", "rack"}] sorted by id}."""
+        res = _wait(self.client.describe_cluster(request_timeout=self.timeout),
+                    self.timeout, "cannot describe cluster")
+        nodes = sorted(res.nodes, key=lambda n: n.id)
+        return {"cluster_id": res.cluster_id,
+                "controller": res.controller.id if res.controller is not None else -1,
+                "brokers": [{"id": n.id, "host": n.host, "port": n.port, "rack": n.rack}
+                            for n in nodes]}
+
     # -- groups --------------------------------------------------------------
     def groups(self) -> list[Any]:
         """ConsumerGroupListing of every group."""
