@@ -79,9 +79,12 @@ def split_records(stream: BinaryIO, delimiter: bytes, strip_cr: bool = False
         chunk = read(READ_CHUNK)
         if not chunk:
             break
-        parts = (rest + chunk).split(delimiter)
+        data = rest + chunk
+        parts = data.split(delimiter)
         rest = parts.pop()
         if parts:
-            yield [p[:-1] if p.endswith(b"\r") else p for p in parts] if strip_cr else parts
+            if strip_cr and b"\r" in data:
+                parts = [p[:-1] if p.endswith(b"\r") else p for p in parts]
+            yield parts
     if rest:
         yield [rest[:-1] if strip_cr and rest.endswith(b"\r") else rest]

@@ -87,7 +87,11 @@ def _consumer(args, group: str | None, start):
             "enable.auto.commit": group is not None, "enable.auto.offset.store": False,
             "auto.offset.reset": "latest" if start.kind == LATEST else "earliest",
             "session.timeout.ms": 10000, "fetch.wait.max.ms": 100,
-            "queued.min.messages": 200_000}
+            # Keep fetching while records wait in the local queue (bounded by
+            # queued.max.messages.kbytes, 64 MiB): librdkafka's default backs
+            # off for a second once 100000 records are queued.
+            "queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 0,
+            "max.partition.fetch.bytes": 4 << 20}
     conf.update(parse_pairs(args.property, "--property"))
     return Consumer(client_config(args.brokers, **conf))
 
@@ -200,13 +204,8 @@ class _Run:
         return bool(assigned) and assigned <= (self.at_end | self.done)
 
     def loop(self, consumer) -> None:
-        from confluent_kafka import KafkaError, TopicPartition
-
-        from headrace.admin import describe_error
-
         args, out = self.args, sys.stdout.buffer
         left = args.count
-        eof = KafkaError._PARTITION_EOF
         if self.stop is not None and self.stops and not set(self.stops) - self.done:
             return
         while left is None or left > 0:
@@ -217,27 +216,14 @@ class _Run:
                 if self._finished(consumer):
                     break
                 continue
-            keep = []
-            for m in msgs:
-                err = m.error()
-                if err is not None:
-                    if err.code() == eof:
-                        key = (m.topic(), m.partition())
-                        self.at_end.add(key)
-                        if key in self.stops and m.offset() >= self.stops[key]:
-                            self.done.add(key)  # e.g. the last offsets are markers
-                        continue
-                    raise CliError(f"consume {m.topic() or ''}: {describe_error(err)}")
-                key = (m.topic(), m.partition())
-                if self.stops:
-                    limit = self.stops.get(key)
-                    if limit is not None and m.offset() >= limit:
-                        if key not in self.done:
-                            self.done.add(key)
-                            consumer.pause([TopicPartition(*key)])
-                        continue
-                self.at_end.discard(key)
-                keep.append(m)
+            keep = [m for m in msgs if m.error() is None]
+            ended = len(keep) != len(msgs)
+            if ended:
+                self._events(msgs)
+            elif self.at_end:  # records after an end: that partition is not at its end
+                self.at_end.difference_update({(m.topic(), m.partition()) for m in keep})
+            if self.stops:
+                keep = self._before_stops(consumer, keep)
             if keep:
                 out.write(self.render(keep))
                 if args.follow:
@@ -246,9 +232,46 @@ class _Run:
                     left -= len(keep)
                 if args.group:
                     _store(consumer, keep)
-            if self._finished(consumer):
+            if (ended or self.done) and self._finished(consumer):
                 break
         out.flush()
+
+    def _events(self, msgs) -> None:
+        """In order: records take their partition out of at_end, EOF events
+        put it in; any other error ends the command."""
+        from confluent_kafka import KafkaError
+
+        from headrace.admin import describe_error
+
+        for m in msgs:
+            err = m.error()
+            if err is None:
+                if self.at_end:
+                    self.at_end.discard((m.topic(), m.partition()))
+                continue
+            if err.code() != KafkaError._PARTITION_EOF:
+                raise CliError(f"consume {m.topic() or ''}: {describe_error(err)}")
+            key = (m.topic(), m.partition())
+            self.at_end.add(key)
+            if key in self.stops and m.offset() >= self.stops[key]:
+                self.done.add(key)  # e.g. the last offsets are transaction markers
+
+    def _before_stops(self, consumer, msgs) -> list:
+        """The records below their partition's --to offset; partitions that
+        reached it are paused and done."""
+        from confluent_kafka import TopicPartition
+
+        keep = []
+        for m in msgs:
+            key = (m.topic(), m.partition())
+            limit = self.stops.get(key)
+            if limit is not None and m.offset() >= limit:
+                if key not in self.done:
+                    self.done.add(key)
+                    consumer.pause([TopicPartition(*key)])
+                continue
+            keep.append(m)
+        return keep
 
 
 def _store(consumer, msgs) -> None:

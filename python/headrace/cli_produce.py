@@ -17,7 +17,6 @@ import argparse
 import os
 import sys
 import time
-from collections import Counter
 
 from headrace import cli_interrupt
 from headrace.cli_codec import ENCODINGS, decoder, parse_delimiter, split_records
@@ -91,7 +90,7 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _producer(args):
+def _producer(args, on_delivery):
     from confluent_kafka import Producer
 
     from headrace.admin import client_config
@@ -99,7 +98,8 @@ def _producer(args):
     conf = {"acks": args.acks, "compression.type": args.compression,
             "message.timeout.ms": int(args.timeout * 1000), "linger.ms": 5,
             "batch.num.messages": 100000, "batch.size": 1 << 20,
-            "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20}
+            "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
+            "delivery.report.only.error": True, "on_delivery": on_delivery}
     conf.update(parse_pairs(args.property, "--property"))
     try:
         return Producer(client_config(args.brokers, **conf))
@@ -107,9 +107,10 @@ def _producer(args):
         raise CliError(f"producer configuration: {e}") from None
 
 
-def _check_topic(producer, args) -> None:
+def _check_topic(producer, args):
     """Metadata for the topic with auto-creation allowed: the broker creates
-    it or says why not (one line)."""
+    it or says why not (one line). Returns its TopicMetadata (None if the
+    broker has not listed it yet)."""
     from confluent_kafka import KafkaError, KafkaException
 
     from headrace.admin import describe_error
@@ -126,6 +127,7 @@ def _check_topic(producer, args) -> None:
             args.partition not in md.partitions:
         raise CliError(f"topic {args.topic} has no partition {args.partition} "
                        f"(partitions 0..{len(md.partitions) - 1})")
+    return md
 
 
 def _produce(args) -> int:
@@ -138,8 +140,9 @@ def _produce(args) -> int:
             raise CliError("--key-separator must not be empty")
     delim = parse_delimiter(args.delimiter, "--delimiter")
     check_reachable(args)
-    producer = _producer(args)
-    _check_topic(producer, args)
+    deliveries = _Deliveries()
+    producer = _producer(args, deliveries.on_delivery)
+    md = _check_topic(producer, args)
     if args.value_file:
         stream, total = _open(args.value_file)
         with stream:
@@ -148,8 +151,8 @@ def _produce(args) -> int:
         stream, total = _open(args.file) if args.file else (sys.stdin.buffer, None)
         batches = split_records(stream, delim, strip_cr=delim == b"\n")
     with stream:
-        acked, failed, sent = _send_all(producer, args, batches, sep, headers, total)
-    return _report(args.topic, acked, failed, sent)
+        sent, remaining = _send_all(producer, args, batches, sep, headers, total, deliveries)
+    return _report(args, md, sent, remaining, deliveries)
 
 
 def _open(path: str):
@@ -181,22 +184,27 @@ def _records(batch: list[bytes], args, sep: bytes | None):
         yield key, value
 
 
-def _send_all(producer, args, batches, sep, headers, total):
-    from headrace.admin import describe_error
+class _Deliveries:
+    """Counts what the broker acknowledged. librdkafka reports only failed
+    records (delivery.report.only.error: a report per record costs more
+    than producing it), so acknowledged = sent - failed - still queued."""
 
-    acked: Counter = Counter()
-    failed: list[str] = []
+    def __init__(self):
+        self.failed = 0
+        self.errors: list[str] = []
 
-    def on_delivery(err, msg):
-        if err is not None:
-            if len(failed) < 10:
-                from confluent_kafka import KafkaException
-                failed.append(describe_error(KafkaException(err)))
-            else:
-                failed.append("")
-        else:
-            acked[msg.partition()] += 1
+    def on_delivery(self, err, msg) -> None:
+        self.failed += 1
+        if len(self.errors) < 3:
+            from confluent_kafka import KafkaException
 
+            from headrace.admin import describe_error
+            self.errors.append(describe_error(KafkaException(err)))
+
+
+def _send_all(producer, args, batches, sep, headers, total, deliveries: _Deliveries) -> int:
+    """Produces every record; returns how many were handed to the producer.
+    REQUIRES: the producer's on_delivery is ``deliveries.on_delivery``."""
     progress = _Progress(total)
     sent = done_bytes = 0
     produce, poll, topic = producer.produce, producer.poll, args.topic
@@ -204,43 +212,60 @@ def _send_all(producer, args, batches, sep, headers, total):
     simple = sep is None and args.key is None and args.encoding == "text" and \
         not args.tombstone and not args.null_empty
     for batch in batches:
-        pairs = ((None, rec) for rec in batch) if simple else _records(batch, args, sep)
-        for key, value in pairs:
-            try:
-                produce(topic, value, key, partition, on_delivery=on_delivery, headers=headers)
-            except BufferError:
-                while True:
-                    poll(0.05)
-                    try:
-                        produce(topic, value, key, partition, on_delivery=on_delivery,
-                                headers=headers)
+        if simple and headers is None:  # the hot path: one C call per record
+            for i, value in enumerate(batch):
+                try:
+                    produce(topic, value, None, partition)
+                except BufferError:
+                    if not _retry(producer, topic, value, None, partition, None):
+                        batch = batch[:i]
                         break
-                    except BufferError:
-                        if cli_interrupt.requested():
-                            break
+        else:
+            for i, (key, value) in enumerate(_records(batch, args, sep)):
+                try:
+                    produce(topic, value, key, partition, headers=headers)
+                except BufferError:
+                    if not _retry(producer, topic, value, key, partition, headers):
+                        batch = batch[:i]
+                        break
         sent += len(batch)
         poll(0)
         if progress.enabled:
             done_bytes += sum(map(len, batch)) + len(batch)
-            progress.update(sum(acked.values()), done_bytes)
+            progress.update(sent - len(producer), done_bytes)
         if cli_interrupt.requested():
             break
     remaining = producer.flush(0.5 if cli_interrupt.requested() else args.timeout)
-    progress.update(sum(acked.values()), done_bytes, force=True)
+    progress.update(sent - remaining - deliveries.failed, done_bytes, force=True)
     progress.finish()
     if remaining:
-        failed.append(f"{remaining} records not acknowledged within {args.timeout:g}s")
-    return acked, failed, sent
+        deliveries.errors.append(f"{remaining} records not acknowledged within "
+                                 f"{args.timeout:g}s")
+    return sent, remaining
 
 
-def _report(topic: str, acked: Counter, failed: list[str], sent: int) -> int:
-    n = sum(acked.values())
-    parts = ", ".join(f"{p}:{c}" for p, c in sorted(acked.items()))
-    summary = f"headrace: produced {n} of {sent} records to {topic}"
-    if parts:
-        summary += f" (partition:records {parts})"
-    if failed:
-        first = next((f for f in failed if f), failed[0])
-        raise CliError(f"{sent - n} of {sent} records failed ({n} acknowledged): {first}")
+def _retry(producer, topic, value, key, partition, headers) -> bool:
+    """The queue is full: serve delivery reports until the record fits;
+    False if Ctrl-C came first."""
+    while not cli_interrupt.requested():
+        producer.poll(0.05)
+        try:
+            producer.produce(topic, value, key, partition, headers=headers)
+            return True
+        except BufferError:
+            continue
+    return False
+
+
+def _report(args, md, sent: int, remaining: int, deliveries: _Deliveries) -> int:
+    n = sent - remaining - deliveries.failed
+    summary = f"headrace: produced {n} of {sent} records to {args.topic}"
+    part = args.partition if args.partition is not None else \
+        (0 if md is not None and len(md.partitions) == 1 else None)
+    if part is not None and n:
+        summary += f" (partition:records {part}:{n})"
+    if deliveries.errors:
+        raise CliError(f"{sent - n} of {sent} records failed ({n} acknowledged): "
+                       f"{deliveries.errors[0]}")
     print(summary, file=sys.stderr)
     return 0

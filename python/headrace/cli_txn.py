@@ -15,9 +15,13 @@ import json
 import time
 from dataclasses import asdict
 
-from headrace.admin import Transaction
+from typing import TYPE_CHECKING
+
 from headrace.cli_common import CliError, add_client_flags, admin_for
 from headrace.cli_output import add_format_flag
+
+if TYPE_CHECKING:
+    from headrace.admin import Transaction
 
 # Kafka's transaction states, as ListTransactions filters and answers them.
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
