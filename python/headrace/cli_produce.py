@@ -14,6 +14,7 @@ redirected output never holds control characters.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -146,7 +147,8 @@ def _produce(args) -> int:
     if args.value_file:
         stream, total = _open(args.value_file)
         with stream:
-            batches = iter([[stream.read()]])
+            value = stream.read()
+        stream, batches = contextlib.nullcontext(), iter([[value]])
     else:
         stream, total = _open(args.file) if args.file else (sys.stdin.buffer, None)
         batches = split_records(stream, delim, strip_cr=delim == b"\n")
