@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 
 from headrace import cli_interrupt
 from headrace.cli_codec import ENCODINGS, parse_delimiter
@@ -183,6 +184,7 @@ class _Run:
         self.stops: dict[tuple[str, int], int] = {}  # exclusive stop offsets
         self.done: set[tuple[str, int]] = set()       # past --to
         self.at_end: set[tuple[str, int]] = set()
+        self.assign_deadline = time.monotonic() + args.timeout
 
     def set_stops(self, tps) -> None:
         """Resolves --to for ``tps`` (with their start offsets in tp.offset)."""
@@ -197,6 +199,11 @@ class _Run:
 
     def _finished(self, consumer) -> bool:
         assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        if not assigned and not self.args.follow and self.args.group and \
+                time.monotonic() > self.assign_deadline:
+            raise CliError(f"group {self.args.group}: no partition assigned within "
+                           f"{self.args.timeout:g}s (no topic matches, or other members "
+                           f"own every partition)")
         if self.stop is not None and self.done and not assigned - self.done:
             return True
         if self.args.follow:
