@@ -137,7 +137,8 @@ def _partitions(admin, names: list[str], regexes: list[str], only: list[int] | N
     md = admin.metadata()
     topics = list(names)
     for n in names:
-        admin.topic_metadata(n)  # AdminError "unknown topic" if missing
+        if n not in md.topics or md.topics[n].error is not None and not md.topics[n].partitions:
+            raise CliError(f"unknown topic {n!r}")
     for r in regexes:
         matched = [t for t in md.topics if re.match(r, t)]
         if not matched:
@@ -145,8 +146,7 @@ def _partitions(admin, names: list[str], regexes: list[str], only: list[int] | N
         topics += matched
     tps = []
     for t in sorted(set(topics)):
-        parts = sorted(md.topics[t].partitions) if t in md.topics else \
-            sorted(admin.topic_metadata(t).partitions)
+        parts = sorted(md.topics[t].partitions)
         if only:
             missing = [p for p in only if p not in parts]
             if missing and len(topics) == 1:
