@@ -72,37 +72,40 @@ def test_unknown_state_is_one_error_line():
                    "unknown transaction state")
 
 
-def test_describe_each_leaves_out_ids_that_vanished():
-    """kafka-python raises for a whole DescribeTransactions answer when one id
-    fails; the listing then describes one id at a time and drops the ones
-    that ended in between."""
-    from types import SimpleNamespace
+def test_describe_transactions_answer_carries_an_error_per_id():
+    """DescribeTransactions v0 answers each id with its own error code, so an
+    id that ended between ListTransactions and DescribeTransactions fails
+    alone (the listing leaves it out) and the others are decoded whole."""
+    import struct
 
-    import kafka.errors as kerrors
-    from kafka.structs import TopicPartition
+    from headrace.admin_wire import Reader, describe_transactions, error_name
 
-    from headrace.admin import _describe_each
+    def cstr(s):
+        return bytes([len(s) + 1]) + s.encode()
 
-    class FakeClient:
-        calls: list[list[str]] = []
+    ok_state = (struct.pack(">h", 0) + cstr("a") + cstr("Ongoing") +
+                struct.pack(">iqqh", 100, 7, 5, 1) +
+                bytes([2]) + cstr("t") + bytes([3]) + struct.pack(">ii", 1, 0) + b"\0" + b"\0")
+    gone = (struct.pack(">h", 105) + cstr("gone") + cstr("") +
+            struct.pack(">iqqh", 0, -1, -1, -1) + bytes([1]) + b"\0")
+    body = struct.pack(">i", 0) + bytes([3]) + ok_state + gone + b"\0"
 
-        def describe_transactions(self, ids):
-            self.calls.append(list(ids))
-            if "gone" in ids:
-                raise kerrors.for_code(105)("gone")
-            return {i: SimpleNamespace(producer_id=5, state=SimpleNamespace(value="Ongoing"),
-                                       producer_epoch=1, transaction_timeout_ms=100,
-                                       transaction_start_time_ms=7, coordinator_id=1,
-                                       topic_partitions={TopicPartition("t", 1),
-                                                         TopicPartition("t", 0)})
-                    for i in ids}
+    class Answer:
+        address = "fake:1"
+        sent: list = []
 
-    client = FakeClient()
-    got = _describe_each(client, ["a", "gone", "b"])
-    assert client.calls == [["a", "gone", "b"], ["a"], ["gone"], ["b"]]
-    assert sorted(got) == ["a", "b"]
-    assert got["a"] == Transaction("a", 5, "Ongoing", 1, 100, 7, [("t", 0), ("t", 1)], 1)
-    assert _describe_each(client, []) == {}
+        def call(self, api_key, version, request_body, flexible=True):
+            self.sent.append((api_key, version, request_body))
+            return Reader(body)
+
+    conn = Answer()
+    a, g = describe_transactions(conn, ["a", "gone"])
+    assert conn.sent == [(65, 0, bytes([3]) + cstr("a") + cstr("gone") + b"\0")]
+    assert (a.error_code, a.transactional_id, a.state, a.timeout_ms, a.start_time_ms,
+            a.producer_id, a.producer_epoch, a.partitions) == \
+        (0, "a", "Ongoing", 100, 7, 5, 1, [("t", 0), ("t", 1)])
+    assert (g.transactional_id, error_name(g.error_code)) == ("gone",
+                                                             "TRANSACTIONAL_ID_NOT_FOUND")
 
 
 # -- end to end --------------------------------------------------------------
@@ -186,4 +189,4 @@ def test_list_and_describe_an_open_then_committed_transaction(txn_broker, reques
 
 def test_describe_unknown_id_is_one_error_line(txn_broker):
     one_error_line(headrace("txn", "describe", "no-such-transactional-id",
-                            brokers=txn_broker.bootstrap), "TransactionalIdNotFound")
+                            brokers=txn_broker.bootstrap), "TRANSACTIONAL_ID_NOT_FOUND")

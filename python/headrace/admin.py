@@ -7,7 +7,8 @@ silenced: callers see errors as exceptions only.
 
 confluent-kafka 2.16 has no DescribeLogDirs, ListTransactions or
 DescribeTransactions call, so :meth:`Admin.log_dirs` and the transaction
-calls use kafka-python's ``KafkaAdminClient`` instead.
+calls send those requests themselves (:mod:`headrace.admin_wire`), to the
+brokers that Metadata lists.
 """
 from __future__ import annotations
 
@@ -202,6 +203,28 @@ class Admin:
                 out.update(ends)
         return out
 
+    def delete_records(self, topic: str, before: Mapping[int, int]) -> dict[int, int]:
+        """DeleteRecords: for each {partition: offset} deletes the records
+        below offset (-1: below the high watermark, i.e. all); returns
+        {partition: the new log start offset (low watermark)}."""
+        tps = [TopicPartition(topic, p, o) for p, o in sorted(before.items())]
+        fs = self.client.delete_records(tps, request_timeout=self.timeout,
+                                        operation_timeout=self.timeout)
+        return {tp.partition: _wait(f, self.timeout, f"cannot delete records of "
+                                    f"{topic}[{tp.partition}]").low_watermark
+                for tp, f in fs.items()}
+
+    def describe_cluster(self) -> dict[str, Any]:
+        """DescribeCluster: {"cluster_id", "controller" (id or -1), "brokers":
+        [{"id", "host", "port", "rack"}] sorted by id}."""
+        res = _wait(self.client.describe_cluster(request_timeout=self.timeout),
+                    self.timeout, "cannot describe cluster")
+        nodes = sorted(res.nodes, key=lambda n: n.id)
+        return {"cluster_id": res.cluster_id,
+                "controller": res.controller.id if res.controller is not None else -1,
+                "brokers": [{"id": n.id, "host": n.host, "port": n.port, "rack": n.rack}
+                            for n in nodes]}
+
     # -- groups --------------------------------------------------------------
     def groups(self) -> list[Any]:
         """ConsumerGroupListing of every group."""
@@ -246,31 +269,27 @@ class Admin:
         fs = self.client.delete_consumer_groups([group], request_timeout=self.timeout)
         _wait(fs[group], self.timeout, f"cannot delete group {group!r}")
 
-    # -- kafka-python for what confluent-kafka lacks ----------------------
+    # -- raw requests for what confluent-kafka lacks (headrace.admin_wire) ---
     @contextlib.contextmanager
-    def _kafka_python(self, what: str):
-        """A kafka-python KafkaAdminClient, closed on exit; its errors become
+    def _wire(self, host: str, port: int, what: str):
+        """A Connection to one broker, closed on exit; its errors become
         AdminError("cannot <what>: ...")."""
-        from kafka.admin import KafkaAdminClient
-        from kafka.errors import KafkaError as KpError
-        from kafka.errors import KafkaConnectionError, KafkaTimeoutError
+        from headrace.admin_wire import Connection, WireError
 
-        logging.getLogger("kafka").addHandler(logging.NullHandler())  # no stray warnings
-        ms = int(self.timeout * 1000)
         try:
-            client = KafkaAdminClient(bootstrap_servers=self.brokers.split(","),
-                                      request_timeout_ms=ms, bootstrap_timeout_ms=ms,
-                                      client_id="headrace-admin")
-        except (KafkaConnectionError, KafkaTimeoutError) as e:
-            raise AdminError(f"broker unreachable or not answering ({e})") from None
-        except KpError as e:
+            conn = Connection(host, port, self.timeout)
+        except WireError as e:
             raise AdminError(f"cannot {what}: {e}") from None
         try:
-            yield client
-        except KpError as e:
+            yield conn
+        except WireError as e:
             raise AdminError(f"cannot {what}: {e}") from None
         finally:
-            client.close()
+            conn.close()
+
+    def _brokers(self) -> list[tuple[int, str, int]]:
+        md = self.metadata()
+        return sorted((b.id, b.host, b.port) for b in md.brokers.values())
 
     # -- log dirs -----------------------------------------------------------
     def log_dirs(self, topics: Iterable[str] | None = None) -> list[LogDir]:
@@ -278,10 +297,22 @@ class Admin:
         them; ``topics`` limits the partitions to those topics (None = all).
         Raises AdminError if a broker reports a log dir error or does not
         answer."""
-        with self._kafka_python("describe log dirs") as client:
-            wanted = None if topics is None else list(topics)
-            answers = client.describe_log_dirs(wanted) if wanted != [] else []
-        return [_log_dir(a["broker"], d) for a in answers for d in a["log_dirs"]]
+        from headrace.admin_wire import describe_log_dirs, error_name
+
+        md = self.metadata()
+        spec = None
+        if topics is not None:
+            spec = {t: sorted(md.topics[t].partitions) for t in topics if t in md.topics}
+        out = []
+        for node, host, port in sorted((b.id, b.host, b.port) for b in md.brokers.values()):
+            with self._wire(host, port, "describe log dirs") as conn:
+                answers = describe_log_dirs(conn, spec)
+            for a in answers:
+                if a.error_code:
+                    raise AdminError(f"log dir {a.path!r} of broker {node}: "
+                                     f"{error_name(a.error_code)}")
+                out.append(LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes))
+        return out
 
     # -- transactions (ListTransactions 66, DescribeTransactions 65) --------
     def transactions(self, states: Iterable[str] = ()) -> list[Transaction]:
@@ -289,21 +320,49 @@ class Admin:
         only those in these states, Kafka's names), each completed by
         DescribeTransactions (epoch, timeout, start time, partitions) unless
         it vanished in between. Sorted by transactional id."""
-        with self._kafka_python("list transactions") as client:
-            listed = client.list_transactions(state_filters=list(states) or None)
-            found = {t.transactional_id: Transaction(t.transactional_id, t.producer_id,
-                                                     str(getattr(t.state, "value", t.state)))
-                     for rows in listed.values() for t in rows}
-            described = _describe_each(client, sorted(found))
-        found.update(described)
+        from headrace.admin_wire import list_transactions
+
+        brokers = self._brokers()
+        found: dict[str, Transaction] = {}
+        for _, host, port in brokers:
+            with self._wire(host, port, "list transactions") as conn:
+                for tid, pid, state in list_transactions(conn, list(states)):
+                    found[tid] = Transaction(tid, pid, state)
+        found.update({t.transactional_id: t for t in self._describe(sorted(found), brokers)
+                      if not isinstance(t, str)})
         return [found[k] for k in sorted(found)]
 
     def describe_transaction(self, transactional_id: str) -> Transaction:
         """DescribeTransactions of one id; AdminError (naming Kafka's error,
         e.g. TRANSACTIONAL_ID_NOT_FOUND) when its coordinator has none."""
-        with self._kafka_python(f"describe transaction {transactional_id!r}") as client:
-            answers = client.describe_transactions([transactional_id])
-        return _transaction(transactional_id, answers[transactional_id])
+        [t] = self._describe([transactional_id], self._brokers())
+        if isinstance(t, str):
+            raise AdminError(f"cannot describe transaction {transactional_id!r}: {t}")
+        return t
+
+    def _describe(self, ids: list[str], brokers) -> list[Transaction | str]:
+        """DescribeTransactions of ``ids``, each at its coordinator
+        (FindCoordinator through the first broker): a Transaction, or the
+        Kafka error name where the coordinator has none."""
+        from headrace.admin_wire import (describe_transactions, error_name,
+                                         find_transaction_coordinator)
+
+        if not ids:
+            return []
+        by_node: dict[tuple[int, str, int], list[str]] = {}
+        _, host, port = brokers[0]
+        with self._wire(host, port, "find transaction coordinators") as conn:
+            for tid in ids:
+                by_node.setdefault(find_transaction_coordinator(conn, tid), []).append(tid)
+        answers: dict[str, Transaction | str] = {}
+        for (node, host, port), group in by_node.items():
+            with self._wire(host, port, "describe transactions") as conn:
+                for a in describe_transactions(conn, group):
+                    answers[a.transactional_id] = error_name(a.error_code) if a.error_code \
+                        else Transaction(a.transactional_id, a.producer_id, a.state,
+                                         a.producer_epoch, a.timeout_ms, a.start_time_ms,
+                                         a.partitions, node)
+        return [answers.get(tid, "no answer") for tid in ids]
 
     def partition_sizes(self, topic: str, leaders: Mapping[int, int] | None = None
                         ) -> dict[int, int]:
@@ -317,43 +376,3 @@ class Admin:
                 if t == topic:
                     out[p] = out.get(p, 0) + size
         return out
-
-
-def _transaction(transactional_id: str, d: Any) -> Transaction:
-    """A kafka-python TransactionDescription -> Transaction."""
-    return Transaction(transactional_id, d.producer_id, str(getattr(d.state, "value", d.state)),
-                       d.producer_epoch, d.transaction_timeout_ms, d.transaction_start_time_ms,
-                       sorted((tp.topic, tp.partition) for tp in d.topic_partitions),
-                       d.coordinator_id)
-
-
-def _describe_each(client: Any, ids: list[str]) -> dict[str, Transaction]:
-    """DescribeTransactions of `ids` in one round; if one of them failed
-    (kafka-python raises for the whole answer), one id at a time, leaving
-    out those that fail (ended and expired since they were listed)."""
-    from kafka.errors import KafkaError as KpError
-
-    if not ids:
-        return {}
-    try:
-        return {k: _transaction(k, d) for k, d in client.describe_transactions(ids).items()}
-    except KpError:
-        pass
-    out = {}
-    for k in ids:
-        try:
-            out[k] = _transaction(k, client.describe_transactions([k])[k])
-        except KpError:
-            continue
-    return out
-
-
-def _log_dir(broker: int, d: Mapping[str, Any]) -> LogDir:
-    """A kafka-python DescribeLogDirs result dict -> LogDir."""
-    if d.get("error_code", 0):
-        from kafka.errors import for_code
-        raise AdminError(f"log dir {d.get('log_dir')!r} of broker {broker}: "
-                         f"{for_code(d['error_code']).__name__}")
-    sizes = {(t["name"], p["partition_index"]): p["partition_size"]
-             for t in d.get("topics", []) for p in t.get("partitions", [])}
-    return LogDir(broker, d["log_dir"], d.get("total_bytes", -1), d.get("usable_bytes", -1), sizes)

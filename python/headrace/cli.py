@@ -10,6 +10,7 @@ import os
 import sys
 
 from headrace.cli_cluster import add_cluster_parser
+from headrace.cli_completion import add_completion_parser
 from headrace.cli_config import add_config_parser
 from headrace.cli_consume import add_consume_parser
 from headrace.cli_group import add_group_parser
@@ -58,7 +59,7 @@ def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rack", metavar="RACK", help="this broker's rack (broker.rack)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any broker setting, e.g. --set log.retention.ms=60000 (repeatable)")
-    p.set_defaults(func=_cmd_broker)
+    p.set_defaults(func=_cmd_broker, own_signals=True)
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
@@ -73,8 +74,22 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     return run_broker(gather(args.config, flags))
 
 
+class _VersionAction(argparse.Action):
+    """--version: the installed package's version, looked up only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from headrace._core import __version__
+
+        print(f"headrace {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="headrace", description="headrace streaming log broker")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _add_broker_parser(sub)
@@ -86,14 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_txn_parser(sub)
     add_log_parser(sub)
     add_cluster_parser(sub)
+    add_completion_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from headrace import cli_interrupt
+
+    if not getattr(args, "own_signals", False):
+        cli_interrupt.install()
     try:
-        return args.func(args)
+        code = args.func(args)
+        return cli_interrupt.EXIT_CODE if cli_interrupt.requested() else code
     except BrokenPipeError:
         # Output piped into e.g. `head`: stop quietly, as other tools do.
         _silence_stdout()

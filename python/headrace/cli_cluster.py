@@ -1,6 +1,7 @@
-"""``headrace cluster up|down|info``: a local cluster (a ZooKeeper and N
-broker processes, headrace.EmbeddedCluster) and a look at any cluster's
-ZooKeeper."""
+"""``headrace cluster up|down|info|log-dirs|elect-leaders``: a local cluster
+(a ZooKeeper and N broker processes, headrace.EmbeddedCluster) and a look at
+any cluster, through its brokers (DescribeCluster, Metadata, DescribeLogDirs)
+or its ZooKeeper."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
+from headrace.cli_output import add_format_flag, emit
 from headrace.errors import HeadraceError
 
 STATE_FILE = "cluster.json"
@@ -48,23 +50,31 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
                     help="leave the cluster running and return; stop it with `cluster down`")
     up.add_argument("--timeout", type=float, default=60.0, metavar="S",
                     help="seconds to wait for every broker to join (default 60)")
-    up.set_defaults(func=_cmd_up)
+    up.set_defaults(func=_cmd_up, own_signals=True)
 
     down = csub.add_parser("down", help="stop a cluster started with `cluster up --detach`")
     down.add_argument("--data-dir", required=True, metavar="DIR")
     down.add_argument("--timeout", type=float, default=30.0, metavar="S")
     down.set_defaults(func=_cmd_down)
 
-    info = csub.add_parser("info", help="brokers, controller and topics, read from ZooKeeper "
-                                       "(or from a broker's Metadata with --brokers)")
-    info.add_argument("--brokers", metavar="HOST:PORT[,...]",
-                      help="ask these brokers (Metadata) instead of ZooKeeper")
+    info = csub.add_parser("info", help="cluster id, controller, brokers (id, host, port, "
+                                       "rack) and topic counts, from the bootstrap brokers "
+                                       "(or from ZooKeeper with --zookeeper/--data-dir)")
+    add_client_flags(info)
     info.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]",
-                      help="the cluster's zookeeper.connect (default: from --data-dir's "
-                           "cluster.json, else 127.0.0.1:2181)")
-    info.add_argument("--data-dir", metavar="DIR", help="a `cluster up` data directory")
-    info.add_argument("--timeout", type=float, default=10.0, metavar="S")
+                      help="read the cluster's registrations from this ZooKeeper instead")
+    info.add_argument("--data-dir", metavar="DIR",
+                      help="read them from the ZooKeeper of this `cluster up` directory")
+    add_format_flag(info)
     info.set_defaults(func=_cmd_info)
+
+    dirs = csub.add_parser("log-dirs", help="every broker's log directories: volume size, "
+                                           "free bytes, bytes per partition (DescribeLogDirs)")
+    add_client_flags(dirs)
+    dirs.add_argument("--topic", action="append", metavar="TOPIC",
+                      help="only partitions of TOPIC (repeatable; default all)")
+    add_format_flag(dirs)
+    dirs.set_defaults(func=_cmd_log_dirs)
 
     elect = csub.add_parser("elect-leaders",
                             help="elect the preferred replica (or, --unclean, any live "
@@ -75,6 +85,7 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
                        help="a partition (repeatable; default all)")
     elect.add_argument("--unclean", action="store_true",
                        help="unclean election: may lose records the new leader lacks")
+    add_format_flag(elect)
     elect.set_defaults(func=_cmd_elect_leaders)
 
 
@@ -193,6 +204,26 @@ def _cmd_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    doc = _info_from_zookeeper(args) if args.zookeeper or args.data_dir else \
+        _info_from_brokers(args)
+    return emit(args, doc, lambda: _info_table(doc))
+
+
+def _info_table(doc: dict) -> None:
+    print(f"cluster id   {doc['cluster_id']}")
+    controller = "none" if doc["controller"] == -1 else str(doc["controller"])
+    if doc.get("controller_epoch") is not None:
+        controller += f" (epoch {doc['controller_epoch']})"
+    print(f"controller   {controller}")
+    print(f"brokers      {len(doc['brokers'])}")
+    for b in doc["brokers"]:
+        print(f"  {b['id']:<5} {b['host']}:{b['port']}  rack {b['rack'] or '-'}")
+    print(f"topics       {doc['topics']} ({doc['partitions']} partitions, "
+          f"{doc['offline_partitions']} offline, {doc['under_replicated_partitions']} "
+          f"under-replicated)")
+
+
+def _info_from_zookeeper(args: argparse.Namespace) -> dict:
     from kazoo.client import KazooClient
     from kazoo.exceptions import NoNodeError
     from kazoo.handlers.threading import KazooTimeoutError
@@ -200,16 +231,13 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from headrace.cluster import zk_layout as L
 
     _quiet_kazoo()
-    if args.brokers:
-        return _info_from_metadata(args)
     connect = args.zookeeper
-    if connect is None and args.data_dir:
+    if connect is None:
         try:
             connect = json.loads((Path(args.data_dir) / STATE_FILE).read_text())[
                 "zookeeper"]["connect"]
         except (OSError, KeyError, ValueError):
             raise CliError(f"no running cluster in {args.data_dir}") from None
-    connect = connect or "127.0.0.1:2181"
     zk = KazooClient(hosts=connect, timeout=args.timeout)
     try:
         zk.start(args.timeout)
@@ -229,16 +257,15 @@ def _cmd_info(args: argparse.Namespace) -> int:
             epoch = L.decode_controller_epoch(zk.get(L.CONTROLLER_EPOCH)[0])
         except NoNodeError:
             epoch = 0
-        print(f"cluster id   {cluster_id}")
-        print(f"controller   {controller if controller != -1 else 'none'} (epoch {epoch})")
         ids = sorted(int(c) for c in zk.get_children(L.BROKER_IDS) if c.isdigit())
-        print(f"brokers      {len(ids)}")
+        brokers = []
         for b in ids:
             try:
                 reg = L.BrokerRegistration.decode(b, zk.get(L.broker_path(b))[0])
             except NoNodeError:
                 continue
-            print(f"  {b:<5} {reg.host}:{reg.port}  rack {reg.rack or '-'}")
+            brokers.append({"id": b, "host": reg.host, "port": reg.port,
+                            "rack": reg.rack or None})
         topics = sorted(zk.get_children(L.TOPICS))
         total = offline = under = 0
         for t in topics:
@@ -257,23 +284,27 @@ def _cmd_info(args: argparse.Namespace) -> int:
                     offline += 1
                 elif len(st.isr) < len(replicas):
                     under += 1
-        print(f"topics       {len(topics)} ({total} partitions, {offline} offline, "
-              f"{under} under-replicated)")
     finally:
         zk.stop()
         zk.close()
-    return 0
+    return {"cluster_id": cluster_id, "controller": controller, "controller_epoch": epoch,
+            "brokers": brokers, "topics": len(topics), "partitions": total,
+            "offline_partitions": offline, "under_replicated_partitions": under}
 
 
-def _info_from_metadata(args: argparse.Namespace) -> int:
-    from headrace.admin import Admin
+def _info_from_brokers(args: argparse.Namespace) -> dict:
+    """DescribeCluster (racks, controller) and Metadata (partition counts)."""
+    from headrace.admin import AdminError
 
-    md = Admin(args.brokers, timeout=args.timeout).metadata()
-    print(f"cluster id   {md.cluster_id}")
-    print(f"controller   {md.controller_id if md.controller_id != -1 else 'none'}")
-    print(f"brokers      {len(md.brokers)}")
-    for b in sorted(md.brokers.values(), key=lambda b: b.id):
-        print(f"  {b.id:<5} {b.host}:{b.port}")
+    admin = admin_for(args)
+    md = admin.metadata()
+    try:
+        doc = admin.describe_cluster()
+    except AdminError:  # a cluster without DescribeCluster: Metadata has no racks
+        doc = {"cluster_id": md.cluster_id, "controller": md.controller_id,
+               "brokers": [{"id": b.id, "host": b.host, "port": b.port, "rack": None}
+                           for b in sorted(md.brokers.values(), key=lambda b: b.id)]}
+    doc["controller_epoch"] = None
     total = offline = under = 0
     for t in md.topics.values():
         for p in t.partitions.values():
@@ -282,16 +313,41 @@ def _info_from_metadata(args: argparse.Namespace) -> int:
                 offline += 1
             elif len(p.isrs) < len(p.replicas):
                 under += 1
-    print(f"topics       {len(md.topics)} ({total} partitions, {offline} offline, "
-          f"{under} under-replicated)")
-    return 0
+    doc.update({"topics": len(md.topics), "partitions": total, "offline_partitions": offline,
+                "under_replicated_partitions": under})
+    return doc
+
+
+def _cmd_log_dirs(args: argparse.Namespace) -> int:
+    dirs = admin_for(args).log_dirs(args.topic)
+    doc = {"log_dirs": [{"broker": d.broker, "path": d.path, "total_bytes": d.total_bytes,
+                         "usable_bytes": d.usable_bytes,
+                         "partitions": [{"topic": t, "partition": p, "size_bytes": size}
+                                        for (t, p), size in sorted(d.sizes.items())]}
+                        for d in sorted(dirs, key=lambda d: (d.broker, d.path))]}
+
+    def table():
+        print("BROKER\tPATH\tTOTAL_BYTES\tUSABLE_BYTES\tTOPIC\tPARTITION\tSIZE")
+        for d in doc["log_dirs"]:
+            head = f"{d['broker']}\t{d['path']}\t{d['total_bytes']}\t{d['usable_bytes']}"
+            if not d["partitions"]:
+                print(f"{head}\t-\t-\t-")
+            for p in d["partitions"]:
+                print(f"{head}\t{p['topic']}\t{p['partition']}\t{p['size_bytes']}")
+
+    return emit(args, doc, table)
 
 
 def _cmd_elect_leaders(args: argparse.Namespace) -> int:
     """One line per partition: `topic-p elected` or `topic-p ERROR_NAME`."""
     results = admin_for(args).elect_leaders(args.topic, args.partition, args.unclean)
-    failed = 0
-    for p, err in sorted(results.items()):
-        print(f"{args.topic}-{p}\t{'elected' if err is None else err}")
-        failed += err is not None and err != "ELECTION_NOT_NEEDED"
+    failed = sum(err is not None and err != "ELECTION_NOT_NEEDED" for err in results.values())
+    doc = {"topic": args.topic, "partitions": [{"partition": p, "error": err}
+                                               for p, err in sorted(results.items())]}
+
+    def table():
+        for p, err in sorted(results.items()):
+            print(f"{args.topic}-{p}\t{'elected' if err is None else err}")
+
+    emit(args, doc, table)
     return 1 if failed else 0

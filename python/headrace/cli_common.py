@@ -1,14 +1,24 @@
 """Pieces every client subcommand of the ``headrace`` command line shares:
-the ``--brokers`` / ``--timeout`` flags and KEY=VALUE parsing."""
+the ``--brokers`` / ``--timeout`` flags, the fail-fast bootstrap check, and
+KEY=VALUE parsing.
+
+Import cost matters here (every command imports this module while building
+the parser): confluent_kafka and headrace.admin are imported only by the
+functions that talk to a broker.
+"""
 from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
-from headrace.admin import DEFAULT_BROKERS, Admin
 from headrace.errors import HeadraceError
 
+if TYPE_CHECKING:
+    from headrace.admin import Admin
+
 BROKERS_ENV = "HEADRACE_BROKERS"
+DEFAULT_BROKERS = "127.0.0.1:9092"  # the same as headrace.admin.DEFAULT_BROKERS
 
 
 class CliError(HeadraceError):
@@ -17,14 +27,25 @@ class CliError(HeadraceError):
 
 def add_client_flags(p: argparse.ArgumentParser) -> None:
     """--brokers (or $HEADRACE_BROKERS, default 127.0.0.1:9092) and --timeout."""
-    p.add_argument("--brokers", metavar="HOST:PORT[,...]",
+    p.add_argument("--brokers", "-b", metavar="HOST:PORT[,...]",
                    default=os.environ.get(BROKERS_ENV) or DEFAULT_BROKERS,
                    help=f"bootstrap brokers (env {BROKERS_ENV}, default {DEFAULT_BROKERS})")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="seconds to wait for the cluster before giving up (default 10)")
 
 
-def admin_for(args: argparse.Namespace) -> Admin:
+def check_reachable(args: argparse.Namespace) -> None:
+    """Fails fast (one line naming the addresses) when no bootstrap broker
+    accepts a TCP connection; see headrace.cli_probe."""
+    from headrace.cli_probe import check_bootstrap
+
+    check_bootstrap(args.brokers, args.timeout)
+
+
+def admin_for(args: argparse.Namespace) -> "Admin":
+    from headrace.admin import Admin
+
+    check_reachable(args)
     return Admin(args.brokers, timeout=args.timeout)
 
 
@@ -37,15 +58,3 @@ def parse_pairs(items: list[str] | None, what: str) -> dict[str, str]:
             raise CliError(f"{what} expects KEY=VALUE, got {item!r}")
         out[key.strip()] = value
     return out
-
-
-def parse_position(text: str) -> str | int:
-    """--from/--to value: "earliest", "latest", an offset (int >= 0) or
-    "@TIMESTAMP_MS" (returned as the string "@123")."""
-    if text in ("earliest", "latest"):
-        return text
-    if text.startswith("@") and text[1:].isdigit():
-        return text
-    if text.isdigit():
-        return int(text)
-    raise CliError(f"position must be earliest, latest, OFFSET or @TIMESTAMP_MS, got {text!r}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from headrace.cli_common import parse_pairs
+from headrace.cli_output import add_format_flag, emit
 from headrace.settings import DEFAULT_SOURCE, EffectiveSetting, effective, gather
 
 
@@ -24,6 +25,7 @@ def add_config_parser(sub: argparse._SubParsersAction) -> None:
                    help="only the settings a file, the environment or a flag set")
     s.add_argument("--doc", action="store_true",
                    help="append each setting's built-in default and a one-line description")
+    add_format_flag(s)
     s.set_defaults(func=_show)
 
 
@@ -34,13 +36,18 @@ def _source(row: EffectiveSetting) -> str:
 
 
 def _show(args) -> int:
-    rows = effective(gather(args.config, parse_pairs(args.set, "--set")))
-    for row in rows:
-        if args.changed and row.source == DEFAULT_SOURCE:
-            continue
-        line = f"{row.name}={row.value}\t({_source(row)})"
-        if args.doc:
-            default = row.default if row.default else '""'
-            line += f"\t# default {default}: {row.doc}"
-        print(line)
-    return 0
+    rows = [row for row in effective(gather(args.config, parse_pairs(args.set, "--set")))
+            if not (args.changed and row.source == DEFAULT_SOURCE)]
+    doc = {"settings": [{"name": row.name, "value": row.value, "source": row.source,
+                         "set_as": row.set_as or None, "default": row.default,
+                         "doc": row.doc} for row in rows]}
+
+    def table():
+        for row in rows:
+            line = f"{row.name}={row.value}\t({_source(row)})"
+            if args.doc:
+                default = row.default if row.default else '""'
+                line += f"\t# default {default}: {row.doc}"
+            print(line)
+
+    return emit(args, doc, table)

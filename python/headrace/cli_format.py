@@ -1,40 +1,101 @@
 """Output formats of ``headrace consume``: plain values, JSON lines, and a
-kcat-like format string (``%t %p %o %k %s %T %h %K %S %%``, ``\\n \\t \\\\``)."""
+kcat-like format string (``%t %p %o %k %s %T %h %K %S %%``, ``\\n \\t \\\\``).
+
+Every format renders a whole batch of messages into one bytes object (one
+write per batch). Keys, values and header values are shown in the chosen
+encoding (text: as they are; base64; hex). A null key or value is JSON
+``null``, and in plain and format-string output the ``null`` text (empty
+unless ``-Z``/``--null``), so a tombstone can be told from an empty value.
+"""
 from __future__ import annotations
 
 import json
 import re
 from typing import Callable
 
+from headrace.cli_codec import encoder
+
 _TOKEN = re.compile(r"%[tpokshTKS%]|\\[nt\\]")
+_TS_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
 
 
-def _text(b: bytes | None) -> str:
-    return "" if b is None else b.decode("utf-8", errors="backslashreplace")
+class Formatter:
+    """render(msgs) -> bytes for a list of confluent_kafka Messages."""
+
+    def __init__(self, name: str, encoding: str = "text", null: bytes = b"",
+                 delimiter: bytes = b"\n"):
+        self.encode = encoder(encoding)
+        self.null = null
+        self.delimiter = delimiter
+        if name == "plain":
+            self.render = self._plain
+        elif name == "json":
+            self.render = self._json
+        else:
+            self._parts = _compile(name)
+            self.render = self._format
+
+    def _show(self, b: bytes | None) -> bytes:
+        if b is None:
+            return self.null
+        return b if self.encode is None else self.encode(b)
+
+    def _plain(self, msgs) -> bytes:
+        values = [m.value() for m in msgs]
+        if self.encode is not None or None in values:
+            values = [self._show(v) for v in values]
+        return self.delimiter.join(values) + self.delimiter
+
+    def _text(self, b: bytes | None) -> str | None:
+        if b is None:
+            return None
+        if self.encode is None:
+            return b.decode("utf-8", errors="backslashreplace")
+        return self.encode(b).decode("ascii")
+
+    def _json(self, msgs) -> bytes:
+        lines = []
+        for m in msgs:
+            ts_type, ts = m.timestamp()
+            doc = {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(),
+                   "timestamp": ts, "timestamp_type": _TS_TYPES.get(ts_type, "NotAvailable"),
+                   "key": self._text(m.key()), "value": self._text(m.value()),
+                   "headers": [[k, self._text(v)] for k, v in (m.headers() or [])]}
+            lines.append(json.dumps(doc, ensure_ascii=False))
+        return ("\n".join(lines) + "\n").encode()
+
+    def _format(self, msgs) -> bytes:
+        out = bytearray()
+        for m in msgs:
+            for part in self._parts:
+                out += part if isinstance(part, bytes) else self._field(part, m)
+        return bytes(out)
+
+    def _field(self, token: str, m) -> bytes:
+        if token == "%t":
+            return m.topic().encode()
+        if token == "%p":
+            return str(m.partition()).encode()
+        if token == "%o":
+            return str(m.offset()).encode()
+        if token == "%k":
+            return self._show(m.key())
+        if token == "%s":
+            return self._show(m.value())
+        if token == "%K":
+            return str(-1 if m.key() is None else len(m.key())).encode()
+        if token == "%S":
+            return str(-1 if m.value() is None else len(m.value())).encode()
+        if token == "%T":
+            return str(m.timestamp()[1]).encode()
+        if token == "%h":
+            return b",".join(k.encode() + b"=" + self._show(v) for k, v in (m.headers() or []))
+        return {"%%": b"%", "\\n": b"\n", "\\t": b"\t", "\\\\": b"\\"}[token]
 
 
-def _headers(msg) -> list[tuple[str, bytes | None]]:
-    return list(msg.headers() or [])
-
-
-def plain(msg) -> bytes:
-    return (msg.value() or b"") + b"\n"
-
-
-def as_json(msg) -> bytes:
-    ts_type, ts = msg.timestamp()
-    doc = {"topic": msg.topic(), "partition": msg.partition(), "offset": msg.offset(),
-           "timestamp": ts, "timestamp_type": {1: "CreateTime", 2: "LogAppendTime"}.get(
-               ts_type, "NotAvailable"),
-           "key": None if msg.key() is None else _text(msg.key()),
-           "value": None if msg.value() is None else _text(msg.value()),
-           "headers": [[k, None if v is None else _text(v)] for k, v in _headers(msg)]}
-    return json.dumps(doc, ensure_ascii=False).encode() + b"\n"
-
-
-def compile_format(fmt: str) -> Callable[[object], bytes]:
-    """A formatter for a kcat-style format string. Unknown %-sequences are
-    printed as written. No newline is added (write \\n as kcat does)."""
+def _compile(fmt: str) -> list[object]:
+    """A kcat-style format string -> literal bytes and %-tokens. Unknown
+    %-sequences are printed as written. No newline is added (write \\n)."""
     parts: list[object] = []
     pos = 0
     for m in _TOKEN.finditer(fmt):
@@ -44,41 +105,8 @@ def compile_format(fmt: str) -> Callable[[object], bytes]:
         pos = m.end()
     if pos < len(fmt):
         parts.append(fmt[pos:].encode())
-
-    def render(msg) -> bytes:
-        out = bytearray()
-        for part in parts:
-            out += part if isinstance(part, bytes) else _field(part, msg)
-        return bytes(out)
-
-    return render
+    return parts
 
 
-def _field(token: str, msg) -> bytes:
-    if token == "%t":
-        return msg.topic().encode()
-    if token == "%p":
-        return str(msg.partition()).encode()
-    if token == "%o":
-        return str(msg.offset()).encode()
-    if token == "%k":
-        return msg.key() or b""
-    if token == "%s":
-        return msg.value() or b""
-    if token == "%K":
-        return str(-1 if msg.key() is None else len(msg.key())).encode()
-    if token == "%S":
-        return str(-1 if msg.value() is None else len(msg.value())).encode()
-    if token == "%T":
-        return str(msg.timestamp()[1]).encode()
-    if token == "%h":
-        return ",".join(f"{k}={_text(v)}" for k, v in _headers(msg)).encode()
-    return {"%%": b"%", "\\n": b"\n", "\\t": b"\t", "\\\\": b"\\"}[token]
-
-
-def formatter(name: str) -> Callable[[object], bytes]:
-    if name == "plain":
-        return plain
-    if name == "json":
-        return as_json
-    return compile_format(name)
+def formatter(name: str, **kw) -> Callable[[list], bytes]:
+    return Formatter(name, **kw).render

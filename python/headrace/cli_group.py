@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from confluent_kafka import TopicPartition
-
-from headrace.cli_common import CliError, add_client_flags, admin_for, parse_position
+from headrace.cli_common import CliError, add_client_flags, admin_for
+from headrace.cli_offsets import SPELLINGS, parse_position, resolve
+from headrace.cli_output import add_format_flag, emit
 
 
 def add_group_parser(sub: argparse._SubParsersAction) -> None:
@@ -14,16 +14,18 @@ def add_group_parser(sub: argparse._SubParsersAction) -> None:
     gsub.required = True
 
     ls = gsub.add_parser("list", help="group ids, one per line, with their state")
+    add_format_flag(ls)
     ls.set_defaults(func=_list)
 
     d = gsub.add_parser("describe", help="members, assignments and per-partition lag")
     d.add_argument("group")
+    add_format_flag(d)
     d.set_defaults(func=_describe)
 
     s = gsub.add_parser("seek", help="reset a stopped group's committed offsets")
     s.add_argument("group")
     s.add_argument("--to", required=True, metavar="POS",
-                   help="earliest, latest, OFFSET or @TIMESTAMP_MS")
+                   help=SPELLINGS)
     s.add_argument("--topic", action="append", metavar="TOPIC",
                    help="all partitions of TOPIC (repeatable; default: the topics the group "
                         "has committed offsets for)")
@@ -43,9 +45,14 @@ def _state(desc) -> str:
 
 
 def _list(args) -> int:
-    for g in admin_for(args).groups():
-        print(f"{g.group_id}\t{getattr(g.state, 'name', g.state)}")
-    return 0
+    doc = {"groups": [{"group_id": g.group_id, "state": getattr(g.state, "name", str(g.state))}
+                      for g in admin_for(args).groups()]}
+
+    def table():
+        for g in doc["groups"]:
+            print(f"{g['group_id']}\t{g['state']}")
+
+    return emit(args, doc, table)
 
 
 def _existing(admin, group: str):
@@ -56,28 +63,50 @@ def _existing(admin, group: str):
 
 
 def _describe(args) -> int:
-    admin = admin_for(args)
-    desc = _existing(admin, args.group)
-    committed = admin.committed(args.group)
+    doc = describe_group(admin_for(args), args.group)
+    return emit(args, doc, lambda: _describe_table(doc))
+
+
+def describe_group(admin, group: str) -> dict:
+    """The --format json document of `group describe` (docs/cli.md)."""
+    from confluent_kafka import TopicPartition
+
+    desc = _existing(admin, group)
+    committed = admin.committed(group)
     owner: dict[tuple[str, int], str] = {}
-    print(f"group {args.group}: state {_state(desc)}, {len(desc.members)} members, "
-          f"assignor {desc.partition_assignor or '-'}")
-    print("MEMBER\tCLIENT\tHOST\tASSIGNMENT")
+    members = []
     for m in desc.members:
         tps = m.assignment.topic_partitions if m.assignment else []
         for tp in tps:
             owner[(tp.topic, tp.partition)] = m.member_id
-        assigned = ",".join(f"{tp.topic}[{tp.partition}]" for tp in tps) or "-"
-        print(f"{m.member_id}\t{m.client_id}\t{m.host}\t{assigned}")
+        members.append({"member_id": m.member_id, "client_id": m.client_id, "host": m.host,
+                        "assignment": [{"topic": tp.topic, "partition": tp.partition}
+                                       for tp in tps]})
     keys = sorted(set(committed) | set(owner))
     ends = admin.list_offsets([TopicPartition(t, p) for t, p in keys], "latest")
-    print("TOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tMEMBER")
+    offsets = []
     for key in keys:
         c, e = committed.get(key), ends[key]
-        lag = e - c if c is not None else "-"
-        print(f"{key[0]}\t{key[1]}\t{'-' if c is None else c}\t{e}\t{lag}\t"
-              f"{owner.get(key, '-')}")
-    return 0
+        offsets.append({"topic": key[0], "partition": key[1], "committed": c,
+                        "end_offset": e, "lag": None if c is None else e - c,
+                        "member_id": owner.get(key)})
+    return {"group_id": group, "state": _state(desc),
+            "assignor": desc.partition_assignor or None, "members": members,
+            "offsets": offsets}
+
+
+def _describe_table(doc: dict) -> None:
+    print(f"group {doc['group_id']}: state {doc['state']}, {len(doc['members'])} members, "
+          f"assignor {doc['assignor'] or '-'}")
+    print("MEMBER\tCLIENT\tHOST\tASSIGNMENT")
+    for m in doc["members"]:
+        assigned = ",".join(f"{a['topic']}[{a['partition']}]" for a in m["assignment"]) or "-"
+        print(f"{m['member_id']}\t{m['client_id']}\t{m['host']}\t{assigned}")
+    print("TOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tMEMBER")
+    for o in doc["offsets"]:
+        cells = [o["topic"], o["partition"], o["committed"], o["end_offset"], o["lag"],
+                 o["member_id"]]
+        print("\t".join("-" if c is None else str(c) for c in cells))
 
 
 def _seek(args) -> int:
@@ -89,12 +118,8 @@ def _seek(args) -> int:
                        f"them before seeking")
     committed = admin.committed(args.group)
     tps = _seek_partitions(admin, args.topic, committed, args.group)
-    if isinstance(to, int):
-        # Like Kafka's --to-offset: clamped into [log start, log end].
-        lo, hi = admin.list_offsets(tps, "earliest"), admin.list_offsets(tps, "latest")
-        target = {k: min(max(to, lo[k]), hi[k]) for k in lo}
-    else:
-        target = admin.list_offsets(tps, int(to[1:]) if to.startswith("@") else to)
+    # An offset is clamped into [log start, log end] (like Kafka's --to-offset).
+    target = resolve(admin, tps, to)
     print("TOPIC\tPARTITION\tFROM\tTO")
     for (t, p), o in sorted(target.items()):
         print(f"{t}\t{p}\t{committed.get((t, p), '-')}\t{o}")
@@ -105,7 +130,9 @@ def _seek(args) -> int:
     return 0
 
 
-def _seek_partitions(admin, topics, committed, group) -> list[TopicPartition]:
+def _seek_partitions(admin, topics, committed, group) -> list:
+    from confluent_kafka import TopicPartition
+
     if not topics:
         topics = sorted({t for t, _ in committed})
         if not topics:

@@ -1,4 +1,11 @@
-"""``headrace produce TOPIC``: one record per input line.
+"""``headrace produce TOPIC``: one record per delimited piece of stdin (or
+``--file``), or one record holding a whole file (``--value-file``).
+
+The topic need not exist: the producer asks for it with auto-creation
+allowed, and the broker decides (a broker that refuses is one error line).
+Values are bytes: ``-D`` picks the record delimiter (NUL for values that may
+hold newlines), ``--encoding base64|hex`` reads keys and values encoded, and
+``-Z``/``--tombstone`` send null values (tombstones).
 
 The summary of what was acknowledged goes to stderr; a progress bar with a
 rate is drawn on stderr only when stderr is a terminal, so piped or
@@ -7,44 +14,49 @@ redirected output never holds control characters.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
-from collections import Counter
-from typing import BinaryIO, Iterator
 
-from confluent_kafka import KafkaException, Producer
-
-from headrace.admin import client_config, describe_error
-from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
+from headrace import cli_interrupt
+from headrace.cli_codec import ENCODINGS, decoder, parse_delimiter, split_records
+from headrace.cli_common import CliError, add_client_flags, check_reachable, parse_pairs
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 def add_produce_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("produce", help="produce stdin or file lines as records",
-                       description="Produce one record per line of stdin (or --file).")
+                       description="Produce one record per line (or -D delimited piece) of "
+                                   "stdin or --file, or one record from --value-file.")
     p.add_argument("topic")
-    p.add_argument("--file", "-f", metavar="PATH", help="read lines from PATH instead of stdin")
-    p.add_argument("--key-separator", "-K", metavar="SEP",
-                   help="split each line at the first SEP into key and value")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--file", "-f", metavar="PATH", help="read records from PATH, not stdin")
+    src.add_argument("--value-file", metavar="PATH",
+                     help="produce ONE record whose value is the whole file, byte for byte")
+    p.add_argument("--delimiter", "-D", default="\\n", metavar="DELIM",
+                   help="record delimiter (default \\n; escapes \\n \\t \\0 \\xHH; '' = NUL)")
+    p.add_argument("--key-separator", "--key-delimiter", "-K", dest="key_separator",
+                   metavar="SEP", help="split each record at the first SEP into key and value")
+    p.add_argument("--key", "-k", metavar="KEY", help="the key of every record")
+    p.add_argument("--null-empty", "-Z", action="store_true",
+                   help="send an empty value as null (a tombstone), as kcat -Z")
+    p.add_argument("--tombstone", action="store_true",
+                   help="every value is null; each record's text (before -K SEP if given) "
+                        "is its key")
+    p.add_argument("--encoding", choices=ENCODINGS, default="text",
+                   help="keys and values in the input are text (as is), base64 or hex")
     p.add_argument("--header", "-H", action="append", metavar="KEY=VALUE",
                    help="header added to every record (repeatable)")
     p.add_argument("--partition", "-p", type=int, metavar="N",
                    help="write to partition N (default: key hash / sticky)")
     p.add_argument("--compression", "-z", choices=COMPRESSIONS, default="none")
     p.add_argument("--acks", choices=("0", "1", "all"), default="all")
+    p.add_argument("--property", "-X", action="append", metavar="KEY=VALUE",
+                   help="a librdkafka producer property, e.g. -X linger.ms=50 (repeatable)")
     add_client_flags(p)
     p.set_defaults(func=_produce)
-
-
-def _lines(stream: BinaryIO) -> Iterator[bytes]:
-    for line in stream:
-        if line.endswith(b"\n"):
-            line = line[:-1]
-            if line.endswith(b"\r"):
-                line = line[:-1]
-        yield line
 
 
 class _Progress:
@@ -57,8 +69,10 @@ class _Progress:
         self.last = 0.0
 
     def update(self, records: int, done_bytes: int, force: bool = False) -> None:
+        if not self.enabled:
+            return
         now = time.monotonic()
-        if not self.enabled or (not force and now - self.last < 0.2):
+        if not force and now - self.last < 0.2:
             return
         self.last = now
         rate = records / max(now - self.start, 1e-6)
@@ -77,74 +91,183 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _produce(args) -> int:
-    headers = list(parse_pairs(args.header, "--header").items())
-    sep = args.key_separator.encode() if args.key_separator else None
-    if sep == b"":
-        raise CliError("--key-separator must not be empty")
-    md = admin_for(args).topic_metadata(args.topic)
-    if args.partition is not None and args.partition not in md.partitions:
+def _producer(args, on_delivery):
+    from confluent_kafka import Producer
+
+    from headrace.admin import client_config
+
+    conf = {"acks": args.acks, "compression.type": args.compression,
+            "message.timeout.ms": int(args.timeout * 1000), "linger.ms": 5,
+            "batch.num.messages": 100000, "batch.size": 1 << 20,
+            "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
+            "delivery.report.only.error": True, "on_delivery": on_delivery}
+    conf.update(parse_pairs(args.property, "--property"))
+    try:
+        return Producer(client_config(args.brokers, **conf))
+    except Exception as e:  # noqa: BLE001 - a bad -X property: one line
+        raise CliError(f"producer configuration: {e}") from None
+
+
+def _check_topic(producer, args):
+    """Metadata for the topic with auto-creation allowed: the broker creates
+    it or says why not (one line). Returns its TopicMetadata (None if the
+    broker has not listed it yet)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    from headrace.admin import describe_error
+
+    try:
+        md = producer.list_topics(args.topic, timeout=args.timeout).topics.get(args.topic)
+    except KafkaException as e:
+        raise CliError(f"produce to {args.topic}: {describe_error(e)}") from None
+    if md is not None and md.error is not None and md.error.code() not in (
+            KafkaError.LEADER_NOT_AVAILABLE,):
+        raise CliError(f"produce to {args.topic}: the broker refused the topic: "
+                       f"{describe_error(KafkaException(md.error))}")
+    if args.partition is not None and md is not None and md.partitions and \
+            args.partition not in md.partitions:
         raise CliError(f"topic {args.topic} has no partition {args.partition} "
                        f"(partitions 0..{len(md.partitions) - 1})")
-    producer = Producer(client_config(args.brokers, **{
-        "acks": args.acks, "compression.type": args.compression,
-        "message.timeout.ms": int(args.timeout * 1000), "linger.ms": 5}))
-    if args.file:
-        try:
-            stream = open(args.file, "rb")
-        except OSError as e:
-            raise CliError(f"cannot read {args.file}: {e.strerror}") from None
-        total = os.fstat(stream.fileno()).st_size
+    return md
+
+
+def _produce(args) -> int:
+    headers = list(parse_pairs(args.header, "--header").items()) or None
+    sep = None
+    if args.key_separator is not None:
+        sep = parse_delimiter(args.key_separator, "--key-separator") \
+            if args.key_separator else None
+        if sep is None:
+            raise CliError("--key-separator must not be empty")
+    delim = parse_delimiter(args.delimiter, "--delimiter")
+    check_reachable(args)
+    deliveries = _Deliveries()
+    producer = _producer(args, deliveries.on_delivery)
+    md = _check_topic(producer, args)
+    if args.value_file:
+        stream, total = _open(args.value_file)
+        with stream:
+            value = stream.read()
+        stream, batches = contextlib.nullcontext(), iter([[value]])
     else:
-        stream, total = sys.stdin.buffer, None
+        stream, total = _open(args.file) if args.file else (sys.stdin.buffer, None)
+        batches = split_records(stream, delim, strip_cr=delim == b"\n")
     with stream:
-        acked, failed, sent = _send_all(producer, args, stream, sep, headers, total)
-    return _report(args.topic, acked, failed, sent)
+        sent, remaining = _send_all(producer, args, batches, sep, headers, total, deliveries)
+    return _report(args, md, sent, remaining, deliveries)
 
 
-def _send_all(producer, args, stream, sep, headers, total):
-    acked: Counter = Counter()
-    failed: list[str] = []
+def _open(path: str):
+    try:
+        stream = open(path, "rb")
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}") from None
+    return stream, os.fstat(stream.fileno()).st_size
 
-    def on_delivery(err, msg):
-        if err is not None:
-            failed.append(describe_error(KafkaException(err)))
-        else:
-            acked[msg.partition()] += 1
 
+def _records(batch: list[bytes], args, sep: bytes | None):
+    """(key, value) of each input record, per the -K/-k/-Z/--tombstone/--encoding flags."""
+    dec = decoder(args.encoding)
+    fixed_key = None if args.key is None else args.key.encode()
+    for rec in batch:
+        key = fixed_key
+        value: bytes | None = rec
+        if sep is not None and sep in rec:
+            key, value = rec.split(sep, 1)
+        if dec is not None:
+            key = None if key is None else dec(key)
+            value = dec(value)
+        if args.tombstone:
+            if key is None:
+                key = value
+            value = None
+        elif args.null_empty and not value:
+            value = None
+        yield key, value
+
+
+class _Deliveries:
+    """Counts what the broker acknowledged. librdkafka reports only failed
+    records (delivery.report.only.error: a report per record costs more
+    than producing it), so acknowledged = sent - failed - still queued."""
+
+    def __init__(self):
+        self.failed = 0
+        self.errors: list[str] = []
+
+    def on_delivery(self, err, msg) -> None:
+        self.failed += 1
+        if len(self.errors) < 3:
+            from confluent_kafka import KafkaException
+
+            from headrace.admin import describe_error
+            self.errors.append(describe_error(KafkaException(err)))
+
+
+def _send_all(producer, args, batches, sep, headers, total, deliveries: _Deliveries) -> int:
+    """Produces every record; returns how many were handed to the producer.
+    REQUIRES: the producer's on_delivery is ``deliveries.on_delivery``."""
     progress = _Progress(total)
     sent = done_bytes = 0
-    extra = {} if args.partition is None else {"partition": args.partition}
-    for line in _lines(stream):
-        key, value = None, line
-        if sep is not None and sep in line:
-            key, value = line.split(sep, 1)
-        while True:
-            try:
-                producer.produce(args.topic, value=value, key=key, headers=headers or None,
-                                 on_delivery=on_delivery, **extra)
-                break
-            except BufferError:
-                producer.poll(0.1)
-        sent += 1
-        done_bytes += len(line) + 1
-        producer.poll(0)
-        progress.update(sum(acked.values()), done_bytes)
-    remaining = producer.flush(args.timeout)
-    progress.update(sum(acked.values()), done_bytes, force=True)
+    produce, poll, topic = producer.produce, producer.poll, args.topic
+    partition = -1 if args.partition is None else args.partition
+    simple = sep is None and args.key is None and args.encoding == "text" and \
+        not args.tombstone and not args.null_empty
+    for batch in batches:
+        if simple and headers is None:  # the hot path: one C call per record
+            for i, value in enumerate(batch):
+                try:
+                    produce(topic, value, None, partition)
+                except BufferError:
+                    if not _retry(producer, topic, value, None, partition, None):
+                        batch = batch[:i]
+                        break
+        else:
+            for i, (key, value) in enumerate(_records(batch, args, sep)):
+                try:
+                    produce(topic, value, key, partition, headers=headers)
+                except BufferError:
+                    if not _retry(producer, topic, value, key, partition, headers):
+                        batch = batch[:i]
+                        break
+        sent += len(batch)
+        poll(0)
+        if progress.enabled:
+            done_bytes += sum(map(len, batch)) + len(batch)
+            progress.update(sent - len(producer), done_bytes)
+        if cli_interrupt.requested():
+            break
+    remaining = producer.flush(0.5 if cli_interrupt.requested() else args.timeout)
+    progress.update(sent - remaining - deliveries.failed, done_bytes, force=True)
     progress.finish()
     if remaining:
-        failed.append(f"{remaining} records not acknowledged within {args.timeout:g}s")
-    return acked, failed, sent
+        deliveries.errors.append(f"{remaining} records not acknowledged within "
+                                 f"{args.timeout:g}s")
+    return sent, remaining
 
 
-def _report(topic: str, acked: Counter, failed: list[str], sent: int) -> int:
-    n = sum(acked.values())
-    parts = ", ".join(f"{p}:{c}" for p, c in sorted(acked.items()))
-    summary = f"headrace: produced {n} of {sent} records to {topic}"
-    if parts:
-        summary += f" (partition:records {parts})"
-    if failed:
-        raise CliError(f"{sent - n} of {sent} records failed ({n} acknowledged): {failed[0]}")
+def _retry(producer, topic, value, key, partition, headers) -> bool:
+    """The queue is full: serve delivery reports until the record fits;
+    False if Ctrl-C came first."""
+    while not cli_interrupt.requested():
+        producer.poll(0.05)
+        try:
+            producer.produce(topic, value, key, partition, headers=headers)
+            return True
+        except BufferError:
+            continue
+    return False
+
+
+def _report(args, md, sent: int, remaining: int, deliveries: _Deliveries) -> int:
+    n = sent - remaining - deliveries.failed
+    summary = f"headrace: produced {n} of {sent} records to {args.topic}"
+    part = args.partition if args.partition is not None else \
+        (0 if md is not None and len(md.partitions) == 1 else None)
+    if part is not None and n:
+        summary += f" (partition:records {part}:{n})"
+    if deliveries.errors:
+        raise CliError(f"{sent - n} of {sent} records failed ({n} acknowledged): "
+                       f"{deliveries.errors[0]}")
     print(summary, file=sys.stderr)
     return 0

@@ -1,13 +1,12 @@
-"""``headrace topic create|list|describe|delete|alter-config|add-partitions``."""
+"""``headrace topic create|list|describe|delete|alter-config|add-partitions|
+delete-records``."""
 from __future__ import annotations
 
 import argparse
 import sys
 
-from confluent_kafka import TopicPartition
-
-from headrace.admin import AdminError
 from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
+from headrace.cli_output import add_format_flag, emit
 
 
 def add_topic_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,11 +24,13 @@ def add_topic_parser(sub: argparse._SubParsersAction) -> None:
 
     ls = tsub.add_parser("list", help="topic names, one per line")
     ls.add_argument("--long", "-l", action="store_true", help="also print partition counts")
+    add_format_flag(ls)
     ls.set_defaults(func=_list)
 
     d = tsub.add_parser("describe",
                         help="partitions, leaders, offsets, sizes (bytes) and configs of a topic")
     d.add_argument("name")
+    add_format_flag(d)
     d.set_defaults(func=_describe)
 
     rm = tsub.add_parser("delete", help="delete topics")
@@ -49,7 +50,17 @@ def add_topic_parser(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--add", type=int, metavar="N", help="partitions to add")
     ap.set_defaults(func=_add_partitions)
 
-    for sp in (c, ls, d, rm, a, ap):
+    dr = tsub.add_parser("delete-records",
+                         help="delete the records before an offset (moves the log start)")
+    dr.add_argument("name")
+    dr.add_argument("--partition", "-p", type=int, action="append", metavar="P",
+                    help="a partition (repeatable; default: every partition)")
+    dr.add_argument("--before", required=True, metavar="OFFSET",
+                    help="delete records below OFFSET; 'end' (or -1): all records")
+    add_format_flag(dr)
+    dr.set_defaults(func=_delete_records)
+
+    for sp in (c, ls, d, rm, a, ap, dr):
         add_client_flags(sp)
 
 
@@ -64,42 +75,68 @@ def _create(args) -> int:
 
 def _list(args) -> int:
     md = admin_for(args).metadata()
-    for name in sorted(md.topics):
-        print(f"{name}\t{len(md.topics[name].partitions)}" if args.long else name)
-    return 0
+    doc = {"topics": [{"name": name, "partitions": len(md.topics[name].partitions)}
+                      for name in sorted(md.topics)]}
+
+    def table():
+        for t in doc["topics"]:
+            print(f"{t['name']}\t{t['partitions']}" if args.long else t["name"])
+
+    return emit(args, doc, table)
 
 
 def _describe(args) -> int:
-    admin = admin_for(args)
-    md = admin.topic_metadata(args.name)
-    tps = [TopicPartition(args.name, p) for p in sorted(md.partitions)]
+    doc = describe_topic(admin_for(args), args.name)
+    return emit(args, doc, lambda: _describe_table(doc))
+
+
+def describe_topic(admin, name: str) -> dict:
+    """The --format json document of `topic describe` (docs/cli.md)."""
+    from confluent_kafka import TopicPartition
+
+    from headrace.admin import AdminError
+
+    md = admin.topic_metadata(name)
+    tps = [TopicPartition(name, p) for p in sorted(md.partitions)]
     starts = admin.list_offsets(tps, "earliest")
     ends = admin.list_offsets(tps, "latest")
     try:
-        sizes = admin.partition_sizes(
-            args.name, {p: pm.leader for p, pm in md.partitions.items()})
+        sizes = admin.partition_sizes(name, {p: pm.leader for p, pm in md.partitions.items()})
     except AdminError as e:  # e.g. a cluster without DescribeLogDirs: show the rest
-        sizes = {}
+        sizes = None
         print(f"headrace: note: sizes unavailable: {e}", file=sys.stderr)
-    print(f"topic {args.name}: {len(tps)} partitions")
-    print("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE")
+    parts = []
     for tp in tps:
         pm = md.partitions[tp.partition]
-        s, e = starts[(args.name, tp.partition)], ends[(args.name, tp.partition)]
-        replicas = ",".join(str(r) for r in pm.replicas)
-        isr = ",".join(str(r) for r in pm.isrs)
-        size = sizes.get(tp.partition)
-        print(f"{tp.partition}\t{pm.leader}\t{replicas}\t{isr}\t{s}\t{e}\t{e - s}\t"
-              f"{'?' if size is None else size}")
-    total_records = sum(ends[(args.name, p.partition)] - starts[(args.name, p.partition)]
-                        for p in tps)
-    print(f"TOTAL\t\t\t\t\t\t{total_records}\t{sum(sizes.values())}"
-          f"\t({format_bytes(sum(sizes.values()))})")
+        s, e = starts[(name, tp.partition)], ends[(name, tp.partition)]
+        parts.append({"partition": tp.partition, "leader": pm.leader,
+                      "replicas": list(pm.replicas), "isr": list(pm.isrs),
+                      "start_offset": s, "end_offset": e, "records": e - s,
+                      "size_bytes": None if sizes is None else sizes.get(tp.partition)})
+    configs = {key: {"value": entry.value, "source": "default" if entry.is_default else
+                     "override", "read_only": bool(entry.is_read_only),
+                     "sensitive": bool(entry.is_sensitive)}
+               for key, entry in sorted(admin.topic_config(name).items())}
+    return {"name": name, "partitions": parts,
+            "records": sum(p["records"] for p in parts),
+            "size_bytes": None if sizes is None else sum(sizes.values()),
+            "configs": configs}
+
+
+def _describe_table(doc: dict) -> None:
+    print(f"topic {doc['name']}: {len(doc['partitions'])} partitions")
+    print("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE")
+    for p in doc["partitions"]:
+        replicas = ",".join(str(r) for r in p["replicas"])
+        isr = ",".join(str(r) for r in p["isr"])
+        size = "?" if p["size_bytes"] is None else p["size_bytes"]
+        print(f"{p['partition']}\t{p['leader']}\t{replicas}\t{isr}\t{p['start_offset']}\t"
+              f"{p['end_offset']}\t{p['records']}\t{size}")
+    total = doc["size_bytes"] or 0
+    print(f"TOTAL\t\t\t\t\t\t{doc['records']}\t{total}\t({format_bytes(total)})")
     print("CONFIG")
-    for key, entry in sorted(admin.topic_config(args.name).items()):
-        source = "default" if entry.is_default else "override"
-        print(f"{key}={entry.value}\t({source})")
-    return 0
+    for key, c in doc["configs"].items():
+        print(f"{key}={c['value']}\t({c['source']})")
 
 
 def format_bytes(n: int) -> str:
@@ -143,3 +180,30 @@ def _add_partitions(args) -> int:
     admin.add_partitions(args.name, total)
     print(f"topic {args.name}: {current} -> {total} partitions")
     return 0
+
+
+def _delete_records(args) -> int:
+    """DeleteRecords: one row per partition with its new log start offset."""
+    text = args.before.strip()
+    if text in ("end", "latest", "-1"):
+        before = -1
+    elif text.isdigit():
+        before = int(text)
+    else:
+        raise CliError(f"--before must be an offset or 'end', got {args.before!r}")
+    admin = admin_for(args)
+    md = admin.topic_metadata(args.name)
+    parts = sorted(set(args.partition)) if args.partition else sorted(md.partitions)
+    bad = [p for p in parts if p not in md.partitions]
+    if bad:
+        raise CliError(f"topic {args.name} has no partition {bad[0]}")
+    starts = admin.delete_records(args.name, {p: before for p in parts})
+    doc = {"topic": args.name, "partitions": [
+        {"partition": p, "log_start_offset": starts[p]} for p in parts]}
+
+    def table():
+        print("TOPIC\tPARTITION\tLOG_START")
+        for row in doc["partitions"]:
+            print(f"{args.name}\t{row['partition']}\t{row['log_start_offset']}")
+
+    return emit(args, doc, table)

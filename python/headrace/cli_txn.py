@@ -3,8 +3,10 @@ them (ListTransactions 66, DescribeTransactions 65, through
 :class:`headrace.admin.Admin`).
 
 Text output is one tab-separated row per transaction under a header line
-(``list``) or one ``field: value`` line per field (``describe``); ``--json``
-prints one JSON object per transaction, one per line.
+(``list``) or one ``field: value`` line per field (``describe``); ``--format
+json`` prints one JSON document (``{"transactions": [...]}`` for ``list``, the
+transaction's object for ``describe``); ``--json`` prints one JSON object per
+transaction, one per line.
 """
 from __future__ import annotations
 
@@ -13,8 +15,13 @@ import json
 import time
 from dataclasses import asdict
 
-from headrace.admin import Transaction
+from typing import TYPE_CHECKING
+
 from headrace.cli_common import CliError, add_client_flags, admin_for
+from headrace.cli_output import add_format_flag
+
+if TYPE_CHECKING:
+    from headrace.admin import Transaction
 
 # Kafka's transaction states, as ListTransactions filters and answers them.
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
@@ -39,7 +46,9 @@ def add_txn_parser(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=_describe)
 
     for sp in (ls, d):
-        sp.add_argument("--json", action="store_true", help="one JSON object per transaction")
+        sp.add_argument("--json", action="store_true",
+                        help="one JSON object per transaction, one per line")
+        add_format_flag(sp)
         add_client_flags(sp)
 
 
@@ -96,11 +105,15 @@ def describe_lines(t: Transaction, now_ms: int) -> list[str]:
             f"coordinator: {_opt(t.coordinator)}"]
 
 
-def as_json(t: Transaction, now_ms: int) -> str:
+def as_dict(t: Transaction, now_ms: int) -> dict:
     d = asdict(t)
     d["partitions"] = [{"topic": topic, "partition": p} for topic, p in t.partitions]
     d["age_ms"] = age_ms(t, now_ms)
-    return json.dumps(d)
+    return d
+
+
+def as_json(t: Transaction, now_ms: int) -> str:
+    return json.dumps(as_dict(t, now_ms))
 
 
 def _now_ms() -> int:
@@ -111,6 +124,9 @@ def _list(args) -> int:
     states = [canonical_state(s) for s in args.state or []]
     txns = admin_for(args).transactions(states)
     now = _now_ms()
+    if args.format == "json":
+        print(json.dumps({"transactions": [as_dict(t, now) for t in txns]}, indent=2))
+        return 0
     if args.json:
         for t in txns:
             print(as_json(t, now))
@@ -124,5 +140,8 @@ def _list(args) -> int:
 def _describe(args) -> int:
     t = admin_for(args).describe_transaction(args.transactional_id)
     now = _now_ms()
+    if args.format == "json":
+        print(json.dumps(as_dict(t, now), indent=2))
+        return 0
     print(as_json(t, now) if args.json else "\n".join(describe_lines(t, now)))
     return 0

@@ -1,0 +1,6 @@
+"""``python -m headrace``: the same as the ``headrace`` command."""
+import sys
+
+from headrace.cli import main
+
+sys.exit(main())
