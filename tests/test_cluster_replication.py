@@ -499,3 +499,30 @@ def test_reassignment_in_progress_is_listed_and_cancelled(cluster):
     finally:
         cluster.resume(paused)
         kadmin.close()
+
+
+def test_cli_reassign_and_reassignments(cluster):
+    """`headrace cluster reassign` moves a partition (JSON answer), the move
+    completes, `cluster reassignments` then lists nothing; a refusal is one
+    line per partition with Kafka's error name and exit status 1."""
+    import json
+    import subprocess
+    import sys
+    topic = "cli-move"
+    admin = _admin(cluster)  # alive until the result is in
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]])])[topic].result(30)
+    cluster.wait_for_leaders(topic, timeout=30)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "headrace.cli", *a,  # noqa: E731
+                                     "--brokers", cluster.bootstrap_servers],
+                                    capture_output=True, text=True, timeout=60)
+    out = run("cluster", "reassign", topic, "--partition", "0", "--replicas", "3,2",
+              "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"topic": topic, "replicas": [3, 2],
+                                      "partitions": [{"partition": 0, "error": None}]}
+    _wait_reassigned(cluster, topic, {0: [3, 2]})
+    listed = run("cluster", "reassignments")
+    assert (listed.returncode, listed.stdout.strip()) == (0, "no reassignment in progress")
+    bad = run("cluster", "reassign", topic, "--partition", "0", "--replicas", "3,7")
+    assert bad.returncode == 1
+    assert bad.stdout.startswith(f"{topic}-0\tINVALID_REPLICA_ASSIGNMENT"), bad.stdout

@@ -314,6 +314,30 @@ class Admin:
                 out.append(LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes))
         return out
 
+    # -- partition reassignments (AlterPartitionReassignments 45, List 46) --
+    def reassign(self, targets: Mapping[tuple[str, int], list[int] | None]
+                 ) -> dict[tuple[str, int], str | None]:
+        """Starts (target replicas) or cancels (None) reassignments:
+        {(topic, partition): None (accepted) or the error's name}. Any
+        broker hands the request to the controller."""
+        from headrace.admin_wire import alter_partition_reassignments, error_name
+
+        _, host, port = self._brokers()[0]
+        with self._wire(host, port, "reassign partitions") as conn:
+            answers = alter_partition_reassignments(conn, dict(targets),
+                                                    int(self.timeout * 1000))
+        return {tp: None if code == 0 else error_name(code) + (f": {m}" if m else "")
+                for tp, (code, m) in answers.items()}
+
+    def reassignments(self) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
+        """The reassignments in progress: {(topic, partition): (replicas,
+        adding, removing)}."""
+        from headrace.admin_wire import list_partition_reassignments
+
+        _, host, port = self._brokers()[0]
+        with self._wire(host, port, "list reassignments") as conn:
+            return list_partition_reassignments(conn, int(self.timeout * 1000))
+
     # -- transactions (ListTransactions 66, DescribeTransactions 65) --------
     def transactions(self, states: Iterable[str] = ()) -> list[Transaction]:
         """Every transactional id of every broker's coordinator (``states``:

@@ -1,7 +1,8 @@
-"""Raw Kafka requests for the three admin APIs confluent-kafka 2.16 has no
-call for: DescribeLogDirs (35, v4), ListTransactions (66, v0) and
-DescribeTransactions (65, v0), plus FindCoordinator (10, v1) to reach a
-transactional id's coordinator. This replaces kafka-python, which the CLI
+"""Raw Kafka requests for the admin APIs confluent-kafka 2.16 has no call
+for: DescribeLogDirs (35, v4), ListTransactions (66, v0),
+DescribeTransactions (65, v0), AlterPartitionReassignments (45, v0) and
+ListPartitionReassignments (46, v0), plus FindCoordinator (10, v1) to reach
+a transactional id's coordinator. This replaces kafka-python, which the CLI
 carried for these calls only.
 
 Sans-I/O encoders and decoders, and :class:`Connection`, one blocking
@@ -24,7 +25,8 @@ from headrace.errors import HeadraceError
 CLIENT_ID = b"headrace-admin"
 # Names of the Kafka error codes these APIs answer that librdkafka does not know.
 _ERROR_NAMES = {105: "TRANSACTIONAL_ID_NOT_FOUND", 104: "INVALID_PRODUCER_ID_MAPPING",
-                57: "LOG_DIR_NOT_FOUND", 58: "KAFKA_STORAGE_ERROR"}
+                57: "LOG_DIR_NOT_FOUND", 58: "KAFKA_STORAGE_ERROR",
+                39: "INVALID_REPLICA_ASSIGNMENT", 85: "NO_REASSIGNMENT_IN_PROGRESS"}
 
 
 class WireError(HeadraceError):
@@ -279,3 +281,63 @@ def find_transaction_coordinator(conn: Connection, transactional_id: str
     if code:
         raise WireError(f"find coordinator of {transactional_id!r}: {error_name(code)}")
     return node, host, port
+
+
+# -- partition reassignments (KIP-455) -----------------------------------------
+def alter_partition_reassignments(conn: Connection, targets: dict[tuple[str, int], list[int] | None],
+                                  timeout_ms: int) -> dict[tuple[str, int], tuple[int, str | None]]:
+    """AlterPartitionReassignments v0: {(topic, partition): target replicas,
+    or None to cancel} -> {(topic, partition): (error code, message)}."""
+    by_topic: dict[str, list[tuple[int, list[int] | None]]] = {}
+    for (t, p), replicas in sorted(targets.items()):
+        by_topic.setdefault(t, []).append((p, replicas))
+    body = struct.pack(">i", timeout_ms) + _carray([
+        _cstr(t) + _carray([struct.pack(">i", p) +
+                            _carray(None if r is None else [struct.pack(">i", b) for b in r]) +
+                            _NO_TAGS for p, r in parts]) + _NO_TAGS
+        for t, parts in by_topic.items()]) + _NO_TAGS
+    r = conn.call(45, 0, body)
+    r.int32()  # throttle
+    code, message = r.int16(), r.cstring()
+    if code:
+        raise WireError(f"broker {conn.address}: alter reassignments: {error_name(code)}"
+                        + (f" ({message})" if message else ""))
+
+    def partition(r: Reader):
+        p, c, m = r.int32(), r.int16(), r.cstring()
+        r.tags()
+        return p, c, m
+
+    def topic(r: Reader):
+        name = r.cstring()
+        parts = r.carray(partition)
+        r.tags()
+        return [((name, p), (c, m)) for p, c, m in parts]
+
+    return dict(kv for t in r.carray(topic) for kv in t)
+
+
+def list_partition_reassignments(conn: Connection, timeout_ms: int
+                                 ) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
+    """ListPartitionReassignments v0 of every partition: {(topic, partition):
+    (replicas, adding, removing)} of those with a reassignment in progress."""
+    r = conn.call(46, 0, struct.pack(">i", timeout_ms) + _carray(None) + _NO_TAGS)
+    r.int32()
+    code, message = r.int16(), r.cstring()
+    if code:
+        raise WireError(f"broker {conn.address}: list reassignments: {error_name(code)}"
+                        + (f" ({message})" if message else ""))
+    ids = lambda r: r.carray(lambda r: r.int32())  # noqa: E731
+
+    def partition(r: Reader):
+        out = (r.int32(), ids(r), ids(r), ids(r))
+        r.tags()
+        return out
+
+    def topic(r: Reader):
+        name = r.cstring()
+        parts = r.carray(partition)
+        r.tags()
+        return [((name, p), (rs, add, rem)) for p, rs, add, rem in parts]
+
+    return dict(kv for t in r.carray(topic) for kv in t)

@@ -76,6 +76,27 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
     add_format_flag(dirs)
     dirs.set_defaults(func=_cmd_log_dirs)
 
+    move = csub.add_parser("reassign",
+                           help="move partitions to other brokers (AlterPartitionReassignments); "
+                                "returns once started, see `cluster reassignments`")
+    add_client_flags(move)
+    move.add_argument("topic")
+    move.add_argument("--partition", type=int, action="append", metavar="P", required=True,
+                      help="a partition (repeatable)")
+    target = move.add_mutually_exclusive_group(required=True)
+    target.add_argument("--replicas", metavar="ID,ID,...",
+                        help="the target replicas, preferred leader first")
+    target.add_argument("--cancel", action="store_true",
+                        help="cancel the partitions' reassignments in progress")
+    add_format_flag(move)
+    move.set_defaults(func=_cmd_reassign)
+
+    moving = csub.add_parser("reassignments",
+                             help="the reassignments in progress (ListPartitionReassignments)")
+    add_client_flags(moving)
+    add_format_flag(moving)
+    moving.set_defaults(func=_cmd_reassignments)
+
     elect = csub.add_parser("elect-leaders",
                             help="elect the preferred replica (or, --unclean, any live "
                                  "replica of leaderless partitions) as leader")
@@ -351,3 +372,41 @@ def _cmd_elect_leaders(args: argparse.Namespace) -> int:
 
     emit(args, doc, table)
     return 1 if failed else 0
+
+
+def _cmd_reassign(args: argparse.Namespace) -> int:
+    """One line per partition: `topic-p started|cancelled` or `topic-p ERROR: why`."""
+    target = None
+    if args.replicas is not None:
+        try:
+            target = [int(b) for b in args.replicas.split(",") if b.strip()]
+        except ValueError:
+            raise CliError(f"--replicas: broker ids separated by commas, got {args.replicas!r}")
+    results = admin_for(args).reassign({(args.topic, p): target for p in args.partition})
+    done = "cancelled" if target is None else "started"
+    doc = {"topic": args.topic, "replicas": target,
+           "partitions": [{"partition": p, "error": err}
+                          for (_, p), err in sorted(results.items())]}
+
+    def table():
+        for (t, p), err in sorted(results.items()):
+            print(f"{t}-{p}\t{done if err is None else err}")
+
+    emit(args, doc, table)
+    return 1 if any(err is not None for err in results.values()) else 0
+
+
+def _cmd_reassignments(args: argparse.Namespace) -> int:
+    ongoing = admin_for(args).reassignments()
+    doc = {"reassignments": [{"topic": t, "partition": p, "replicas": rs, "adding": add,
+                              "removing": rem}
+                             for (t, p), (rs, add, rem) in sorted(ongoing.items())]}
+
+    def table():
+        if not ongoing:
+            print("no reassignment in progress")
+        for (t, p), (rs, add, rem) in sorted(ongoing.items()):
+            print(f"{t}-{p}\treplicas {rs}\tadding {add}\tremoving {rem}")
+
+    emit(args, doc, table)
+    return 0
