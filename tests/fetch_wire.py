@@ -124,8 +124,8 @@ def encode_fetch_v17(topics: dict[bytes, list[tuple[int, int]]], session_id: int
                      partition_max_bytes: int = 1 << 20, leader_epoch: int = -1,
                      rack: str = "") -> bytes:
     """topics: topic id (16 bytes) -> [(partition, fetch offset)]."""
-    body = compact_str(None)  # cluster id
-    body += struct.pack(">iiibii", max_wait_ms, min_bytes, max_bytes, 0, session_id, epoch)
+    # cluster_id (tag 0) and replica_state (tag 1) are tagged: left out.
+    body = struct.pack(">iiibii", max_wait_ms, min_bytes, max_bytes, 0, session_id, epoch)
     items = []
     for tid, parts in topics.items():
         ps = [struct.pack(">iiqiqi", p, leader_epoch, offset, -1, -1, partition_max_bytes)
