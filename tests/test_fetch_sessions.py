@@ -166,14 +166,30 @@ def test_incremental_fetch_lists_only_changed_partitions_and_enforces_epochs(fbr
         assert sorted(p for _, p in inc.parts) == [4, 99]  # not the forgotten 2
         assert inc.parts[(topic, 4)].high_watermark == 2
 
+        # Only the log start offset of partition 0 moves (DeleteRecords): it
+        # is listed, without records.
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import AdminClient
+        admin = AdminClient({"bootstrap.servers": fbroker.bootstrap})
+        fut = admin.delete_records([TopicPartition(topic, 0, 1)], request_timeout=30)
+        next(iter(fut.values())).result(30)
+        # (The client moves partition 4 past what it got, else its records
+        # would be listed again.)
+        inc = fetch(conn, 7, encode_fetch_v7({topic: [(4, 2)]}, sid, 5))
+        assert sorted(p for _, p in inc.parts) == [0, 99]
+        p0 = inc.parts[(topic, 0)]
+        assert (p0.error, p0.log_start_offset, p0.high_watermark, p0.records) == (0, 1, 1, b"")
+        sid_epoch = 6
+
         # A session made with names is not usable with ids.
-        mixed = fetch(conn, 17, encode_fetch_v17({}, sid, 5))
+        mixed = fetch(conn, 17, encode_fetch_v17({}, sid, sid_epoch))
         assert mixed.error == FETCH_SESSION_TOPIC_ID_ERROR
 
         # A full request naming the session (epoch -1) closes it.
         closed = fetch(conn, 7, encode_fetch_v7({topic: [(0, 1)]}, sid, -1))
         assert closed.error == 0 and closed.session_id == 0
-        assert fetch(conn, 7, encode_fetch_v7({}, sid, 5)).error == FETCH_SESSION_ID_NOT_FOUND
+        assert fetch(conn, 7, encode_fetch_v7({}, sid, sid_epoch)).error == \
+            FETCH_SESSION_ID_NOT_FOUND
 
 
 def test_incremental_fetch_long_polls_until_a_session_partition_changes(fbroker):
