@@ -35,6 +35,9 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kUnsupportedCompressionType: return "UNSUPPORTED_COMPRESSION_TYPE";
     case KafkaError::kInvalidRecord: return "INVALID_RECORD";
     case KafkaError::kUnknownTopicId: return "UNKNOWN_TOPIC_ID";
+    case KafkaError::kFetchSessionIdNotFound: return "FETCH_SESSION_ID_NOT_FOUND";
+    case KafkaError::kInvalidFetchSessionEpoch: return "INVALID_FETCH_SESSION_EPOCH";
+    case KafkaError::kFetchSessionTopicIdError: return "FETCH_SESSION_TOPIC_ID_ERROR";
     case KafkaError::kInconsistentTopicId: return "INCONSISTENT_TOPIC_ID";
     case KafkaError::kInconsistentClusterId: return "INCONSISTENT_CLUSTER_ID";
     case KafkaError::kMismatchedEndpointType: return "MISMATCHED_ENDPOINT_TYPE";

@@ -68,6 +68,8 @@ enum class KafkaError : int16_t {
   kUnknownProducerId = 59,
   kNonEmptyGroup = 68,
   kGroupIdNotFound = 69,
+  kFetchSessionIdNotFound = 70,    // KIP-227
+  kInvalidFetchSessionEpoch = 71,  // KIP-227
   kFencedLeaderEpoch = 74,
   kUnknownLeaderEpoch = 75,
   kUnsupportedCompressionType = 76,
@@ -86,6 +88,7 @@ enum class KafkaError : int16_t {
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
   kTransactionalIdNotFound = 105,
+  kFetchSessionTopicIdError = 106,  // KIP-227 sessions by name vs by id
   kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
   kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
 };

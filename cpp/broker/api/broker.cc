@@ -13,6 +13,8 @@
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
 #include "broker/replication/replica_fetcher.h"
+#include "broker/fetch/fetch_session.h"
+#include "broker/fetch/fetch_session_config.h"
 #include "broker/group/group_config.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/api/txn_marker_cluster.h"
@@ -58,12 +60,13 @@ std::string IdList(const std::vector<int32_t>& ids) {
 class BrokerImpl final : public Broker {
  public:
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
-             broker::txn::TxnConfig txn_config, net::Backend backend,
-             std::unique_ptr<FileEnv> file_env)
+             broker::txn::TxnConfig txn_config, broker::fetch::FetchSessionConfig fetch_config,
+             net::Backend backend, std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
         group_config_(group_config),
         txn_config_(txn_config),
+        fetch_config_(fetch_config),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -76,6 +79,8 @@ class BrokerImpl final : public Broker {
     ctx_.state = state_.get();
     ctx_.group_config = &group_config_;
     ctx_.txn_config = &txn_config_;
+    fetch_sessions_ = std::make_unique<broker::fetch::FetchSessionCache>(fetch_config_.cache_slots);
+    ctx_.fetch_sessions = fetch_sessions_.get();
     markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
         ctx_, std::make_shared<broker::SerialExecutor>("hr-txn-markers"));
     cluster_markers_ = std::make_unique<broker::ClusterTxnMarkerWriter>(ctx_, markers_.get());
@@ -359,6 +364,8 @@ class BrokerImpl final : public Broker {
   BrokerConfig config_;
   broker::group::GroupConfig group_config_;
   broker::txn::TxnConfig txn_config_;
+  broker::fetch::FetchSessionConfig fetch_config_;
+  std::unique_ptr<broker::fetch::FetchSessionCache> fetch_sessions_;  // made by Start
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
   int32_t groups_epoch_ = -1;  // the leader epoch the coordinator loaded at (cluster mode)
@@ -390,12 +397,15 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(group_config.Extract(props));
   broker::txn::TxnConfig txn_config;  // takes the transaction.* keys
   HR_RETURN_IF_ERROR(txn_config.Extract(props));
+  broker::fetch::FetchSessionConfig fetch_config;  // max.incremental.fetch.session.cache.slots
+  HR_RETURN_IF_ERROR(fetch_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
-      new BrokerImpl(std::move(config), group_config, txn_config, backend, std::move(fault_env)));
+      new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, backend,
+                     std::move(fault_env)));
 }
 
 }  // namespace headrace

@@ -124,6 +124,45 @@ TEST_F(ClusterModeTest, MetadataAndLeadershipFollowTheAppliedView) {
     EXPECT_EQ(fpd.error_code, Code(KafkaError::kNotLeaderOrFollower));
     EXPECT_EQ(fpd.current_leader.leader_id, 2);
   }
+  {  // Fetch v17 by topic id in a fetch session (KIP-227): the partition led
+     // elsewhere is answered with the leader hints and listed again in every
+     // incremental answer while the error lasts.
+    FetchRequest fetch;
+    fetch.max_wait_ms = 0;
+    fetch.max_bytes = 1 << 20;
+    fetch.session_id = 0;
+    fetch.session_epoch = 0;
+    auto& ft = fetch.topics.emplace_back();
+    ft.topic_id = md.topics[0].topic_id;
+    FetchRequest::FetchPartition fp;
+    fp.partition = 1;
+    fp.partition_max_bytes = 1 << 20;
+    ft.partitions.push_back(fp);
+    auto fr = Call<FetchResponse>(fetch, 17);
+    ASSERT_NE(fr.session_id, 0);
+    const auto& fpd = fr.responses.at(0).partitions.at(0);
+    EXPECT_EQ(fpd.error_code, Code(KafkaError::kNotLeaderOrFollower));
+    EXPECT_EQ(fpd.current_leader.leader_id, 2);
+    EXPECT_EQ(fpd.current_leader.leader_epoch, 3);
+    EXPECT_EQ(fpd.preferred_read_replica, -1);
+    ASSERT_EQ(fr.node_endpoints.size(), 1u);
+    EXPECT_EQ(fr.node_endpoints[0].node_id, 2);
+
+    FetchRequest inc;
+    inc.max_wait_ms = 0;
+    inc.max_bytes = 1 << 20;
+    inc.session_id = fr.session_id;
+    inc.session_epoch = 1;
+    auto ir = Call<FetchResponse>(inc, 17);
+    EXPECT_EQ(ir.error_code, 0);
+    EXPECT_EQ(ir.session_id, fr.session_id);
+    ASSERT_EQ(ir.responses.size(), 1u);
+    EXPECT_EQ(ir.responses[0].topic_id, md.topics[0].topic_id);
+    EXPECT_EQ(ir.responses[0].partitions.at(0).error_code,
+              Code(KafkaError::kNotLeaderOrFollower));
+    EXPECT_EQ(ir.responses[0].partitions.at(0).current_leader.leader_id, 2);
+    ASSERT_EQ(ir.node_endpoints.size(), 1u);
+  }
   EXPECT_EQ(ProduceError(2), Code(KafkaError::kNotLeaderOrFollower));  // no replica here
   EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/t-1"));
   EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/t-2"));

@@ -1,6 +1,7 @@
-// Fetch (key 1), v4+ (RecordBatch v2). Reads each requested partition from
-// its fetch offset, as whole batches sent straight from the segment files
-// (FileSlices, never copied):
+// Fetch (key 1), v4-17 (RecordBatch v2; v17 only adds the follower's
+// replica_directory_id, which a ZooKeeper-mode cluster has no use for).
+// Reads each requested partition from its fetch offset, as whole batches
+// sent straight from the segment files (FileSlices, never copied):
 //   - at most partition_max_bytes per partition and max_bytes in total, but
 //     at least one whole batch for the first partition that has data (so a
 //     batch larger than the limits still gets through, as Kafka does);
@@ -22,8 +23,11 @@
 // Record bytes are always FileSlices here; the transmit layer decides
 // whether they are copied or sent from the file (cpp/net/transmit_queue.h).
 //
-// Fetch sessions (KIP-227) are not kept: every answer says session_id 0, so
-// clients keep sending full fetch requests; forgotten_topics is ignored.
+// Incremental fetch sessions (KIP-227, v7+; api/fetch_sessions.h and
+// fetch/fetch_session.h): a full request with epoch 0 gets a session id; an
+// incremental one is turned into a read of every partition of its session
+// and answered with only the partitions that changed. A bad session id or
+// epoch is a top-level error with no partitions.
 //
 // Every partition must be led here (else NOT_LEADER_OR_FOLLOWER), and a
 // current_leader_epoch (v9+, -1 = no check) older than the partition's is
@@ -53,6 +57,7 @@
 #include <vector>
 
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/fetch_sessions.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -86,6 +91,7 @@ struct FetchJob {
   std::vector<std::vector<Target>> targets;  // [topic][partition], request order
   Clock::time_point deadline;
   int32_t replica_id = -1;  // >= 0: a follower broker's fetch
+  FetchSessionUse session;  // how the answer updates the session cache
 
   bool from_follower() const { return replica_id >= 0; }
 };
@@ -270,6 +276,7 @@ bool Ready(const FetchJob& job, const ReadPass& pass) {
 // Sends the answer, with KIP-951 leader hints for partitions this broker
 // does not lead (cluster mode).
 void Answer(FetchJob& job, Response& resp) {
+  FinishFetchSession(job.ctx->fetch_sessions, job.session, job.request, &resp);
   AddLeaderHints(*job.ctx, &resp, [&](const Response::FetchableTopicResponse& t) -> std::string {
     if (!t.topic.empty()) return t.topic;
     ClusterState* cluster = job.ctx->state->cluster();
@@ -299,6 +306,13 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
   job->deadline = Clock::now() + std::chrono::milliseconds(std::max(job->request.max_wait_ms, 0));
   job->replica_id = version >= kFirstReplicaStateVersion ? job->request.replica_state.replica_id
                                                          : job->request.replica_id;
+  if (KafkaError e = BeginFetchSession(ctx.fetch_sessions, version, job->from_follower(),
+                                       &job->request, &job->session);
+      e != KafkaError::kNone) {
+    Response resp = FetchSessionError(e);
+    job->req.Reply(resp);
+    return;
+  }
   job->targets.reserve(job->request.topics.size());
   for (const auto& t : job->request.topics) job->targets.push_back(ResolveTopic(ctx, t, version));
   ReadPass pass = ReadAll(*job);
@@ -311,6 +325,6 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
 
 }  // namespace
 
-extern const ApiHandler kFetchHandler = MakeHandler<protocol::FetchRequest, HandleFetch>(4, 16);
+extern const ApiHandler kFetchHandler = MakeHandler<protocol::FetchRequest, HandleFetch>(4, 17);
 
 }  // namespace headrace::broker

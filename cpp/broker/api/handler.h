@@ -26,6 +26,9 @@ namespace group {
 class GroupCoordinator;  // broker/group/group_coordinator.h
 struct GroupConfig;      // broker/group/group_config.h
 }  // namespace group
+namespace fetch {
+class FetchSessionCache;  // broker/fetch/fetch_session.h
+}  // namespace fetch
 namespace txn {
 class TxnCoordinator;  // broker/txn/txn_coordinator.h
 struct TxnConfig;      // broker/txn/txn_config.h
@@ -72,6 +75,7 @@ struct BrokerContext {
     txns = std::move(c);
   }
   const txn::TxnConfig* txn_config = nullptr;  // the broker's transaction.* keys
+  fetch::FetchSessionCache* fetch_sessions = nullptr;  // KIP-227 sessions; null: none kept
   std::shared_ptr<txn::TxnCoordinator> txns;   // guarded by groups_mu
 
   TopicRegistry& topics() const { return state->topics(); }
