@@ -85,6 +85,10 @@ enum class KafkaError : int16_t {
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
   kTransactionalIdNotFound = 105,
+  kFencedMemberEpoch = 110,     // KIP-848 consumer groups
+  kUnreleasedInstanceId = 111,  // KIP-848
+  kUnsupportedAssignor = 112,   // KIP-848
+  kStaleMemberEpoch = 113,      // KIP-848 (OffsetCommit/OffsetFetch v9)
   kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
   kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
 };
