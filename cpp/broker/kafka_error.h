@@ -89,6 +89,7 @@ enum class KafkaError : int16_t {
   kUnreleasedInstanceId = 111,  // KIP-848
   kUnsupportedAssignor = 112,   // KIP-848
   kStaleMemberEpoch = 113,      // KIP-848 (OffsetCommit/OffsetFetch v9)
+  kInvalidRegularExpression = 128,  // ConsumerGroupHeartbeat v1 (Kafka 4.0)
   kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
   kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
 };

@@ -61,6 +61,7 @@ void HandleConsumerGroupDescribe(BrokerContext& ctx, Req& req, Request request) 
         rm.client_id = m.client_id;
         rm.client_host = m.client_host;
         rm.subscribed_topic_names = m.subscribed_topics;
+        rm.subscribed_topic_regex = m.subscribed_regex;
         rm.assignment = ToAssignment(m.assigned, d.topic_ids);
         rm.target_assignment = ToAssignment(dm.target, d.topic_ids);
         out.members.push_back(std::move(rm));

@@ -1,10 +1,10 @@
-// ConsumerGroupHeartbeat (key 68), v0 (Kafka 3.9's schema): the KIP-848
+// ConsumerGroupHeartbeat (key 68), v0 (Kafka 3.9) and v1 (Kafka 4.0: adds
+// SubscribedTopicRegex; librdkafka >= 2.10 sends only v1): the KIP-848
 // consumer group protocol. A member joins (epoch 0), heartbeats with its
 // epoch and owned partitions, and leaves (-1; -2 for a static member that
 // will come back); the coordinator answers its epoch, the heartbeat
 // interval and, when it changed, the partitions it may use
-// (group/consumer_group_coordinator.cc, docs/consumer-groups.md). v0 has no
-// subscribed-topic regex (4.0's v1 adds it).
+// (group/consumer_group_coordinator.cc, docs/consumer-groups.md).
 #include "broker/api/client_host.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
@@ -32,6 +32,7 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
   hb.rebalance_timeout_ms = req.rebalance_timeout_ms;
   hb.subscribed_topic_names = req.subscribed_topic_names;
   hb.server_assignor = req.server_assignor;
+  if (request.version() >= 1) hb.subscribed_topic_regex = req.subscribed_topic_regex;
   if (req.topic_partitions) {
     hb.owned.emplace();
     for (const auto& tp : *req.topic_partitions) hb.owned->emplace_back(tp.topic_id, tp.partitions);
@@ -40,11 +41,18 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
   hb.client_host = ClientHost(request.connection().peer);
   TopicRegistry& topics = ctx.topics();
   group::ConsumerHeartbeatResult r =
-      groups->ConsumerHeartbeat(hb, [&topics](const std::string& name) -> std::optional<group::TopicInfo> {
-        auto t = topics.FindTopic(name);
-        if (!t) return std::nullopt;
-        return group::TopicInfo{t->id, t->partition_count()};
-      });
+      groups->ConsumerHeartbeat(
+          hb,
+          [&topics](const std::string& name) -> std::optional<group::TopicInfo> {
+            auto t = topics.FindTopic(name);
+            if (!t) return std::nullopt;
+            return group::TopicInfo{t->id, t->partition_count()};
+          },
+          [&topics] {
+            std::vector<std::string> names;
+            for (const auto& t : topics.ListTopics()) names.push_back(t->name);
+            return names;
+          });
   resp.error_code = Code(r.error);
   resp.error_message = r.error_message;
   if (r.error == KafkaError::kNone) {
@@ -67,6 +75,6 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
 }  // namespace
 
 extern const ApiHandler kConsumerGroupHeartbeatHandler =
-    MakeHandler<protocol::ConsumerGroupHeartbeatRequest, HandleConsumerGroupHeartbeat>(0, 0);
+    MakeHandler<protocol::ConsumerGroupHeartbeatRequest, HandleConsumerGroupHeartbeat>(0, 1);
 
 }  // namespace headrace::broker

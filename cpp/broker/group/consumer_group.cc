@@ -47,6 +47,13 @@ std::set<std::string> ConsumerGroup::SubscribedTopicNames() const {
   return out;
 }
 
+std::set<std::string> ConsumerGroup::SubscribedRegexes() const {
+  std::set<std::string> out;
+  for (const auto& [id, m] : members)
+    if (m.subscribed_regex) out.insert(*m.subscribed_regex);
+  return out;
+}
+
 bool ConsumerGroup::HeldByOther(const std::string& except, const std::string& topic,
                                 int32_t partition) const {
   auto holds = [&](const TopicPartitions& tps) {

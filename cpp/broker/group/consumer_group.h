@@ -44,6 +44,9 @@ struct ConsumerMember {
   std::string client_id;
   std::string client_host;
   std::vector<std::string> subscribed_topics;  // sorted, unique
+  // ConsumerGroupHeartbeat v1: topics whose whole name matches this
+  // (ECMAScript syntax, std::regex; Kafka uses RE2J) are subscribed too.
+  std::optional<std::string> subscribed_regex;
   std::optional<std::string> server_assignor;  // the member's preference
   int32_t rebalance_timeout_ms = 0;
   // The current assignment (ConsumerGroupCurrentMemberAssignment).
@@ -82,8 +85,10 @@ struct ConsumerGroup {
   ConsumerMember* FindMember(const std::string& id);
   // The member id holding `instance_id`, or nullptr.
   const ConsumerMember* FindStatic(const std::string& instance_id) const;
-  // Every topic name some member subscribes to.
+  // Every topic name some member subscribes to by name.
   std::set<std::string> SubscribedTopicNames() const;
+  // Every regex some member subscribes with.
+  std::set<std::string> SubscribedRegexes() const;
   // Whether some member other than `except` holds `topic`/`partition`
   // (assigned or pending revocation).
   bool HeldByOther(const std::string& except, const std::string& topic, int32_t partition) const;

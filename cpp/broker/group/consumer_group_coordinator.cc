@@ -3,6 +3,7 @@
 // conversion of empty groups between the two protocols. Every private
 // function here REQUIRES the coordinator's mutex.
 #include <algorithm>
+#include <regex>
 
 #include "broker/group/consumer_assignors.h"
 #include "broker/group/consumer_group_records.h"
@@ -149,7 +150,8 @@ void GroupCoordinator::ExpireAllDue(int64_t now, Done& done) {
 }
 
 ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartbeatRequest& req,
-                                                            const TopicLookup& lookup) {
+                                                            const TopicLookup& lookup,
+                                                            const TopicNames& all_topics) {
   // Request checks (Kafka's, in its order).
   if (req.group_id.empty()) return HbError(KafkaError::kInvalidRequest, "GroupId can't be empty.");
   if (req.instance_id && req.instance_id->empty())
@@ -161,12 +163,21 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
       return HbError(KafkaError::kInvalidRequest, "RebalanceTimeoutMs must be provided in first request.");
     if (!req.owned || !req.owned->empty())
       return HbError(KafkaError::kInvalidRequest, "TopicPartitions must be empty when (re-)joining.");
-    if (!req.subscribed_topic_names)
-      return HbError(KafkaError::kInvalidRequest, "SubscribedTopicNames must be set in first request.");
+    if (!req.subscribed_topic_names && !req.subscribed_topic_regex)
+      return HbError(KafkaError::kInvalidRequest,
+                     "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.");
   } else if (req.member_epoch == -2) {
     if (!req.instance_id) return HbError(KafkaError::kInvalidRequest, "InstanceId can't be null.");
   } else {
     return HbError(KafkaError::kInvalidRequest, "MemberEpoch is invalid.");
+  }
+  if (req.subscribed_topic_regex && !req.subscribed_topic_regex->empty()) {
+    try {
+      std::regex check(*req.subscribed_topic_regex);
+    } catch (const std::regex_error&) {
+      return HbError(KafkaError::kInvalidRegularExpression,
+                     "SubscribedTopicRegex " + *req.subscribed_topic_regex + " is not a valid regular expression.");
+    }
   }
   std::optional<std::string> assignor_pref;
   if (req.server_assignor) {
@@ -305,6 +316,12 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
         if (topics != m->subscribed_topics) bump = true;
         m->subscribed_topics = std::move(topics);
       }
+      if (req.subscribed_topic_regex) {
+        std::optional<std::string> regex;
+        if (!req.subscribed_topic_regex->empty()) regex = req.subscribed_topic_regex;
+        if (regex != m->subscribed_regex) bump = true;
+        m->subscribed_regex = std::move(regex);
+      }
       if (req.server_assignor && assignor_pref != m->server_assignor) {
         m->server_assignor = assignor_pref;
         bump = true;
@@ -321,7 +338,23 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
       // The subscribed topics' metadata: a new topic or new partitions of
       // one make a new assignment.
       std::map<std::string, SubscribedTopic> topics;
-      for (const std::string& name : cg.SubscribedTopicNames()) {
+      std::set<std::string> names = cg.SubscribedTopicNames();
+      std::set<std::string> regexes = cg.SubscribedRegexes();
+      // Regexes are matched against every topic name on each heartbeat:
+      // O(topics x regexes) (Kafka resolves them asynchronously instead).
+      if (!regexes.empty() && all_topics) {
+        std::vector<std::regex> compiled;
+        for (const std::string& re : regexes) compiled.emplace_back(re);
+        for (const std::string& name : all_topics()) {
+          if (name.rfind("__", 0) == 0) continue;  // internal topics are never matched
+          for (const std::regex& re : compiled)
+            if (std::regex_match(name, re)) {
+              names.insert(name);
+              break;
+            }
+        }
+      }
+      for (const std::string& name : names) {
         std::optional<TopicInfo> t = lookup ? lookup(name) : std::nullopt;
         if (t && t->partitions > 0) topics[name] = SubscribedTopic{t->id, t->partitions};
       }
@@ -339,7 +372,15 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
         std::vector<AssignorMember> in;
         for (const auto& [id, mm] : cg.members) {
           auto t = cg.target.find(id);
-          in.push_back(AssignorMember{id, mm.instance_id, mm.subscribed_topics,
+          std::vector<std::string> subs = mm.subscribed_topics;
+          if (mm.subscribed_regex) {
+            std::regex re(*mm.subscribed_regex);
+            for (const auto& [name, t] : cg.topics)
+              if (std::regex_match(name, re)) subs.push_back(name);
+            std::sort(subs.begin(), subs.end());
+            subs.erase(std::unique(subs.begin(), subs.end()), subs.end());
+          }
+          in.push_back(AssignorMember{id, mm.instance_id, std::move(subs),
                                       t == cg.target.end() ? TopicPartitions{} : t->second});
         }
         AssignorTopics counts;

@@ -80,6 +80,7 @@ GroupLog::Entry ConsumerGroupMemberEntry(const std::string& group, const Consume
   for (const std::string& t : m.subscribed_topics) o.Str(t);
   o.NullableStr(m.server_assignor);
   o.I32(m.rebalance_timeout_ms);
+  o.NullableStr(m.subscribed_regex);
   return {Key(RecordKind::kConsumerGroupMemberMetadata, group, m.member_id), o.Take()};
 }
 
@@ -181,6 +182,7 @@ Status ApplyConsumerGroupRecord(ConsumerGroup& cg, const RecordKey& key,
       for (int32_t i = 0; in.ok() && i < n; ++i) m.subscribed_topics.push_back(in.Str());
       m.server_assignor = in.NullableStr();
       m.rebalance_timeout_ms = in.I32();
+      m.subscribed_regex = in.NullableStr();
       break;
     }
     case RecordKind::kConsumerGroupTargetAssignmentMetadata: cg.assignment_epoch = in.I32(); break;

@@ -10,7 +10,8 @@
 //   15 ConsumerGroupMemberMetadata      key group, member  value string instance id
 //        (nullable), string rack (nullable), string client id, string client host,
 //        int32 n + n strings (subscribed topic names), string server assignor
-//        (nullable), int32 rebalance timeout ms
+//        (nullable), int32 rebalance timeout ms, string subscribed topic regex
+//        (nullable)
 //   16 ConsumerGroupTargetAssignmentMetadata key group     value int32 assignment epoch
 //   17 ConsumerGroupTargetAssignmentMember   key group, member  value partitions
 //   18 ConsumerGroupCurrentMemberAssignment  key group, member  value int32 member

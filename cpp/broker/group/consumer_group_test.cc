@@ -222,6 +222,38 @@ TEST_F(ConsumerGroupTest, NewPartitionsMakeANewAssignment) {
   EXPECT_EQ(Parts(*a2.assignment).size(), 6u);
 }
 
+TEST_F(ConsumerGroupTest, RegexSubscriptionFollowsNewTopics) {
+  topics_["other"] = TopicInfo{Uuid::Random(), 2};
+  TopicNames names = [this] {
+    std::vector<std::string> out;
+    for (const auto& [n, t] : topics_) out.push_back(n);
+    return out;
+  };
+  ConsumerHeartbeatRequest r;
+  r.group_id = "cg";
+  r.member_epoch = 0;
+  r.rebalance_timeout_ms = 1000;
+  r.subscribed_topic_regex = "t.*";
+  r.owned = IdPartitions{};
+  auto a = c_->ConsumerHeartbeat(r, Lookup(), names);
+  ASSERT_EQ(a.error, KafkaError::kNone);
+  ASSERT_TRUE(a.assignment);
+  ASSERT_EQ(a.assignment->size(), 1u);  // "t" only
+  EXPECT_EQ(a.assignment->front().first, topics_["t"].id);
+  topics_["t2"] = TopicInfo{Uuid::Random(), 3};
+  ConsumerHeartbeatRequest next;
+  next.group_id = "cg";
+  next.member_id = a.member_id;
+  next.member_epoch = a.member_epoch;
+  auto b = c_->ConsumerHeartbeat(next, Lookup(), names);
+  ASSERT_EQ(b.error, KafkaError::kNone);
+  EXPECT_EQ(b.member_epoch, 2);
+  ASSERT_TRUE(b.assignment);
+  EXPECT_EQ(b.assignment->size(), 2u);
+  r.subscribed_topic_regex = "(";
+  EXPECT_EQ(c_->ConsumerHeartbeat(r, Lookup(), names).error, KafkaError::kInvalidRegularExpression);
+}
+
 TEST_F(ConsumerGroupTest, StaticMemberRejoinKeepsItsAssignment) {
   auto a = Hb("", 0, std::nullopt, "inst-a");
   auto b = Hb("", 0, std::nullopt, "inst-b");

@@ -114,6 +114,8 @@ struct TopicInfo {
 };
 // The topic named so, or nullopt when it does not exist.
 using TopicLookup = std::function<std::optional<TopicInfo>(const std::string& name)>;
+// Every topic name (for regex subscriptions).
+using TopicNames = std::function<std::vector<std::string>()>;
 using IdPartitions = std::vector<std::pair<Uuid, std::vector<int32_t>>>;
 
 struct ConsumerHeartbeatRequest {
@@ -124,6 +126,7 @@ struct ConsumerHeartbeatRequest {
   std::optional<std::string> rack_id;
   int32_t rebalance_timeout_ms = -1;  // -1 = unchanged
   std::optional<std::vector<std::string>> subscribed_topic_names;  // nullopt = unchanged
+  std::optional<std::string> subscribed_topic_regex;  // v1; nullopt = unchanged, "" = none
   std::optional<std::string> server_assignor;
   std::optional<IdPartitions> owned;  // nullopt = unchanged since the last heartbeat
   std::string client_id;
@@ -266,7 +269,8 @@ class GroupCoordinator {
   // epoch moved and reconciles the member towards it. `topics` resolves the
   // subscribed topics (their ids and partition counts).
   ConsumerHeartbeatResult ConsumerHeartbeat(const ConsumerHeartbeatRequest& req,
-                                            const TopicLookup& topics);
+                                            const TopicLookup& topics,
+                                            const TopicNames& all_topics = {});
   // ConsumerGroupDescribe: GROUP_ID_NOT_FOUND for an unknown group or one
   // of the classic protocol.
   ConsumerGroupDescription DescribeConsumerGroup(const std::string& group_id);

@@ -128,7 +128,10 @@ KafkaError GroupCoordinator::FetchOffsets(
   if (group_id.empty()) return KafkaError::kInvalidGroupId;
   auto it = groups_.find(group_id);
   const Group* g = it == groups_.end() ? nullptr : &it->second;
-  if (g && g->is_consumer && !(!member_id && member_epoch < 0)) {
+  // No member (null, or empty as some clients send it) with epoch < 0: an
+  // admin or a client outside the group; accepted.
+  const bool anonymous = (!member_id || member_id->empty()) && member_epoch < 0;
+  if (g && g->is_consumer && !anonymous) {
     // OffsetFetch v9 by a KIP-848 member (Kafka's validateOffsetFetch).
     auto m = g->consumer.members.find(member_id.value_or(""));
     if (m == g->consumer.members.end()) return KafkaError::kUnknownMemberId;
