@@ -294,7 +294,7 @@ def test_classic_and_consumer_protocol_groups_on_one_broker(cbroker, members):
     listed = {g.group_id: g for g in admin.list_consumer_groups().result(30).valid}
     assert listed["mixed-new"].type == ConsumerGroupType.CONSUMER
     assert listed["mixed-classic"].type == ConsumerGroupType.CLASSIC
-    only_new = admin.list_consumer_groups(types=[ConsumerGroupType.CONSUMER]).result(30).valid
+    only_new = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result(30).valid
     assert "mixed-new" in {g.group_id for g in only_new}
     assert "mixed-classic" not in {g.group_id for g in only_new}
     desc = admin.describe_consumer_groups(["mixed-new", "mixed-classic"])
