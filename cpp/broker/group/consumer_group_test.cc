@@ -5,6 +5,9 @@
 // groups, restart from the group log).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "broker/group/consumer_group.h"
 #include "broker/group/group_test_fixture.h"
 
@@ -369,6 +372,52 @@ TEST_F(ConsumerGroupTest, RestartKeepsEpochsAndAssignments) {
   auto again = c_->DescribeConsumerGroup("cg");
   EXPECT_EQ(again.group_epoch, before.group_epoch);
   EXPECT_EQ(again.members.size(), 2u);
+}
+
+TEST_F(ConsumerGroupTest, CompactionKeepsTheConsumerGroup) {
+  ReopenConsumer([](GroupConfig& c) {
+    c.log_segment_bytes = 16384;
+    c.commit_fsync = false;
+  });
+  auto a = Hb("", 0, std::nullopt, "inst-a");
+  auto b = Hb("", 0);
+  auto a2 = Hb(a.member_id, 1, Own({0, 1, 2, 3}), "inst-a");
+  Hb(a.member_id, 1, Own(Parts(*a2.assignment)), "inst-a");
+  Hb(b.member_id, 2, Own({}));
+  auto before = c_->DescribeConsumerGroup("cg");
+  for (int i = 1; i <= 2000; ++i) {  // garbage for the compaction to drop
+    CommitRequest cr;
+    cr.group_id = "cg";
+    cr.member_id = b.member_id;
+    cr.generation = 2;
+    cr.partitions = {CommitPartition{"t", 0, i, -1, std::nullopt}};
+    ASSERT_EQ(c_->Commit(cr)[0], KafkaError::kNone);
+    if (i % 100 == 0) c_->Tick();
+  }
+  int64_t compacted = GroupLogBytes(dir_);
+  for (int i = 0; i < 500 && compacted >= 3 * 16384; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    c_->Tick();
+    compacted = GroupLogBytes(dir_);
+  }
+  EXPECT_LT(compacted, 3 * 16384) << "log not compacted";
+  ReopenConsumer();
+  auto after = c_->DescribeConsumerGroup("cg");
+  ASSERT_EQ(after.error, KafkaError::kNone);
+  EXPECT_EQ(after.group_epoch, before.group_epoch);
+  EXPECT_EQ(after.assignment_epoch, before.assignment_epoch);
+  ASSERT_EQ(after.members.size(), before.members.size());
+  for (size_t i = 0; i < after.members.size(); ++i) {
+    EXPECT_EQ(after.members[i].member.member_id, before.members[i].member.member_id);
+    EXPECT_EQ(after.members[i].member.instance_id, before.members[i].member.instance_id);
+    EXPECT_EQ(after.members[i].member.member_epoch, before.members[i].member.member_epoch);
+    EXPECT_EQ(after.members[i].member.assigned, before.members[i].member.assigned);
+    EXPECT_EQ(after.members[i].target, before.members[i].target);
+  }
+  std::vector<FetchedOffset> out;
+  c_->FetchOffsets("cg", std::nullopt, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].committed.offset, 2000);
 }
 
 TEST_F(ConsumerGroupTest, LeaveFreesPartitionsAndEmptyGroupCanBeDeletedAfterRestart) {
