@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "broker/group/consumer_group.h"
+#include "broker/group/consumer_group_records.h"
 #include "broker/group/group_test_fixture.h"
 
 namespace headrace::broker::group {
@@ -56,6 +57,69 @@ TEST(ReconcileMember, WaitsForPartitionsAnotherMemberStillHolds) {
   EXPECT_TRUE(ReconcileMember(m, 2, {{"a", {0, 1}}}, std::nullopt, NobodyElse));
   EXPECT_EQ(m.state, ConsumerMemberState::kStable);
   EXPECT_EQ(m.assigned, (TopicPartitions{{"a", {0, 1}}}));
+}
+
+// ---- the records ----
+
+TEST(ConsumerGroupRecords, KeysAreKafkasAndTheLiveRecordsReplayToTheSameGroup) {
+  ConsumerGroup cg;
+  cg.group_epoch = 7;
+  cg.assignment_epoch = 6;
+  cg.topics["t"] = SubscribedTopic{Uuid::Random(), 3};
+  ConsumerMember& m = cg.members["m1"];
+  m.member_id = "m1";
+  m.instance_id = "i1";
+  m.client_id = "c";
+  m.client_host = "/127.0.0.1";
+  m.subscribed_topics = {"t"};
+  m.subscribed_regex = "t.*";
+  m.server_assignor = "range";
+  m.rebalance_timeout_ms = 3000;
+  m.member_epoch = 5;
+  m.previous_member_epoch = 4;
+  m.state = ConsumerMemberState::kUnrevokedPartitions;
+  m.assigned = {{"t", {0}}};
+  m.pending_revocation = {{"t", {2}}};
+  cg.target["m1"] = {{"t", {0, 1}}};
+  std::vector<GroupLog::Entry> live;
+  AppendConsumerGroupLiveEntries("g", cg, &live);
+  ASSERT_EQ(live.size(), 6u);
+  ConsumerGroup back;
+  std::set<RecordKind> kinds;
+  for (const GroupLog::Entry& e : live) {
+    auto key = DecodeKey(e.key);
+    ASSERT_TRUE(key.ok()) << key.status().ToString();
+    EXPECT_EQ(key->group, "g");
+    EXPECT_EQ(key->member_id, IsConsumerGroupMemberKind(key->kind) ? "m1" : "");
+    kinds.insert(key->kind);
+    ASSERT_TRUE(ApplyConsumerGroupRecord(back, *key, e.value).ok());
+  }
+  EXPECT_EQ(kinds.size(), 6u);
+  EXPECT_EQ(back.group_epoch, 7);
+  EXPECT_EQ(back.assignment_epoch, 6);
+  EXPECT_EQ(back.topics, cg.topics);
+  EXPECT_EQ(back.target, cg.target);
+  const ConsumerMember& b = back.members.at("m1");
+  EXPECT_EQ(b.instance_id, m.instance_id);
+  EXPECT_EQ(b.subscribed_topics, m.subscribed_topics);
+  EXPECT_EQ(b.subscribed_regex, m.subscribed_regex);
+  EXPECT_EQ(b.server_assignor, m.server_assignor);
+  EXPECT_EQ(b.rebalance_timeout_ms, 3000);
+  EXPECT_EQ(b.member_epoch, 5);
+  EXPECT_EQ(b.previous_member_epoch, 4);
+  EXPECT_EQ(b.state, ConsumerMemberState::kUnrevokedPartitions);
+  EXPECT_EQ(b.assigned, m.assigned);
+  EXPECT_EQ(b.pending_revocation, m.pending_revocation);
+  // A member's tombstones remove it.
+  std::vector<GroupLog::Entry> gone;
+  AppendConsumerMemberTombstones("g", "m1", &gone);
+  for (const GroupLog::Entry& e : gone) {
+    auto key = DecodeKey(e.key);
+    ASSERT_TRUE(key.ok());
+    ASSERT_TRUE(ApplyConsumerGroupRecord(back, *key, e.value).ok());
+  }
+  EXPECT_TRUE(back.members.empty());
+  EXPECT_TRUE(back.target.empty());
 }
 
 // ---- the coordinator ----
