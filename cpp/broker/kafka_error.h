@@ -85,13 +85,14 @@ enum class KafkaError : int16_t {
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
   kTransactionalIdNotFound = 105,
+  kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
+  kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
+  // KIP-848 consumer groups (broker/group/consumer_group_coordinator.cc).
   kFencedMemberEpoch = 110,     // KIP-848 consumer groups
   kUnreleasedInstanceId = 111,  // KIP-848
   kUnsupportedAssignor = 112,   // KIP-848
   kStaleMemberEpoch = 113,      // KIP-848 (OffsetCommit/OffsetFetch v9)
   kInvalidRegularExpression = 128,  // ConsumerGroupHeartbeat v1 (Kafka 4.0)
-  kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
-  kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
 };
 
 inline int16_t Code(KafkaError e) { return static_cast<int16_t>(e); }
