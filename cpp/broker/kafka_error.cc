@@ -59,6 +59,11 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kMemberIdRequired: return "MEMBER_ID_REQUIRED";
     case KafkaError::kPreferredLeaderNotAvailable: return "PREFERRED_LEADER_NOT_AVAILABLE";
     case KafkaError::kGroupMaxSizeReached: return "GROUP_MAX_SIZE_REACHED";
+    case KafkaError::kFencedMemberEpoch: return "FENCED_MEMBER_EPOCH";
+    case KafkaError::kUnreleasedInstanceId: return "UNRELEASED_INSTANCE_ID";
+    case KafkaError::kUnsupportedAssignor: return "UNSUPPORTED_ASSIGNOR";
+    case KafkaError::kStaleMemberEpoch: return "STALE_MEMBER_EPOCH";
+    case KafkaError::kInvalidRegularExpression: return "INVALID_REGULAR_EXPRESSION";
     case KafkaError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
     case KafkaError::kEligibleLeadersNotAvailable: return "ELIGIBLE_LEADERS_NOT_AVAILABLE";
     case KafkaError::kElectionNotNeeded: return "ELECTION_NOT_NEEDED";

@@ -91,6 +91,12 @@ enum class KafkaError : int16_t {
   kFetchSessionTopicIdError = 106,  // KIP-227 sessions by name vs by id
   kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
   kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
+  // KIP-848 consumer groups (broker/group/consumer_group_coordinator.cc).
+  kFencedMemberEpoch = 110,     // KIP-848 consumer groups
+  kUnreleasedInstanceId = 111,  // KIP-848
+  kUnsupportedAssignor = 112,   // KIP-848
+  kStaleMemberEpoch = 113,      // KIP-848 (OffsetCommit/OffsetFetch v9)
+  kInvalidRegularExpression = 128,  // ConsumerGroupHeartbeat v1 (Kafka 4.0)
 };
 
 inline int16_t Code(KafkaError e) { return static_cast<int16_t>(e); }

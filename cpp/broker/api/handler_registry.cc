@@ -38,6 +38,8 @@ extern const ApiHandler kListGroupsHandler;
 extern const ApiHandler kDeleteGroupsHandler;
 extern const ApiHandler kOffsetDeleteHandler;
 extern const ApiHandler kOffsetForLeaderEpochHandler;
+extern const ApiHandler kConsumerGroupHeartbeatHandler;  // KIP-848
+extern const ApiHandler kConsumerGroupDescribeHandler;   // KIP-848
 // Transactions: the coordinator (broker/txn/) and the data plane
 // (broker/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
@@ -91,6 +93,8 @@ constexpr std::array kHandlers = {
     &kDescribeProducersHandler,        // 61
     &kDescribeTransactionsHandler,     // 65
     &kListTransactionsHandler,         // 66
+    &kConsumerGroupHeartbeatHandler,   // 68
+    &kConsumerGroupDescribeHandler,    // 69
 };
 
 }  // namespace

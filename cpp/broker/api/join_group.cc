@@ -3,6 +3,7 @@
 // (KIP-394) a new member first gets MEMBER_ID_REQUIRED with its id; v5+
 // static members (group.instance.id); v7+ protocol type in the response;
 // v9 skip_assignment for a static leader rejoining a stable group.
+#include "broker/api/client_host.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -12,12 +13,6 @@ namespace {
 
 using Req = protocol::JoinGroupRequest;
 using Resp = protocol::JoinGroupResponse;
-
-// "host:port" -> "/host", as Kafka reports client hosts.
-std::string ClientHost(const std::string& peer) {
-  auto colon = peer.rfind(':');
-  return "/" + (colon == std::string::npos ? peer : peer.substr(0, colon));
-}
 
 Resp ToResponse(const group::JoinResult& r, int16_t version) {
   Resp resp;

@@ -1,7 +1,9 @@
 // ListGroups (key 16), v0..5: every group this node coordinates (including
 // Empty ones that only hold offsets). v4+ filters by state
-// (case-insensitive); v5+ by type: all groups are "classic", so a types
-// filter without "classic" lists nothing.
+// (case-insensitive, each group's state under its own protocol: classic
+// Empty/PreparingRebalance/CompletingRebalance/Stable, consumer
+// Empty/Assigning/Reconciling/Stable); v5+ by type ("classic",
+// "consumer", case-insensitive).
 #include <algorithm>
 #include <cctype>
 
@@ -15,11 +17,11 @@ namespace {
 using Req = protocol::ListGroupsRequest;
 using Resp = protocol::ListGroupsResponse;
 
-bool WantsClassic(const std::vector<std::string>& types) {
+bool WantsType(const std::vector<std::string>& types, const std::string& type) {
   if (types.empty()) return true;
-  return std::any_of(types.begin(), types.end(), [](std::string t) {
+  return std::any_of(types.begin(), types.end(), [&](std::string t) {
     for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t == "classic";
+    return t == type;
   });
 }
 
@@ -30,15 +32,15 @@ void HandleListGroups(BrokerContext& ctx, Req& req, Request request) {
     resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
     return request.Reply(resp);
   }
-  if (request.version() >= 5 && !WantsClassic(req.types_filter)) return request.Reply(resp);
   std::vector<std::string> states;
   if (request.version() >= 4) states = req.states_filter;
   for (const group::GroupListing& g : groups->ListGroups(states)) {
+    if (request.version() >= 5 && !WantsType(req.types_filter, g.type)) continue;
     Resp::ListedGroup out;
     out.group_id = g.group_id;
     out.protocol_type = g.protocol_type;
-    out.group_state = group::GroupStateName(g.state);
-    out.group_type = "classic";
+    out.group_state = g.state;
+    out.group_type = g.type;
     resp.groups.push_back(std::move(out));
   }
   request.Reply(resp);

@@ -3,7 +3,9 @@
 // batches groups. require_stable (v7+, KIP-447): a partition some open
 // transaction has committed an offset for answers UNSTABLE_OFFSET_COMMIT
 // (offset -1) until the transaction ends; the client retries. v9 member
-// id/epoch are for KIP-848 groups and are not checked for classic groups.
+// id/epoch: for a KIP-848 consumer group an unknown member answers
+// UNKNOWN_MEMBER_ID and another epoch STALE_MEMBER_EPOCH (group-level
+// error); classic groups ignore them.
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -44,10 +46,13 @@ std::vector<TopicT> ByTopic(const std::vector<group::FetchedOffset>& offsets, Ka
 }
 
 KafkaError Fetch(BrokerContext& ctx, const std::string& group_id, const PartitionList& wanted,
-                 bool require_stable, std::vector<group::FetchedOffset>* out) {
+                 bool require_stable, std::vector<group::FetchedOffset>* out,
+                 const std::optional<std::string>& member_id = std::nullopt,
+                 int32_t member_epoch = -1) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   if (groups == nullptr) return KafkaError::kCoordinatorNotAvailable;
-  KafkaError e = groups->FetchOffsets(group_id, wanted, out, require_stable);
+  KafkaError e =
+      groups->FetchOffsets(group_id, wanted, out, require_stable, member_id, member_epoch);
   if (e != KafkaError::kNone && wanted) {  // answer each asked partition with -1
     out->clear();
     for (const auto& tp : *wanted) out->push_back(group::FetchedOffset{tp.first, tp.second, {}});
@@ -61,7 +66,9 @@ void HandleOffsetFetch(BrokerContext& ctx, Req& req, Request request) {
   if (request.version() >= 8) {
     for (auto& g : req.groups) {
       std::vector<group::FetchedOffset> offsets;
-      KafkaError e = Fetch(ctx, g.group_id, Wanted(g.topics), require_stable, &offsets);
+      const bool v9 = request.version() >= 9;
+      KafkaError e = Fetch(ctx, g.group_id, Wanted(g.topics), require_stable, &offsets,
+                           v9 ? g.member_id : std::nullopt, v9 ? g.member_epoch : -1);
       Resp::OffsetFetchResponseGroup rg;
       rg.group_id = g.group_id;
       rg.error_code = Code(e);

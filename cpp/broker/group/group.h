@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/group/consumer_group.h"
 #include "broker/kafka_error.h"
 
 namespace headrace::broker::group {
@@ -117,15 +118,27 @@ struct Group {
     std::map<TopicPartitionKey, CommittedOffset> offsets;
   };
   std::map<int64_t, PendingTxn> pending_txn_offsets;
+  // KIP-848: a group of the "consumer" protocol (ConsumerGroupHeartbeat).
+  // Its classic fields stay unused (protocol_type "consumer", no classic
+  // members) and `state` is kEmpty without members, else kStable, so that
+  // deletion and offset retention treat both kinds alike.
+  bool is_consumer = false;
+  ConsumerGroup consumer;
 
   bool Is(GroupState s) const { return state == s; }
+  // "classic" or "consumer" (ListGroups v5 types).
+  const char* TypeName() const { return is_consumer ? "consumer" : "classic"; }
+  // The state as ListGroups names it for this group's type.
+  const char* StateName() const {
+    return is_consumer ? ConsumerGroupStateName(consumer.State()) : GroupStateName(state);
+  }
   Member* FindMember(const std::string& member_id);
   // Whether some producer's transaction holds a pending offset for `tp`.
   bool HasPendingTxnOffset(const TopicPartitionKey& tp) const;
   // Nothing worth keeping: no members, offsets, pending offsets or protocol.
   bool Unused() const {
     return members.empty() && offsets.empty() && pending_txn_offsets.empty() &&
-           protocol_type.empty();
+           protocol_type.empty() && !is_consumer;
   }
   // The protocol chosen by vote: among protocols every member supports, each
   // member votes for its most preferred one. nullopt if none is common.

@@ -1,5 +1,7 @@
 #include "broker/group/group_config.h"
 
+#include "broker/group/consumer_assignors.h"
+
 namespace headrace::broker::group {
 namespace {
 
@@ -43,6 +45,53 @@ const std::vector<GroupKey>& Keys() {
       IntKey("offsets.retention.check.interval.ms",
              "How often expired committed offsets are removed.",
              &GroupConfig::offsets_retention_check_interval_ms, 1, INT64_MAX),
+      IntKey("group.consumer.session.timeout.ms",
+             "Session timeout of consumer-protocol (KIP-848) members.",
+             &GroupConfig::consumer_session_timeout_ms, 1, kI32Max),
+      IntKey("group.consumer.min.session.timeout.ms",
+             "Smallest allowed group.consumer.session.timeout.ms.",
+             &GroupConfig::consumer_min_session_timeout_ms, 1, kI32Max),
+      IntKey("group.consumer.max.session.timeout.ms",
+             "Largest allowed group.consumer.session.timeout.ms.",
+             &GroupConfig::consumer_max_session_timeout_ms, 1, kI32Max),
+      IntKey("group.consumer.heartbeat.interval.ms",
+             "Heartbeat interval told to consumer-protocol (KIP-848) members.",
+             &GroupConfig::consumer_heartbeat_interval_ms, 1, kI32Max),
+      IntKey("group.consumer.min.heartbeat.interval.ms",
+             "Smallest allowed group.consumer.heartbeat.interval.ms.",
+             &GroupConfig::consumer_min_heartbeat_interval_ms, 1, kI32Max),
+      IntKey("group.consumer.max.heartbeat.interval.ms",
+             "Largest allowed group.consumer.heartbeat.interval.ms.",
+             &GroupConfig::consumer_max_heartbeat_interval_ms, 1, kI32Max),
+      IntKey("group.consumer.max.size", "Most members a consumer-protocol group may have.",
+             &GroupConfig::consumer_max_size, 1, kI32Max),
+      GroupKey{"group.consumer.assignors",
+               "Server-side assignors of consumer-protocol groups (uniform, range or Kafka's "
+               "class names), comma-separated; the first is the default.",
+               [](GroupConfig& c, const std::string& value) -> Status {
+                 std::vector<std::string> names;
+                 size_t start = 0;
+                 while (start <= value.size()) {
+                   size_t end = value.find(',', start);
+                   if (end == std::string::npos) end = value.size();
+                   std::string item = value.substr(start, end - start);
+                   item.erase(0, item.find_first_not_of(" \t"));
+                   item.erase(item.find_last_not_of(" \t") + 1);
+                   auto name = AssignorShortName(item);
+                   if (!name)
+                     return Status::InvalidArgument("group.consumer.assignors: unknown assignor '" +
+                                                    item + "' (uniform, range)");
+                   names.push_back(*name);
+                   start = end + 1;
+                 }
+                 c.consumer_assignors = std::move(names);
+                 return Status::OK();
+               },
+               [](const GroupConfig& c) {
+                 std::string out;
+                 for (const std::string& n : c.consumer_assignors) out += (out.empty() ? "" : ",") + n;
+                 return out;
+               }},
       GroupKey{"headrace.offsets.commit.fsync",
                "Answer OffsetCommit only after the coordinator's log is fsynced.",
                [](GroupConfig& c, const std::string& value) -> Status {
@@ -73,6 +122,19 @@ Status GroupConfig::Extract(std::map<std::string, std::string>& props) {
   if (min_session_timeout_ms > max_session_timeout_ms)
     return Status::InvalidArgument(
         "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms");
+  if (consumer_session_timeout_ms < consumer_min_session_timeout_ms ||
+      consumer_session_timeout_ms > consumer_max_session_timeout_ms)
+    return Status::InvalidArgument(
+        "group.consumer.session.timeout.ms must be within group.consumer.min.session.timeout.ms "
+        "and group.consumer.max.session.timeout.ms");
+  if (consumer_heartbeat_interval_ms < consumer_min_heartbeat_interval_ms ||
+      consumer_heartbeat_interval_ms > consumer_max_heartbeat_interval_ms)
+    return Status::InvalidArgument(
+        "group.consumer.heartbeat.interval.ms must be within group.consumer.min.heartbeat."
+        "interval.ms and group.consumer.max.heartbeat.interval.ms");
+  if (consumer_heartbeat_interval_ms >= consumer_session_timeout_ms)
+    return Status::InvalidArgument(
+        "group.consumer.heartbeat.interval.ms must be lower than group.consumer.session.timeout.ms");
   return Status::OK();
 }
 

@@ -42,6 +42,19 @@ struct GroupConfig {
   int32_t offsets_topic_replication_factor = 3;
   int32_t offsets_topic_num_partitions = 50;
 
+  // KIP-848 consumer groups (ConsumerGroupHeartbeat). The session timeout
+  // and heartbeat interval are the broker's, not the member's.
+  int32_t consumer_session_timeout_ms = 45000;        // group.consumer.session.timeout.ms
+  int32_t consumer_min_session_timeout_ms = 45000;    // group.consumer.min.session.timeout.ms
+  int32_t consumer_max_session_timeout_ms = 60000;    // group.consumer.max.session.timeout.ms
+  int32_t consumer_heartbeat_interval_ms = 5000;      // group.consumer.heartbeat.interval.ms
+  int32_t consumer_min_heartbeat_interval_ms = 5000;  // group.consumer.min.heartbeat.interval.ms
+  int32_t consumer_max_heartbeat_interval_ms = 15000; // group.consumer.max.heartbeat.interval.ms
+  int32_t consumer_max_size = 0x7fffffff;             // group.consumer.max.size
+  // group.consumer.assignors: server-side assignors by short name
+  // ("uniform", "range"); the first is the default.
+  std::vector<std::string> consumer_assignors = {"uniform", "range"};
+
   // Sets one property. NotFound for a key that is not a group setting;
   // InvalidArgument naming the key for a bad value.
   Status Set(const std::string& key, const std::string& value);

@@ -65,6 +65,11 @@ Status GroupCoordinator::Load() {
       it = groups_.erase(it);
       continue;
     }
+    if (g.is_consumer) {
+      FinishConsumerGroupLoad(g, now);
+      ++it;
+      continue;
+    }
     g.state = g.members.empty() ? GroupState::kEmpty : GroupState::kStable;
     for (auto& [id, m] : g.members) m.session_deadline_ms = now + m.session_timeout_ms;
     ++it;
@@ -82,6 +87,7 @@ void GroupCoordinator::ApplyLogEntry(const GroupLog::Entry& e) {
   }
   if (key->kind == RecordKind::kPendingTxnOffset || key->kind == RecordKind::kTxnEnd)
     return ApplyTxnLogEntry(*key, e.value);
+  if (key->kind >= RecordKind::kConsumerGroupMetadata) return ApplyConsumerLogEntry(*key, e.value);
   if (key->kind == RecordKind::kOffset) {
     TopicPartitionKey tp{key->topic, key->partition};
     if (!e.value) {
@@ -148,6 +154,20 @@ void GroupCoordinator::Join(JoinRequest req, JoinCallback cb) {
     Group* g = nullptr;
     if (err == KafkaError::kNone) {
       g = &GetOrCreate(req.group_id);
+      ExpireDue(*g, now, done);
+      if (g->is_consumer) {
+        // Kafka 3.9 without online migration: a classic member may not join
+        // a consumer group with members; an empty one becomes classic.
+        if (!g->consumer.members.empty()) {
+          err = KafkaError::kInconsistentGroupProtocol;
+        } else {
+          std::vector<GroupLog::Entry> records;
+          ConvertToClassicGroup(*g, &records);
+          AppendRecords(g->id, records);
+        }
+      }
+    }
+    if (err == KafkaError::kNone) {
       Member* m = req.member_id.empty() ? nullptr : g->FindMember(req.member_id);
       bool pending = g->pending_members.count(req.member_id) > 0;
       if (!g->AcceptsProtocols(req.protocol_type, req.protocols))
@@ -190,6 +210,7 @@ void GroupCoordinator::Sync(SyncRequest req, SyncCallback cb) {
     std::lock_guard<std::mutex> l(mu_);
     int64_t now = Now();
     auto it = groups_.find(req.group_id);
+    if (!stopped_ && it != groups_.end()) ExpireDue(it->second, now, done);
     if (stopped_) r.error = KafkaError::kCoordinatorNotAvailable;
     else if (req.group_id.empty()) r.error = KafkaError::kInvalidGroupId;
     else if (it == groups_.end()) r.error = KafkaError::kUnknownMemberId;
@@ -245,12 +266,23 @@ void GroupCoordinator::Sync(SyncRequest req, SyncCallback cb) {
 KafkaError GroupCoordinator::Heartbeat(const std::string& group_id, const std::string& member_id,
                                        const std::optional<std::string>& instance_id,
                                        int32_t generation) {
+  Done done;
+  KafkaError e = HeartbeatLocked(group_id, member_id, instance_id, generation, done);
+  RunAll(done);
+  return e;
+}
+
+KafkaError GroupCoordinator::HeartbeatLocked(const std::string& group_id,
+                                             const std::string& member_id,
+                                             const std::optional<std::string>& instance_id,
+                                             int32_t generation, Done& done) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_) return KafkaError::kCoordinatorNotAvailable;
   if (group_id.empty()) return KafkaError::kInvalidGroupId;
   auto it = groups_.find(group_id);
   if (it == groups_.end()) return KafkaError::kUnknownMemberId;
   Group& g = it->second;
+  ExpireDue(g, Now(), done);
   KafkaError e = CheckMember(g, member_id, instance_id);
   if (e == KafkaError::kNone && generation != g.generation) e = KafkaError::kIllegalGeneration;
   if (e == KafkaError::kNone) {
@@ -278,6 +310,7 @@ std::pair<KafkaError, std::vector<KafkaError>> GroupCoordinator::Leave(
     if (out.first == KafkaError::kNone) {
       Group& g = it->second;
       int64_t now = Now();
+      ExpireDue(g, now, done);
       for (const LeaveMember& lm : members) {
         std::string id = lm.member_id;
         if (id.empty() && lm.instance_id) {
@@ -300,7 +333,7 @@ void GroupCoordinator::Tick() {
     std::lock_guard<std::mutex> l(mu_);
     if (stopped_) return;
     int64_t now = Now();
-    for (auto& [id, g] : groups_) ExpireSessions(g, now, done);
+    ExpireAllDue(now, done);
     if (now >= next_retention_check_ms_) {
       ExpireOffsets(now);
       next_retention_check_ms_ = now + config_.offsets_retention_check_interval_ms;

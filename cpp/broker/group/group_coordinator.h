@@ -72,8 +72,9 @@ struct CommitRequest {
   std::string group_id;
   std::string member_id;
   std::optional<std::string> instance_id;
-  int32_t generation = -1;
+  int32_t generation = -1;  // the member epoch for a consumer-protocol group (v9)
   std::vector<CommitPartition> partitions;
+  int16_t api_version = 9;  // OffsetCommit version: < 9 by a KIP-848 member = UNSUPPORTED_VERSION
 };
 
 // TxnOffsetCommit (API 28): offsets a transactional producer commits for a
@@ -101,7 +102,60 @@ struct FetchedOffset {
 struct GroupListing {
   std::string group_id;
   std::string protocol_type;
-  GroupState state = GroupState::kEmpty;
+  std::string state;  // as Group::StateName
+  std::string type;   // "classic" or "consumer"
+};
+
+// KIP-848 (ConsumerGroupHeartbeat, consumer_group_coordinator.cc).
+// What the coordinator needs of a topic to assign it.
+struct TopicInfo {
+  Uuid id;
+  int32_t partitions = 0;
+};
+// The topic named so, or nullopt when it does not exist.
+using TopicLookup = std::function<std::optional<TopicInfo>(const std::string& name)>;
+// Every topic name (for regex subscriptions).
+using TopicNames = std::function<std::vector<std::string>()>;
+using IdPartitions = std::vector<std::pair<Uuid, std::vector<int32_t>>>;
+
+struct ConsumerHeartbeatRequest {
+  std::string group_id;
+  std::string member_id;
+  int32_t member_epoch = 0;  // 0 join, -1 leave, -2 static member leaves for now
+  std::optional<std::string> instance_id;
+  std::optional<std::string> rack_id;
+  int32_t rebalance_timeout_ms = -1;  // -1 = unchanged
+  std::optional<std::vector<std::string>> subscribed_topic_names;  // nullopt = unchanged
+  std::optional<std::string> subscribed_topic_regex;  // v1; nullopt = unchanged, "" = none
+  std::optional<std::string> server_assignor;
+  std::optional<IdPartitions> owned;  // nullopt = unchanged since the last heartbeat
+  std::string client_id;
+  std::string client_host;
+};
+
+struct ConsumerHeartbeatResult {
+  KafkaError error = KafkaError::kNone;
+  std::optional<std::string> error_message;
+  std::string member_id;
+  int32_t member_epoch = 0;
+  int32_t heartbeat_interval_ms = 0;
+  std::optional<IdPartitions> assignment;  // set when the member must (re)read it
+};
+
+struct ConsumerGroupDescription {
+  KafkaError error = KafkaError::kNone;
+  std::optional<std::string> error_message;
+  std::string group_id;
+  std::string state;
+  int32_t group_epoch = 0;
+  int32_t assignment_epoch = 0;
+  std::string assignor;
+  struct Member {
+    ConsumerMember member;
+    TopicPartitions target;
+  };
+  std::vector<Member> members;
+  std::map<std::string, Uuid> topic_ids;  // of the partitions named above
 };
 
 struct DescribedMember {
@@ -190,9 +244,15 @@ class GroupCoordinator {
   // and partitions without a commit answer offset -1. `require_stable`
   // (OffsetFetch v7+): partitions with pending transactional offsets answer
   // FetchedOffset::error UNSTABLE_OFFSET_COMMIT.
+  // OffsetFetch v9 names the member (`member_id`, `member_epoch`): for a
+  // consumer-protocol group an unknown member is UNKNOWN_MEMBER_ID and
+  // another epoch STALE_MEMBER_EPOCH (no member id and epoch < 0: anyone);
+  // classic groups ignore them.
   KafkaError FetchOffsets(const std::string& group_id,
                           const std::optional<std::vector<TopicPartitionKey>>& partitions,
-                          std::vector<FetchedOffset>* out, bool require_stable = false);
+                          std::vector<FetchedOffset>* out, bool require_stable = false,
+                          const std::optional<std::string>& member_id = std::nullopt,
+                          int32_t member_epoch = -1);
   // OffsetDelete: group error, or NONE and one error per partition.
   KafkaError DeleteOffsets(const std::string& group_id,
                            const std::vector<TopicPartitionKey>& partitions,
@@ -203,6 +263,17 @@ class GroupCoordinator {
   GroupDescription Describe(const std::string& group_id);
   // DeleteGroups: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, INVALID_GROUP_ID or NONE.
   KafkaError DeleteGroup(const std::string& group_id);
+
+  // KIP-848 ConsumerGroupHeartbeat (consumer_group_coordinator.cc): joins,
+  // heartbeats, leaves; recomputes the target assignment when the group
+  // epoch moved and reconciles the member towards it. `topics` resolves the
+  // subscribed topics (their ids and partition counts).
+  ConsumerHeartbeatResult ConsumerHeartbeat(const ConsumerHeartbeatRequest& req,
+                                            const TopicLookup& topics,
+                                            const TopicNames& all_topics = {});
+  // ConsumerGroupDescribe: GROUP_ID_NOT_FOUND for an unknown group or one
+  // of the classic protocol.
+  ConsumerGroupDescription DescribeConsumerGroup(const std::string& group_id);
 
   // Runs the deadline checks once (the timer thread calls this).
   void Tick();
@@ -220,6 +291,11 @@ class GroupCoordinator {
   // Replay of kinds 3 and 4 (group_txn_offsets.cc).
   void ApplyTxnLogEntry(const RecordKey& key, const std::optional<std::string>& value);
   void TimerLoop();
+  GroupDescription DescribeLocked(const std::string& group_id, Done& done);
+  KafkaError DeleteGroupLocked(const std::string& group_id, Done& done);
+  KafkaError HeartbeatLocked(const std::string& group_id, const std::string& member_id,
+                             const std::optional<std::string>& instance_id, int32_t generation,
+                             Done& done);
   int64_t Now() const { return now_ms_(); }
   static void RunAll(Done& done);
 
@@ -244,6 +320,33 @@ class GroupCoordinator {
   KafkaError CheckMember(Group& g, const std::string& member_id,
                          const std::optional<std::string>& instance_id);
   void ExpireSessions(Group& g, int64_t now, Done& done);
+  // Expires whatever is due in `g` now, of either protocol: a request for a
+  // group first calls this, so a session ends exactly at its deadline
+  // whatever the timer's period.
+  void ExpireDue(Group& g, int64_t now, Done& done);
+  // ExpireDue for every group (ListGroups).
+  void ExpireAllDue(int64_t now, Done& done);
+
+  // --- KIP-848 consumer groups (consumer_group_coordinator.cc); REQUIRES mu_ ---
+  // Members whose session or revocation (rebalance timeout) ran out leave.
+  void ExpireConsumerMembers(Group& g, int64_t now);
+  // Removes a member, bumps the group epoch and appends the records.
+  void RemoveConsumerMember(Group& g, const std::string& member_id, int64_t now,
+                            std::vector<GroupLog::Entry>* records);
+  // Keeps Group::state in step with the consumer group's membership.
+  void SyncConsumerGroupState(Group& g, int64_t now);
+  // Turns an empty classic group into a consumer group and back (Kafka's
+  // upgrade/downgrade of empty groups); appends the records.
+  void ConvertToConsumerGroup(Group& g, std::vector<GroupLog::Entry>* records);
+  void ConvertToClassicGroup(Group& g, std::vector<GroupLog::Entry>* records);
+  // OffsetCommit checks for a consumer-protocol group (KIP-848).
+  KafkaError CheckConsumerCommit(Group& g, const CommitRequest& req);
+  void AppendRecords(const std::string& group_id, const std::vector<GroupLog::Entry>& records);
+  // Replay of kinds 13-18; FinishConsumerGroupLoad settles a loaded group.
+  void ApplyConsumerLogEntry(const RecordKey& key, const std::optional<std::string>& value);
+  void FinishConsumerGroupLoad(Group& g, int64_t now);
+  // Whole-group tombstones of either kind (deletion, retention).
+  void AppendGroupTombstones(const Group& g, std::vector<GroupLog::Entry>* out);
 
   // --- persistence (group_offsets.cc); REQUIRES: mu_ held ---
   Status PersistGroup(const Group& g);

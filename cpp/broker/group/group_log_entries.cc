@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "broker/group/consumer_group_records.h"
 #include "broker/group/group_records.h"
 
 namespace headrace::broker::group {
@@ -56,7 +57,8 @@ GroupLog::Entry TxnEndEntry(int64_t producer_id, bool commit) {
 }
 
 void AppendLiveEntries(const Group& g, std::vector<GroupLog::Entry>* out) {
-  if (!g.protocol_type.empty() || g.generation > 0) out->push_back(GroupEntry(g));
+  if (g.is_consumer) AppendConsumerGroupLiveEntries(g.id, g.consumer, out);
+  else if (!g.protocol_type.empty() || g.generation > 0) out->push_back(GroupEntry(g));
   // (log order, producer id or -1 for committed, partition)
   std::vector<std::tuple<int64_t, int64_t, const TopicPartitionKey*, const CommittedOffset*>> all;
   for (const auto& [tp, c] : g.offsets) all.emplace_back(c.log_order, -1, &tp, &c);

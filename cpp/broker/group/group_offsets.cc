@@ -1,6 +1,7 @@
 // Committed offsets (OffsetCommit/OffsetFetch/OffsetDelete), persistence of
 // group metadata, and offsets.retention.minutes.
 #include <algorithm>
+#include <set>
 
 #include "broker/group/group_coordinator.h"
 #include "broker/group/group_log_entries.h"
@@ -47,12 +48,21 @@ std::vector<KafkaError> GroupCoordinator::Commit(const CommitRequest& req) {
     std::fill(out.begin(), out.end(), e);
     return out;
   };
+  Done done;  // callbacks of sessions expired below, run once unlocked
+  struct RunAtExit {
+    Done& d;
+    ~RunAtExit() { RunAll(d); }
+  } run_at_exit{done};
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_ || !log_) return fail_all(KafkaError::kCoordinatorNotAvailable);
   if (req.group_id.empty()) return fail_all(KafkaError::kInvalidGroupId);
   int64_t now = Now();
   auto it = groups_.find(req.group_id);
-  if (it == groups_.end()) {
+  if (it != groups_.end()) ExpireDue(it->second, now, done);
+  if (it != groups_.end() && it->second.is_consumer) {
+    KafkaError e = CheckConsumerCommit(it->second, req);
+    if (e != KafkaError::kNone) return fail_all(e);
+  } else if (it == groups_.end()) {
     // Only a simple consumer (no generation) may create a group by committing.
     if (req.generation >= 0) return fail_all(KafkaError::kIllegalGeneration);
   } else {
@@ -111,12 +121,22 @@ void GroupCoordinator::StoreOffsets(
 
 KafkaError GroupCoordinator::FetchOffsets(
     const std::string& group_id, const std::optional<std::vector<TopicPartitionKey>>& partitions,
-    std::vector<FetchedOffset>* out, bool require_stable) {
+    std::vector<FetchedOffset>* out, bool require_stable,
+    const std::optional<std::string>& member_id, int32_t member_epoch) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_) return KafkaError::kCoordinatorNotAvailable;
   if (group_id.empty()) return KafkaError::kInvalidGroupId;
   auto it = groups_.find(group_id);
   const Group* g = it == groups_.end() ? nullptr : &it->second;
+  // No member (null, or empty as some clients send it) with epoch < 0: an
+  // admin or a client outside the group; accepted.
+  const bool anonymous = (!member_id || member_id->empty()) && member_epoch < 0;
+  if (g && g->is_consumer && !anonymous) {
+    // OffsetFetch v9 by a KIP-848 member (Kafka's validateOffsetFetch).
+    auto m = g->consumer.members.find(member_id.value_or(""));
+    if (m == g->consumer.members.end()) return KafkaError::kUnknownMemberId;
+    if (m->second.member_epoch != member_epoch) return KafkaError::kStaleMemberEpoch;
+  }
   // KIP-447: with require_stable, a partition some open transaction has an
   // offset for answers UNSTABLE_OFFSET_COMMIT (and -1) until it ends.
   auto unstable = [&](FetchedOffset& f) {
@@ -156,6 +176,10 @@ KafkaError GroupCoordinator::DeleteOffsets(const std::string& group_id,
   Group& g = it->second;
   if (!g.members.empty() && g.protocol_type != "consumer") return KafkaError::kNonEmptyGroup;
   std::vector<std::string> subscribed = g.SubscribedTopics();
+  if (g.is_consumer) {
+    std::set<std::string> names = g.consumer.SubscribedTopicNames();
+    subscribed.assign(names.begin(), names.end());
+  }
   std::vector<GroupLog::Entry> entries;
   std::vector<TopicPartitionKey> removed;
   for (const TopicPartitionKey& tp : partitions) {
@@ -204,7 +228,7 @@ void GroupCoordinator::ExpireOffsets(int64_t now) {
     // Pending transactional offsets do not expire (their transaction ends
     // them) and keep the group.
     bool drop_group = expired.size() == g.offsets.size() && g.pending_txn_offsets.empty();
-    if (drop_group) entries.push_back(GroupTombstone(g.id));
+    if (drop_group) AppendGroupTombstones(g, &entries);
     if (entries.empty()) {
       ++it;
       continue;
@@ -231,17 +255,29 @@ std::vector<GroupListing> GroupCoordinator::ListGroups(const std::vector<std::st
   std::vector<std::string> wanted;
   for (const std::string& s : states) wanted.push_back(lower(s));
   std::vector<GroupListing> out;
-  std::lock_guard<std::mutex> l(mu_);
-  for (const auto& [id, g] : groups_) {
-    if (!wanted.empty() &&
-        std::find(wanted.begin(), wanted.end(), lower(GroupStateName(g.state))) == wanted.end())
-      continue;
-    out.push_back(GroupListing{id, g.protocol_type, g.state});
+  Done done;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!stopped_) ExpireAllDue(Now(), done);
+    for (const auto& [id, g] : groups_) {
+      if (!wanted.empty() &&
+          std::find(wanted.begin(), wanted.end(), lower(g.StateName())) == wanted.end())
+        continue;
+      out.push_back(GroupListing{id, g.protocol_type, g.StateName(), g.TypeName()});
+    }
   }
+  RunAll(done);
   return out;
 }
 
 GroupDescription GroupCoordinator::Describe(const std::string& group_id) {
+  Done done;
+  GroupDescription d = DescribeLocked(group_id, done);
+  RunAll(done);
+  return d;
+}
+
+GroupDescription GroupCoordinator::DescribeLocked(const std::string& group_id, Done& done) {
   GroupDescription d;
   d.group_id = group_id;
   std::lock_guard<std::mutex> l(mu_);
@@ -255,6 +291,10 @@ GroupDescription GroupCoordinator::Describe(const std::string& group_id) {
   }
   auto it = groups_.find(group_id);
   if (it == groups_.end()) return d;  // Dead, no error (as Kafka's classic groups)
+  // A consumer-protocol group is not a classic group: Kafka 3.9 describes
+  // it as an unknown one (Dead, no error); ConsumerGroupDescribe shows it.
+  if (it->second.is_consumer) return d;
+  ExpireDue(it->second, Now(), done);
   const Group& g = it->second;
   bool stable = g.Is(GroupState::kStable);
   d.state = g.state;
@@ -272,18 +312,28 @@ GroupDescription GroupCoordinator::Describe(const std::string& group_id) {
 }
 
 KafkaError GroupCoordinator::DeleteGroup(const std::string& group_id) {
+  Done done;
+  KafkaError e = DeleteGroupLocked(group_id, done);
+  RunAll(done);
+  return e;
+}
+
+KafkaError GroupCoordinator::DeleteGroupLocked(const std::string& group_id, Done& done) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_ || !log_) return KafkaError::kCoordinatorNotAvailable;
   if (group_id.empty()) return KafkaError::kInvalidGroupId;
   auto it = groups_.find(group_id);
   if (it == groups_.end()) return KafkaError::kGroupIdNotFound;
   Group& g = it->second;
+  // Sessions that ran out by now end first: a client that waited the
+  // session timeout finds the group empty.
+  ExpireDue(g, Now(), done);
   if (!g.Is(GroupState::kEmpty)) return KafkaError::kNonEmptyGroup;
   std::vector<GroupLog::Entry> entries;
   for (const auto& [tp, c] : g.offsets) entries.push_back(OffsetEntry(group_id, tp, std::nullopt));
   // The tombstone also ends the group's pending transactional offsets (a
   // later CompleteTxn finds nothing of it to commit, as Kafka's Dead group).
-  entries.push_back(GroupTombstone(group_id));
+  AppendGroupTombstones(g, &entries);
   Status st = log_->Append(entries);
   if (!st.ok()) return KafkaError::kCoordinatorNotAvailable;
   ForgetGroup(it);

@@ -11,6 +11,9 @@
 //                               string group, int64 producer id, string topic,
 //                               int32 partition
 //   kind 4 (transaction end):   int64 producer id
+//   kinds 13-18: a KIP-848 consumer group's records, Kafka's key types 3-8
+//   plus 10 (consumer_group_records.h): string group, and for kinds 15, 17
+//   and 18 (per member) string member id
 // Value: null = tombstone (the key was deleted), otherwise int16 version (0):
 //   kind 1: int64 offset, int32 leader epoch, string metadata (nullable),
 //           int64 commit time ms
@@ -36,7 +39,26 @@
 
 namespace headrace::broker::group {
 
-enum class RecordKind : int16_t { kOffset = 1, kGroup = 2, kPendingTxnOffset = 3, kTxnEnd = 4 };
+enum class RecordKind : int16_t {
+  kOffset = 1,
+  kGroup = 2,
+  kPendingTxnOffset = 3,
+  kTxnEnd = 4,
+  // KIP-848 consumer groups: Kafka's __consumer_offsets key version + 10.
+  kConsumerGroupMetadata = 13,                 // group epoch
+  kConsumerGroupPartitionMetadata = 14,        // subscribed topics' metadata
+  kConsumerGroupMemberMetadata = 15,           // one member's subscription
+  kConsumerGroupTargetAssignmentMetadata = 16, // target assignment epoch
+  kConsumerGroupTargetAssignmentMember = 17,   // one member's target partitions
+  kConsumerGroupCurrentMemberAssignment = 18,  // one member's epoch, state, partitions
+};
+
+// Kinds whose key names a member after the group.
+inline bool IsConsumerGroupMemberKind(RecordKind k) {
+  return k == RecordKind::kConsumerGroupMemberMetadata ||
+         k == RecordKind::kConsumerGroupTargetAssignmentMember ||
+         k == RecordKind::kConsumerGroupCurrentMemberAssignment;
+}
 
 struct RecordKey {
   RecordKind kind = RecordKind::kOffset;
@@ -44,6 +66,7 @@ struct RecordKey {
   std::string topic;         // kOffset, kPendingTxnOffset
   int32_t partition = 0;     // kOffset, kPendingTxnOffset
   int64_t producer_id = -1;  // kPendingTxnOffset, kTxnEnd
+  std::string member_id{};   // IsConsumerGroupMemberKind
 };
 
 struct OffsetValue {
