@@ -362,6 +362,7 @@ OffsetAndTimestamp Partition::LatestOffset(IsolationLevel isolation) const {
 
 Result<OffsetAndTimestamp> Partition::ListOffset(int64_t timestamp,
                                                  IsolationLevel isolation) const {
+  HR_RETURN_IF_ERROR(CheckServing());  // offline: KAFKA_STORAGE_ERROR, as Kafka
   if (timestamp == kListOffsetsEarliest || timestamp == kListOffsetsEarliestLocal) {
     return EarliestOffset();
   }

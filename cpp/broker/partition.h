@@ -282,7 +282,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
                                         bool min_one_batch = true) const;
   // ListOffsets for one partition: `timestamp` is a time in ms or one of
   // kListOffsets*. Offsets at/after the bound (HW or LSO) are not returned.
-  // Not found -> {-1, -1}.
+  // Not found -> {-1, -1}. Errors: KafkaStorage when offline.
   Result<OffsetAndTimestamp> ListOffset(int64_t timestamp, IsolationLevel isolation) const;
   OffsetAndTimestamp EarliestOffset() const;                       // {log start, -1}
   OffsetAndTimestamp LatestOffset(IsolationLevel isolation) const; // {HW or LSO, -1}
@@ -318,6 +318,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Result<RetentionReport> ApplyRetention(TimestampMs now);
   // New topic configuration (AlterConfigs); applies from the next operation.
   void SetSettings(const TopicSettings& settings);
+  // Its log directory failed (LogDirs): the partition goes offline as an
+  // I/O error of its own would take it (KAFKA_STORAGE_ERROR from then on),
+  // without a log line of its own (the directory's is the one). Idempotent.
+  void TakeOffline() {
+    if (!offline_.exchange(true)) AfterChange(0, /*state_changed=*/true);
+  }
   // Flushes and closes the log; later appends/reads fail with Closed.
   Status Close();
   // Closes the log without flushing it (the partition is being deleted);

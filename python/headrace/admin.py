@@ -44,6 +44,12 @@ class LogDir:
     usable_bytes: int = -1  # what is left for writers; -1 if unknown
     # {(topic, partition): bytes of its segment files}
     sizes: dict[tuple[str, int], int] = field(default_factory=dict)
+    # Kafka's error name when the directory is offline (KAFKA_STORAGE_ERROR),
+    # else None; an offline directory lists no partitions.
+    error: str | None = None
+    # {(topic, partition): bytes} of copies being moved here
+    # (AlterReplicaLogDirs, DescribeLogDirs' is_future_key); not in `sizes`.
+    future: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -276,8 +282,8 @@ class Admin:
     def log_dirs(self, topics: Iterable[str] | None = None) -> list[LogDir]:
         """Every broker's log directories with the size of each partition in
         them; ``topics`` limits the partitions to those topics (None = all).
-        Raises AdminError if a broker reports a log dir error or does not
-        answer."""
+        An offline directory is listed with ``error`` set. Raises AdminError
+        if a broker does not answer."""
         with self._kafka_python("describe log dirs") as client:
             wanted = None if topics is None else list(topics)
             answers = client.describe_log_dirs(wanted) if wanted != [] else []
@@ -311,6 +317,8 @@ class Admin:
         with `leaders` ({partition: broker}), only the leader replica's."""
         out: dict[int, int] = {}
         for d in self.log_dirs([topic]):
+            if d.error:
+                continue
             for (t, p), size in d.sizes.items():
                 if leaders is not None and leaders.get(p) != d.broker:
                     continue
@@ -350,10 +358,14 @@ def _describe_each(client: Any, ids: list[str]) -> dict[str, Transaction]:
 
 def _log_dir(broker: int, d: Mapping[str, Any]) -> LogDir:
     """A kafka-python DescribeLogDirs result dict -> LogDir."""
+    error = None
     if d.get("error_code", 0):
         from kafka.errors import for_code
-        raise AdminError(f"log dir {d.get('log_dir')!r} of broker {broker}: "
-                         f"{for_code(d['error_code']).__name__}")
-    sizes = {(t["name"], p["partition_index"]): p["partition_size"]
-             for t in d.get("topics", []) for p in t.get("partitions", [])}
-    return LogDir(broker, d["log_dir"], d.get("total_bytes", -1), d.get("usable_bytes", -1), sizes)
+        error = for_code(d["error_code"]).__name__
+    sizes, future = {}, {}
+    for t in d.get("topics", []):
+        for p in t.get("partitions", []):
+            into = future if p.get("is_future_key") else sizes
+            into[(t["name"], p["partition_index"])] = p["partition_size"]
+    return LogDir(broker, d["log_dir"], d.get("total_bytes", -1), d.get("usable_bytes", -1),
+                  sizes, error, future)
