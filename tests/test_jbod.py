@@ -15,7 +15,8 @@ Proved with confluent-kafka / kafka-python against one broker process:
   KAFKA_STORAGE_ERROR while the other directories' partitions keep taking
   and serving records (counted: none lost), and DescribeLogDirs reports the
   directory with KAFKA_STORAGE_ERROR;
-- a restart with the directory still failed starts and serves the rest.
+- a restart with the directory still failed starts and serves the rest;
+- `headrace log dirs` lists every directory, the failed one with its error.
 
 Needs root (mount, the ioctl); skipped otherwise.
 """
@@ -26,6 +27,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import threading
 import time
 
@@ -274,6 +276,13 @@ def test_a_failed_directory_goes_offline_alone(jbod_broker, disks):
     dirs = _log_dirs(jbod_broker)
     assert dirs[failed]["error"] == KAFKA_STORAGE_ERROR and not dirs[failed]["parts"]
     assert all(dirs[d]["error"] == 0 for d in disks if d != failed)
+    # The command line shows every directory, the failed one with its error.
+    cli = subprocess.run([sys.executable, "-m", "headrace.cli", "log", "dirs", "--brokers",
+                          jbod_broker.bootstrap], capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 1, cli.stderr
+    lines = {line.split()[2]: line for line in cli.stdout.splitlines()}
+    assert set(lines) == set(disks), cli.stdout
+    assert "KafkaStorageError" in lines[failed] and "online" in lines[disks[0]], cli.stdout
     offline_lines = [line for line in jbod_broker.stderr.splitlines()
                      if f"log directory {failed} is offline" in line]
     assert len(offline_lines) == 1, jbod_broker.stderr

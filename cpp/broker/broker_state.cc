@@ -20,7 +20,6 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
     };
   }
   s->purgatory_ = std::make_unique<Purgatory>();
-  s->failures_ = std::make_unique<LogDirFailureListener>(s->dirs_.get(), s->purgatory_.get());
   // Before the registry, which posts auto-creations to it (destroyed first:
   // declared last).
   s->admin_ = std::make_unique<AdminWorker>();
@@ -31,7 +30,8 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   options.config = config;
   options.store = s->store_.get();
   options.dirs = s->dirs_.get();
-  options.services.listener = s->failures_.get();
+  options.services.listener = s->purgatory_.get();
+  options.services.on_offline = s->dirs_->OnPartitionOffline();
   options.services.flusher = s->flusher_.get();
   options.services.commit_requires_fsync = config.acks_all_fsync;
   options.services.local_broker_id = config.node_id;

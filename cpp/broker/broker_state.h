@@ -64,7 +64,6 @@ class BrokerState {
   std::unique_ptr<FileMetadataStore> store_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<Purgatory> purgatory_;
-  std::unique_ptr<LogDirFailureListener> failures_;  // in front of the purgatory
   std::unique_ptr<Flusher> flusher_;
   std::unique_ptr<TopicRegistry> registry_;
   std::unique_ptr<Maintenance> maintenance_;

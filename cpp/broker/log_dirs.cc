@@ -257,9 +257,4 @@ void LogDirs::ReportPartitionFailure(const Partition& partition) {
                                  " failed: " + partition.dir()));
 }
 
-void LogDirFailureListener::OnStateChanged(Partition& partition) {
-  if (partition.offline() && dirs_) dirs_->ReportPartitionFailure(partition);
-  if (next_) next_->OnStateChanged(partition);
-}
-
 }  // namespace headrace::broker

@@ -110,8 +110,14 @@ class LogDirs {
   // directory or the last online one; later calls do nothing. Returns true
   // for the first call.
   bool MarkOffline(int i, const Status& cause);
-  // A partition whose log is under directory i went offline: MarkOffline(i).
+  // A partition whose log is under directory i went offline by an I/O
+  // error: MarkOffline(i). Wired as every partition's
+  // PartitionServices::on_offline (OnPartitionOffline), so the seam costs
+  // nothing on the data path.
   void ReportPartitionFailure(const Partition& partition);
+  std::function<void(const Partition&)> OnPartitionOffline() {
+    return [this](const Partition& p) { ReportPartitionFailure(p); };
+  }
   // Who takes the directory's partitions offline (the TopicRegistry). Set
   // once, before any failure can be reported.
   void SetOfflineHandler(std::function<void(int dir, const Status& cause)> handler);
@@ -131,23 +137,6 @@ class LogDirs {
   std::vector<std::unique_ptr<Dir>> dirs_;
   mutable std::mutex mu_;  // guards Dir::reason and handler_
   std::function<void(int, const Status&)> handler_;
-};
-
-// Forwards every partition event to `next` (the purgatory) and reports a
-// partition that went offline to its directory: the one seam through which
-// any I/O error on a partition reaches LogDirs. Cost: one atomic load per
-// state change (never per append or watermark move).
-class LogDirFailureListener final : public PartitionListener {
- public:
-  LogDirFailureListener(LogDirs* dirs, PartitionListener* next) : dirs_(dirs), next_(next) {}
-  void OnWatermarksAdvanced(Partition& partition, WatermarkSet changed) override {
-    if (next_) next_->OnWatermarksAdvanced(partition, changed);
-  }
-  void OnStateChanged(Partition& partition) override;
-
- private:
-  LogDirs* const dirs_;
-  PartitionListener* const next_;
 };
 
 }  // namespace headrace::broker

@@ -85,8 +85,7 @@ class LogDirsTest : public ::testing::Test {
     o.store = store_.get();
     o.dirs = dirs_.get();
     o.services.file_env = &env_;
-    listener_ = std::make_unique<LogDirFailureListener>(dirs_.get(), nullptr);
-    o.services.listener = listener_.get();
+    o.services.on_offline = dirs_->OnPartitionOffline();
     FileEnv* env = &env_;
     o.log_factory = [env](const std::string& dir, const LogConfig& c) {
       return Log::Open(dir, c, env);
@@ -119,7 +118,6 @@ class LogDirsTest : public ::testing::Test {
   FaultInjectingEnv env_{FileEnv::Default()};
   std::unique_ptr<FileMetadataStore> store_;
   std::unique_ptr<LogDirs> dirs_;
-  std::unique_ptr<LogDirFailureListener> listener_;
   std::unique_ptr<TopicRegistry> registry_;
   std::string halted_;
 };

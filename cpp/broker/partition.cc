@@ -195,6 +195,7 @@ Status Partition::GoOffline(const Status& cause) {
                      << "; nothing after the failure is acknowledged; restart to recover";
     }
     AfterChange(0, /*state_changed=*/true);
+    if (services_.on_offline) services_.on_offline(*this);
   }
   return KafkaStatus(KafkaError::kKafkaStorageError, tp_.ToString() + ": " + cause.message());
 }

@@ -102,6 +102,10 @@ struct PartitionServices {
   bool commit_requires_fsync = false;
   int32_t local_broker_id = 0;
   FileEnv* file_env = nullptr;  // the partition's own files (epoch cache); null = the OS
+  // Called once when an I/O error of the partition's own takes it offline
+  // (not for TakeOffline), after the listener heard of it, with no lock
+  // held: how the failure reaches its log directory (LogDirs). May be empty.
+  std::function<void(const Partition&)> on_offline;
 };
 
 // A partition's log configuration: `config` with flush_on_append off (the
