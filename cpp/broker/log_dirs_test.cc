@@ -220,6 +220,21 @@ TEST_F(LogDirsTest, AFailingDirectoryGoesOfflineAloneAndStaysOfflineAtRestart) {
   EXPECT_EQ(DirOf("t", 4), 1);
 }
 
+TEST_F(LogDirsTest, APartitionThatCannotBeOpenedAtStartTakesItsDirectoryOffline) {
+  ASSERT_TRUE(Open().ok());
+  Create("t", 6);
+  ASSERT_TRUE(Produce(*registry_->FindPartition("t", 0), 4).ok());
+  env_.AddRule(Fail(FileOp::kOpen, "/d2/t-2/"));
+  ASSERT_TRUE(Open().ok());
+  EXPECT_FALSE(dirs_->online(2));
+  EXPECT_NE(dirs_->offline_reason(2).find("t-2"), std::string::npos) << dirs_->offline_reason(2);
+  EXPECT_TRUE(registry_->FindPartition("t", 2)->offline());
+  EXPECT_TRUE(registry_->FindPartition("t", 5)->offline());
+  EXPECT_EQ(registry_->FindPartition("t", 0)->log_end_offset(), Offset(4));
+  EXPECT_FALSE(registry_->FindPartition("t", 3)->offline());
+  EXPECT_TRUE(halted_.empty());
+}
+
 TEST_F(LogDirsTest, EveryDirectoryOfflineHaltsTheBroker) {
   ASSERT_TRUE(Open().ok());
   Create("t", 3);

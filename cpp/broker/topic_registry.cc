@@ -67,7 +67,6 @@ Status TopicRegistry::Load() {
     }
     for (const auto& p : parts) {
       if (!p) continue;
-      if (p->offline()) ++startup_.offline_partitions;
       const RecoveryReport& rr = p->recovery_report();
       if (rr.truncated_bytes > 0) {
         startup_.truncated.push_back(p->topic_partition().ToString() + ": " + rr.reason);
@@ -85,6 +84,13 @@ Status TopicRegistry::Load() {
     topic->partitions = std::move(parts);
     Publish(std::move(topic));
     ++startup_.topics;
+  }
+  // A directory that failed while this start opened partitions in it: those
+  // opened before the failure go offline too.
+  for (const auto& p : AllPartitions()) {
+    const int d = dirs_->IndexOf(p->dir());
+    if (d >= 0 && !dirs_->online(d)) p->TakeOffline();
+    if (p->offline()) ++startup_.offline_partitions;
   }
   if (startup_.offline_partitions > 0) {
     HR_LOG(kWarn) << startup_.offline_partitions
@@ -198,8 +204,12 @@ Result<std::shared_ptr<Partition>> TopicRegistry::PlaceAndOpen(const TopicPartit
   if (found) {
     auto it = found->find({tp.topic, tp.partition});
     if (it != found->end()) {
+      if (!dirs_->online(it->second)) return OfflinePartition(tp, id, settings, it->second);
       auto part = OpenIn(it->second, tp, id, settings);
-      if (part.ok() || part.status().code() != StatusCode::kIOError) return part;
+      // An I/O error took the directory offline (several directories): the
+      // partition is served offline. With one directory it fails the start,
+      // as before.
+      if (part.ok() || dirs_->online(it->second)) return part;
       return OfflinePartition(tp, id, settings, it->second);
     }
     // Not found: it may be on a directory that is offline.
