@@ -34,6 +34,7 @@ import time
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
+import confluent_kafka.admin  # noqa: E402,F401  (ck.admin)
 kafka_admin = pytest.importorskip("kafka.admin")
 
 from broker_process import BrokerProcess  # noqa: E402
@@ -61,27 +62,36 @@ def _shutdown_fs(mount_point: str) -> None:
         os.close(fd)
 
 
+def _mount_disks(root, count: int, mounts: list[str]) -> None:
+    """Appends `count` loop-mounted 64 MB ext4 file systems under root to
+    `mounts` (the caller unmounts them; -o loop autoclears the loop device)."""
+    for i in range(count):
+        img, mnt = root / f"disk{i}.img", root / f"d{i}"
+        _run("truncate", "-s", "64M", str(img))
+        _run("mkfs.ext4", "-q", "-F", str(img))
+        mnt.mkdir()
+        try:
+            _run("mount", "-o", "loop", str(img), str(mnt))
+        except subprocess.CalledProcessError as e:
+            pytest.skip(f"cannot loop-mount an ext4 image here: {e.stderr.decode().strip()}")
+        mounts.append(str(mnt))
+
+
+def _unmount(mounts: list[str]) -> None:
+    for m in mounts:
+        subprocess.run(["umount", "-l", m], capture_output=True, timeout=60)
+
+
 @pytest.fixture(scope="module")
 def disks(tmp_path_factory):
-    """Three loop-mounted 64 MB ext4 file systems; unmounted at the end even
-    when a test fails (the loop devices go with them: -o loop autoclears)."""
-    root = tmp_path_factory.mktemp("jbod")
+    """Three loop-mounted file systems; unmounted at the end even when a
+    test fails."""
     mounts: list[str] = []
     try:
-        for i in range(3):
-            img, mnt = root / f"disk{i}.img", root / f"d{i}"
-            _run("truncate", "-s", "64M", str(img))
-            _run("mkfs.ext4", "-q", "-F", str(img))
-            mnt.mkdir()
-            try:
-                _run("mount", "-o", "loop", str(img), str(mnt))
-            except subprocess.CalledProcessError as e:
-                pytest.skip(f"cannot loop-mount an ext4 image here: {e.stderr.decode().strip()}")
-            mounts.append(str(mnt))
+        _mount_disks(tmp_path_factory.mktemp("jbod"), 3, mounts)
         yield mounts
     finally:
-        for m in mounts:
-            subprocess.run(["umount", "-l", m], capture_output=True, timeout=60)
+        _unmount(mounts)
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +317,69 @@ def test_a_restart_with_the_directory_still_failed_serves_the_rest(jbod_broker, 
         acked, errors = _produce(jbod_broker, TOPIC, p, 1, "x", retries=0,
                                  **{"enable.idempotence": False})
         assert not acked and errors[0].code() == ck.KafkaError.KAFKA_STORAGE_ERROR
+
+
+def test_cluster_moves_leadership_off_a_failed_directory(tmp_path):
+    """Two brokers (RF 2); broker 2 has log.dirs = its data dir plus a
+    loop-mounted disk. The disk fails: broker 2's member reports the offline
+    replicas (/admin/offline_replicas/2), the controller moves their
+    leadership to broker 1 and takes broker 2 out of their ISR; every
+    partition keeps taking records."""
+    from headrace import EmbeddedCluster
+
+    mounts: list[str] = []
+    try:
+        _mount_disks(tmp_path, 1, mounts)
+        with EmbeddedCluster(2, data_dir=tmp_path / "cluster",
+                             settings={"zookeeper.session.timeout.ms": 3000,
+                                       "default.replication.factor": 2}) as cluster:
+            node = cluster.node(2)
+            cluster.stop(2)
+            node.settings["log.dirs"] = f"{node.data_dir},{mounts[0]}"
+            cluster.start_node(2)
+            topic = "jbod-cluster"
+            admin = ck.admin.AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+            admin.create_topics([ck.admin.NewTopic(topic, 4, 2)])[topic].result(30)
+            # Records everywhere first, so both replicas of every partition exist.
+            for p in range(4):
+                acked, errors = _produce_cluster(cluster, topic, p, 50)
+                assert not errors and len(acked) == 50, (p, errors[:3])
+            kadmin = kafka_admin.KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+            try:
+                dirs = kadmin.describe_log_dirs(brokers=[2])[0]["log_dirs"]
+            finally:
+                kadmin.close()
+            on_disk = sorted(p["partition_index"] for d in dirs if d["log_dir"] == mounts[0]
+                             for t in d["topics"] if t["name"] == topic for p in t["partitions"])
+            assert on_disk, dirs
+            _shutdown_fs(mounts[0])
+            # Writes reach broker 2's replicas on the disk (as leader or as
+            # follower) and fail there; leadership moves to broker 1.
+            deadline = time.monotonic() + 30
+            while True:
+                for p in range(4):
+                    _produce_cluster(cluster, topic, p, 5)
+                md = admin.list_topics(topic, timeout=10).topics[topic].partitions
+                moved = all(md[p].leader == 1 and 2 not in md[p].isrs for p in on_disk)
+                if moved:
+                    break
+                assert time.monotonic() < deadline, {p: (md[p].leader, md[p].isrs) for p in md}
+                time.sleep(0.5)
+            for p in range(4):
+                acked, errors = _produce_cluster(cluster, topic, p, 50)
+                assert not errors and len(acked) == 50, (p, errors[:3])
+            log = cluster.node(2).log_path.read_text()
+            assert "reported to the controller" in log, log[-3000:]
+    finally:
+        _unmount(mounts)
+
+
+def _produce_cluster(cluster, topic: str, partition: int, n: int):
+    p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                     "enable.idempotence": True, "message.timeout.ms": 15000})
+    acked, errors = [], []
+    for i in range(n):
+        p.produce(topic, value=b"v%d" % i, partition=partition,
+                  on_delivery=lambda e, m: (errors if e else acked).append(e or m.offset()))
+    p.flush(30)
+    return acked, errors
