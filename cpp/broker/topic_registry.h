@@ -175,9 +175,10 @@ class TopicRegistry {
   // a "-future" copy is made there and caught up while the partition keeps
   // serving, then swapped in (docs/durability.md). OK when the partition is
   // already there or a move to `dir` is under way.
-  // Errors: LOG_DIR_NOT_FOUND (no such directory or it is offline),
-  // UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR (the partition is
-  // offline), REPLICA_NOT_AVAILABLE... as Kafka answers.
+  // Errors: LOG_DIR_NOT_FOUND (not one of log.dirs), KAFKA_STORAGE_ERROR
+  // (the target directory or the partition is offline),
+  // UNKNOWN_TOPIC_OR_PARTITION, REPLICA_NOT_AVAILABLE (cluster mode: not
+  // supported yet).
   Status MoveReplica(const std::string& topic, int32_t partition, const std::string& dir);
   // A move in progress: the future replica's directory and log.
   struct FutureReplica {
