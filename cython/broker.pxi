@@ -85,6 +85,14 @@ cdef class Broker:
             out = self._broker.get().TakeIsrChanges()
         return out.decode()
 
+    def offline_replicas(self):
+        """Local replicas offline because their log directory failed, as a
+        JSON array of {"topic", "partition"} (str)."""
+        cdef string out
+        with nogil:
+            out = self._broker.get().OfflineReplicas()
+        return out.decode()
+
     def next_control_request(self, timeout_s):
         """(id, kind, payload_json) of the next admin request for the
         control plane, or None after `timeout_s` seconds without one."""

@@ -23,6 +23,7 @@ cdef extern from "headrace/broker.h" namespace "headrace" nogil:
         string cluster_id() const
         CStatus ApplyClusterState(const string& state_json, vector[string]* report)
         string TakeIsrChanges()
+        string OfflineReplicas()
         bint NextControlRequest(int64_t timeout_ms, uint64_t* id, string* kind, string* payload)
         bint CompleteControlRequest(uint64_t id, const string& result_json)
 

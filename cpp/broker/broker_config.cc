@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "broker/log_dirs.h"
+
 namespace headrace::broker {
 namespace {
 
@@ -56,7 +58,8 @@ Status BrokerConfig::Set(std::string_view key, std::string_view value) {
     HR_ASSIGN_OR_RETURN(advertised_listeners, ParseListeners(key, value));
   } else if (key == "log.dirs" || key == "log.dir") {
     if (value.empty()) return Bad(key, "must not be empty");
-    data_dir = std::string(value.substr(0, value.find(',')));
+    HR_ASSIGN_OR_RETURN(log_dirs, ParseLogDirs(value));
+    data_dir = log_dirs.front();
   } else if (key == "num.io.threads") {
     HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, 1024));
     io_threads = static_cast<int32_t>(v);

@@ -25,7 +25,11 @@ struct BrokerConfig {
   // advertised.listeners (the first one is given to clients); empty = the
   // first of `listeners`.
   std::vector<Listener> advertised_listeners;
-  std::string data_dir = "/tmp/headrace-logs";  // log.dirs (one directory)
+  // log.dirs (alias log.dir): the first directory is data_dir, which also
+  // holds the broker's metadata; log_dirs is every directory in order
+  // (empty = data_dir alone). log_dirs.h places partitions over them.
+  std::string data_dir = "/tmp/headrace-logs";
+  std::vector<std::string> log_dirs;
   int32_t io_threads = 2;                     // num.io.threads
   // cluster.id: "" = take the one stored in the metadata file, or generate
   // one at first start and store it. If set, must match the stored one.

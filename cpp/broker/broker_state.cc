@@ -6,8 +6,11 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
                                                        LogFactory log_factory) {
   HR_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<BrokerState> s(new BrokerState());
-  HR_ASSIGN_OR_RETURN(s->lock_, DataDirLock::Acquire(config.data_dir));
   FileEnv* env = config.file_env;
+  LogDirs::Options dirs;
+  dirs.paths = ConfiguredLogDirs(config);
+  dirs.env = env;
+  HR_ASSIGN_OR_RETURN(s->dirs_, LogDirs::Open(std::move(dirs)));
   HR_ASSIGN_OR_RETURN(s->store_, FileMetadataStore::Open(config.data_dir, env));
   HR_ASSIGN_OR_RETURN(s->producer_ids_, ProducerIdAllocator::Open(config.data_dir, env));
   if (config.cluster_mode()) s->producer_ids_->SetClusterStripe(config.node_id);
@@ -26,7 +29,9 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   TopicRegistry::Options options;
   options.config = config;
   options.store = s->store_.get();
+  options.dirs = s->dirs_.get();
   options.services.listener = s->purgatory_.get();
+  options.services.on_offline = s->dirs_->OnPartitionOffline();
   options.services.flusher = s->flusher_.get();
   options.services.commit_requires_fsync = config.acks_all_fsync;
   options.services.local_broker_id = config.node_id;
@@ -40,7 +45,12 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   m.retention_check_ms = config.log_retention_check_interval_ms;
   m.producer_id_expiration_ms = config.producer_id_expiration_ms;
   TopicRegistry* registry = s->registry_.get();
-  s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
+  // Offline partitions are left alone: nothing is written to a failed disk.
+  s->maintenance_ = std::make_unique<Maintenance>(m, [registry] {
+    std::vector<std::shared_ptr<Partition>> all = registry->AllPartitions();
+    std::erase_if(all, [](const auto& p) { return p->offline(); });
+    return all;
+  });
   s->maintenance_->Start();
   if (config.cluster_mode()) s->cluster_ = std::make_unique<ClusterState>();
   return s;

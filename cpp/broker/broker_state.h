@@ -13,7 +13,7 @@
 #include "broker/admin_worker.h"
 #include "broker/broker_config.h"
 #include "broker/cluster/cluster_state.h"
-#include "broker/data_dir_lock.h"
+#include "broker/log_dirs.h"
 #include "broker/flusher.h"
 #include "broker/maintenance.h"
 #include "broker/metadata_store.h"
@@ -25,9 +25,9 @@ namespace headrace::broker {
 
 class BrokerState {
  public:
-  // Locks config.data_dir (DataDirLock: IOError naming the directory and
-  // the holder's pid when another broker has it), opens the metadata file
-  // in it, loads and recovers every topic, and starts the timer, flusher and
+  // Locks every log directory (log.dirs; LogDirs::Open: IOError naming the
+  // directory and the holder's pid when another broker has one; a directory
+  // that cannot be used is offline), opens the metadata file in the first, loads and recovers every topic, and starts the timer, flusher and
   // maintenance threads. Files go through config.file_env; logs are opened
   // by `log_factory` (default: Log::Open with config.file_env).
   static Result<std::unique_ptr<BrokerState>> Open(const BrokerConfig& config,
@@ -60,7 +60,7 @@ class BrokerState {
   BrokerState() = default;
 
   // Declaration order = construction order; destruction runs in reverse.
-  std::unique_ptr<DataDirLock> lock_;  // held until everything else is gone
+  std::unique_ptr<LogDirs> dirs_;  // the locks: held until everything else is gone
   std::unique_ptr<FileMetadataStore> store_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<Purgatory> purgatory_;

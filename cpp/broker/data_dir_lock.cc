@@ -42,10 +42,19 @@ Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& dat
                            ", lock file " + path + ")");
   }
   std::string pid = std::to_string(::getpid()) + "\n";
-  // Best effort: the pid only makes the refusal message of another broker
-  // more useful; the lock itself is what protects the directory.
-  if (::ftruncate(fd, 0) == 0) {
-    [[maybe_unused]] ssize_t n = ::pwrite(fd, pid.data(), pid.size(), 0);
+  // The pid makes the refusal message of another broker more useful; writing
+  // and fdatasyncing it also proves the directory's disk takes writes (a
+  // failed or read-only disk is refused here, before anything is opened on
+  // it).
+  int err = 0;
+  if (::ftruncate(fd, 0) != 0) err = errno;
+  if (err == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    err = errno ? errno : EIO;
+  }
+  if (err == 0 && ::fdatasync(fd) != 0) err = errno;
+  if (err != 0) {
+    ::close(fd);
+    return Status::FromErrno("data directory " + data_dir + " is not writable: write " + path, err);
   }
   return std::unique_ptr<DataDirLock>(new DataDirLock(fd, std::move(path)));
 }

@@ -17,7 +17,9 @@ class DataDirLock {
   // Creates `data_dir` if needed and locks <data_dir>/.lock. Errors: IOError
   // "data directory D is in use by another broker (pid N, lock file F)" when
   // another process (or another open in this one) holds it; IOError with the
-  // errno text when the directory or file cannot be made.
+  // errno text when the directory or file cannot be made, or when the pid
+  // cannot be written and fdatasynced into it (the disk failed or is
+  // read-only).
   static Result<std::unique_ptr<DataDirLock>> Acquire(const std::string& data_dir);
   ~DataDirLock();  // releases the lock (the file stays)
   DataDirLock(const DataDirLock&) = delete;

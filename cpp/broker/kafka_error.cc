@@ -13,6 +13,7 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kLeaderNotAvailable: return "LEADER_NOT_AVAILABLE";
     case KafkaError::kNotLeaderOrFollower: return "NOT_LEADER_OR_FOLLOWER";
     case KafkaError::kRequestTimedOut: return "REQUEST_TIMED_OUT";
+    case KafkaError::kReplicaNotAvailable: return "REPLICA_NOT_AVAILABLE";
     case KafkaError::kMessageTooLarge: return "MESSAGE_TOO_LARGE";
     case KafkaError::kInvalidTopicException: return "INVALID_TOPIC_EXCEPTION";
     case KafkaError::kRecordListTooLarge: return "RECORD_LIST_TOO_LARGE";
@@ -30,6 +31,7 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kUnsupportedForMessageFormat: return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case KafkaError::kPolicyViolation: return "POLICY_VIOLATION";
     case KafkaError::kKafkaStorageError: return "KAFKA_STORAGE_ERROR";
+    case KafkaError::kLogDirNotFound: return "LOG_DIR_NOT_FOUND";
     case KafkaError::kFencedLeaderEpoch: return "FENCED_LEADER_EPOCH";
     case KafkaError::kUnknownLeaderEpoch: return "UNKNOWN_LEADER_EPOCH";
     case KafkaError::kUnsupportedCompressionType: return "UNSUPPORTED_COMPRESSION_TYPE";

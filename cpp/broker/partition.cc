@@ -195,6 +195,7 @@ Status Partition::GoOffline(const Status& cause) {
                      << "; nothing after the failure is acknowledged; restart to recover";
     }
     AfterChange(0, /*state_changed=*/true);
+    if (services_.on_offline) services_.on_offline(*this);
   }
   return KafkaStatus(KafkaError::kKafkaStorageError, tp_.ToString() + ": " + cause.message());
 }
@@ -362,6 +363,7 @@ OffsetAndTimestamp Partition::LatestOffset(IsolationLevel isolation) const {
 
 Result<OffsetAndTimestamp> Partition::ListOffset(int64_t timestamp,
                                                  IsolationLevel isolation) const {
+  HR_RETURN_IF_ERROR(CheckServing());  // offline: KAFKA_STORAGE_ERROR, as Kafka
   if (timestamp == kListOffsetsEarliest || timestamp == kListOffsetsEarliestLocal) {
     return EarliestOffset();
   }

@@ -102,6 +102,10 @@ struct PartitionServices {
   bool commit_requires_fsync = false;
   int32_t local_broker_id = 0;
   FileEnv* file_env = nullptr;  // the partition's own files (epoch cache); null = the OS
+  // Called once when an I/O error of the partition's own takes it offline
+  // (not for TakeOffline), after the listener heard of it, with no lock
+  // held: how the failure reaches its log directory (LogDirs). May be empty.
+  std::function<void(const Partition&)> on_offline;
 };
 
 // A partition's log configuration: `config` with flush_on_append off (the
@@ -282,7 +286,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
                                         bool min_one_batch = true) const;
   // ListOffsets for one partition: `timestamp` is a time in ms or one of
   // kListOffsets*. Offsets at/after the bound (HW or LSO) are not returned.
-  // Not found -> {-1, -1}.
+  // Not found -> {-1, -1}. Errors: KafkaStorage when offline.
   Result<OffsetAndTimestamp> ListOffset(int64_t timestamp, IsolationLevel isolation) const;
   OffsetAndTimestamp EarliestOffset() const;                       // {log start, -1}
   OffsetAndTimestamp LatestOffset(IsolationLevel isolation) const; // {HW or LSO, -1}
@@ -318,6 +322,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Result<RetentionReport> ApplyRetention(TimestampMs now);
   // New topic configuration (AlterConfigs); applies from the next operation.
   void SetSettings(const TopicSettings& settings);
+  // Its log directory failed (LogDirs): the partition goes offline as an
+  // I/O error of its own would take it (KAFKA_STORAGE_ERROR from then on),
+  // without a log line of its own (the directory's is the one). Idempotent.
+  void TakeOffline() {
+    if (!offline_.exchange(true)) AfterChange(0, /*state_changed=*/true);
+  }
   // Flushes and closes the log; later appends/reads fail with Closed.
   Status Close();
   // Closes the log without flushing it (the partition is being deleted);

@@ -27,15 +27,31 @@ std::optional<TopicPartition> ParsePartitionDirName(std::string_view name) {
   return TopicPartition{std::string(topic), p};
 }
 
-bool IsDeletedPartitionDirName(std::string_view name) {
-  constexpr std::string_view kSuffix = "-delete";
-  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) {
-    return false;
+std::string FuturePartitionDirName(const TopicPartition& tp, const std::string& unique_hex) {
+  return tp.ToString() + "." + unique_hex + "-future";
+}
+
+namespace {
+
+// "<topic>-<partition>.<hex><suffix>" -> the partition, or nullopt.
+std::optional<TopicPartition> ParseSuffixed(std::string_view name, std::string_view suffix) {
+  if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
+    return std::nullopt;
   }
-  std::string_view rest = name.substr(0, name.size() - kSuffix.size());
+  std::string_view rest = name.substr(0, name.size() - suffix.size());
   size_t dot = rest.rfind('.');
-  if (dot == std::string_view::npos) return false;
-  return ParsePartitionDirName(rest.substr(0, dot)).has_value();
+  if (dot == std::string_view::npos) return std::nullopt;
+  return ParsePartitionDirName(rest.substr(0, dot));
+}
+
+}  // namespace
+
+std::optional<TopicPartition> ParseFuturePartitionDirName(std::string_view name) {
+  return ParseSuffixed(name, "-future");
+}
+
+bool IsDeletedPartitionDirName(std::string_view name) {
+  return ParseSuffixed(name, "-delete").has_value();
 }
 
 }  // namespace headrace::broker

@@ -2,6 +2,9 @@
 // builds and parses them):
 //   <data_dir>/<topic>-<partition>                  a live partition's log
 //   <data_dir>/<topic>-<partition>.<hex>-delete     a deleted one, being removed
+//   <data_dir>/<topic>-<partition>.<hex>-future     a copy being made by a move
+//                                                   between log directories
+//                                                   (AlterReplicaLogDirs)
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,10 @@ struct TopicPartition {
 std::string PartitionDirPath(const std::string& data_dir, const TopicPartition& tp);
 // "<topic>-<partition>.<unique_hex>-delete"
 std::string DeletedPartitionDirName(const TopicPartition& tp, const std::string& unique_hex);
+// "<topic>-<partition>.<unique_hex>-future"
+std::string FuturePartitionDirName(const TopicPartition& tp, const std::string& unique_hex);
+// The partition of a "-future" directory name, or nullopt.
+std::optional<TopicPartition> ParseFuturePartitionDirName(std::string_view name);
 // A live partition directory name -> its topic and partition, or nullopt.
 std::optional<TopicPartition> ParsePartitionDirName(std::string_view name);
 // True for names ending in "-delete" that otherwise parse as above.

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "broker/kafka_error.h"
+#include "broker/log_dir_mover.h"
+#include "broker/offline_log.h"
 #include "broker/partition_dir.h"
 #include "common/logging.h"
 
@@ -18,6 +20,7 @@ TopicRegistry::TopicRegistry(Options options)
     : config_(std::move(options.config)),
       defaults_(config_.topic_defaults()),
       store_(options.store),
+      dirs_(options.dirs),
       services_(options.services),
       log_factory_(std::move(options.log_factory)),
       post_admin_job_(std::move(options.post_admin_job)) {}
@@ -28,17 +31,26 @@ Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Open(Options options) {
   if (!options.store) return Status::InvalidArgument("TopicRegistry needs a MetadataStore");
   HR_RETURN_IF_ERROR(options.config.Validate());
   std::unique_ptr<TopicRegistry> r(new TopicRegistry(std::move(options)));
+  if (!r->dirs_) {
+    LogDirs::Options d;
+    d.paths = ConfiguredLogDirs(r->config_);
+    d.env = r->services_.file_env;
+    d.lock = false;
+    HR_ASSIGN_OR_RETURN(r->owned_dirs_, LogDirs::Open(std::move(d)));
+    r->dirs_ = r->owned_dirs_.get();
+  }
+  TopicRegistry* self = r.get();
+  r->dirs_->SetOfflineHandler([self](int dir, const Status&) { self->TakeDirOffline(dir); });
+  r->mover_ = std::make_unique<LogDirMover>(self);
   HR_RETURN_IF_ERROR(r->Load());
   return r;
 }
 
 Status TopicRegistry::Load() {
   HR_ASSIGN_OR_RETURN(identity_, store_->Bootstrap({config_.cluster_id, config_.node_id}));
-  std::error_code ec;
-  fs::create_directories(config_.data_dir, ec);
-  if (ec) return Status::IOError("create " + config_.data_dir + ": " + ec.message());
+  HR_RETURN_IF_ERROR(dirs_->Bootstrap(identity_));
   HR_ASSIGN_OR_RETURN(std::vector<TopicMetadata> topics, store_->LoadTopics());
-  HR_RETURN_IF_ERROR(CleanDataDir(topics));
+  HR_ASSIGN_OR_RETURN(Locations found, ScanDirs(topics));
   for (const TopicMetadata& t : topics) {
     auto settings = ApplyTopicConfigs(defaults_, t.configs);
     if (!settings.ok()) {
@@ -47,9 +59,11 @@ Status TopicRegistry::Load() {
     }
     std::vector<std::shared_ptr<Partition>> parts;
     if (config_.cluster_mode()) {
-      HR_ASSIGN_OR_RETURN(parts, OpenReplicas(t.name, t.id, settings.value(), t.partition_count));
+      HR_ASSIGN_OR_RETURN(parts, OpenReplicas(t.name, t.id, settings.value(), t.partition_count,
+                                              found));
     } else {
-      HR_ASSIGN_OR_RETURN(parts, OpenPartitions(t.name, t.id, settings.value(), 0, t.partition_count));
+      HR_ASSIGN_OR_RETURN(parts, OpenPartitions(t.name, t.id, settings.value(), 0,
+                                                t.partition_count, &found));
     }
     for (const auto& p : parts) {
       if (!p) continue;
@@ -71,41 +85,107 @@ Status TopicRegistry::Load() {
     Publish(std::move(topic));
     ++startup_.topics;
   }
+  // A directory that failed while this start opened partitions in it: those
+  // opened before the failure go offline too.
+  for (const auto& p : AllPartitions()) {
+    const int d = dirs_->IndexOf(p->dir());
+    if (d >= 0 && !dirs_->online(d)) p->TakeOffline();
+    if (p->offline()) ++startup_.offline_partitions;
+  }
+  if (startup_.offline_partitions > 0) {
+    HR_LOG(kWarn) << startup_.offline_partitions
+                  << " partition(s) are offline: their log directory is offline";
+  }
   return Status::OK();
 }
 
-Status TopicRegistry::CleanDataDir(const std::vector<TopicMetadata>& topics) {
+Result<TopicRegistry::Locations> TopicRegistry::ScanDirs(const std::vector<TopicMetadata>& topics) {
   std::map<std::string, int32_t> counts;
   for (const auto& t : topics) counts[t.name] = t.partition_count;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(config_.data_dir, ec)) {
-    if (!entry.is_directory()) continue;
-    std::string name = entry.path().filename().string();
-    if (IsDeletedPartitionDirName(name)) {
-      deleter_.Enqueue(entry.path().string());
-      ++startup_.deleted_dirs_resumed;
+  FileEnv& env = dirs_->env();
+  Locations found;
+  std::vector<std::pair<TopicPartition, int>> futures;  // (partition, dir)
+  std::vector<std::pair<TopicPartition, std::string>> futures_names;
+  for (int d = 0; d < dirs_->size(); ++d) {
+    if (!dirs_->online(d)) continue;
+    auto names = env.ListDir(dirs_->path(d));
+    if (!names.ok()) {
+      if (d == 0) return names.status();
+      dirs_->MarkOffline(d, names.status());
       continue;
     }
-    auto tp = ParsePartitionDirName(name);
-    if (!tp) continue;
-    auto it = counts.find(tp->topic);
-    if (it == counts.end() || tp->partition >= it->second) {
-      HR_LOG(kWarn) << "removing partition directory without metadata: " << name;
-      RetireDir(*tp);  // left behind by a crash in the middle of a delete
-      ++startup_.stray_dirs_removed;
+    for (const std::string& name : names.value()) {
+      const std::string path = dirs_->path(d) + "/" + name;
+      if (IsDeletedPartitionDirName(name)) {
+        deleter_.Enqueue(path);
+        ++startup_.deleted_dirs_resumed;
+        continue;
+      }
+      if (auto tp = ParseFuturePartitionDirName(name)) {
+        futures.emplace_back(*tp, d);
+        futures_names.emplace_back(*tp, name);
+        continue;
+      }
+      auto tp = ParsePartitionDirName(name);
+      if (!tp) continue;
+      auto st = env.StatPath(path + "/.");  // a directory (not a file named like one)?
+      if (!st.ok()) continue;
+      auto it = counts.find(tp->topic);
+      if (it == counts.end() || tp->partition >= it->second) {
+        HR_LOG(kWarn) << "removing partition directory without metadata: " << path;
+        std::string dead = dirs_->path(d) + "/" + DeletedPartitionDirName(*tp, Uuid::Random().ToHex());
+        deleter_.Enqueue(env.Rename(path, dead).ok() ? dead : path);
+        ++startup_.stray_dirs_removed;
+        continue;
+      }
+      auto [where, fresh] = found.emplace(std::make_pair(tp->topic, tp->partition), d);
+      if (!fresh) {
+        return Status::Corruption(
+            "partition " + tp->ToString() + " is in two log directories: " +
+            dirs_->path(where->second) + " and " + dirs_->path(d) +
+            "; remove the stale copy (headrace never leaves two after a move)");
+      }
     }
   }
-  if (ec) return Status::IOError("list " + config_.data_dir + ": " + ec.message());
-  return Status::OK();
+  // Moves cut short by a stop (docs/durability.md, "Moving a partition").
+  for (size_t i = 0; i < futures.size(); ++i) {
+    const auto& [tp, d] = futures[i];
+    const std::string path = dirs_->path(d) + "/" + futures_names[i].second;
+    if (found.count({tp.topic, tp.partition})) {
+      // The original is still in place: the copy may be partial; drop it.
+      deleter_.Enqueue(path);
+      ++startup_.future_dirs_dropped;
+    } else if (dirs_->any_offline()) {
+      // The original may be on the offline directory: decide nothing.
+      HR_LOG(kWarn) << "leaving " << path << " alone: a log directory is offline, so "
+                    << "whether its original still exists is unknown";
+    } else {
+      // The original was retired, which happens only once the copy is
+      // complete: finish the move.
+      const std::string live = PartitionDirPath(dirs_->path(d), tp);
+      Status st = env.Rename(path, live);
+      if (st.ok()) st = env.SyncDir(dirs_->path(d));
+      if (!st.ok()) {
+        if (d == 0) return st;
+        dirs_->MarkOffline(d, st);
+        continue;
+      }
+      HR_LOG(kInfo) << "finished the move of " << tp.ToString() << " to " << dirs_->path(d);
+      found[{tp.topic, tp.partition}] = d;
+      ++startup_.future_dirs_promoted;
+    }
+  }
+  return found;
 }
 
 Result<std::vector<std::shared_ptr<Partition>>> TopicRegistry::OpenPartitions(
     const std::string& name, const Uuid& id, const TopicSettings& settings, int32_t from,
-    int32_t to) {
+    int32_t to, const Locations* found) {
   std::vector<std::shared_ptr<Partition>> out;
+  std::vector<int64_t> counts = PartitionCountsPerDir();
   for (int32_t p = from; p < to; ++p) {
     TopicPartition tp{name, p};
-    auto part = Partition::Open(config_.data_dir, tp, id, settings, services_, log_factory_);
+    auto part = PlaceAndOpen(tp, id, settings, &counts, found);
     if (!part.ok()) {
       for (auto& opened : out) (void)opened->Close();
       return KafkaStatus(KafkaError::kKafkaStorageError,
@@ -116,13 +196,94 @@ Result<std::vector<std::shared_ptr<Partition>>> TopicRegistry::OpenPartitions(
   return out;
 }
 
+Result<std::shared_ptr<Partition>> TopicRegistry::PlaceAndOpen(const TopicPartition& tp,
+                                                               const Uuid& id,
+                                                               const TopicSettings& settings,
+                                                               std::vector<int64_t>* counts,
+                                                               const Locations* found) {
+  if (found) {
+    auto it = found->find({tp.topic, tp.partition});
+    if (it != found->end()) {
+      if (!dirs_->online(it->second)) return OfflinePartition(tp, id, settings, it->second);
+      auto part = OpenIn(it->second, tp, id, settings);
+      // An I/O error took the directory offline (several directories): the
+      // partition is served offline. With one directory it fails the start,
+      // as before.
+      if (part.ok() || dirs_->online(it->second)) return part;
+      return OfflinePartition(tp, id, settings, it->second);
+    }
+    // Not found: it may be on a directory that is offline.
+    if (dirs_->any_offline()) return OfflinePartition(tp, id, settings, -1);
+  }
+  for (;;) {
+    int d = dirs_->PickForNewPartition(*counts);
+    if (d < 0) {
+      return KafkaStatus(KafkaError::kKafkaStorageError, "every log directory is offline");
+    }
+    auto part = OpenIn(d, tp, id, settings);
+    if (part.ok()) {
+      if (d < static_cast<int>(counts->size())) ++(*counts)[d];
+      return part;
+    }
+    // An I/O error took directory d offline (several directories): try the
+    // next one; with a single directory it is the answer.
+    if (part.status().code() != StatusCode::kIOError || dirs_->online(d)) return part.status();
+  }
+}
+
+Result<std::shared_ptr<Partition>> TopicRegistry::OpenIn(int dir, const TopicPartition& tp,
+                                                         const Uuid& id,
+                                                         const TopicSettings& settings) {
+  auto part = Partition::Open(dirs_->path(dir), tp, id, settings, services_, log_factory_);
+  if (!part.ok() && part.status().code() == StatusCode::kIOError) {
+    dirs_->MarkOffline(dir, part.status());
+  }
+  return part;
+}
+
+std::shared_ptr<Partition> TopicRegistry::OfflinePartition(const TopicPartition& tp,
+                                                           const Uuid& id,
+                                                           const TopicSettings& settings,
+                                                           int dir) {
+  std::string where = dir >= 0 ? PartitionDirPath(dirs_->path(dir), tp) : "";
+  Status cause = Status::IOError("the log directory of " + tp.ToString() + " is offline");
+  auto p = std::make_shared<Partition>(tp, id, MakeOfflineLog(where, cause), settings, services_);
+  p->TakeOffline();
+  return p;
+}
+
+std::vector<int64_t> TopicRegistry::PartitionCountsPerDir() const {
+  std::vector<int64_t> counts(dirs_->size(), 0);
+  for (const auto& p : AllPartitions()) {
+    int d = dirs_->IndexOf(p->dir());
+    if (d >= 0) ++counts[d];
+  }
+  for (const auto& f : FutureReplicas()) {
+    if (f.dir >= 0) ++counts[f.dir];  // Kafka counts future logs too
+  }
+  return counts;
+}
+
+void TopicRegistry::TakeDirOffline(int dir) {
+  int n = 0;
+  for (const auto& p : AllPartitions()) {
+    if (dirs_->IndexOf(p->dir()) != dir) continue;
+    p->TakeOffline();
+    ++n;
+  }
+  HR_LOG(kError) << n << " partition(s) of log directory " << dirs_->path(dir)
+                 << " are offline";
+}
+
 void TopicRegistry::RetireDir(const TopicPartition& tp) {
-  std::string live = PartitionDirPath(config_.data_dir, tp);
-  std::error_code ec;
-  if (!fs::exists(live, ec)) return;
-  std::string dead = config_.data_dir + "/" + DeletedPartitionDirName(tp, Uuid::Random().ToHex());
-  fs::rename(live, dead, ec);
-  deleter_.Enqueue(ec ? live : dead);
+  FileEnv& env = dirs_->env();
+  for (int d = 0; d < dirs_->size(); ++d) {
+    if (!dirs_->online(d)) continue;  // nothing is written to a failed directory
+    std::string live = PartitionDirPath(dirs_->path(d), tp);
+    if (!env.StatPath(live).ok()) continue;
+    std::string dead = dirs_->path(d) + "/" + DeletedPartitionDirName(tp, Uuid::Random().ToHex());
+    deleter_.Enqueue(env.Rename(live, dead).ok() ? dead : live);
+  }
 }
 
 void TopicRegistry::Publish(std::shared_ptr<const Topic> topic) {
@@ -205,6 +366,7 @@ Status TopicRegistry::CheckOpenLocked() const {
 }
 
 Status TopicRegistry::Close() {
+  if (mover_) mover_->Stop();  // before admin_mu_, which a move's swap takes
   std::lock_guard<std::mutex> admin(admin_mu_);
   if (closed_) return Status::OK();
   closed_ = true;

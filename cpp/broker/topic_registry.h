@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
@@ -25,6 +26,7 @@
 
 #include "broker/broker_config.h"
 #include "broker/dir_deleter.h"
+#include "broker/log_dirs.h"
 #include "broker/metadata_store.h"
 #include "broker/partition.h"
 #include "broker/topic_config.h"
@@ -77,8 +79,13 @@ struct StartupReport {
   int partitions = 0;
   int stray_dirs_removed = 0;          // partition dirs without metadata
   int deleted_dirs_resumed = 0;        // "-delete" dirs from before a crash
+  int future_dirs_dropped = 0;         // unfinished moves, the original kept
+  int future_dirs_promoted = 0;        // moves finished by the rename at start
+  int offline_partitions = 0;          // in a directory that is offline
   std::vector<std::string> truncated;  // "<topic>-<p>: <reason>" per recovered tail
 };
+
+class LogDirMover;
 
 class TopicRegistry {
  public:
@@ -88,6 +95,9 @@ class TopicRegistry {
   struct Options {
     BrokerConfig config;
     MetadataStore* store = nullptr;         // required; must outlive the registry
+    // The log directories (must outlive the registry); null = the registry
+    // opens config's log.dirs itself, without locks (tests).
+    LogDirs* dirs = nullptr;
     // What every partition is wired to (purgatory, flusher, commit policy,
     // local broker id); pointers may be null (tests).
     PartitionServices services;
@@ -96,9 +106,14 @@ class TopicRegistry {
     AdminJobPoster post_admin_job;
   };
 
-  // Validates the config, establishes the cluster identity, and opens
-  // (recovering) every partition of every stored topic. Stray partition
-  // dirs and unfinished deletions are queued for removal.
+  // Validates the config, establishes the cluster identity (and each log
+  // directory's, LogDirs::Bootstrap), finds every partition of every stored
+  // topic in whichever directory holds it and opens (recovers) it. Stray
+  // partition dirs and unfinished deletions are queued for removal; an
+  // unfinished move (a "-future" dir) is dropped when the original exists
+  // and finished (renamed into place) when it does not. A partition whose
+  // directory is offline is published offline (KAFKA_STORAGE_ERROR).
+  // Errors: a partition found in two directories (Corruption, naming both).
   static Result<std::unique_ptr<TopicRegistry>> Open(Options options);
   ~TopicRegistry();  // Close()
 
@@ -150,6 +165,31 @@ class TopicRegistry {
   const BrokerConfig& config() const { return config_; }
   const ClusterIdentity& identity() const { return identity_; }
   const StartupReport& startup_report() const { return startup_; }
+  LogDirs& log_dirs() const { return *dirs_; }
+  // Hosted partitions per log directory (index as in LogDirs).
+  std::vector<int64_t> PartitionCountsPerDir() const;
+
+  // --- AlterReplicaLogDirs (log_dir_mover.cc) ---
+  // Starts moving the local replica of `topic`-`partition` to log directory
+  // `dir` (an absolute path as DescribeLogDirs lists it) in the background:
+  // a "-future" copy is made there and caught up while the partition keeps
+  // serving, then swapped in (docs/durability.md). OK when the partition is
+  // already there or a move to `dir` is under way.
+  // Errors: LOG_DIR_NOT_FOUND (not one of log.dirs), KAFKA_STORAGE_ERROR
+  // (the target directory or the partition is offline),
+  // UNKNOWN_TOPIC_OR_PARTITION, REPLICA_NOT_AVAILABLE (cluster mode: not
+  // supported yet).
+  Status MoveReplica(const std::string& topic, int32_t partition, const std::string& dir);
+  // A move in progress: the future replica's directory and log.
+  struct FutureReplica {
+    TopicPartition tp;
+    int dir = -1;
+    int64_t size_bytes = 0;
+    int64_t offset_lag = 0;  // the current replica's LEO - the future's
+  };
+  std::vector<FutureReplica> FutureReplicas() const;
+  // Blocks until no move is queued or running (tests).
+  void DrainMoves();
   // Blocks until background directory removal is idle (tests).
   void DrainDeletions() { deleter_.Drain(); }
 
@@ -172,21 +212,49 @@ class TopicRegistry {
  private:
   explicit TopicRegistry(Options options);
   Status Load();
-  Status CleanDataDir(const std::vector<TopicMetadata>& topics);
-  // Opens partitions [from, to) of a topic.
+  // Where each partition is found (topic, partition) -> directory index.
+  using Locations = std::map<std::pair<std::string, int32_t>, int>;
+  // Lists every online directory: queues "-delete" dirs and stray partition
+  // dirs for removal, resolves "-future" dirs, and returns where the live
+  // partitions are. Errors: a partition in two directories.
+  Result<Locations> ScanDirs(const std::vector<TopicMetadata>& topics);
+  // Opens partitions [from, to) of a topic: each in the directory
+  // `found` says holds it, else (new) in the least-loaded online one. A
+  // partition whose directory is or goes offline opens offline.
   Result<std::vector<std::shared_ptr<Partition>>> OpenPartitions(const std::string& name,
                                                                  const Uuid& id,
                                                                  const TopicSettings& settings,
-                                                                 int32_t from, int32_t to);
+                                                                 int32_t from, int32_t to,
+                                                                 const Locations* found = nullptr);
+  // Opens one partition in directory `dir`; an I/O error takes the
+  // directory offline and returns IOError.
+  Result<std::shared_ptr<Partition>> OpenIn(int dir, const TopicPartition& tp, const Uuid& id,
+                                            const TopicSettings& settings);
+  // The stand-in for a partition whose directory is offline.
+  std::shared_ptr<Partition> OfflinePartition(const TopicPartition& tp, const Uuid& id,
+                                              const TopicSettings& settings, int dir);
+  // Opens a partition for the first time (or again, where `found` says):
+  // the directory it is in, or the least-loaded one, retrying on the next
+  // when a directory fails while it is being created.
+  Result<std::shared_ptr<Partition>> PlaceAndOpen(const TopicPartition& tp, const Uuid& id,
+                                                  const TopicSettings& settings,
+                                                  std::vector<int64_t>* counts,
+                                                  const Locations* found);
+  // LogDirs' offline handler: every partition of directory `dir` offline.
+  void TakeDirOffline(int dir);
   // Cluster mode: opens the partitions of a stored topic whose directories
   // exist (the replicas this broker held), each as a follower with no
   // leader until the control plane says otherwise; null elsewhere.
   Result<std::vector<std::shared_ptr<Partition>>> OpenReplicas(const std::string& name,
                                                                const Uuid& id,
                                                                const TopicSettings& settings,
-                                                               int32_t count);
+                                                               int32_t count,
+                                                               const Locations& found);
+  // Opens (found: where it is; else placed on the least-loaded directory)
+  // a replica as a follower with no leader.
   Result<std::shared_ptr<Partition>> OpenReplica(const TopicPartition& tp, const Uuid& id,
-                                                 const TopicSettings& settings);
+                                                 const TopicSettings& settings,
+                                                 const Locations* found);
   // Renames a partition dir aside and queues it for removal (if it exists).
   void RetireDir(const TopicPartition& tp);
   // Validates partitions / replication factor / configs of a create request.
@@ -212,6 +280,8 @@ class TopicRegistry {
   const BrokerConfig config_;
   const TopicDefaults defaults_;
   MetadataStore* const store_;
+  std::unique_ptr<LogDirs> owned_dirs_;  // when Options::dirs is null
+  LogDirs* dirs_ = nullptr;
   const PartitionServices services_;
   const LogFactory log_factory_;
   ClusterIdentity identity_;
@@ -227,6 +297,8 @@ class TopicRegistry {
   const AdminJobPoster post_admin_job_;
   std::mutex auto_mu_;  // guards auto_creating_
   std::set<std::string> auto_creating_;  // names whose auto-creation is posted
+  std::unique_ptr<LogDirMover> mover_;  // AlterReplicaLogDirs
+  friend class LogDirMover;
 };
 
 }  // namespace headrace::broker

@@ -15,13 +15,16 @@ namespace fs = std::filesystem;
 
 Result<std::shared_ptr<Partition>> TopicRegistry::OpenReplica(const TopicPartition& tp,
                                                               const Uuid& id,
-                                                              const TopicSettings& settings) {
-  auto part = Partition::Open(config_.data_dir, tp, id, settings, services_, log_factory_);
+                                                              const TopicSettings& settings,
+                                                              const Locations* found) {
+  std::vector<int64_t> counts = PartitionCountsPerDir();
+  auto part = PlaceAndOpen(tp, id, settings, &counts, found);
   if (!part.ok()) {
     return KafkaStatus(KafkaError::kKafkaStorageError,
                        "open " + tp.ToString() + ": " + part.status().ToString());
   }
   std::shared_ptr<Partition> p = std::move(part).value();
+  if (p->offline()) return p;  // its directory is offline: served as such
   // No leader until the control plane names one: nothing is appended or
   // served as leader from what this broker believed before it stopped.
   HR_RETURN_IF_ERROR(p->BecomeFollower(p->leader_epoch(), -1, {config_.node_id}));
@@ -29,13 +32,13 @@ Result<std::shared_ptr<Partition>> TopicRegistry::OpenReplica(const TopicPartiti
 }
 
 Result<std::vector<std::shared_ptr<Partition>>> TopicRegistry::OpenReplicas(
-    const std::string& name, const Uuid& id, const TopicSettings& settings, int32_t count) {
+    const std::string& name, const Uuid& id, const TopicSettings& settings, int32_t count,
+    const Locations& found) {
   std::vector<std::shared_ptr<Partition>> out(count);
   for (int32_t i = 0; i < count; ++i) {
     TopicPartition tp{name, i};
-    std::error_code ec;
-    if (!fs::exists(PartitionDirPath(config_.data_dir, tp), ec)) continue;
-    auto p = OpenReplica(tp, id, settings);
+    if (!found.count({name, i})) continue;  // no replica here (or on an offline directory)
+    auto p = OpenReplica(tp, id, settings, &found);
     if (!p.ok()) {
       for (auto& opened : out) {
         if (opened) (void)opened->Close();
@@ -92,7 +95,7 @@ Result<std::shared_ptr<Partition>> TopicRegistry::EnsureReplica(const std::strin
   if (!next->partitions[partition]) {
     HR_RETURN_IF_ERROR(CheckPartitionLimits(1, -1));
     HR_ASSIGN_OR_RETURN(next->partitions[partition],
-                        OpenReplica({name, partition}, id, settings));
+                        OpenReplica({name, partition}, id, settings, nullptr));
   }
   std::shared_ptr<Partition> out = next->partitions[partition];
   Publish(std::move(next));

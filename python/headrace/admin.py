@@ -45,6 +45,12 @@ class LogDir:
     usable_bytes: int = -1  # what is left for writers; -1 if unknown
     # {(topic, partition): bytes of its segment files}
     sizes: dict[tuple[str, int], int] = field(default_factory=dict)
+    # Kafka's error name when the directory is offline (KAFKA_STORAGE_ERROR),
+    # else None; an offline directory lists no partitions.
+    error: str | None = None
+    # {(topic, partition): bytes} of copies being moved here
+    # (AlterReplicaLogDirs, DescribeLogDirs' is_future_key); not in `sizes`.
+    future: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -295,8 +301,8 @@ class Admin:
     def log_dirs(self, topics: Iterable[str] | None = None) -> list[LogDir]:
         """Every broker's log directories with the size of each partition in
         them; ``topics`` limits the partitions to those topics (None = all).
-        Raises AdminError if a broker reports a log dir error or does not
-        answer."""
+        An offline directory is listed with ``error`` set (Kafka's name, e.g.
+        KAFKA_STORAGE_ERROR). Raises AdminError if a broker does not answer."""
         from headrace.admin_wire import describe_log_dirs, error_name
 
         md = self.metadata()
@@ -308,10 +314,9 @@ class Admin:
             with self._wire(host, port, "describe log dirs") as conn:
                 answers = describe_log_dirs(conn, spec)
             for a in answers:
-                if a.error_code:
-                    raise AdminError(f"log dir {a.path!r} of broker {node}: "
-                                     f"{error_name(a.error_code)}")
-                out.append(LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes))
+                out.append(LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes,
+                                  error_name(a.error_code) if a.error_code else None,
+                                  a.future))
         return out
 
     # -- partition reassignments (AlterPartitionReassignments 45, List 46) --
@@ -394,6 +399,8 @@ class Admin:
         with `leaders` ({partition: broker}), only the leader replica's."""
         out: dict[int, int] = {}
         for d in self.log_dirs([topic]):
+            if d.error:
+                continue
             for (t, p), size in d.sizes.items():
                 if leaders is not None and leaders.get(p) != d.broker:
                     continue

@@ -178,6 +178,8 @@ class LogDirAnswer:
     total_bytes: int
     usable_bytes: int
     sizes: dict[tuple[str, int], int] = field(default_factory=dict)
+    # copies being moved into this directory (AlterReplicaLogDirs): is_future_key
+    future: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
 def describe_log_dirs(conn: Connection, topics: dict[str, list[int]] | None
@@ -195,9 +197,9 @@ def describe_log_dirs(conn: Connection, topics: dict[str, list[int]] | None
     def partition(r: Reader):
         p, size = r.int32(), r.int64()
         r.int64()  # offset lag
-        r.int8()   # is future
+        future = r.int8() != 0
         r.tags()
-        return p, size
+        return p, size, future
 
     def topic(r: Reader):
         name = r.cstring()
@@ -211,7 +213,8 @@ def describe_log_dirs(conn: Connection, topics: dict[str, list[int]] | None
         total, usable = r.int64(), r.int64()
         r.tags()
         return LogDirAnswer(code, path, total, usable,
-                            {(t, p): size for t, parts in ts for p, size in parts})
+                            {(t, p): size for t, parts in ts for p, size, fut in parts if not fut},
+                            {(t, p): size for t, parts in ts for p, size, fut in parts if fut})
 
     return r.carray(result)
 

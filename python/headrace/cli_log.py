@@ -8,6 +8,10 @@ marker (COMMIT/ABORT) and coordinator epoch, CRC check) and, unless
 decompressed (the records of control batches are markers, not data). Exits 1 when
 some batch is invalid or the file ends in a partial batch, so scripts can use
 it as a checker.
+
+`headrace log dirs`: every log directory of every broker (DescribeLogDirs):
+path, online or its error (KAFKA_STORAGE_ERROR when offline), volume bytes,
+partitions and bytes, copies being moved in; exits 1 when one is offline.
 """
 from __future__ import annotations
 
@@ -15,14 +19,26 @@ import argparse
 import json
 import sys
 
+from headrace.cli_common import add_client_flags, admin_for
 from headrace.errors import HeadraceError
 
 
 def add_log_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("log", help="offline tools for log segment files",
-                       description="Offline tools for log segment files (no broker needed).")
+    p = sub.add_parser("log", help="log segment files and a broker's log directories",
+                       description="Decode log segment files (no broker needed), or list a "
+                                   "broker's log directories.")
     lsub = p.add_subparsers(dest="log_command", metavar="COMMAND")
     lsub.required = True
+    dirs = lsub.add_parser("dirs", help="every log directory of every broker (DescribeLogDirs)",
+                           description="One line per log directory: broker, path, state "
+                                       "(online or Kafka's error), volume total/usable bytes, "
+                                       "partitions and their bytes, copies being moved in.")
+    add_client_flags(dirs)
+    dirs.add_argument("--topic", action="append", metavar="TOPIC",
+                      help="only these topics' partitions (repeatable)")
+    dirs.add_argument("--partitions", action="store_true",
+                      help="also one indented line per partition")
+    dirs.set_defaults(func=_cmd_dirs)
     d = lsub.add_parser("dump", help="decode a .log segment file: batches, records, CRC check",
                         description="Decode a segment file (<20-digit base offset>.log).")
     d.add_argument("path", help="a segment file, e.g. data/t-0/00000000000000000000.log")
@@ -88,3 +104,21 @@ def _cmd_dump(args: argparse.Namespace) -> int:
         summary += f"; {tail}"
     print(summary, file=sys.stderr)
     return 1 if invalid or tail else 0
+
+
+def _cmd_dirs(args: argparse.Namespace) -> int:
+    dirs = admin_for(args).log_dirs(args.topic)
+    for d in sorted(dirs, key=lambda d: (d.broker, d.path)):
+        state = d.error or "online"
+        line = (f"broker {d.broker}  {d.path}  {state}  total {d.total_bytes}  "
+                f"usable {d.usable_bytes}  partitions {len(d.sizes)}  "
+                f"bytes {sum(d.sizes.values())}")
+        if d.future:
+            line += f"  moving-in {len(d.future)}"
+        print(line)
+        if args.partitions:
+            for (t, p), size in sorted(d.sizes.items()):
+                print(f"  {t}-{p}  {size}")
+            for (t, p), size in sorted(d.future.items()):
+                print(f"  {t}-{p}  {size}  (future: being moved here)")
+    return 1 if any(d.error for d in dirs) else 0

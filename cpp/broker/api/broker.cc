@@ -2,6 +2,7 @@
 // Kafka API handlers) + net::Server, started and stopped in that order.
 #include "headrace/broker.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
@@ -207,6 +208,22 @@ class BrokerImpl final : public Broker {
           {"isr", broker::json::Value(std::move(isr))}}));
       HR_LOG(kInfo) << "ISR change proposed for " << c.topic << "-" << c.partition
                     << " at leader epoch " << c.leader_epoch << ": " << IdList(c.isr);
+    }
+    return broker::json::Write(broker::json::Value(std::move(out)));
+  }
+
+  std::string OfflineReplicas() override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!state_) return "[]";
+    std::vector<std::pair<std::string, int32_t>> offline;
+    for (const auto& p : state_->topics().AllPartitions()) {
+      if (p->offline()) offline.emplace_back(p->topic(), p->partition());
+    }
+    std::sort(offline.begin(), offline.end());
+    broker::json::Array out;
+    for (const auto& [topic, partition] : offline) {
+      out.push_back(broker::json::Value(
+          broker::json::Object{{"topic", topic}, {"partition", partition}}));
     }
     return broker::json::Write(broker::json::Value(std::move(out)));
   }

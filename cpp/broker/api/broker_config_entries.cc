@@ -5,6 +5,7 @@
 #include <string>
 
 #include "broker/broker_config.h"
+#include "broker/log_dirs.h"
 
 namespace headrace::broker {
 namespace {
@@ -36,8 +37,13 @@ const std::vector<BrokerKey>& ScalarKeys() {
       {"headrace.group.commit.linger.us", ConfigType::kLong,
        "Extra wait before each group-commit fsync, in microseconds.",
        [](const BrokerConfig& c) { return std::to_string(c.group_commit_linger_us); }},
-      {"log.dirs", ConfigType::kString, "The data directory.",
-       [](const BrokerConfig& c) { return c.data_dir; }},
+      {"log.dirs", ConfigType::kString,
+       "The log directories, comma-separated; the first also holds the broker's metadata.",
+       [](const BrokerConfig& c) {
+         std::string out;
+         for (const std::string& d : ConfiguredLogDirs(c)) out += (out.empty() ? "" : ",") + d;
+         return out;
+       }},
       {"log.flush.scheduler.interval.ms", ConfigType::kLong,
        "How often time-based roll and flush policies are checked.",
        [](const BrokerConfig& c) { return std::to_string(c.log_flush_scheduler_interval_ms); }},

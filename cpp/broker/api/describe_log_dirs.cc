@@ -1,21 +1,25 @@
-// DescribeLogDirs (key 35), v0..4. The broker has one data directory
-// (log.dirs), so the response holds exactly one result: that directory's
-// absolute path and, for each hosted partition asked for, its size in bytes
-// (the sum of its segment .log files, Partition::size_bytes()), its offset
-// lag (LEO - HW, 0 on a single node once an append returns) and
-// is_future_key false (AlterReplicaLogDirs does not exist here).
+// DescribeLogDirs (key 35), v0..4: one result per log directory (log.dirs,
+// in order; LogDirs normalises them to absolute paths without a trailing
+// slash). For each hosted partition asked for, in the directory holding
+// it: its size in bytes (the sum of its segment .log files), its offset lag
+// (LEO - HW, 0 on a single node once an append returns) and is_future_key
+// false; a partition being moved there (AlterReplicaLogDirs) is listed
+// again under the target directory with is_future_key true, the future
+// copy's size and its lag behind the current one.
 //   topics null        every partition of every topic
 //   topics [...]       only the named topic/partitions; unknown topics and
 //                      partitions are left out (as Kafka does), duplicates
 //                      are reported once
+// An offline directory (LogDirs) answers KAFKA_STORAGE_ERROR with no topics
+// and total/usable bytes -1, as Kafka does; so does one statvfs fails on.
 // v3+ carries a top-level error code (always NONE: there are no ACLs).
 // v4+ adds the volume's total and usable bytes (statvfs; usable = what a
-// non-root writer may still use). When the directory cannot be stat'ed the
-// result is KAFKA_STORAGE_ERROR with no topics.
+// non-root writer may still use).
 #include <sys/statvfs.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,14 +33,12 @@ namespace {
 using Req = protocol::DescribeLogDirsRequest;
 using Resp = protocol::DescribeLogDirsResponse;
 
-// The data dir as an absolute, normalised path without a trailing slash.
-std::string AbsoluteDir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::absolute(dir, ec);
-  if (ec) p = dir;
-  std::string s = p.lexically_normal().string();
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
+using Wanted = std::map<std::string, std::set<int32_t>>;
+
+bool IsWanted(const Wanted* wanted, const std::string& topic, int32_t partition) {
+  if (!wanted) return true;
+  auto it = wanted->find(topic);
+  return it != wanted->end() && it->second.count(partition);
 }
 
 Resp::DescribeLogDirsPartition Describe(const Partition& p) {
@@ -49,37 +51,28 @@ Resp::DescribeLogDirsPartition Describe(const Partition& p) {
   return out;
 }
 
-// Every partition of every topic, topics sorted by name.
-std::vector<Resp::DescribeLogDirsTopic> AllTopics(const TopicRegistry& topics) {
-  std::vector<Resp::DescribeLogDirsTopic> out;
-  for (const auto& topic : topics.ListTopics()) {
-    Resp::DescribeLogDirsTopic t;
-    t.name = topic->name;
-    for (const auto& p : topic->partitions) {
-      if (p) t.partitions.push_back(Describe(*p));  // null: no replica here (cluster mode)
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
+// Per directory: topic -> partitions (sorted by topic name).
+using DirTopics = std::map<std::string, std::vector<Resp::DescribeLogDirsPartition>>;
 
-// The requested partitions that exist, grouped by topic (sorted by name,
-// partitions ascending). A topic none of whose partitions exist is absent.
-std::vector<Resp::DescribeLogDirsTopic> SomeTopics(
-    const TopicRegistry& topics, const std::vector<Req::DescribableLogDirTopic>& wanted) {
-  std::map<std::string, std::set<int32_t>> asked;
-  for (const auto& w : wanted) asked[w.topic].insert(w.partitions.begin(), w.partitions.end());
-  std::vector<Resp::DescribeLogDirsTopic> out;
-  for (const auto& [name, partitions] : asked) {
-    auto topic = topics.FindTopic(name);
-    if (!topic) continue;
-    Resp::DescribeLogDirsTopic t;
-    t.name = name;
-    for (int32_t index : partitions) {
-      if (index < 0 || index >= topic->partition_count() || !topic->partitions[index]) continue;
-      t.partitions.push_back(Describe(*topic->partitions[index]));
+std::vector<DirTopics> Collect(const TopicRegistry& topics, const Wanted* wanted) {
+  const LogDirs& dirs = topics.log_dirs();
+  std::vector<DirTopics> out(dirs.size());
+  for (const auto& topic : topics.ListTopics()) {
+    for (const auto& p : topic->partitions) {
+      if (!p || !IsWanted(wanted, topic->name, p->partition())) continue;  // null: no replica
+      const int d = dirs.IndexOf(p->dir());
+      if (d < 0 || !dirs.online(d)) continue;
+      out[d][topic->name].push_back(Describe(*p));
     }
-    if (!t.partitions.empty()) out.push_back(std::move(t));
+  }
+  for (const auto& f : topics.FutureReplicas()) {
+    if (f.dir < 0 || !IsWanted(wanted, f.tp.topic, f.tp.partition)) continue;
+    Resp::DescribeLogDirsPartition p;
+    p.partition_index = f.tp.partition;
+    p.partition_size = f.size_bytes;
+    p.offset_lag = f.offset_lag;
+    p.is_future_key = true;
+    out[f.dir][f.tp.topic].push_back(p);
   }
   return out;
 }
@@ -87,18 +80,36 @@ std::vector<Resp::DescribeLogDirsTopic> SomeTopics(
 void HandleDescribeLogDirs(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
   resp.error_code = Code(KafkaError::kNone);
-  Resp::DescribeLogDirsResult dir;
-  dir.log_dir = AbsoluteDir(ctx.config().data_dir);
-  struct statvfs vfs {};
-  if (::statvfs(dir.log_dir.c_str(), &vfs) != 0) {
-    dir.error_code = Code(KafkaError::kKafkaStorageError);
-  } else {
+  std::optional<Wanted> wanted;
+  if (req.topics) {
+    wanted.emplace();
+    for (const auto& w : *req.topics) (*wanted)[w.topic].insert(w.partitions.begin(), w.partitions.end());
+  }
+  const LogDirs& dirs = ctx.topics().log_dirs();
+  std::vector<DirTopics> per_dir = Collect(ctx.topics(), wanted ? &*wanted : nullptr);
+  for (int d = 0; d < dirs.size(); ++d) {
+    Resp::DescribeLogDirsResult dir;
+    dir.log_dir = dirs.path(d);
+    struct statvfs vfs {};
+    if (!dirs.online(d) || ::statvfs(dir.log_dir.c_str(), &vfs) != 0) {
+      dir.error_code = Code(KafkaError::kKafkaStorageError);
+      resp.results.push_back(std::move(dir));
+      continue;
+    }
     dir.error_code = Code(KafkaError::kNone);
     dir.total_bytes = static_cast<int64_t>(vfs.f_blocks) * static_cast<int64_t>(vfs.f_frsize);
     dir.usable_bytes = static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
-    dir.topics = req.topics ? SomeTopics(ctx.topics(), *req.topics) : AllTopics(ctx.topics());
+    for (auto& [name, partitions] : per_dir[d]) {
+      Resp::DescribeLogDirsTopic t;
+      t.name = name;
+      std::sort(partitions.begin(), partitions.end(), [](const auto& a, const auto& b) {
+        return a.partition_index < b.partition_index;
+      });
+      t.partitions = std::move(partitions);
+      dir.topics.push_back(std::move(t));
+    }
+    resp.results.push_back(std::move(dir));
   }
-  resp.results.push_back(std::move(dir));
   request.Reply(resp);
 }
 

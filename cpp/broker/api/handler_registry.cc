@@ -18,6 +18,7 @@ extern const ApiHandler kDeleteRecordsHandler;
 extern const ApiHandler kInitProducerIdHandler;
 extern const ApiHandler kDescribeConfigsHandler;
 extern const ApiHandler kAlterConfigsHandler;
+extern const ApiHandler kAlterReplicaLogDirsHandler;
 extern const ApiHandler kDescribeLogDirsHandler;
 extern const ApiHandler kCreatePartitionsHandler;
 extern const ApiHandler kIncrementalAlterConfigsHandler;
@@ -81,6 +82,7 @@ constexpr std::array kHandlers = {
     &kTxnOffsetCommitHandler,          // 28
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
+    &kAlterReplicaLogDirsHandler,      // 34
     &kDescribeLogDirsHandler,          // 35
     &kCreatePartitionsHandler,         // 37
     &kDeleteGroupsHandler,             // 42

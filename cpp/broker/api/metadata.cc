@@ -66,6 +66,9 @@ Response::MetadataResponseTopic DescribeTopic(const BrokerContext& ctx, const To
     p.leader_epoch = partition->leader_epoch().value();
     p.replica_nodes = {ctx.node_id};
     p.isr_nodes = {ctx.node_id};
+    // Its log directory failed: still led here (requests to it get
+    // KAFKA_STORAGE_ERROR), and listed offline as Kafka lists such replicas.
+    if (partition->offline()) p.offline_replicas = {ctx.node_id};
     out.partitions.push_back(std::move(p));
   }
   return out;

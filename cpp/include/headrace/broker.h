@@ -49,6 +49,11 @@ class Broker {
   // ISR changes proposed by the partitions this broker leads, as a JSON
   // array (docs/cluster.md), each returned once. "[]" when none.
   virtual std::string TakeIsrChanges() = 0;
+  // The local replicas that are offline because their log directory failed
+  // (log.dirs), as a JSON array [{"topic": "t", "partition": 0}, ...] sorted
+  // by topic and partition; "[]" when none. The control plane reports them
+  // to the controller, which moves their leadership (docs/cluster.md).
+  virtual std::string OfflineReplicas() = 0;
   // The next admin request for the control plane, waiting up to
   // `timeout_ms`; false when none came (or the broker stopped).
   virtual bool NextControlRequest(int64_t timeout_ms, uint64_t* id, std::string* kind,

@@ -116,6 +116,8 @@ class Controller:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._live_prev: dict[int, int] | None = None  # broker id -> czxid of its registration
+        # (topic, partition) -> brokers whose replica is offline (failed log dir)
+        self._offline: dict[tuple[str, int], set[int]] = {}
         self.elected = threading.Event()  # set while this controller is active
         self.passes = 0  # reconcile passes done (tests wait on it)
         self.reassigner = Reassigner(zk, self.broker_id, self._on_watch)
@@ -286,6 +288,7 @@ class Controller:
             # Departed, or re-registered under a new session (a bounce).
             gone = {b for b, czxid in self._live_prev.items() if live.get(b) != czxid}
         shutting = self._shutting_down(set(live))
+        self._offline = self._offline_replicas(set(live))
 
         for topic in zk.get_children(L.ADMIN_DELETE_TOPICS, watch=w):
             self._delete_topic(fence, topic)
@@ -301,7 +304,8 @@ class Controller:
                 zk.ensure_path(L.partitions_path(topic))
             for part in parts:
                 desired = decide(part.replicas, part.state, set(live), gone, set(shutting),
-                                 self._unclean(part), fence.epoch)
+                                 self._unclean(part), fence.epoch,
+                                 self._offline.get((part.topic, part.partition), set()))
                 if desired is not None:
                     sent.append((part, desired, self._send(fence, part, desired)))
         for part, desired, pending in sent:
@@ -338,6 +342,22 @@ class Controller:
             if stat is not None:
                 live[b] = stat.czxid
         return live
+
+    def _offline_replicas(self, live: set[int]) -> dict[tuple[str, int], set[int]]:
+        """{(topic, partition): brokers whose replica of it is offline} from
+        /admin/offline_replicas/<id> (a failed log directory), live brokers only."""
+        out: dict[tuple[str, int], set[int]] = {}
+        for child in self.zk.get_children(L.ADMIN_OFFLINE_REPLICAS, watch=self._on_watch):
+            try:
+                b = int(child)
+                data, _ = self.zk.get(L.offline_replicas_path(b), watch=self._on_watch)
+            except (ValueError, NoNodeError):
+                continue
+            if b not in live:
+                continue
+            for tp in L.decode_offline_replicas(b, data):
+                out.setdefault(tp, set()).add(b)
+        return out
 
     def _shutting_down(self, live: set[int]) -> dict[int, tuple[L.ControlledShutdown, int]]:
         out = {}
@@ -430,7 +450,8 @@ class Controller:
                              gone: set[int], shutting: dict) -> None:
         for _ in range(_MAX_CAS_RETRIES):
             desired = decide(part.replicas, part.state, live, gone, set(shutting),
-                             self._unclean(part), fence.epoch)
+                             self._unclean(part), fence.epoch,
+                             self._offline.get((part.topic, part.partition), set()))
             if desired is None:
                 return
             path = L.partition_state_path(part.topic, part.partition)
@@ -637,7 +658,7 @@ def elect(election_type: int, replicas: list[int], state: L.PartitionState, live
 
 def decide(replicas: list[int], state: L.PartitionState | None, live: set[int],
            gone: set[int], shutting: set[int], unclean: bool,
-           controller_epoch: int) -> L.PartitionState | None:
+           controller_epoch: int, offline: set[int] = frozenset()) -> L.PartitionState | None:
     """The state a partition should have, or None when it is fine as it is.
 
     - No state yet: leader = first live replica (assignment order), ISR =
@@ -653,7 +674,12 @@ def decide(replicas: list[int], state: L.PartitionState | None, live: set[int],
     - Otherwise brokers that departed (or are shutting down) leave the ISR,
       without a leader epoch bump (the leader is unchanged). The ISR never
       becomes empty.
+    - ``offline``: brokers whose replica of this partition is offline (its
+      log directory failed): for this partition they count as departed.
     """
+    if offline:
+        live = live - offline
+        gone = gone | offline
     eligible = [r for r in replicas if r in live and r not in shutting]
     if state is None:
         if not eligible:

@@ -121,6 +121,8 @@ class ClusterMember:
         has = lambda name: callable(getattr(broker, name, None))  # noqa: E731
         self._can_apply = has("apply_cluster")
         self._can_isr = has("isr_changes")
+        self._can_report_offline = has("offline_replicas")
+        self._offline_written: list[tuple[str, int]] | None = []  # None: rewrite
         self._can_serve = has("next_control_request") and has("complete_control_request")
         if not (self._can_apply and self._can_isr and self._can_serve):
             log.warning("broker %d: this build of headrace._core lacks the cluster binding "
@@ -303,6 +305,7 @@ class ClusterMember:
     # -- session events (kazoo's thread: queue only) ----------------------------------
     def _on_session(self, state) -> None:
         if state == KazooState.LOST:
+            self._offline_written = None  # the ephemeral report went with the session
             self._events.put("lost")
         elif state == KazooState.CONNECTED:
             self._events.put("connected")
@@ -490,6 +493,7 @@ class ClusterMember:
     # -- ISR changes: data plane -> ZooKeeper -----------------------------------------------
     def _isr_loop(self) -> None:
         while not self._stop.wait(ISR_POLL_S):
+            self._report_offline_replicas()
             try:
                 for change in json.loads(self.broker.isr_changes() or "[]"):
                     self._pending_isr[(change["topic"], int(change["partition"]))] = change
@@ -505,6 +509,41 @@ class ClusterMember:
                     log.exception("broker %d: cannot write ISR change %s", self.broker_id,
                                   change)
                     self._pending_isr.pop(key, None)
+
+    def _report_offline_replicas(self) -> None:
+        """Writes the replicas the data plane has offline (a failed log
+        directory) to the ephemeral /admin/offline_replicas/<id> when they
+        change; the controller moves their leadership (docs/cluster.md)."""
+        if not self._can_report_offline:
+            return
+        try:
+            offline = sorted((str(r["topic"]), int(r["partition"]))
+                             for r in json.loads(self.broker.offline_replicas() or "[]"))
+        except Exception:  # noqa: BLE001
+            log.exception("broker %d: offline_replicas() failed", self.broker_id)
+            return
+        if offline == self._offline_written:
+            return
+        path = L.offline_replicas_path(self.broker_id)
+        data = L.encode_offline_replicas(self.broker_id, offline)
+        try:
+            if not offline:
+                self._delete_own(path)
+            else:
+                try:
+                    self.zk.set(path, data)
+                except NoNodeError:
+                    self.zk.create(path, data, ephemeral=True)
+        except _ZK_DOWN:
+            return  # retried at the next tick
+        except KazooException:
+            log.exception("broker %d: cannot write %s", self.broker_id, path)
+            return
+        if offline:
+            log.warning("broker %d: %d replica(s) offline (log directory failed), reported to "
+                        "the controller: %s", self.broker_id, len(offline),
+                        ", ".join(f"{t}-{p}" for t, p in offline[:10]))
+        self._offline_written = offline
 
     def write_isr_change(self, change: Mapping[str, Any]) -> bool:
         """Writes a local leader's ISR proposal to the partition state znode

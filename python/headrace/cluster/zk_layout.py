@@ -24,12 +24,16 @@ ADMIN_DELETE_TOPICS = "/admin/delete_topics"
 ADMIN_CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
 ADMIN_ELECT_LEADERS = "/admin/elect_leaders"
 ADMIN_REASSIGNMENTS = "/admin/reassignments"
+# headrace's: a broker's replicas whose log directory failed (Kafka's ZooKeeper
+# mode signals /log_dir_event_notification and the controller asks the broker).
+ADMIN_OFFLINE_REPLICAS = "/admin/offline_replicas"
 CLUSTER_ID = "/cluster/id"
 
 # Persistent znodes every member makes sure exist (Kafka's ZkData.PersistentZkPaths,
 # the ones this cluster uses).
 BASE_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, ADMIN_DELETE_TOPICS,
-              ADMIN_CONTROLLED_SHUTDOWN, ADMIN_ELECT_LEADERS, ADMIN_REASSIGNMENTS, "/cluster")
+              ADMIN_CONTROLLED_SHUTDOWN, ADMIN_ELECT_LEADERS, ADMIN_REASSIGNMENTS,
+              ADMIN_OFFLINE_REPLICAS, "/cluster")
 
 
 def ensure_base_paths(zk) -> None:
@@ -72,6 +76,24 @@ def delete_topic_path(topic: str) -> str:
 
 def controlled_shutdown_path(broker_id: int) -> str:
     return f"{ADMIN_CONTROLLED_SHUTDOWN}/{int(broker_id)}"
+
+
+def offline_replicas_path(broker_id: int) -> str:
+    return f"{ADMIN_OFFLINE_REPLICAS}/{int(broker_id)}"
+
+
+def encode_offline_replicas(broker_id: int, partitions: list[tuple[str, int]]) -> bytes:
+    """/admin/offline_replicas/<id> (ephemeral, written by the broker's member):
+    {"version":1,"broker_id":2,"partitions":[{"topic":"t","partition":0}],"timestamp":"ms"}."""
+    return _dump({"version": 1, "broker_id": int(broker_id), "timestamp": now_ms(),
+                  "partitions": [{"topic": t, "partition": p} for t, p in partitions]})
+
+
+def decode_offline_replicas(broker_id: int, data: bytes | None) -> list[tuple[str, int]]:
+    if not data:
+        return []
+    obj = _load(data, offline_replicas_path(broker_id))
+    return [(str(r["topic"]), int(r["partition"])) for r in obj.get("partitions", [])]
 
 
 # -- helpers ------------------------------------------------------------------
