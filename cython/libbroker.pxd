@@ -36,3 +36,4 @@ cdef extern from "headrace/broker_settings.h" namespace "headrace" nogil:
         string set_by
 
     Result[vector[CBrokerSetting]] DescribeBrokerSettings(const map[string, string]& settings)
+    string BrokerConfigDocs()

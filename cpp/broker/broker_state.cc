@@ -23,8 +23,10 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
   s->flusher_ = std::make_unique<Flusher>(flush);
+  HR_ASSIGN_OR_RETURN(s->dynamic_, DynamicBrokerConfig::Open(config.data_dir, env));
   TopicRegistry::Options options;
   options.config = config;
+  options.dynamic_topic_defaults = TopicDefaultLayers(s->dynamic_->layers());
   options.store = s->store_.get();
   options.services.listener = s->purgatory_.get();
   options.services.flusher = s->flusher_.get();
@@ -40,6 +42,10 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   m.retention_check_ms = config.log_retention_check_interval_ms;
   m.producer_id_expiration_ms = config.producer_id_expiration_ms;
   TopicRegistry* registry = s->registry_.get();
+  s->dynamic_->Subscribe([registry](const DynamicBrokerLayers& layers) {
+    auto [cluster_default, per_broker] = TopicDefaultLayers(layers);
+    registry->SetDynamicTopicDefaults(cluster_default, per_broker);
+  });
   s->maintenance_ = std::make_unique<Maintenance>(m, [registry] { return registry->AllPartitions(); });
   s->maintenance_->Start();
   if (config.cluster_mode()) s->cluster_ = std::make_unique<ClusterState>();

@@ -16,13 +16,43 @@ namespace fs = std::filesystem;
 
 TopicRegistry::TopicRegistry(Options options)
     : config_(std::move(options.config)),
-      defaults_(config_.topic_defaults()),
+      defaults_(std::make_shared<const TopicDefaults>(WithDynamicLayers(
+          config_.topic_defaults(), options.dynamic_topic_defaults.first,
+          options.dynamic_topic_defaults.second))),
       store_(options.store),
       services_(options.services),
       log_factory_(std::move(options.log_factory)),
       post_admin_job_(std::move(options.post_admin_job)) {}
 
 TopicRegistry::~TopicRegistry() { (void)Close(); }
+
+std::shared_ptr<const TopicDefaults> TopicRegistry::defaults() const {
+  std::lock_guard<std::mutex> lock(defaults_mu_);
+  return defaults_;
+}
+
+void TopicRegistry::SetDynamicTopicDefaults(const ConfigMap& cluster_default,
+                                            const ConfigMap& per_broker) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  auto next = std::make_shared<const TopicDefaults>(
+      WithDynamicLayers(config_.topic_defaults(), cluster_default, per_broker));
+  {
+    std::lock_guard<std::mutex> lock(defaults_mu_);
+    defaults_ = next;
+  }
+  if (closed_) return;
+  // Every topic takes the new defaults for the keys it does not override.
+  for (const auto& topic : ListTopics()) {
+    auto settings = ApplyTopicConfigs(*next, topic->overrides);
+    if (!settings.ok()) continue;  // stored overrides were validated; cannot happen
+    auto updated = std::make_shared<Topic>(*topic);
+    updated->settings = settings.value();
+    for (const auto& p : updated->partitions) {
+      if (p) p->SetSettings(updated->settings);
+    }
+    Publish(std::move(updated));
+  }
+}
 
 Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Open(Options options) {
   if (!options.store) return Status::InvalidArgument("TopicRegistry needs a MetadataStore");
@@ -40,7 +70,7 @@ Status TopicRegistry::Load() {
   HR_ASSIGN_OR_RETURN(std::vector<TopicMetadata> topics, store_->LoadTopics());
   HR_RETURN_IF_ERROR(CleanDataDir(topics));
   for (const TopicMetadata& t : topics) {
-    auto settings = ApplyTopicConfigs(defaults_, t.configs);
+    auto settings = ApplyTopicConfigs(*defaults(), t.configs);
     if (!settings.ok()) {
       return Status::Corruption("stored configs of topic " + t.name + ": " +
                                 settings.status().message());

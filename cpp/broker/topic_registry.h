@@ -94,6 +94,9 @@ class TopicRegistry {
     LogFactory log_factory = DefaultLogFactory();
     // Where auto-creation runs (FindOrAutoCreate); null = on the caller.
     AdminJobPoster post_admin_job;
+    // Dynamic broker configs of topic defaults at start, by topic key:
+    // {cluster-wide default, this broker} (dynamic_broker_config.h).
+    std::pair<ConfigMap, ConfigMap> dynamic_topic_defaults;
   };
 
   // Validates the config, establishes the cluster identity, and opens
@@ -146,6 +149,12 @@ class TopicRegistry {
   Result<std::shared_ptr<const Topic>> FindOrAutoCreate(const std::string& name);
   std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name
   std::vector<std::shared_ptr<Partition>> AllPartitions() const;
+
+  // Dynamic broker configs changed: topics take the new defaults for every
+  // key they do not override, at once (live partitions included).
+  void SetDynamicTopicDefaults(const ConfigMap& cluster_default, const ConfigMap& per_broker);
+  // What a topic inherits now (static + dynamic broker configs).
+  std::shared_ptr<const TopicDefaults> defaults() const;
 
   const BrokerConfig& config() const { return config_; }
   const ClusterIdentity& identity() const { return identity_; }
@@ -210,7 +219,8 @@ class TopicRegistry {
   };
 
   const BrokerConfig config_;
-  const TopicDefaults defaults_;
+  mutable std::mutex defaults_mu_;  // guards defaults_ (the pointer)
+  std::shared_ptr<const TopicDefaults> defaults_;
   MetadataStore* const store_;
   const PartitionServices services_;
   const LogFactory log_factory_;

@@ -170,6 +170,10 @@ class BrokerImpl final : public Broker {
     // Published after the roles changed: a client sent here as the leader
     // finds a leader.
     cluster->Publish(view);
+    if (view->broker_configs) {  // dynamic broker configs from ZooKeeper
+      state_->dynamic_config().ApplyFromCluster(
+          {view->broker_configs->first, view->broker_configs->second});
+    }
     const size_t following = applied.follow.size();
     fetchers_->SetFollowed(std::move(applied.follow));
     UpdateGroupCoordinatorLocked();
@@ -393,6 +397,7 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
+  config.start_properties = settings;  // DescribeConfigs describes every family from it
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
       new BrokerImpl(std::move(config), group_config, txn_config, backend, std::move(fault_env)));

@@ -7,8 +7,10 @@
 //               needed, or a key named twice: INVALID_REQUEST. The result is
 //               persisted and applied to the live partitions.
 //               Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
-//   BROKER (4)  dynamic broker configuration is not supported: INVALID_REQUEST
-//               unless there is nothing to change.
+//   BROKER (4)  dynamic broker configs (dynamic_broker_config.h): name
+//               "<node id>" changes this broker's dynamic values, "" the
+//               cluster-wide default's. SET and DELETE; APPEND/SUBTRACT,
+//               unknown or read-only keys, bad values: INVALID_REQUEST.
 //   other       INVALID_REQUEST.
 // A resource named twice in one request: INVALID_REQUEST for each.
 // validate_only checks without changing anything.
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
@@ -28,8 +31,9 @@ namespace {
 using Req = protocol::IncrementalAlterConfigsRequest;
 using Resp = protocol::IncrementalAlterConfigsResponse;
 
-Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
-  HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+// The resource's operations. Errors: INVALID_REQUEST for an unknown
+// operation or a repeated key.
+Result<std::vector<ConfigAlteration>> OpsOf(const Req::AlterConfigsResource& r) {
   std::vector<ConfigAlteration> ops;
   std::set<std::string> keys;
   for (const auto& c : r.configs) {
@@ -48,18 +52,46 @@ Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool v
     op.value = c.value;
     ops.push_back(std::move(op));
   }
+  return ops;
+}
+
+Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+  HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
   return ctx.topics().IncrementalAlterTopicConfig(r.resource_name, ops, validate_only);
 }
 
+Status AlterBroker(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
+  DynamicBrokerLayers layers = ctx.state->dynamic_config().layers();
+  ConfigMap next = r.resource_name.empty() ? layers.cluster_default : layers.per_broker;
+  for (const ConfigAlteration& op : ops) {
+    if (op.op == AlterConfigOp::kDelete) {
+      next.erase(op.key);
+    } else if (op.op != AlterConfigOp::kSet) {
+      return KafkaStatus(KafkaError::kInvalidRequest,
+                         op.key + ": APPEND and SUBTRACT are not supported on BROKER resources");
+    } else if (!op.value) {
+      return KafkaStatus(KafkaError::kInvalidRequest, op.key + ": a value is required");
+    } else {
+      next[op.key] = *op.value;
+    }
+  }
+  return ReplaceBrokerLayer(ctx, r.resource_name, next, validate_only);
+}
+
 void HandleIncrementalAlterConfigs(BrokerContext& ctx, Req& req, Request request) {
-  ReplyAlterConfigs<Resp>(ctx, req, request, [&](const Req::AlterConfigsResource& r) {
-    return AlterTopic(ctx, r, req.validate_only);
-  });
+  ReplyAlterConfigs<Resp>(
+      ctx, req, request,
+      [&](const Req::AlterConfigsResource& r) { return AlterTopic(ctx, r, req.validate_only); },
+      [&](const Req::AlterConfigsResource& r) { return AlterBroker(ctx, r, req.validate_only); });
 }
 
 }  // namespace
 
 extern const ApiHandler kIncrementalAlterConfigsHandler =
-    MakeHandler<protocol::IncrementalAlterConfigsRequest, HandleIncrementalAlterConfigs>(0, 1);
+    MakeHandler<protocol::IncrementalAlterConfigsRequest,
+                OnAdminWorker<protocol::IncrementalAlterConfigsRequest,
+                              HandleIncrementalAlterConfigs>>(0, 1);
 
 }  // namespace headrace::broker

@@ -13,6 +13,14 @@
 // (retriable) until it exists (TopicRegistry::FindOrAutoCreate); otherwise
 // they get UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an
 // invalid name.
+//
+// Internal topics (is_internal = true): in cluster mode __consumer_offsets
+// and __transaction_state are real replicated topics (one partition each,
+// created by the first FindCoordinator that needs them) and are listed from
+// the ClusterView. On a single node the coordinators keep their logs in
+// data_dir/__group_metadata and data_dir/__transaction_state; they are
+// listed as one-partition topics led by this node while the coordinator is
+// up. Neither is ever auto-created as an ordinary topic.
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,9 +89,39 @@ Response::MetadataResponseTopic TopicError(KafkaError error, std::optional<std::
   return out;
 }
 
+// Single node: the internal topics whose coordinator is up, sorted.
+std::vector<std::string> LocalInternalTopics(const BrokerContext& ctx) {
+  std::vector<std::string> out;
+  if (ctx.coordinator()) out.push_back(kConsumerOffsetsTopic);
+  if (ctx.txn_coordinator()) out.push_back(kTransactionStateTopic);
+  return out;
+}
+
+// Single node: an internal topic as a one-partition topic led by this node.
+Response::MetadataResponseTopic DescribeLocalInternal(const BrokerContext& ctx,
+                                                      const std::string& name,
+                                                      bool include_operations) {
+  Response::MetadataResponseTopic out = TopicHeader(name, Uuid{}, include_operations);
+  Response::MetadataResponsePartition p;
+  p.error_code = Code(KafkaError::kNone);
+  p.partition_index = 0;
+  p.leader_id = ctx.node_id;
+  p.leader_epoch = 0;
+  p.replica_nodes = {ctx.node_id};
+  p.isr_nodes = {ctx.node_id};
+  out.partitions.push_back(std::move(p));
+  return out;
+}
+
 // A topic named in the request.
 Response::MetadataResponseTopic LookUpByName(BrokerContext& ctx, const std::string& name,
                                              bool auto_create, bool include_operations) {
+  if (IsInternalTopic(name)) {
+    for (const std::string& internal : LocalInternalTopics(ctx)) {
+      if (internal == name) return DescribeLocalInternal(ctx, name, include_operations);
+    }
+    return TopicError(KafkaError::kUnknownTopicOrPartition, name, {});
+  }
   std::shared_ptr<const Topic> topic;
   if (auto_create) {
     auto found = ctx.topics().FindOrAutoCreate(name);
@@ -188,8 +226,12 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
   const bool ops = request.include_topic_authorized_operations;
   const bool all = !request.topics || (req.version() == 0 && request.topics->empty());
   if (all) {
-    for (const auto& topic : ctx.topics().ListTopics())
+    for (const std::string& name : LocalInternalTopics(ctx))
+      resp.topics.push_back(DescribeLocalInternal(ctx, name, ops));
+    for (const auto& topic : ctx.topics().ListTopics()) {
+      if (IsInternalTopic(topic->name)) continue;  // an ordinary one from an older version
       resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
+    }
   } else {
     const bool auto_create =
         request.allow_auto_topic_creation && ctx.config().auto_create_topics_enable;
