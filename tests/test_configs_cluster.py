@@ -84,9 +84,9 @@ def test_consumer_offsets_is_internal_with_its_true_leader(cluster):
         leaders = cluster.wait_for_leaders("__consumer_offsets", TIMEOUT_S)
 
         def described():
-            t = {x["topic"]: x for x in kp.describe_topics()}.get("__consumer_offsets")
+            t = {x["name"]: x for x in kp.describe_topics()}.get("__consumer_offsets")
             return t and t["is_internal"] and \
-                [(p["partition"], p["leader"]) for p in t["partitions"]] == [(0, leaders[0])]
+                [(p["partition_index"], p["leader_id"]) for p in t["partitions"]] == [(0, leaders[0])]
         wait_for(described, TIMEOUT_S, what="__consumer_offsets listed internal")
     finally:
         kp.close()

@@ -30,11 +30,11 @@ def test_metadata_lists_internal_topics_as_internal(b):
     admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=TIMEOUT_S * 1000)
     try:
         ConfluentClient(b.bootstrap).create_topic("plain", 2)
-        described = {t["topic"]: t for t in admin.describe_topics()}
+        described = {t["name"]: t for t in admin.describe_topics()}
         for name in INTERNAL:
             assert described[name]["is_internal"] is True, described[name]
             parts = described[name]["partitions"]
-            assert [(p["partition"], p["leader"], p["replicas"]) for p in parts] == [(0, 0, [0])]
+            assert [(p["partition_index"], p["leader_id"], p["replica_nodes"]) for p in parts] == [(0, 0, [0])]
         assert described["plain"]["is_internal"] is False
         # Asked for by name it is the same internal topic, not an auto-created one.
         one = admin.describe_topics(["__consumer_offsets"])

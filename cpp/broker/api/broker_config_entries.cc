@@ -45,9 +45,12 @@ ConfigEntry Entry(const std::string& name, const std::string& topic_key, std::st
     e.synonyms.push_back(
         {name, LayerValue(topic_key, it->second), ConfigSource::kDynamicDefaultBrokerConfig});
   }
+  const bool dynamic_layer = !e.synonyms.empty();
   if (set_at_start) e.synonyms.push_back({name, static_value, ConfigSource::kStaticBrokerConfig});
-  e.synonyms.push_back({name, default_value, ConfigSource::kDefaultConfig});
-  e.value = e.synonyms.front().value;
+  e.synonyms.push_back({name, std::move(default_value), ConfigSource::kDefaultConfig});
+  // Without a dynamic layer the value is the running one (listeners with
+  // their resolved port), whatever set it.
+  e.value = dynamic_layer ? e.synonyms.front().value : std::optional<std::string>(static_value);
   e.source = e.synonyms.front().source;
   e.is_default = e.source == ConfigSource::kDefaultConfig;
   return e;
