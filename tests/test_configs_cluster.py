@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from broker_config_wire import alter_cluster_default
 from headrace import EmbeddedCluster
 from zookeeper_fixture import wait_for
 
@@ -52,11 +53,12 @@ def test_dynamic_broker_configs_go_through_zookeeper_to_every_broker(cluster):
     dyn_default = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
     dyn_broker = ConfigSource.DYNAMIC_BROKER_CONFIG.value
     admin = _admin(cluster)
-    _alter(admin, "", "log.retention.ms", "3600000")
+    host, port = cluster.node(1).address.rsplit(":", 1)
+    assert alter_cluster_default((host, int(port)), {"log.retention.ms": "3600000"}) == (0, None)
     _alter(admin, "2", "log.segment.bytes", "1048576")
-    data, _ = cluster.zk().get("/config/brokers/<default>")
+    data, _ = cluster.zk.get("/config/brokers/<default>")
     assert json.loads(data) == {"version": 1, "config": {"log.retention.ms": "3600000"}}
-    data, _ = cluster.zk().get("/config/brokers/2")
+    data, _ = cluster.zk.get("/config/brokers/2")
     assert json.loads(data)["config"] == {"log.segment.bytes": "1048576"}
     for node in (1, 2):
         wait_for(lambda: _broker_entry(admin, node, "log.retention.ms") == ("3600000", dyn_default),
@@ -79,7 +81,7 @@ def test_consumer_offsets_is_internal_with_its_true_leader(cluster):
                           request_timeout_ms=TIMEOUT_S * 1000)
     try:
         # FindCoordinator for a group creates __consumer_offsets.
-        wait_for(lambda: _try(lambda: kp.describe_consumer_groups(["cfg-g"])), TIMEOUT_S,
+        wait_for(lambda: _try(lambda: kp.describe_groups(["cfg-g"])), TIMEOUT_S,
                  what="group coordinator")
         leaders = cluster.wait_for_leaders("__consumer_offsets", TIMEOUT_S)
 
@@ -102,5 +104,6 @@ def _try(fn):
     try:
         fn()
         return True
-    except Exception:  # noqa: BLE001 - retried by wait_for
+    except Exception as e:  # noqa: BLE001 - retried by wait_for
+        print("retrying:", repr(e))
         return False

@@ -22,6 +22,7 @@ import pytest
 
 from broker_process import shared_broker
 from broker_kafka_clients import ConfluentClient, Out
+from broker_config_wire import alter_cluster_default
 
 TIMEOUT_S = 30
 REPO = Path(__file__).resolve().parent.parent
@@ -56,25 +57,8 @@ def _describe(admin, rtype, name, **kw):
 
 
 def _alter_default(b, ops):
-    """IncrementalAlterConfigs v0 on the cluster default (BROKER resource "")
-    over the wire: confluent-kafka and kafka-python both refuse an empty
-    broker resource name (Kafka's Java admin and kafka-configs
-    --entity-default send it). Returns (error_code, error_message)."""
-    import struct
-    from broker_wire import Connection, kstring
-    body = struct.pack(">i", 1) + struct.pack(">b", 4) + kstring("")
-    body += struct.pack(">i", len(ops))
-    for key, value in ops.items():
-        body += kstring(key) + struct.pack(">b", 1 if value is None else 0) + kstring(value)
-    body += struct.pack(">?", False)
-    with Connection(b.address) as conn:
-        conn.send_request(44, 0, body)
-        _, r = conn.recv_response()
-    r.i32()  # throttle_time_ms
-    assert r.i32() == 1
-    code, message = r.i16(), r.string()
+    code, message = alter_cluster_default(b.address, ops)
     assert code == 0, (code, message)
-    return code, message
 
 
 def _alter_broker(admin, name, ops, validate_only=False):
