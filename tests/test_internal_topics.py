@@ -2,8 +2,10 @@
 item 4): __consumer_offsets and __transaction_state are listed in Metadata
 with is_internal, are never auto-created as ordinary topics, refuse client
 Produce / CreateTopics / DeleteTopics / CreatePartitions with Kafka's codes,
-and pattern subscriptions include them only when internal topics are not
-excluded (kafka-python's exclude_internal_topics)."""
+are readable (a consumer reads the committed offset's record from
+__consumer_offsets), and pattern subscriptions include them only when
+internal topics are not excluded (kafka-python's exclude_internal_topics;
+librdkafka includes them, as with Kafka, and reads them without errors)."""
 from __future__ import annotations
 
 import subprocess
@@ -12,7 +14,7 @@ import time
 import pytest
 
 from broker_process import shared_broker
-from broker_kafka_clients import ConfluentClient
+from broker_kafka_clients import ConfluentClient, Out
 
 TIMEOUT_S = 30
 ERR_INVALID_TOPIC_EXCEPTION = 17
@@ -100,3 +102,48 @@ def test_pattern_subscription_includes_internal_topics_only_when_asked(b):
             c.close()
     assert not seen[True] & set(INTERNAL), seen[True]
     assert "__consumer_offsets" in seen[False], seen[False]
+
+
+def test_consumer_offsets_is_readable_and_regex_consumers_see_no_errors(b):
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    client = ConfluentClient(b.bootstrap)
+    client.create_topic("read-a", 1)
+    client.produce("read-a", [Out(b"v", partition=0)])
+    c = client.consumer(**{"group.id": "committer"})
+    c.commit(offsets=[TopicPartition("read-a", 0, 1)], asynchronous=False)
+    c.close()
+
+    # The commit's record: key version 1 (offset commit) naming group and topic.
+    r = client.consumer(**{"group.id": "reader"})
+    try:
+        r.assign([TopicPartition("__consumer_offsets", 0, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + TIMEOUT_S
+        keys = []
+        while not any(b"committer" in k and b"read-a" in k for k in keys):
+            assert time.monotonic() < deadline, keys
+            m = r.poll(0.5)
+            if m is None:
+                continue
+            assert m.error() is None, m.error()
+            keys.append(m.key() or b"")
+        low, high = r.get_watermark_offsets(TopicPartition("__consumer_offsets", 0), timeout=10)
+        assert 0 <= low < high
+    finally:
+        r.close()
+
+    # librdkafka subscribes regex consumers to internal topics too (as with
+    # Kafka); they read them without an error.
+    rx = client.consumer(**{"group.id": "regex-all", "auto.offset.reset": "earliest"})
+    try:
+        rx.subscribe(["^.*$"])
+        deadline = time.monotonic() + TIMEOUT_S
+        topics = set()
+        while "read-a" not in topics or "__consumer_offsets" not in topics:
+            assert time.monotonic() < deadline, topics
+            m = rx.poll(0.5)
+            if m is None:
+                continue
+            assert m.error() is None, m.error()
+            topics.add(m.topic())
+    finally:
+        rx.close()

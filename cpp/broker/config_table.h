@@ -78,8 +78,21 @@ struct ConfigKey {
   // Kafka's update mode. A family that declares a key dynamic applies its
   // changes itself (DynamicBrokerConfig::Subscribe).
   UpdateMode mode = UpdateMode::kReadOnly;
-  const char* valid = "";  // valid values / range as the docs show them ("" = any)
+  std::string valid{};  // valid values / range as the docs show them ("" = any)
 };
+
+// "[min,...]" (no upper bound worth showing) or "[min,...,max]".
+inline std::string IntRangeText(int64_t min, int64_t max) {
+  std::string out = "[";
+  out += std::to_string(min);
+  out += ",...";
+  if (max < INT32_MAX) {
+    out += ',';
+    out += std::to_string(max);
+  }
+  out += ']';
+  return out;
+}
 
 // An integer key in [min, max] stored as value * scale in `field`.
 template <typename Config, typename T>
@@ -93,7 +106,9 @@ ConfigKey<Config> IntConfigKey(const char* name, const char* doc, T Config::*fie
         return Status::OK();
       },
       [=](const Config& c) { return std::to_string(c.*field / scale); },
-      max > INT32_MAX ? ConfigType::kLong : ConfigType::kInt};
+      max > INT32_MAX ? ConfigType::kLong : ConfigType::kInt,
+      UpdateMode::kReadOnly,
+      IntRangeText(min, max)};
 }
 
 struct SettingDoc {

@@ -112,11 +112,22 @@ Result<CreatedTopic> TopicRegistry::CreateTopic(const CreateTopicRequest& r) {
   return out;
 }
 
+namespace {
+
+// Admin changes to a coordinator's log served as an internal topic.
+Status RefuseInternal(const Topic& topic) {
+  return KafkaStatus(KafkaError::kInvalidTopicException,
+                     "Topic " + topic.name + " is internal: its coordinator owns it.");
+}
+
+}  // namespace
+
 Status TopicRegistry::DeleteTopic(const std::string& name) {
   std::lock_guard<std::mutex> admin(admin_mu_);
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
+  if (topic->internal) return RefuseInternal(*topic);
   Status s = store_->DeleteTopic(name);
   if (!s.ok()) return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + s.ToString());
   {
@@ -156,6 +167,7 @@ Status TopicRegistry::CreatePartitions(const std::string& name, int32_t new_tota
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
+  if (topic->internal) return RefuseInternal(*topic);
   int32_t current = topic->partition_count();
   if (new_total == current) {
     return KafkaStatus(KafkaError::kInvalidPartitions,
@@ -210,6 +222,7 @@ Status TopicRegistry::AlterTopicConfig(const std::string& name, const ConfigMap&
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
+  if (topic->internal) return RefuseInternal(*topic);
   HR_RETURN_IF_ERROR(ValidateTopicConfigs(configs));
   ConfigMap overrides;
   for (const auto& [k, v] : configs) overrides[k] = NormalizeTopicConfigValue(k, v);
@@ -223,6 +236,7 @@ Status TopicRegistry::IncrementalAlterTopicConfig(const std::string& name,
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
+  if (topic->internal) return RefuseInternal(*topic);
   HR_ASSIGN_OR_RETURN(ConfigMap overrides, ApplyConfigAlterations(*defaults(), topic->overrides, ops));
   return CommitConfigLocked(*topic, std::move(overrides), validate_only);
 }

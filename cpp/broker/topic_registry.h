@@ -13,6 +13,7 @@
 // a new one, so a handler may use the snapshot it holds without locks.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <functional>
 #include <mutex>
@@ -41,6 +42,9 @@ struct Topic {
   // index = partition id. In cluster mode an entry is null where this
   // broker holds no replica of the partition; single node: never null.
   std::vector<std::shared_ptr<Partition>> partitions;
+  // A coordinator's log served as an internal topic (SetInternalTopic):
+  // never persisted, listed or changed by admin requests.
+  bool internal = false;
   int32_t partition_count() const { return static_cast<int32_t>(partitions.size()); }
   int32_t hosted_count() const {
     int32_t n = 0;
@@ -147,7 +151,20 @@ class TopicRegistry {
   // POLICY_VIOLATION (num.partitions more would exceed
   // headrace.max.partitions).
   Result<std::shared_ptr<const Topic>> FindOrAutoCreate(const std::string& name);
-  std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name
+  std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name; no internal ones
+
+  // Single node: a coordinator's log (`partition`, owned by its coordinator)
+  // served as internal topic `name` (__consumer_offsets,
+  // __transaction_state) with one partition: FindTopic, FindTopicById and
+  // FindPartition find it (so Fetch, ListOffsets and OffsetForLeaderEpoch
+  // read it as from Kafka), ListTopics and AllPartitions do not (retention
+  // and Close leave it to its coordinator), and admin changes (alter
+  // configs, delete, add partitions) are refused with
+  // INVALID_TOPIC_EXCEPTION. `describe_as` are the configs DescribeConfigs
+  // shows. The id is fixed per name. Null `partition` removes it.
+  void SetInternalTopic(const std::string& name, std::shared_ptr<Partition> partition,
+                        const ConfigMap& describe_as = {});
+  std::vector<std::shared_ptr<const Topic>> InternalTopics() const;  // sorted by name
   std::vector<std::shared_ptr<Partition>> AllPartitions() const;
 
   // Dynamic broker configs changed: topics take the new defaults for every
@@ -233,6 +250,7 @@ class TopicRegistry {
   std::unordered_map<std::string, std::shared_ptr<const Topic>, StringHash, std::equal_to<>>
       by_name_;
   std::unordered_map<Uuid, std::shared_ptr<const Topic>, UuidHash> by_id_;
+  std::map<std::string, std::shared_ptr<const Topic>, std::less<>> internal_;  // guarded by map_mu_
   DirDeleter deleter_;
   const AdminJobPoster post_admin_job_;
   std::mutex auto_mu_;  // guards auto_creating_

@@ -99,6 +99,7 @@ class BrokerImpl final : public Broker {
         return txns.status();
       }
       ctx_.set_txn_coordinator(std::move(txns).value());
+      RegisterInternalTopics();
     }
     ctx_.node_id = config_.node_id;
     ctx_.advertised_host = config_.effective_advertised_host();
@@ -290,6 +291,23 @@ class BrokerImpl final : public Broker {
     topts.markers = cluster_markers_.get();
     topts.producer_ids = &state_->producer_ids();
     return broker::txn::TxnCoordinator::Open(std::move(topts));
+  }
+
+  // Single node: the coordinators' logs are served as the internal topics
+  // (Metadata lists them; Fetch/ListOffsets read them as from Kafka).
+  void RegisterInternalTopics() {
+    if (auto groups = ctx_.coordinator()) {
+      state_->topics().SetInternalTopic(
+          broker::kConsumerOffsetsTopic, groups->log_partition(),
+          {{"cleanup.policy", "compact"},
+           {"segment.bytes", std::to_string(group_config_.log_segment_bytes)}});
+    }
+    if (auto txns = ctx_.txn_coordinator()) {
+      state_->topics().SetInternalTopic(
+          broker::kTransactionStateTopic, txns->log_partition(),
+          {{"cleanup.policy", "compact"},
+           {"segment.bytes", std::to_string(txn_config_.log_segment_bytes)}});
+    }
   }
 
   void StopTxnCoordinator() {

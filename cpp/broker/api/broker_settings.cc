@@ -89,7 +89,13 @@ std::string Cell(std::string s) {
   return out.empty() ? "" : out;
 }
 
-std::string MdCode(const std::string& s) { return s.empty() ? "\"\"" : "`" + Cell(s) + "`"; }
+std::string MdCode(const std::string& s) {
+  if (s.empty()) return "\"\"";
+  std::string out = "`";
+  out += Cell(s);
+  out += '`';
+  return out;
+}
 
 }  // namespace
 

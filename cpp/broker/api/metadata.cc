@@ -19,8 +19,9 @@
 // created by the first FindCoordinator that needs them) and are listed from
 // the ClusterView. On a single node the coordinators keep their logs in
 // data_dir/__group_metadata and data_dir/__transaction_state; they are
-// listed as one-partition topics led by this node while the coordinator is
-// up. Neither is ever auto-created as an ordinary topic.
+// served as one-partition topics led by this node while the coordinator is
+// up (TopicRegistry::SetInternalTopic: Fetch and ListOffsets read them as
+// from Kafka). Neither is ever auto-created as an ordinary topic.
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,38 +90,13 @@ Response::MetadataResponseTopic TopicError(KafkaError error, std::optional<std::
   return out;
 }
 
-// Single node: the internal topics whose coordinator is up, sorted.
-std::vector<std::string> LocalInternalTopics(const BrokerContext& ctx) {
-  std::vector<std::string> out;
-  if (ctx.coordinator()) out.push_back(kConsumerOffsetsTopic);
-  if (ctx.txn_coordinator()) out.push_back(kTransactionStateTopic);
-  return out;
-}
-
-// Single node: an internal topic as a one-partition topic led by this node.
-Response::MetadataResponseTopic DescribeLocalInternal(const BrokerContext& ctx,
-                                                      const std::string& name,
-                                                      bool include_operations) {
-  Response::MetadataResponseTopic out = TopicHeader(name, Uuid{}, include_operations);
-  Response::MetadataResponsePartition p;
-  p.error_code = Code(KafkaError::kNone);
-  p.partition_index = 0;
-  p.leader_id = ctx.node_id;
-  p.leader_epoch = 0;
-  p.replica_nodes = {ctx.node_id};
-  p.isr_nodes = {ctx.node_id};
-  out.partitions.push_back(std::move(p));
-  return out;
-}
-
 // A topic named in the request.
 Response::MetadataResponseTopic LookUpByName(BrokerContext& ctx, const std::string& name,
                                              bool auto_create, bool include_operations) {
-  if (IsInternalTopic(name)) {
-    for (const std::string& internal : LocalInternalTopics(ctx)) {
-      if (internal == name) return DescribeLocalInternal(ctx, name, include_operations);
-    }
-    return TopicError(KafkaError::kUnknownTopicOrPartition, name, {});
+  if (IsInternalTopic(name)) {  // never auto-created
+    std::shared_ptr<const Topic> internal = ctx.topics().FindTopic(name);
+    if (!internal) return TopicError(KafkaError::kUnknownTopicOrPartition, name, {});
+    return DescribeTopic(ctx, *internal, include_operations);
   }
   std::shared_ptr<const Topic> topic;
   if (auto_create) {
@@ -226,8 +202,8 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
   const bool ops = request.include_topic_authorized_operations;
   const bool all = !request.topics || (req.version() == 0 && request.topics->empty());
   if (all) {
-    for (const std::string& name : LocalInternalTopics(ctx))
-      resp.topics.push_back(DescribeLocalInternal(ctx, name, ops));
+    for (const auto& topic : ctx.topics().InternalTopics())
+      resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
     for (const auto& topic : ctx.topics().ListTopics()) {
       if (IsInternalTopic(topic->name)) continue;  // an ordinary one from an older version
       resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
