@@ -52,7 +52,7 @@ def test_metadata_lists_internal_topics_as_internal(b):
 
 
 def test_client_writes_to_internal_topics_are_refused(b):
-    from confluent_kafka import KafkaError, Producer
+    from confluent_kafka import KafkaError, Producer, TopicPartition
     from confluent_kafka.admin import NewPartitions, NewTopic
     p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "message.timeout.ms": 10000,
                   "retries": 0})
@@ -75,6 +75,11 @@ def test_client_writes_to_internal_topics_are_refused(b):
     fut = admin.create_partitions([NewPartitions("__transaction_state", 4)])["__transaction_state"]
     with pytest.raises(Exception) as e:
         fut.result(TIMEOUT_S)
+    assert e.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
+
+    fut = admin.delete_records([TopicPartition("__consumer_offsets", 0, 1)])
+    with pytest.raises(Exception) as e:
+        list(fut.values())[0].result(TIMEOUT_S)
     assert e.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
 
     # Nothing was written or created: still one internal partition, no data dir.

@@ -41,6 +41,9 @@ Status CheckClientOpOnInternalTopic(std::string_view name, InternalTopicOp op) {
     case InternalTopicOp::kCreatePartitions:
       return KafkaStatus(KafkaError::kInvalidTopicException,
                          "Cannot add partitions to internal topic " + topic + ".");
+    case InternalTopicOp::kDeleteRecords:
+      return KafkaStatus(KafkaError::kInvalidTopicException,
+                         "Cannot delete records of internal topic " + topic);
     case InternalTopicOp::kProduce:
       return KafkaStatus(KafkaError::kInvalidTopicException,
                          "Cannot append to internal topic " + topic);

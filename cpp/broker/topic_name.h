@@ -17,7 +17,7 @@ Status ValidateTopicName(std::string_view name);
 bool IsInternalTopic(std::string_view name);
 
 // What a client may not do to an internal topic (the coordinators own them).
-enum class InternalTopicOp { kCreate, kDelete, kCreatePartitions, kProduce };
+enum class InternalTopicOp { kCreate, kDelete, kCreatePartitions, kProduce, kDeleteRecords };
 // OK for any other topic. For an internal one: kCreate TOPIC_ALREADY_EXISTS
 // (the broker creates them itself), the others INVALID_TOPIC_EXCEPTION
 // ("Cannot append to internal topic", as Kafka answers a Produce).
