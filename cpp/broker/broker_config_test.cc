@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "broker/dynamic_broker_config.h"
+#include "broker/dynamic_family_config.h"
 #include "broker/kafka_error.h"
 
 namespace headrace::broker {
@@ -259,6 +260,26 @@ TEST(DynamicBrokerConfigTest, PersistsAtomicallyAndNotifies) {
   EXPECT_EQ(def.at("retention.ms"), "1000");
   EXPECT_TRUE(broker.empty());
   std::filesystem::remove_all(dir);
+}
+
+// A family's effective config: start properties < dynamic default <
+// this broker's dynamic value.
+TEST(DynamicBrokerConfigTest, FamilyConfigTakesTheDynamicLayers) {
+  struct Fam {
+    int32_t a = 1;
+    int32_t b = 2;
+    int32_t c = 3;
+  };
+  static const std::vector<ConfigKey<Fam>> keys = {
+      IntConfigKey("fam.a", "a", &Fam::a, 0, 100), IntConfigKey("fam.b", "b", &Fam::b, 0, 100),
+      IntConfigKey("fam.c", "c", &Fam::c, 0, 100)};
+  DynamicBrokerLayers layers{{{"fam.b", "20"}, {"fam.c", "30"}}, {{"fam.c", "300"}}};
+  Fam f = EffectiveFamilyConfig(keys, {{"fam.a", "10"}, {"fam.b", "11"}}, layers);
+  EXPECT_EQ(f.a, 10);
+  EXPECT_EQ(f.b, 20);
+  EXPECT_EQ(f.c, 30);  // 300 is out of range: skipped
+  layers.per_broker["fam.c"] = "31";
+  EXPECT_EQ(EffectiveFamilyConfig(keys, {}, layers).c, 31);
 }
 
 }  // namespace
