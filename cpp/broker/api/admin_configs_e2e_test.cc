@@ -152,6 +152,11 @@ TEST_F(AdminConfigsE2ETest, AlterConfigsBrokerDynamicAndReadOnly) {
   cfg = TopicConfigs("dyn");
   EXPECT_EQ(cfg["retention.ms"].value, "5000");
   EXPECT_EQ(cfg["segment.bytes"].config_source, 2);
+  // APPEND on a list key starts from the effective default.
+  ASSERT_EQ(AlterIncr(kBroker, "0", {{"log.cleanup.policy", 2, "compact"}}).error_code, 0);
+  EXPECT_EQ(TopicConfigs("dyn")["cleanup.policy"].value, "compact,delete");
+  EXPECT_EQ(AlterIncr(kBroker, "0", {{"log.segment.bytes", 2, "1"}}).error_code,
+            Code(KafkaError::kInvalidRequest));
   // DELETE reverts to the static value.
   ASSERT_EQ(AlterIncr(kBroker, "", {{"log.retention.ms", 1, std::nullopt}}).error_code, 0);
   EXPECT_EQ(TopicConfigs("dyn")["retention.ms"].value, "604800000");

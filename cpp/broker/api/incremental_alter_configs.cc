@@ -9,8 +9,9 @@
 //               Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
 //   BROKER (4)  dynamic broker configs (dynamic_broker_config.h): name
 //               "<node id>" changes this broker's dynamic values, "" the
-//               cluster-wide default's. SET and DELETE; APPEND/SUBTRACT,
-//               unknown or read-only keys, bad values: INVALID_REQUEST.
+//               cluster-wide default's. SET, DELETE, and APPEND/SUBTRACT on
+//               list keys (log.cleanup.policy); unknown or read-only keys,
+//               bad values: INVALID_REQUEST.
 //   other       INVALID_REQUEST.
 // A resource named twice in one request: INVALID_REQUEST for each.
 // validate_only checks without changing anything.
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/broker_config.h"
 #include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
@@ -61,6 +63,28 @@ Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool v
   return ctx.topics().IncrementalAlterTopicConfig(r.resource_name, ops, validate_only);
 }
 
+// APPEND/SUBTRACT on a list-valued broker key (a topic default such as
+// log.cleanup.policy), starting from this layer's value, else the
+// effective default. Errors: INVALID_REQUEST.
+Result<std::string> AlterBrokerList(BrokerContext& ctx, const ConfigMap& layer,
+                                    const ConfigAlteration& op) {
+  const BrokerKeyInfo* info = FindBrokerKey(op.key);
+  if (info == nullptr || info->type != ConfigType::kList || info->topic_key.empty()) {
+    return KafkaStatus(KafkaError::kInvalidRequest,
+                       op.key + ": APPEND and SUBTRACT are only allowed on list configs");
+  }
+  std::shared_ptr<const TopicDefaults> defaults = ctx.topics().defaults();
+  auto it = layer.find(op.key);
+  const std::string base =
+      it != layer.end() ? it->second : FormatTopicConfig(defaults->settings, info->topic_key);
+  auto altered = ApplyConfigAlterations(*defaults, {{info->topic_key, base}},
+                                        {{info->topic_key, op.op, op.value}});
+  if (!altered.ok()) {
+    return KafkaStatus(KafkaError::kInvalidRequest, op.key + ": " + altered.status().message());
+  }
+  return altered->at(info->topic_key);
+}
+
 Status AlterBroker(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
   HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
   DynamicBrokerLayers layers = ctx.state->dynamic_config().layers();
@@ -68,13 +92,12 @@ Status AlterBroker(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool 
   for (const ConfigAlteration& op : ops) {
     if (op.op == AlterConfigOp::kDelete) {
       next.erase(op.key);
-    } else if (op.op != AlterConfigOp::kSet) {
-      return KafkaStatus(KafkaError::kInvalidRequest,
-                         op.key + ": APPEND and SUBTRACT are not supported on BROKER resources");
     } else if (!op.value) {
       return KafkaStatus(KafkaError::kInvalidRequest, op.key + ": a value is required");
-    } else {
+    } else if (op.op == AlterConfigOp::kSet) {
       next[op.key] = *op.value;
+    } else {
+      HR_ASSIGN_OR_RETURN(next[op.key], AlterBrokerList(ctx, next, op));
     }
   }
   return ReplaceBrokerLayer(ctx, r.resource_name, next, validate_only);
