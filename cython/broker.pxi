@@ -6,7 +6,7 @@ from libcpp.memory cimport unique_ptr
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
-from libbroker cimport CBroker, CBrokerSetting, DescribeBrokerSettings
+from libbroker cimport BrokerConfigDocs, CBroker, CBrokerSetting, DescribeBrokerSettings
 
 
 cdef map[string, string] _settings_map(settings) except *:
@@ -135,3 +135,9 @@ def describe_settings(settings=None):
     check_status(st)
     return [(r.name.decode(), r.value.decode(), r.default_value.decode(), r.doc.decode(),
              r.set_by.decode()) for r in rows]
+
+
+def config_docs():
+    """The generated key reference of docs/configuration.md (Markdown, with
+    its BEGIN/END markers), from the broker and topic key tables."""
+    return BrokerConfigDocs().decode()

@@ -37,3 +37,4 @@ cdef extern from "headrace/broker_settings.h" namespace "headrace" nogil:
         string set_by
 
     Result[vector[CBrokerSetting]] DescribeBrokerSettings(const map[string, string]& settings)
+    string BrokerConfigDocs()

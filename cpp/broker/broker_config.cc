@@ -1,11 +1,26 @@
+// The broker's keys as one table (config_table.h's idea applied to
+// BrokerConfig): every row names a Kafka property, its type, valid values,
+// update mode and doc, and how it is set and read. Set(), DescribeConfigs
+// (api/broker_config_entries.cc) and `headrace config docs` (the broker
+// section of docs/configuration.md) all read this table. Topic defaults
+// (log.retention.ms, ...) are rows generated from the topic table
+// (topic_config.cc) by their broker synonym.
 #include "broker/broker_config.h"
 
+#include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "broker/log_dirs.h"
 
 namespace headrace::broker {
 namespace {
+
+std::string JoinedLogDirs(const BrokerConfig& c) {
+  std::string out;
+  for (const std::string& d : ConfiguredLogDirs(c)) out += (out.empty() ? "" : ",") + d;
+  return out;
+}
 
 constexpr int64_t kLongMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
@@ -28,146 +43,302 @@ Result<bool> Bool(std::string_view key, std::string_view v) {
   return Bad(key, "must be true or false");
 }
 
-// Topic-default properties that map 1:1 onto a topic key.
-const std::map<std::string, std::string, std::less<>>& TopicSynonyms() {
-  static const std::map<std::string, std::string, std::less<>> m = [] {
-    std::map<std::string, std::string, std::less<>> out;
-    for (const std::string& key : SupportedTopicConfigKeys()) {
-      out.emplace(std::string(BrokerSynonymOf(key)), key);
-    }
-    return out;
-  }();
-  return m;
+std::string BoolText(bool b) { return b ? "true" : "false"; }
+
+std::string JoinListeners(const std::vector<Listener>& listeners) {
+  std::string out;
+  for (const Listener& l : listeners) {
+    if (!out.empty()) out += ',';
+    out += l.ToString();
+  }
+  return out;
+}
+
+// One row. `set` stores a value (the caller records the key as set);
+// `get` reads the current value in the form Set accepts.
+struct Row {
+  BrokerKeyInfo info;
+  std::function<Status(BrokerConfig&, std::string_view key, std::string_view value)> set;
+  std::function<std::string(const BrokerConfig&)> get;
+};
+
+std::string RangeText(int64_t min, int64_t max) {
+  if (max == kLongMax || max == kIntMax) return "[" + std::to_string(min) + ",...]";
+  return "[" + std::to_string(min) + ",...," + std::to_string(max) + "]";
+}
+
+// An integer field in [min, max].
+template <typename T>
+Row IntRow(const char* name, const char* doc, T BrokerConfig::*field, int64_t min, int64_t max) {
+  ConfigType type = sizeof(T) == 8 ? ConfigType::kLong : ConfigType::kInt;
+  return Row{{name, type, "", RangeText(min, max), UpdateMode::kReadOnly, doc, ""},
+             [=](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+               HR_ASSIGN_OR_RETURN(int64_t x, Int(key, v, min, max));
+               c.*field = static_cast<T>(x);
+               return Status::OK();
+             },
+             [=](const BrokerConfig& c) { return std::to_string(c.*field); }};
+}
+
+Row BoolRow(const char* name, const char* doc, bool BrokerConfig::*field) {
+  return Row{{name, ConfigType::kBoolean, "", "", UpdateMode::kReadOnly, doc, ""},
+             [=](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+               HR_ASSIGN_OR_RETURN(c.*field, Bool(key, v));
+               return Status::OK();
+             },
+             [=](const BrokerConfig& c) { return BoolText(c.*field); }};
+}
+
+Row StringRow(const char* name, const char* doc, std::string BrokerConfig::*field) {
+  return Row{{name, ConfigType::kString, "", "", UpdateMode::kReadOnly, doc, ""},
+             [=](BrokerConfig& c, std::string_view, std::string_view v) -> Status {
+               c.*field = std::string(v);
+               return Status::OK();
+             },
+             [=](const BrokerConfig& c) { return c.*field; }};
+}
+
+// log.retention.hours / .minutes, log.roll.hours: a coarser unit of a
+// topic default; the finer-grained property wins when both are set (as in
+// Kafka; SetAll applies the finer ones first).
+Row CoarseTimeRow(const char* name, const char* doc, int64_t unit, int64_t LogConfig::*field,
+                  std::vector<const char*> finer, int64_t min) {
+  return Row{{name, ConfigType::kInt, "", RangeText(min, kIntMax), UpdateMode::kReadOnly, doc, ""},
+             [=](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+               HR_ASSIGN_OR_RETURN(int64_t x, Int(key, v, min, kLongMax / unit));
+               for (const char* f : finer)
+                 if (c.explicitly_set.count(f)) return Status::OK();
+               c.log_defaults.*field = x < 0 ? -1 : x * unit;
+               return Status::OK();
+             },
+             [=](const BrokerConfig& c) {
+               int64_t ms = c.log_defaults.*field;
+               return std::to_string(ms < 0 ? -1 : ms / unit);
+             }};
+}
+
+// A topic default named by its broker synonym: validated with the topic
+// key's rules.
+Row TopicDefaultRow(const TopicConfigKeyInfo& t) {
+  std::string topic_key = t.name;
+  // Kafka lets every topic-default synonym change at run time except the
+  // deprecated log.message.format.version.
+  UpdateMode mode = t.broker_name == "log.message.format.version" ? UpdateMode::kReadOnly
+                                                                  : UpdateMode::kClusterWide;
+  std::string doc = "Default of the topic config " + t.name + ": " + t.doc;
+  return Row{{t.broker_name, t.type, t.default_value, t.valid, mode, doc, t.name},
+             [topic_key](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+               TopicDefaults d = c.topic_defaults();
+               auto applied = ApplyTopicConfigs(d, {{topic_key, std::string(v)}});
+               if (!applied.ok()) {
+                 std::string msg = applied.status().message();
+                 size_t colon = msg.find(": ");
+                 return Bad(key, colon == std::string::npos ? msg : msg.substr(colon + 2));
+               }
+               c.SetTopicDefaults(applied.value());
+               return Status::OK();
+             },
+             [topic_key](const BrokerConfig& c) {
+               return FormatTopicConfig(c.topic_defaults().settings, topic_key);
+             }};
+}
+
+std::vector<Row> BuildRows() {
+  std::vector<Row> rows = {
+      IntRow("node.id", "This broker's id.", &BrokerConfig::node_id, 0, kIntMax),
+      IntRow("broker.id", "Alias of node.id.", &BrokerConfig::node_id, 0, kIntMax),
+      Row{{"listeners", ConfigType::kString, "", "PLAINTEXT://host:port,...",
+           UpdateMode::kReadOnly, "The addresses this broker listens on (PLAINTEXT only).", ""},
+          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+            HR_ASSIGN_OR_RETURN(c.listeners, ParseListeners(key, v));
+            return Status::OK();
+          },
+          [](const BrokerConfig& c) { return JoinListeners(c.listeners); }},
+      Row{{"advertised.listeners", ConfigType::kString, "", "PLAINTEXT://host:port,...",
+           UpdateMode::kReadOnly, "The address given to clients in Metadata responses.", ""},
+          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+            HR_ASSIGN_OR_RETURN(c.advertised_listeners, ParseListeners(key, v));
+            return Status::OK();
+          },
+          [](const BrokerConfig& c) { return c.advertised().ToString(); }},
+      Row{{"log.dirs", ConfigType::kString, "", "one or more directories, comma-separated",
+           UpdateMode::kReadOnly,
+           "The log directories; the first also holds the broker's metadata.", ""},
+          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+            if (v.empty()) return Bad(key, "must not be empty");
+            HR_ASSIGN_OR_RETURN(c.log_dirs, ParseLogDirs(v));
+            c.data_dir = c.log_dirs.front();
+            return Status::OK();
+          },
+          [](const BrokerConfig& c) { return JoinedLogDirs(c); }},
+      Row{{"log.dir", ConfigType::kString, "", "one or more directories, comma-separated",
+           UpdateMode::kReadOnly, "Alias of log.dirs.", ""},
+          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+            if (v.empty()) return Bad(key, "must not be empty");
+            HR_ASSIGN_OR_RETURN(c.log_dirs, ParseLogDirs(v));
+            c.data_dir = c.log_dirs.front();
+            return Status::OK();
+          },
+          [](const BrokerConfig& c) { return JoinedLogDirs(c); }},
+      IntRow("num.io.threads", "Network/request threads.", &BrokerConfig::io_threads, 1, 1024),
+      StringRow("cluster.id",
+                "Cluster id; empty = the stored one, or a new one at first start.",
+                &BrokerConfig::cluster_id),
+      BoolRow("auto.create.topics.enable",
+              "Create an unknown topic on Metadata/Produce with the broker defaults.",
+              &BrokerConfig::auto_create_topics_enable),
+      IntRow("num.partitions", "Partitions of topics created with -1 or auto-created.",
+             &BrokerConfig::num_partitions, 1, kIntMax),
+      IntRow("default.replication.factor",
+             "Replication factor of topics created with -1 (a single node accepts only 1).",
+             &BrokerConfig::default_replication_factor, 1, 32767),
+      IntRow("socket.request.max.bytes", "Largest request frame accepted.",
+             &BrokerConfig::socket_request_max_bytes, 1, kIntMax),
+      IntRow("socket.send.buffer.bytes",
+             "SO_SNDBUF of client connections; -1 = the OS's automatic sizing.",
+             &BrokerConfig::socket_send_buffer_bytes, -1, kIntMax),
+      IntRow("socket.receive.buffer.bytes",
+             "SO_RCVBUF of client connections; -1 = the OS's automatic sizing.",
+             &BrokerConfig::socket_receive_buffer_bytes, -1, kIntMax),
+      IntRow("max.connections", "Connections accepted at once.", &BrokerConfig::max_connections,
+             0, kIntMax),
+      IntRow("max.connections.per.ip", "Connections accepted at once from one IP.",
+             &BrokerConfig::max_connections_per_ip, 0, kIntMax),
+      IntRow("connections.max.idle.ms",
+             "Close connections idle (nothing in flight, no traffic) this long; -1 = never.",
+             &BrokerConfig::connections_max_idle_ms, -1, kLongMax),
+      Row{{"queued.max.request.bytes", ConfigType::kLong, "", "-1 or [1,...]",
+           UpdateMode::kReadOnly,
+           "Bytes of requests received and not yet answered before reading stops; -1 = no limit.",
+           ""},
+          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+            HR_ASSIGN_OR_RETURN(int64_t x, Int(key, v, -1, kLongMax));
+            if (x == 0) return Bad(key, "must be -1 (no limit) or >= 1");
+            c.queued_max_request_bytes = x;
+            return Status::OK();
+          },
+          [](const BrokerConfig& c) { return std::to_string(c.queued_max_request_bytes); }},
+      IntRow("headrace.max.partitions", "Partitions this broker hosts at most.",
+             &BrokerConfig::max_partitions, 1, kIntMax),
+      IntRow("headrace.max.partitions.per.request",
+             "Partitions one CreateTopics or CreatePartitions request may create at most.",
+             &BrokerConfig::max_partitions_per_request, 1, kIntMax),
+      CoarseTimeRow("log.retention.hours", "log.retention.ms in hours.", 3600000,
+                    &LogConfig::retention_ms, {"log.retention.ms", "log.retention.minutes"}, -1),
+      CoarseTimeRow("log.retention.minutes", "log.retention.ms in minutes.", 60000,
+                    &LogConfig::retention_ms, {"log.retention.ms"}, -1),
+      CoarseTimeRow("log.roll.hours", "log.roll.ms in hours.", 3600000, &LogConfig::segment_ms,
+                    {"log.roll.ms"}, 1),
+      IntRow("log.retention.check.interval.ms", "How often retention runs over all partitions.",
+             &BrokerConfig::log_retention_check_interval_ms, 1, kLongMax),
+      IntRow("producer.id.expiration.ms",
+             "How long a producer's state is kept after its last write, unless it has an open "
+             "transaction.",
+             &BrokerConfig::producer_id_expiration_ms, 1, kIntMax),
+      IntRow("log.flush.scheduler.interval.ms",
+             "How often time-based roll and flush policies are checked.",
+             &BrokerConfig::log_flush_scheduler_interval_ms, 1, kLongMax),
+      BoolRow("headrace.acks.all.fsync",
+              "Answer acks=all produces only after their batch is fsynced.",
+              &BrokerConfig::acks_all_fsync),
+      IntRow("headrace.group.commit.linger.us",
+             "Extra wait before each group-commit fsync, in microseconds.",
+             &BrokerConfig::group_commit_linger_us, 0, 1000000),
+      StringRow("zookeeper.connect", "ZooKeeper connect string of the cluster; empty = single node.",
+                &BrokerConfig::zookeeper_connect),
+      IntRow("zookeeper.session.timeout.ms", "ZooKeeper session timeout.",
+             &BrokerConfig::zookeeper_session_timeout_ms, 1000, kIntMax),
+      IntRow("zookeeper.connection.timeout.ms",
+             "How long the control plane waits to connect to ZooKeeper.",
+             &BrokerConfig::zookeeper_connection_timeout_ms, 1, kIntMax),
+      StringRow("broker.rack", "The rack of this broker (rack-aware placement).",
+                &BrokerConfig::broker_rack),
+      BoolRow("unclean.leader.election.enable",
+              "Elect a replica outside the ISR when no ISR member is alive (may lose data).",
+              &BrokerConfig::unclean_leader_election_enable),
+      IntRow("replica.lag.time.max.ms", "A follower not caught up for this long leaves the ISR.",
+             &BrokerConfig::replica_lag_time_max_ms, 1, kLongMax),
+      IntRow("replica.fetch.max.bytes", "Bytes a follower fetch asks for per partition.",
+             &BrokerConfig::replica_fetch_max_bytes, 0, kIntMax),
+      IntRow("replica.fetch.response.max.bytes", "Bytes a follower fetch asks for in total.",
+             &BrokerConfig::replica_fetch_response_max_bytes, 0, kIntMax),
+      IntRow("replica.fetch.wait.max.ms",
+             "How long the leader holds a follower fetch that found no new data.",
+             &BrokerConfig::replica_fetch_wait_max_ms, 0, kIntMax),
+      IntRow("replica.fetch.min.bytes", "Bytes a follower fetch waits for.",
+             &BrokerConfig::replica_fetch_min_bytes, 1, kIntMax),
+      IntRow("replica.fetch.backoff.ms", "Pause before a follower retries after an error.",
+             &BrokerConfig::replica_fetch_backoff_ms, 0, kIntMax),
+      IntRow("num.replica.fetchers", "Fetcher threads per leader broker (1 is used).",
+             &BrokerConfig::num_replica_fetchers, 1, kIntMax),
+  };
+  for (const TopicConfigKeyInfo& t : TopicConfigKeyTable()) {
+    if (t.broker_name.empty()) continue;
+    const bool explicit_row = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.info.name == t.broker_name;
+    });
+    if (!explicit_row) rows.push_back(TopicDefaultRow(t));
+  }
+  static const BrokerConfig kBuiltIn;
+  for (Row& r : rows) {
+    if (r.info.default_value.empty()) r.info.default_value = r.get(kBuiltIn);
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& a, const Row& b) { return a.info.name < b.info.name; });
+  return rows;
+}
+
+const std::vector<Row>& Rows() {
+  static const std::vector<Row> rows = BuildRows();
+  return rows;
+}
+
+const Row* FindRow(std::string_view key) {
+  const auto& rows = Rows();
+  auto it = std::lower_bound(rows.begin(), rows.end(), key,
+                             [](const Row& r, std::string_view k) { return r.info.name < k; });
+  return it != rows.end() && it->info.name == key ? &*it : nullptr;
 }
 
 }  // namespace
 
-Status BrokerConfig::Set(std::string_view key, std::string_view value) {
-  auto mark = [&] { explicitly_set.insert(std::string(key)); return Status::OK(); };
-  auto ms_from = [&](int64_t unit, int64_t* field) -> Status {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, -1, kLongMax / unit));
-    *field = v < 0 ? -1 : v * unit;
-    return mark();
-  };
-  if (key == "node.id" || key == "broker.id") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
-    node_id = static_cast<int32_t>(v);
-  } else if (key == "listeners") {
-    HR_ASSIGN_OR_RETURN(listeners, ParseListeners(key, value));
-  } else if (key == "advertised.listeners") {
-    HR_ASSIGN_OR_RETURN(advertised_listeners, ParseListeners(key, value));
-  } else if (key == "log.dirs" || key == "log.dir") {
-    if (value.empty()) return Bad(key, "must not be empty");
-    HR_ASSIGN_OR_RETURN(log_dirs, ParseLogDirs(value));
-    data_dir = log_dirs.front();
-  } else if (key == "num.io.threads") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, 1024));
-    io_threads = static_cast<int32_t>(v);
-  } else if (key == "cluster.id") {
-    cluster_id = std::string(value);
-  } else if (key == "auto.create.topics.enable") {
-    HR_ASSIGN_OR_RETURN(auto_create_topics_enable, Bool(key, value));
-  } else if (key == "num.partitions") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
-    num_partitions = static_cast<int32_t>(v);
-  } else if (key == "default.replication.factor") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, 32767));
-    default_replication_factor = static_cast<int16_t>(v);
-  } else if (key == "socket.request.max.bytes") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
-    socket_request_max_bytes = static_cast<int32_t>(v);
-  } else if (key == "socket.send.buffer.bytes") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, -1, kIntMax));
-    socket_send_buffer_bytes = static_cast<int32_t>(v);
-  } else if (key == "socket.receive.buffer.bytes") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, -1, kIntMax));
-    socket_receive_buffer_bytes = static_cast<int32_t>(v);
-  } else if (key == "max.connections") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
-    max_connections = static_cast<int32_t>(v);
-  } else if (key == "max.connections.per.ip") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
-    max_connections_per_ip = static_cast<int32_t>(v);
-  } else if (key == "connections.max.idle.ms") {
-    HR_ASSIGN_OR_RETURN(connections_max_idle_ms, Int(key, value, -1, kLongMax));
-  } else if (key == "queued.max.request.bytes") {
-    HR_ASSIGN_OR_RETURN(queued_max_request_bytes, Int(key, value, -1, kLongMax));
-    if (queued_max_request_bytes == 0) return Bad(key, "must be -1 (no limit) or >= 1");
-  } else if (key == "headrace.max.partitions") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
-    max_partitions = static_cast<int32_t>(v);
-  } else if (key == "headrace.max.partitions.per.request") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
-    max_partitions_per_request = static_cast<int32_t>(v);
-  } else if (key == "log.retention.hours") {
-    if (!explicitly_set.count("log.retention.ms") && !explicitly_set.count("log.retention.minutes"))
-      return ms_from(3600000, &log_defaults.retention_ms);
-    return mark();  // the finer-grained property wins, as in Kafka
-  } else if (key == "log.retention.minutes") {
-    if (!explicitly_set.count("log.retention.ms")) return ms_from(60000, &log_defaults.retention_ms);
-    return mark();
-  } else if (key == "log.roll.hours") {
-    if (!explicitly_set.count("log.roll.ms")) {
-      HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kLongMax / 3600000));
-      log_defaults.segment_ms = v * 3600000;
-    }
-  } else if (key == "log.retention.check.interval.ms") {
-    HR_ASSIGN_OR_RETURN(log_retention_check_interval_ms, Int(key, value, 1, kLongMax));
-  } else if (key == "producer.id.expiration.ms") {
-    HR_ASSIGN_OR_RETURN(producer_id_expiration_ms, Int(key, value, 1, kIntMax));
-  } else if (key == "log.flush.scheduler.interval.ms") {
-    HR_ASSIGN_OR_RETURN(log_flush_scheduler_interval_ms, Int(key, value, 1, kLongMax));
-  } else if (key == "headrace.acks.all.fsync") {
-    HR_ASSIGN_OR_RETURN(acks_all_fsync, Bool(key, value));
-  } else if (key == "zookeeper.connect") {
-    zookeeper_connect = std::string(value);
-  } else if (key == "zookeeper.session.timeout.ms") {
-    HR_ASSIGN_OR_RETURN(zookeeper_session_timeout_ms, Int(key, value, 1000, kIntMax));
-  } else if (key == "zookeeper.connection.timeout.ms") {
-    HR_ASSIGN_OR_RETURN(zookeeper_connection_timeout_ms, Int(key, value, 1, kIntMax));
-  } else if (key == "broker.rack") {
-    broker_rack = std::string(value);
-  } else if (key == "unclean.leader.election.enable") {
-    HR_ASSIGN_OR_RETURN(unclean_leader_election_enable, Bool(key, value));
-  } else if (key == "headrace.group.commit.linger.us") {
-    HR_ASSIGN_OR_RETURN(group_commit_linger_us, Int(key, value, 0, 1000000));
-  } else if (key == "replica.lag.time.max.ms") {
-    HR_ASSIGN_OR_RETURN(replica_lag_time_max_ms, Int(key, value, 1, kLongMax));
-  } else if (key == "replica.fetch.max.bytes") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
-    replica_fetch_max_bytes = static_cast<int32_t>(v);
-  } else if (key == "replica.fetch.response.max.bytes") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
-    replica_fetch_response_max_bytes = static_cast<int32_t>(v);
-  } else if (key == "replica.fetch.wait.max.ms") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
-    replica_fetch_wait_max_ms = static_cast<int32_t>(v);
-  } else if (key == "replica.fetch.min.bytes") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
-    replica_fetch_min_bytes = static_cast<int32_t>(v);
-  } else if (key == "replica.fetch.backoff.ms") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 0, kIntMax));
-    replica_fetch_backoff_ms = static_cast<int32_t>(v);
-  } else if (key == "num.replica.fetchers") {
-    HR_ASSIGN_OR_RETURN(int64_t v, Int(key, value, 1, kIntMax));
-    num_replica_fetchers = static_cast<int32_t>(v);
-  } else if (auto it = TopicSynonyms().find(key); it != TopicSynonyms().end()) {
-    // A topic default: validate with the topic key's rules, store it.
-    TopicDefaults d = topic_defaults();
-    auto applied = ApplyTopicConfigs(d, {{it->second, std::string(value)}});
-    if (!applied.ok()) {
-      std::string msg = applied.status().message();
-      return Bad(key, msg.substr(msg.find(": ") == std::string::npos ? 0 : msg.find(": ") + 2));
-    }
-    const TopicSettings& t = applied.value();
-    log_defaults = t.log;
-    log_cleanup_policy =
-        t.cleanup_compact ? (t.cleanup_delete ? "compact,delete" : "compact") : "delete";
-    min_insync_replicas = applied.value().min_insync_replicas;
-  } else {
-    return Status::NotFound("unknown broker config: " + std::string(key));
+const std::vector<BrokerKeyInfo>& BrokerConfigKeyTable() {
+  static const std::vector<BrokerKeyInfo> table = [] {
+    std::vector<BrokerKeyInfo> out;
+    for (const Row& r : Rows()) out.push_back(r.info);
+    return out;
+  }();
+  return table;
+}
+
+const BrokerKeyInfo* FindBrokerKey(std::string_view key) {
+  const Row* r = FindRow(key);
+  return r ? &r->info : nullptr;
+}
+
+std::optional<std::string> BrokerConfigValue(const BrokerConfig& config, std::string_view key) {
+  const Row* r = FindRow(key);
+  if (!r) return std::nullopt;
+  return r->get(config);
+}
+
+bool BrokerConfig::IsSet(std::string_view key) const {
+  auto set = [&](const char* k) { return explicitly_set.count(k) > 0; };
+  if (key == "node.id" || key == "broker.id") return set("node.id") || set("broker.id");
+  if (key == "log.dirs" || key == "log.dir") return set("log.dirs") || set("log.dir");
+  if (key == "log.retention.ms") {
+    return set("log.retention.ms") || set("log.retention.minutes") || set("log.retention.hours");
   }
-  return mark();
+  if (key == "log.roll.ms") return set("log.roll.ms") || set("log.roll.hours");
+  return explicitly_set.count(std::string(key)) > 0;
+}
+
+Status BrokerConfig::Set(std::string_view key, std::string_view value) {
+  const Row* r = FindRow(key);
+  if (!r) return Status::NotFound("unknown broker config: " + std::string(key));
+  HR_RETURN_IF_ERROR(r->set(*this, key, value));
+  explicitly_set.insert(std::string(key));
+  return Status::OK();
 }
 
 Status BrokerConfig::SetAll(const std::map<std::string, std::string>& props,
@@ -209,19 +380,26 @@ Status BrokerConfig::Validate() const {
   return Status::OK();
 }
 
+void BrokerConfig::SetTopicDefaults(const TopicSettings& s) {
+  log_defaults = s.log;
+  log_cleanup_policy =
+      s.cleanup_compact ? (s.cleanup_delete ? "compact,delete" : "compact") : "delete";
+  min_insync_replicas = s.min_insync_replicas;
+  passive_topic_defaults = s.passive;
+}
+
 TopicDefaults BrokerConfig::topic_defaults() const {
   TopicDefaults d;
   d.settings.log = log_defaults;
   d.settings.cleanup_compact = log_cleanup_policy.find("compact") != std::string::npos;
   d.settings.cleanup_delete = log_cleanup_policy.find("delete") != std::string::npos;
   d.settings.min_insync_replicas = min_insync_replicas;
-  for (const auto& [broker_key, topic_key] : TopicSynonyms()) {
-    if (explicitly_set.count(broker_key)) d.static_keys.insert(topic_key);
+  d.settings.passive = passive_topic_defaults;
+  // The broker-wide switch is the default of the topic key.
+  d.settings.passive["unclean.leader.election.enable"] = BoolText(unclean_leader_election_enable);
+  for (const TopicConfigKeyInfo& t : TopicConfigKeyTable()) {
+    if (!t.broker_name.empty() && IsSet(t.broker_name)) d.static_keys.insert(t.name);
   }
-  if (explicitly_set.count("log.retention.hours") || explicitly_set.count("log.retention.minutes")) {
-    d.static_keys.insert("retention.ms");
-  }
-  if (explicitly_set.count("log.roll.hours")) d.static_keys.insert("segment.ms");
   return d;
 }
 

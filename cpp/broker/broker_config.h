@@ -1,10 +1,13 @@
 // The broker's static configuration (server.properties). Field comments give
 // the Kafka property name; Set() accepts those names so an operator's
-// properties file carries over. docs/configuration.md is the reference.
+// properties file carries over. Every key is a row of one table
+// (BrokerConfigKeyTable, broker_config.cc) from which parsing, DescribeConfigs
+// and the broker section of docs/configuration.md come.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -68,6 +71,9 @@ struct BrokerConfig {
   LogConfig log_defaults;
   std::string log_cleanup_policy = "delete";  // log.cleanup.policy
   int32_t min_insync_replicas = 1;            // min.insync.replicas
+  // Defaults of the topic keys headrace stores without acting on them
+  // (TopicSettings::passive), e.g. "preallocate" from log.preallocate.
+  std::map<std::string, std::string> passive_topic_defaults;
 
   int64_t log_retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
   // producer.id.expiration.ms: a producer's state (sequences, epoch) is
@@ -119,6 +125,17 @@ struct BrokerConfig {
 
   // Kafka property names set explicitly through Set(), e.g. "log.retention.ms".
   std::set<std::string> explicitly_set;
+  // Every start property as given, including other families' keys
+  // (group.*, transaction.*, ...): DescribeConfigs (BROKER) describes each
+  // registered family from it (config_table.h).
+  std::map<std::string, std::string> start_properties;
+
+  // Whether `key` (or a property setting the same value: broker.id for
+  // node.id, log.retention.hours for log.retention.ms, ...) was set.
+  bool IsSet(std::string_view key) const;
+  // Takes the topic defaults (log_defaults, log_cleanup_policy,
+  // min_insync_replicas, passive_topic_defaults) from `s`.
+  void SetTopicDefaults(const TopicSettings& s);
 
   // Sets one property by its Kafka name. Errors: InvalidArgument naming the
   // key ("num.partitions: must be an integer >= 1"); NotFound for an unknown key.
@@ -140,5 +157,22 @@ struct BrokerConfig {
   // What a new topic inherits (see topic_config.h).
   TopicDefaults topic_defaults() const;
 };
+
+// One row of the broker key table.
+struct BrokerKeyInfo {
+  std::string name;
+  ConfigType type;
+  std::string default_value;
+  std::string valid;  // valid values / range ("" = any)
+  UpdateMode mode;
+  std::string doc;
+  std::string topic_key;  // the topic key this is the default of ("" = none)
+};
+
+// Every key BrokerConfig::Set accepts, sorted by name.
+const std::vector<BrokerKeyInfo>& BrokerConfigKeyTable();
+const BrokerKeyInfo* FindBrokerKey(std::string_view key);  // null if not a BrokerConfig key
+// The current value of `key` in the form Set accepts; nullopt: not a key.
+std::optional<std::string> BrokerConfigValue(const BrokerConfig& config, std::string_view key);
 
 }  // namespace headrace::broker

@@ -1,6 +1,13 @@
 #include "broker/broker_config.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "broker/dynamic_broker_config.h"
+#include "broker/dynamic_family_config.h"
+#include "broker/kafka_error.h"
 
 namespace headrace::broker {
 namespace {
@@ -167,6 +174,112 @@ TEST(BrokerConfigTest, ConnectionAndPartitionLimits) {
             "queued.max.request.bytes: must be -1 (no limit) or >= 1");
   EXPECT_EQ(c.Set("headrace.max.partitions", "0").message(),
             "headrace.max.partitions: must be an integer between 1 and 2147483647");
+}
+
+// The table: every row accepts its own default, names a type and a doc,
+// and every topic key with a broker synonym has a row.
+TEST(BrokerConfigTableTest, RowsAreConsistent) {
+  const auto& table = BrokerConfigKeyTable();
+  ASSERT_FALSE(table.empty());
+  for (size_t i = 1; i < table.size(); ++i) EXPECT_LT(table[i - 1].name, table[i].name);
+  for (const BrokerKeyInfo& k : table) {
+    BrokerConfig c;
+    EXPECT_TRUE(c.Set(k.name, k.default_value).ok()) << k.name << "=" << k.default_value;
+    EXPECT_NE(k.type, ConfigType::kUnknown) << k.name;
+    EXPECT_FALSE(k.doc.empty()) << k.name;
+    EXPECT_EQ(BrokerConfigValue(BrokerConfig(), k.name), k.default_value) << k.name;
+  }
+  for (const TopicConfigKeyInfo& t : TopicConfigKeyTable()) {
+    if (t.broker_name.empty()) continue;
+    const BrokerKeyInfo* k = FindBrokerKey(t.broker_name);
+    ASSERT_NE(k, nullptr) << t.broker_name;
+  }
+  EXPECT_EQ(FindBrokerKey("log.retention.ms")->mode, UpdateMode::kClusterWide);
+  EXPECT_EQ(FindBrokerKey("log.retention.ms")->topic_key, "retention.ms");
+  EXPECT_EQ(FindBrokerKey("log.retention.ms")->default_value, "604800000");
+  EXPECT_EQ(FindBrokerKey("message.max.bytes")->mode, UpdateMode::kClusterWide);
+  EXPECT_EQ(FindBrokerKey("log.message.format.version")->mode, UpdateMode::kReadOnly);
+  EXPECT_EQ(FindBrokerKey("num.partitions")->mode, UpdateMode::kReadOnly);
+  EXPECT_EQ(FindBrokerKey("no.such.key"), nullptr);
+}
+
+TEST(BrokerConfigTableTest, TopicDefaultsOfEveryKindAreSet) {
+  BrokerConfig c;
+  ASSERT_TRUE(c.SetAll({{"log.preallocate", "true"},
+                        {"compression.type", "zstd"},
+                        {"log.cleanup.policy", "compact"}})
+                  .ok());
+  TopicDefaults d = c.topic_defaults();
+  EXPECT_EQ(d.settings.passive.at("preallocate"), "true");
+  EXPECT_TRUE(d.settings.cleanup_compact);
+  EXPECT_EQ(d.static_keys.count("preallocate"), 1u);
+  EXPECT_EQ(d.static_keys.count("compression.type"), 1u);
+  EXPECT_EQ(BrokerConfigValue(c, "log.preallocate"), "true");
+  Status bad = c.Set("log.preallocate", "maybe");
+  EXPECT_EQ(bad.message(), "log.preallocate: must be true or false");
+}
+
+TEST(DynamicBrokerConfigTest, ChecksFollowTheUpdateMode) {
+  EXPECT_TRUE(CheckDynamicBrokerConfig("log.retention.ms", "1000", true).ok());
+  EXPECT_TRUE(CheckDynamicBrokerConfig("log.segment.bytes", "1048576", false).ok());
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"num.partitions", "3"},              // read-only
+           {"log.message.format.version", "3.0"},  // read-only
+           {"no.such.key", "1"},                 // unknown
+           {"log.retention.ms", "-5"}}) {        // bad value
+    Status s = CheckDynamicBrokerConfig(key, value, true);
+    EXPECT_EQ(ToKafkaError(s), KafkaError::kInvalidRequest) << key;
+    EXPECT_NE(s.message().find(key), std::string::npos) << s.message();
+  }
+}
+
+TEST(DynamicBrokerConfigTest, PersistsAtomicallyAndNotifies) {
+  char tmpl[] = "/tmp/hr-dyncfg-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  {
+    auto d = DynamicBrokerConfig::Open(dir, nullptr);
+    ASSERT_TRUE(d.ok());
+    int notified = 0;
+    (*d)->Subscribe([&](const DynamicBrokerLayers& l) {
+      ++notified;
+      EXPECT_EQ(l.cluster_default.at("log.retention.ms"), "1000");
+    });
+    EXPECT_TRUE((*d)->Replace(true, {{"log.retention.ms", "1000"}}, /*validate_only=*/true).ok());
+    EXPECT_EQ(notified, 0);
+    EXPECT_TRUE((*d)->layers().cluster_default.empty());
+    ASSERT_TRUE((*d)->Replace(true, {{"log.retention.ms", "1000"}}, false).ok());
+    EXPECT_EQ(notified, 1);
+    EXPECT_EQ(ToKafkaError((*d)->Replace(false, {{"num.io.threads", "4"}}, false)),
+              KafkaError::kInvalidRequest);
+  }
+  auto reopened = DynamicBrokerConfig::Open(dir, nullptr);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->layers().cluster_default.at("log.retention.ms"), "1000");
+  auto [def, broker] = TopicDefaultLayers((*reopened)->layers());
+  EXPECT_EQ(def.at("retention.ms"), "1000");
+  EXPECT_TRUE(broker.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// A family's effective config: start properties < dynamic default <
+// this broker's dynamic value.
+TEST(DynamicBrokerConfigTest, FamilyConfigTakesTheDynamicLayers) {
+  struct Fam {
+    int32_t a = 1;
+    int32_t b = 2;
+    int32_t c = 3;
+  };
+  static const std::vector<ConfigKey<Fam>> keys = {
+      IntConfigKey("fam.a", "a", &Fam::a, 0, 100), IntConfigKey("fam.b", "b", &Fam::b, 0, 100),
+      IntConfigKey("fam.c", "c", &Fam::c, 0, 100)};
+  DynamicBrokerLayers layers{{{"fam.b", "20"}, {"fam.c", "30"}}, {{"fam.c", "300"}}};
+  Fam f = EffectiveFamilyConfig(keys, {{"fam.a", "10"}, {"fam.b", "11"}}, layers);
+  EXPECT_EQ(f.a, 10);
+  EXPECT_EQ(f.b, 20);
+  EXPECT_EQ(f.c, 30);  // 300 is out of range: skipped
+  layers.per_broker["fam.c"] = "31";
+  EXPECT_EQ(EffectiveFamilyConfig(keys, {}, layers).c, 31);
 }
 
 }  // namespace

@@ -26,8 +26,10 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
   s->flusher_ = std::make_unique<Flusher>(flush);
+  HR_ASSIGN_OR_RETURN(s->dynamic_, DynamicBrokerConfig::Open(config.data_dir, env));
   TopicRegistry::Options options;
   options.config = config;
+  options.dynamic_topic_defaults = TopicDefaultLayers(s->dynamic_->layers());
   options.store = s->store_.get();
   options.dirs = s->dirs_.get();
   options.services.listener = s->purgatory_.get();
@@ -45,6 +47,10 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   m.retention_check_ms = config.log_retention_check_interval_ms;
   m.producer_id_expiration_ms = config.producer_id_expiration_ms;
   TopicRegistry* registry = s->registry_.get();
+  s->dynamic_->Subscribe([registry](const DynamicBrokerLayers& layers) {
+    auto [cluster_default, per_broker] = TopicDefaultLayers(layers);
+    registry->SetDynamicTopicDefaults(cluster_default, per_broker);
+  });
   // Offline partitions are left alone: nothing is written to a failed disk.
   s->maintenance_ = std::make_unique<Maintenance>(m, [registry] {
     std::vector<std::shared_ptr<Partition>> all = registry->AllPartitions();

@@ -12,6 +12,7 @@
 
 #include "broker/admin_worker.h"
 #include "broker/broker_config.h"
+#include "broker/dynamic_broker_config.h"
 #include "broker/cluster/cluster_state.h"
 #include "broker/log_dirs.h"
 #include "broker/flusher.h"
@@ -44,6 +45,8 @@ class BrokerState {
   // Cluster mode (zookeeper.connect set): the cluster as the control plane
   // last told it; null on a single node.
   ClusterState* cluster() { return cluster_.get(); }
+  // Dynamic broker configs (AlterConfigs on BROKER resources).
+  DynamicBrokerConfig& dynamic_config() { return *dynamic_; }
   const BrokerConfig& config() const { return registry_->config(); }
   const ClusterIdentity& identity() const { return registry_->identity(); }
 
@@ -65,6 +68,7 @@ class BrokerState {
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<Purgatory> purgatory_;
   std::unique_ptr<Flusher> flusher_;
+  std::unique_ptr<DynamicBrokerConfig> dynamic_;  // before registry_: it notifies the registry
   std::unique_ptr<TopicRegistry> registry_;
   std::unique_ptr<Maintenance> maintenance_;
   std::unique_ptr<AdminWorker> admin_;

@@ -62,7 +62,7 @@ Status TopicRegistry::ValidateCreate(const CreateTopicRequest& r, int32_t* parti
                        "Replication factor: " + std::to_string(*rf) +
                            " larger than available brokers: " + std::to_string(kLiveBrokers) + ".");
   }
-  HR_ASSIGN_OR_RETURN(*settings, ApplyTopicConfigs(defaults_, r.configs));
+  HR_ASSIGN_OR_RETURN(*settings, ApplyTopicConfigs(*defaults(), r.configs));
   return Status::OK();
 }
 
@@ -85,7 +85,7 @@ Result<CreatedTopic> TopicRegistry::CreateTopic(const CreateTopicRequest& r) {
   HR_RETURN_IF_ERROR(CheckPartitionLimits(out.num_partitions, r.partition_budget));
   ConfigMap overrides;
   for (const auto& [k, v] : r.configs) overrides[k] = NormalizeTopicConfigValue(k, v);
-  out.configs = DescribeTopicConfigs(defaults_, overrides);
+  out.configs = DescribeTopicConfigs(*defaults(), overrides);
   if (r.validate_only) return out;
 
   TopicMetadata meta{r.name, Uuid::Random(), out.num_partitions, overrides};
@@ -112,11 +112,22 @@ Result<CreatedTopic> TopicRegistry::CreateTopic(const CreateTopicRequest& r) {
   return out;
 }
 
+namespace {
+
+// Admin changes to a coordinator's log served as an internal topic.
+Status RefuseInternal(const Topic& topic) {
+  return KafkaStatus(KafkaError::kInvalidTopicException,
+                     "Topic " + topic.name + " is internal: its coordinator owns it.");
+}
+
+}  // namespace
+
 Status TopicRegistry::DeleteTopic(const std::string& name) {
   std::lock_guard<std::mutex> admin(admin_mu_);
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
+  if (topic->internal) return RefuseInternal(*topic);
   Status s = store_->DeleteTopic(name);
   if (!s.ok()) return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + s.ToString());
   {
@@ -156,6 +167,7 @@ Status TopicRegistry::CreatePartitions(const std::string& name, int32_t new_tota
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
+  if (topic->internal) return RefuseInternal(*topic);
   int32_t current = topic->partition_count();
   if (new_total == current) {
     return KafkaStatus(KafkaError::kInvalidPartitions,
@@ -190,7 +202,7 @@ Status TopicRegistry::CreatePartitions(const std::string& name, int32_t new_tota
 
 Status TopicRegistry::CommitConfigLocked(const Topic& topic, ConfigMap overrides,
                                          bool validate_only) {
-  HR_ASSIGN_OR_RETURN(TopicSettings settings, ApplyTopicConfigs(defaults_, overrides));
+  HR_ASSIGN_OR_RETURN(TopicSettings settings, ApplyTopicConfigs(*defaults(), overrides));
   if (validate_only) return Status::OK();
   Status s = store_->PutTopic({topic.name, topic.id, topic.partition_count(), overrides});
   if (!s.ok()) return KafkaStatus(KafkaError::kKafkaStorageError, "metadata: " + s.ToString());
@@ -210,6 +222,7 @@ Status TopicRegistry::AlterTopicConfig(const std::string& name, const ConfigMap&
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
+  if (topic->internal) return RefuseInternal(*topic);
   HR_RETURN_IF_ERROR(ValidateTopicConfigs(configs));
   ConfigMap overrides;
   for (const auto& [k, v] : configs) overrides[k] = NormalizeTopicConfigValue(k, v);
@@ -223,20 +236,22 @@ Status TopicRegistry::IncrementalAlterTopicConfig(const std::string& name,
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
-  HR_ASSIGN_OR_RETURN(ConfigMap overrides, ApplyConfigAlterations(defaults_, topic->overrides, ops));
+  if (topic->internal) return RefuseInternal(*topic);
+  HR_ASSIGN_OR_RETURN(ConfigMap overrides, ApplyConfigAlterations(*defaults(), topic->overrides, ops));
   return CommitConfigLocked(*topic, std::move(overrides), validate_only);
 }
 
 Result<std::vector<ConfigEntry>> TopicRegistry::DescribeTopicConfig(const std::string& name) const {
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);
-  return DescribeTopicConfigs(defaults_, topic->overrides);
+  return DescribeTopicConfigs(*defaults(), topic->overrides);
 }
 
 Result<std::shared_ptr<const Topic>> TopicRegistry::FindOrAutoCreate(const std::string& name) {
   if (auto t = FindTopic(name)) return t;
   HR_RETURN_IF_ERROR(ValidateTopicName(name));
-  if (!config_.auto_create_topics_enable) return UnknownTopic(name);
+  // Internal topics are the coordinators' logs, never ordinary topics.
+  if (!config_.auto_create_topics_enable || IsInternalTopic(name)) return UnknownTopic(name);
   // Refused here, not by a job that would fail (and log) on every retry.
   HR_RETURN_IF_ERROR(CheckPartitionLimits(config_.num_partitions, -1));
   bool first;

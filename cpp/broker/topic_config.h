@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/config_table.h"
 #include "headrace/log.h"
 #include "headrace/status.h"
 
@@ -23,37 +24,51 @@ namespace headrace::broker {
 // Topic key -> value, e.g. {"retention.ms": "86400000"}.
 using ConfigMap = std::map<std::string, std::string>;
 
-// DescribeConfigs ConfigSource (v1+), numbered as on the wire.
-enum class ConfigSource : int8_t {
-  kUnknown = 0,
-  kDynamicTopicConfig = 1,
-  kDynamicBrokerConfig = 2,
-  kDynamicDefaultBrokerConfig = 3,
-  kStaticBrokerConfig = 4,
-  kDefaultConfig = 5,
-};
-
-// DescribeConfigs ConfigType (v3+), numbered as on the wire.
-enum class ConfigType : int8_t {
-  kUnknown = 0, kBoolean = 1, kString = 2, kInt = 3, kShort = 4,
-  kLong = 5, kDouble = 6, kList = 7, kClass = 8, kPassword = 9,
-};
-
 // Everything a topic's configuration decides.
 struct TopicSettings {
   LogConfig log;
   bool cleanup_delete = true;    // cleanup.policy contains "delete"
   bool cleanup_compact = false;  // cleanup.policy contains "compact" (stored; not applied yet)
   int32_t min_insync_replicas = 1;
+  // Keys headrace accepts, stores and describes but does not act on
+  // (TopicConfigKeyInfo::effective == false), by topic key, normalised;
+  // a key absent here has its built-in default.
+  ConfigMap passive;
 };
 
-// What a topic inherits: the broker's settings for new topics and which
-// topic keys had their broker synonym set explicitly (server.properties),
-// which decides STATIC_BROKER_CONFIG vs DEFAULT_CONFIG.
+// What a topic inherits: the broker's settings for new topics, which topic
+// keys had their broker synonym set explicitly (server.properties) and the
+// dynamic broker layers (AlterConfigs on BROKER resources), which decide the
+// source DescribeConfigs reports (see DescribeTopicConfigs).
 struct TopicDefaults {
+  // Effective: built-in < static (server.properties) < cluster-wide dynamic
+  // default < this broker's dynamic value.
   TopicSettings settings;
   std::set<std::string> static_keys;  // topic key names, e.g. "retention.ms"
+  // The dynamic layers by topic key ("retention.ms" for log.retention.ms).
+  ConfigMap dynamic_default;  // DYNAMIC_DEFAULT_BROKER_CONFIG
+  ConfigMap dynamic_broker;   // DYNAMIC_BROKER_CONFIG
+  // `settings` without the dynamic layers; unset = `settings`.
+  std::optional<TopicSettings> static_settings;
 };
+
+// `base` (static defaults, no dynamic layers) with the dynamic layers
+// applied. Keys of the layers that are not valid topic keys or values are
+// skipped (they were validated when set).
+TopicDefaults WithDynamicLayers(TopicDefaults base, const ConfigMap& dynamic_default,
+                                const ConfigMap& dynamic_broker);
+
+// The table of topic keys as the docs show it.
+struct TopicConfigKeyInfo {
+  std::string name;
+  std::string broker_name;  // "" = no broker-wide default
+  ConfigType type;
+  std::string default_value;
+  std::string valid;  // valid values / range ("" = any)
+  bool effective;     // false: stored and described, no effect in headrace
+  std::string doc;
+};
+const std::vector<TopicConfigKeyInfo>& TopicConfigKeyTable();  // sorted by name
 
 struct ConfigSynonym {
   std::string name;
@@ -92,6 +107,10 @@ Status ValidateTopicConfigs(const ConfigMap& configs);
 // The canonical stored form of a valid value (trimmed; cleanup.policy
 // de-duplicated). REQUIRES: ValidateTopicConfig(key, value) is OK.
 std::string NormalizeTopicConfigValue(std::string_view key, std::string_view value);
+
+// The value of topic key `key` in `s`, in the stored form ("" for an
+// unknown key).
+std::string FormatTopicConfig(const TopicSettings& s, std::string_view key);
 
 // Defaults with `overrides` applied. Errors as ValidateTopicConfig.
 Result<TopicSettings> ApplyTopicConfigs(const TopicDefaults& defaults, const ConfigMap& overrides);

@@ -28,6 +28,29 @@ bool IsInternalTopic(std::string_view name) {
   return name == "__consumer_offsets" || name == "__transaction_state";
 }
 
+Status CheckClientOpOnInternalTopic(std::string_view name, InternalTopicOp op) {
+  if (!IsInternalTopic(name)) return Status::OK();
+  const std::string topic(name);
+  switch (op) {
+    case InternalTopicOp::kCreate:
+      return KafkaStatus(KafkaError::kTopicAlreadyExists,
+                         "Topic '" + topic + "' is an internal topic the broker creates itself.");
+    case InternalTopicOp::kDelete:
+      return KafkaStatus(KafkaError::kInvalidTopicException,
+                         "Cannot delete internal topic " + topic + ".");
+    case InternalTopicOp::kCreatePartitions:
+      return KafkaStatus(KafkaError::kInvalidTopicException,
+                         "Cannot add partitions to internal topic " + topic + ".");
+    case InternalTopicOp::kDeleteRecords:
+      return KafkaStatus(KafkaError::kInvalidTopicException,
+                         "Cannot delete records of internal topic " + topic);
+    case InternalTopicOp::kProduce:
+      return KafkaStatus(KafkaError::kInvalidTopicException,
+                         "Cannot append to internal topic " + topic);
+  }
+  return Status::OK();
+}
+
 bool TopicNamesCollide(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {

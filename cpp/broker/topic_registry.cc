@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 
 TopicRegistry::TopicRegistry(Options options)
     : config_(std::move(options.config)),
-      defaults_(config_.topic_defaults()),
+      defaults_(std::make_shared<const TopicDefaults>(WithDynamicLayers(
+          config_.topic_defaults(), options.dynamic_topic_defaults.first,
+          options.dynamic_topic_defaults.second))),
       store_(options.store),
       dirs_(options.dirs),
       services_(options.services),
@@ -26,6 +28,34 @@ TopicRegistry::TopicRegistry(Options options)
       post_admin_job_(std::move(options.post_admin_job)) {}
 
 TopicRegistry::~TopicRegistry() { (void)Close(); }
+
+std::shared_ptr<const TopicDefaults> TopicRegistry::defaults() const {
+  std::lock_guard<std::mutex> lock(defaults_mu_);
+  return defaults_;
+}
+
+void TopicRegistry::SetDynamicTopicDefaults(const ConfigMap& cluster_default,
+                                            const ConfigMap& per_broker) {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  auto next = std::make_shared<const TopicDefaults>(
+      WithDynamicLayers(config_.topic_defaults(), cluster_default, per_broker));
+  {
+    std::lock_guard<std::mutex> lock(defaults_mu_);
+    defaults_ = next;
+  }
+  if (closed_) return;
+  // Every topic takes the new defaults for the keys it does not override.
+  for (const auto& topic : ListTopics()) {
+    auto settings = ApplyTopicConfigs(*next, topic->overrides);
+    if (!settings.ok()) continue;  // stored overrides were validated; cannot happen
+    auto updated = std::make_shared<Topic>(*topic);
+    updated->settings = settings.value();
+    for (const auto& p : updated->partitions) {
+      if (p) p->SetSettings(updated->settings);
+    }
+    Publish(std::move(updated));
+  }
+}
 
 Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Open(Options options) {
   if (!options.store) return Status::InvalidArgument("TopicRegistry needs a MetadataStore");
@@ -52,7 +82,7 @@ Status TopicRegistry::Load() {
   HR_ASSIGN_OR_RETURN(std::vector<TopicMetadata> topics, store_->LoadTopics());
   HR_ASSIGN_OR_RETURN(Locations found, ScanDirs(topics));
   for (const TopicMetadata& t : topics) {
-    auto settings = ApplyTopicConfigs(defaults_, t.configs);
+    auto settings = ApplyTopicConfigs(*defaults(), t.configs);
     if (!settings.ok()) {
       return Status::Corruption("stored configs of topic " + t.name + ": " +
                                 settings.status().message());
@@ -295,23 +325,69 @@ void TopicRegistry::Publish(std::shared_ptr<const Topic> topic) {
 std::shared_ptr<const Topic> TopicRegistry::FindTopic(std::string_view name) const {
   std::shared_lock<std::shared_mutex> lock(map_mu_);
   auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  if (it != by_name_.end()) return it->second;
+  auto in = internal_.find(name);  // only after a miss: off the hot path
+  return in == internal_.end() ? nullptr : in->second;
 }
 
 std::shared_ptr<const Topic> TopicRegistry::FindTopicById(const Uuid& id) const {
   std::shared_lock<std::shared_mutex> lock(map_mu_);
   auto it = by_id_.find(id);
-  return it == by_id_.end() ? nullptr : it->second;
+  if (it != by_id_.end()) return it->second;
+  for (const auto& [name, t] : internal_) {
+    if (t->id == id) return t;
+  }
+  return nullptr;
 }
 
 std::shared_ptr<Partition> TopicRegistry::FindPartition(std::string_view topic,
                                                         int32_t partition) const {
   std::shared_lock<std::shared_mutex> lock(map_mu_);
-  auto it = by_name_.find(topic);
-  if (it == by_name_.end() || partition < 0 || partition >= it->second->partition_count()) {
-    return nullptr;
+  const Topic* t = nullptr;
+  if (auto it = by_name_.find(topic); it != by_name_.end()) {
+    t = it->second.get();
+  } else if (auto in = internal_.find(topic); in != internal_.end()) {  // only after a miss
+    t = in->second.get();
   }
-  return it->second->partitions[partition];
+  if (t == nullptr || partition < 0 || partition >= t->partition_count()) return nullptr;
+  return t->partitions[partition];
+}
+
+namespace {
+
+// A fixed id per internal topic name (FNV-1a of the name, two seeds), so
+// clients that cache topic ids see the same one after a restart.
+Uuid InternalTopicId(const std::string& name) {
+  auto fnv = [&](uint64_t h) {
+    for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
+    return h;
+  };
+  return Uuid::FromHalves(fnv(0xcbf29ce484222325ull), fnv(0x84222325cbf29ce4ull));
+}
+
+}  // namespace
+
+void TopicRegistry::SetInternalTopic(const std::string& name, std::shared_ptr<Partition> partition,
+                                     const ConfigMap& describe_as) {
+  std::unique_lock<std::shared_mutex> lock(map_mu_);
+  if (!partition) {
+    internal_.erase(name);
+    return;
+  }
+  auto t = std::make_shared<Topic>();
+  t->name = name;
+  t->id = InternalTopicId(name);
+  t->overrides = describe_as;
+  t->partitions = {std::move(partition)};
+  t->internal = true;
+  internal_[name] = std::move(t);
+}
+
+std::vector<std::shared_ptr<const Topic>> TopicRegistry::InternalTopics() const {
+  std::shared_lock<std::shared_mutex> lock(map_mu_);
+  std::vector<std::shared_ptr<const Topic>> out;
+  for (const auto& [name, t] : internal_) out.push_back(t);
+  return out;
 }
 
 Result<std::shared_ptr<Partition>> TopicRegistry::GetPartition(std::string_view topic,

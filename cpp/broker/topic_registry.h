@@ -13,6 +13,7 @@
 // a new one, so a handler may use the snapshot it holds without locks.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <functional>
 #include <map>
@@ -43,6 +44,9 @@ struct Topic {
   // index = partition id. In cluster mode an entry is null where this
   // broker holds no replica of the partition; single node: never null.
   std::vector<std::shared_ptr<Partition>> partitions;
+  // A coordinator's log served as an internal topic (SetInternalTopic):
+  // never persisted, listed or changed by admin requests.
+  bool internal = false;
   int32_t partition_count() const { return static_cast<int32_t>(partitions.size()); }
   int32_t hosted_count() const {
     int32_t n = 0;
@@ -104,6 +108,9 @@ class TopicRegistry {
     LogFactory log_factory = DefaultLogFactory();
     // Where auto-creation runs (FindOrAutoCreate); null = on the caller.
     AdminJobPoster post_admin_job;
+    // Dynamic broker configs of topic defaults at start, by topic key:
+    // {cluster-wide default, this broker} (dynamic_broker_config.h).
+    std::pair<ConfigMap, ConfigMap> dynamic_topic_defaults;
   };
 
   // Validates the config, establishes the cluster identity (and each log
@@ -159,8 +166,27 @@ class TopicRegistry {
   // POLICY_VIOLATION (num.partitions more would exceed
   // headrace.max.partitions).
   Result<std::shared_ptr<const Topic>> FindOrAutoCreate(const std::string& name);
-  std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name
+  std::vector<std::shared_ptr<const Topic>> ListTopics() const;  // sorted by name; no internal ones
+
+  // Single node: a coordinator's log (`partition`, owned by its coordinator)
+  // served as internal topic `name` (__consumer_offsets,
+  // __transaction_state) with one partition: FindTopic, FindTopicById and
+  // FindPartition find it (so Fetch, ListOffsets and OffsetForLeaderEpoch
+  // read it as from Kafka), ListTopics and AllPartitions do not (retention
+  // and Close leave it to its coordinator), and admin changes (alter
+  // configs, delete, add partitions) are refused with
+  // INVALID_TOPIC_EXCEPTION. `describe_as` are the configs DescribeConfigs
+  // shows. The id is fixed per name. Null `partition` removes it.
+  void SetInternalTopic(const std::string& name, std::shared_ptr<Partition> partition,
+                        const ConfigMap& describe_as = {});
+  std::vector<std::shared_ptr<const Topic>> InternalTopics() const;  // sorted by name
   std::vector<std::shared_ptr<Partition>> AllPartitions() const;
+
+  // Dynamic broker configs changed: topics take the new defaults for every
+  // key they do not override, at once (live partitions included).
+  void SetDynamicTopicDefaults(const ConfigMap& cluster_default, const ConfigMap& per_broker);
+  // What a topic inherits now (static + dynamic broker configs).
+  std::shared_ptr<const TopicDefaults> defaults() const;
 
   const BrokerConfig& config() const { return config_; }
   const ClusterIdentity& identity() const { return identity_; }
@@ -278,7 +304,8 @@ class TopicRegistry {
   };
 
   const BrokerConfig config_;
-  const TopicDefaults defaults_;
+  mutable std::mutex defaults_mu_;  // guards defaults_ (the pointer)
+  std::shared_ptr<const TopicDefaults> defaults_;
   MetadataStore* const store_;
   std::unique_ptr<LogDirs> owned_dirs_;  // when Options::dirs is null
   LogDirs* dirs_ = nullptr;
@@ -293,6 +320,7 @@ class TopicRegistry {
   std::unordered_map<std::string, std::shared_ptr<const Topic>, StringHash, std::equal_to<>>
       by_name_;
   std::unordered_map<Uuid, std::shared_ptr<const Topic>, UuidHash> by_id_;
+  std::map<std::string, std::shared_ptr<const Topic>, std::less<>> internal_;  // guarded by map_mu_
   DirDeleter deleter_;
   const AdminJobPoster post_admin_job_;
   std::mutex auto_mu_;  // guards auto_creating_

@@ -372,5 +372,48 @@ TEST(BrokerStateTest, AcksAllProduceAndLongPollFetchEndToEnd) {
   fs::remove_all(dir);
 }
 
+// A coordinator's log served as an internal topic: found by name, id and
+// partition lookups, never listed, retained or changed by admin requests.
+TEST_F(TopicRegistryTest, InternalTopicIsFoundButNotListedOrChanged) {
+  Open();
+  ASSERT_TRUE(Create("plain", 1).ok());
+  auto log = Partition::Open(dir_.string() + "/__group_metadata_test", {"__group_metadata", 0},
+                             Uuid(), TopicSettings{}, PartitionServices{});
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  registry_->SetInternalTopic("__consumer_offsets", *log, {{"cleanup.policy", "compact"}});
+
+  auto t = registry_->FindTopic("__consumer_offsets");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->internal);
+  EXPECT_FALSE(t->id.is_zero());
+  EXPECT_EQ(registry_->FindTopicById(t->id), t);
+  EXPECT_EQ(registry_->FindPartition("__consumer_offsets", 0), *log);
+  EXPECT_EQ(registry_->FindPartition("__consumer_offsets", 1), nullptr);
+  ASSERT_EQ(registry_->InternalTopics().size(), 1u);
+  EXPECT_EQ(registry_->ListTopics().size(), 1u);     // "plain" only
+  EXPECT_EQ(registry_->AllPartitions().size(), 1u);  // retention never sees the log
+
+  auto described = registry_->DescribeTopicConfig("__consumer_offsets");
+  ASSERT_TRUE(described.ok());
+  for (const ConfigEntry& e : *described) {
+    if (e.name == "cleanup.policy") EXPECT_EQ(e.value, "compact");
+  }
+  EXPECT_EQ(ToKafkaError(registry_->DeleteTopic("__consumer_offsets")),
+            KafkaError::kInvalidTopicException);
+  EXPECT_EQ(ToKafkaError(registry_->CreatePartitions("__consumer_offsets", 3, false)),
+            KafkaError::kInvalidTopicException);
+  EXPECT_EQ(ToKafkaError(registry_->AlterTopicConfig("__consumer_offsets", {}, false)),
+            KafkaError::kInvalidTopicException);
+  EXPECT_EQ(ToKafkaError(Create("__consumer_offsets", 1).status()),
+            KafkaError::kTopicAlreadyExists);
+  // A dynamic default change leaves the coordinator's log alone.
+  registry_->SetDynamicTopicDefaults({{"retention.ms", "1"}}, {});
+  EXPECT_EQ(registry_->FindTopic("plain")->settings.log.retention_ms, 1);
+
+  registry_->SetInternalTopic("__consumer_offsets", nullptr);
+  EXPECT_EQ(registry_->FindTopic("__consumer_offsets"), nullptr);
+  (void)(*log)->Close();
+}
+
 }  // namespace
 }  // namespace headrace::broker

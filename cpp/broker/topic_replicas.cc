@@ -73,7 +73,7 @@ Result<std::shared_ptr<Partition>> TopicRegistry::EnsureReplica(const std::strin
   std::lock_guard<std::mutex> admin(admin_mu_);
   HR_RETURN_IF_ERROR(CheckOpenLocked());
   topic = FindTopic(name);
-  HR_ASSIGN_OR_RETURN(TopicSettings settings, ApplyTopicConfigs(defaults_, configs));
+  HR_ASSIGN_OR_RETURN(TopicSettings settings, ApplyTopicConfigs(*defaults(), configs));
   auto next = topic ? std::make_shared<Topic>(*topic) : std::make_shared<Topic>();
   next->name = name;
   next->id = id;

@@ -27,6 +27,12 @@ def add_config_parser(sub: argparse._SubParsersAction) -> None:
                    help="append each setting's built-in default and a one-line description")
     add_format_flag(s)
     s.set_defaults(func=_show)
+    d = csub.add_parser("docs", help="the generated key reference of docs/configuration.md",
+                        description="Print the broker and topic key tables (Markdown) that "
+                                    "docs/configuration.md holds between its GENERATED markers; "
+                                    "--check FILE exits 1 when FILE's copy differs.")
+    d.add_argument("--check", metavar="FILE", help="compare with the copy in FILE instead")
+    d.set_defaults(func=_docs)
 
 
 def _source(row: EffectiveSetting) -> str:
@@ -51,3 +57,29 @@ def _show(args) -> int:
             print(line)
 
     return emit(args, doc, table)
+
+
+def generated_section(text: str) -> str | None:
+    """The GENERATED section of a docs file (markers included), or None."""
+    begin = text.find("<!-- BEGIN GENERATED: headrace config docs -->")
+    end_marker = "<!-- END GENERATED -->\n"
+    end = text.find(end_marker, begin)
+    if begin < 0 or end < 0:
+        return None
+    return text[begin:end + len(end_marker)]
+
+
+def _docs(args) -> int:
+    from headrace._core import config_docs
+
+    docs = config_docs()
+    if not args.check:
+        print(docs, end="")
+        return 0
+    with open(args.check, encoding="utf-8") as f:
+        current = generated_section(f.read())
+    if current != docs:
+        print(f"{args.check}: the generated key reference differs from the tables; "
+              f"regenerate it with `headrace config docs`")
+        return 1
+    return 0

@@ -2,6 +2,7 @@
 // IncrementalAlterConfigs (incl. effects on live partitions and persistence),
 // DescribeCluster, DeleteRecords, and malformed admin bodies.
 #include "broker/api/admin_e2e_fixture.h"
+#include "broker/topic_config.h"
 
 namespace headrace {
 namespace {
@@ -14,7 +15,7 @@ TEST_F(AdminConfigsE2ETest, DescribeConfigsTopicAllKeysFilterAndSynonyms) {
   auto all = Describe(kTopic, "cfg");
   ASSERT_EQ(all.error_code, 0);
   EXPECT_FALSE(all.error_message.has_value());
-  EXPECT_EQ(all.configs.size(), 16u);
+  EXPECT_EQ(all.configs.size(), broker::SupportedTopicConfigKeys().size());
   for (const auto& c : all.configs) {
     EXPECT_TRUE(c.value.has_value()) << c.name;
     EXPECT_FALSE(c.read_only);
@@ -37,7 +38,7 @@ TEST_F(AdminConfigsE2ETest, DescribeConfigsTopicAllKeysFilterAndSynonyms) {
   EXPECT_EQ(rb.synonyms[1].source, kSourceDefault);
 
   auto v1 = Describe(kTopic, "cfg", std::vector<std::string>{}, false, 1);
-  EXPECT_EQ(v1.configs.size(), 16u);
+  EXPECT_EQ(v1.configs.size(), broker::SupportedTopicConfigKeys().size());
 
   EXPECT_EQ(Describe(kTopic, "missing").error_code, Code(KafkaError::kUnknownTopicOrPartition));
   EXPECT_EQ(Describe(kTopic, "").error_code, Code(KafkaError::kInvalidTopicException));
@@ -45,7 +46,9 @@ TEST_F(AdminConfigsE2ETest, DescribeConfigsTopicAllKeysFilterAndSynonyms) {
 }
 
 TEST_F(AdminConfigsE2ETest, DescribeConfigsBroker) {
-  for (const std::string& name : {std::string("0"), std::string("")}) {
+  // Kafka answers the cluster default "" with the dynamic defaults only.
+  EXPECT_TRUE(Describe(kBroker, "").configs.empty());
+  for (const std::string& name : {std::string("0")}) {
     auto r = Describe(kBroker, name, std::nullopt, true);
     ASSERT_EQ(r.error_code, 0) << r.error_message.value_or("");
     std::map<std::string, ConfigRow> rows;
@@ -117,14 +120,46 @@ TEST_F(AdminConfigsE2ETest, AlterConfigsTakesEffectOnLivePartitions) {
   EXPECT_EQ(Produce("live", batch).error_code, 0);
 }
 
-TEST_F(AdminConfigsE2ETest, AlterConfigsBrokerIsNotDynamic) {
+TEST_F(AdminConfigsE2ETest, AlterConfigsBrokerDynamicAndReadOnly) {
   auto r = Alter(kBroker, "0", {{"num.partitions", "3"}});
   EXPECT_EQ(r.error_code, Code(KafkaError::kInvalidRequest));
   EXPECT_NE(r.error_message.value_or("").find("num.partitions"), std::string::npos);
   EXPECT_EQ(Alter(kBroker, "0", {}).error_code, 0);
   EXPECT_EQ(Alter(kBroker, "3", {}).error_code, Code(KafkaError::kInvalidRequest));
-  EXPECT_EQ(AlterIncr(kBroker, "", {{"log.retention.ms", 0, "1"}}).error_code,
+  EXPECT_EQ(AlterIncr(kBroker, "", {{"log.retention.ms", 0, "-7"}}).error_code,
             Code(KafkaError::kInvalidRequest));
+  EXPECT_EQ(AlterIncr(kBroker, "", {{"no.such.key", 0, "1"}}).error_code,
+            Code(KafkaError::kInvalidRequest));
+
+  // A cluster default and a per-broker value; the per-broker one wins.
+  ASSERT_EQ(AlterIncr(kBroker, "", {{"log.retention.ms", 0, "5000"}}).error_code, 0);
+  ASSERT_EQ(AlterIncr(kBroker, "0", {{"log.segment.bytes", 0, "1048576"}}).error_code, 0);
+  auto def = Describe(kBroker, "");
+  ASSERT_EQ(def.configs.size(), 1u);
+  EXPECT_EQ(def.configs[0].name, "log.retention.ms");
+  EXPECT_EQ(def.configs[0].config_source, 3);  // DYNAMIC_DEFAULT_BROKER_CONFIG
+  MustCreate("dyn", 1);
+  auto cfg = TopicConfigs("dyn");
+  EXPECT_EQ(cfg["retention.ms"].value, "5000");
+  EXPECT_EQ(cfg["retention.ms"].config_source, 3);
+  EXPECT_EQ(cfg["segment.bytes"].value, "1048576");
+  EXPECT_EQ(cfg["segment.bytes"].config_source, 2);  // DYNAMIC_BROKER_CONFIG
+  // validate_only changes nothing.
+  ASSERT_EQ(AlterIncr(kBroker, "", {{"log.retention.ms", 0, "9"}}, true).error_code, 0);
+  EXPECT_EQ(TopicConfigs("dyn")["retention.ms"].value, "5000");
+
+  RestartBroker();
+  cfg = TopicConfigs("dyn");
+  EXPECT_EQ(cfg["retention.ms"].value, "5000");
+  EXPECT_EQ(cfg["segment.bytes"].config_source, 2);
+  // APPEND on a list key starts from the effective default.
+  ASSERT_EQ(AlterIncr(kBroker, "0", {{"log.cleanup.policy", 2, "compact"}}).error_code, 0);
+  EXPECT_EQ(TopicConfigs("dyn")["cleanup.policy"].value, "compact,delete");
+  EXPECT_EQ(AlterIncr(kBroker, "0", {{"log.segment.bytes", 2, "1"}}).error_code,
+            Code(KafkaError::kInvalidRequest));
+  // DELETE reverts to the static value.
+  ASSERT_EQ(AlterIncr(kBroker, "", {{"log.retention.ms", 1, std::nullopt}}).error_code, 0);
+  EXPECT_EQ(TopicConfigs("dyn")["retention.ms"].value, "604800000");
 
   AlterConfigsRequest dup;
   dup.resources = {{kTopic, "x", {}}, {kTopic, "x", {}}};

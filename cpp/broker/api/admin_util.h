@@ -61,21 +61,6 @@ inline Status UnsupportedResourceType(int8_t type) {
                          " (supported: TOPIC=2, BROKER=4)");
 }
 
-// AlterConfigs / IncrementalAlterConfigs on a BROKER resource naming
-// `keys`: dynamic broker configuration is not supported, so nothing to
-// change is OK and anything else is INVALID_REQUEST naming the keys.
-inline Status RejectDynamicBrokerConfig(const std::string& name, int32_t node_id,
-                                        const std::vector<std::string>& keys) {
-  HR_RETURN_IF_ERROR(CheckBrokerResourceName(name, node_id));
-  if (keys.empty()) return Status::OK();
-  std::string list;
-  for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
-  return KafkaStatus(KafkaError::kInvalidRequest,
-                     "Cannot update these configs dynamically: " + list +
-                         " (dynamic broker configuration is not supported; set them in the "
-                         "broker's configuration and restart it)");
-}
-
 // The (resource_type, resource_name) pairs named more than once in
 // `resources` (any of the *AlterConfigs resource structs).
 template <typename Resources>
@@ -91,11 +76,12 @@ std::set<std::pair<int8_t, std::string>> DuplicateResources(const Resources& res
 
 // Answers AlterConfigs or IncrementalAlterConfigs (same response shape): one
 // result per resource; a resource named twice is INVALID_REQUEST; TOPIC
-// resources go to `alter_topic(resource)`, BROKER resources are refused by
-// RejectDynamicBrokerConfig, other types are INVALID_REQUEST.
-template <typename Resp, typename Req, typename AlterTopicFn>
+// resources go to `alter_topic(resource)`, BROKER resources (name "" or
+// this node's id, checked here) to `alter_broker(resource)`, other types are
+// INVALID_REQUEST.
+template <typename Resp, typename Req, typename AlterTopicFn, typename AlterBrokerFn>
 void ReplyAlterConfigs(const BrokerContext& ctx, const Req& req, const Request& request,
-                       AlterTopicFn alter_topic) {
+                       AlterTopicFn alter_topic, AlterBrokerFn alter_broker) {
   const auto dups = DuplicateResources(req.resources);
   Resp resp;
   for (const auto& r : req.resources) {
@@ -105,9 +91,8 @@ void ReplyAlterConfigs(const BrokerContext& ctx, const Req& req, const Request& 
     } else if (r.resource_type == kResourceTopic) {
       st = alter_topic(r);
     } else if (r.resource_type == kResourceBroker) {
-      std::vector<std::string> keys;
-      for (const auto& c : r.configs) keys.push_back(c.name);
-      st = RejectDynamicBrokerConfig(r.resource_name, ctx.node_id, keys);
+      st = CheckBrokerResourceName(r.resource_name, ctx.node_id);
+      if (st.ok()) st = alter_broker(r);
     } else {
       st = UnsupportedResourceType(r.resource_type);
     }

@@ -5,9 +5,10 @@
 //               repeated key: INVALID_REQUEST), persisted, and applied to
 //               the live partitions (TopicRegistry::AlterTopicConfig).
 //               Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
-//   BROKER (4)  dynamic broker configuration is not supported: an empty set
-//               is accepted (there is nothing to remove), anything else is
-//               INVALID_REQUEST naming the keys.
+//   BROKER (4)  dynamic broker configs (dynamic_broker_config.h): name
+//               "<node id>" replaces this broker's dynamic values, "" the
+//               cluster-wide default's. Unknown or read-only key, bad value,
+//               null value or a repeated key: INVALID_REQUEST naming the key.
 //   other       INVALID_REQUEST.
 // A resource named twice in one request: INVALID_REQUEST for each.
 // validate_only checks without changing anything.
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
@@ -27,8 +29,9 @@ namespace {
 using Req = protocol::AlterConfigsRequest;
 using Resp = protocol::AlterConfigsResponse;
 
-Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
-  HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+// The resource's configs as a map. Errors: INVALID_REQUEST for a null
+// value or a repeated key.
+Result<ConfigMap> ConfigsOf(const Req::AlterConfigsResource& r) {
   ConfigMap configs;
   for (const auto& c : r.configs) {
     if (!c.value) {
@@ -38,18 +41,29 @@ Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool v
       return KafkaStatus(KafkaError::kInvalidRequest, "Duplicate config key: " + c.name);
     }
   }
+  return configs;
+}
+
+Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+  HR_ASSIGN_OR_RETURN(ConfigMap configs, ConfigsOf(r));
   return ctx.topics().AlterTopicConfig(r.resource_name, configs, validate_only);
 }
 
 void HandleAlterConfigs(BrokerContext& ctx, Req& req, Request request) {
-  ReplyAlterConfigs<Resp>(ctx, req, request, [&](const Req::AlterConfigsResource& r) {
-    return AlterTopic(ctx, r, req.validate_only);
-  });
+  ReplyAlterConfigs<Resp>(
+      ctx, req, request,
+      [&](const Req::AlterConfigsResource& r) { return AlterTopic(ctx, r, req.validate_only); },
+      [&](const Req::AlterConfigsResource& r) -> Status {
+        HR_ASSIGN_OR_RETURN(ConfigMap configs, ConfigsOf(r));
+        return ReplaceBrokerLayer(ctx, r.resource_name, configs, req.validate_only);
+      });
 }
 
 }  // namespace
 
 extern const ApiHandler kAlterConfigsHandler =
-    MakeHandler<protocol::AlterConfigsRequest, HandleAlterConfigs>(0, 2);
+    MakeHandler<protocol::AlterConfigsRequest,
+                OnAdminWorker<protocol::AlterConfigsRequest, HandleAlterConfigs>>(0, 2);
 
 }  // namespace headrace::broker

@@ -105,6 +105,7 @@ class BrokerImpl final : public Broker {
         return txns.status();
       }
       ctx_.set_txn_coordinator(std::move(txns).value());
+      RegisterInternalTopics();
     }
     ctx_.node_id = config_.node_id;
     ctx_.advertised_host = config_.effective_advertised_host();
@@ -176,6 +177,10 @@ class BrokerImpl final : public Broker {
     // Published after the roles changed: a client sent here as the leader
     // finds a leader.
     cluster->Publish(view);
+    if (view->broker_configs) {  // dynamic broker configs from ZooKeeper
+      state_->dynamic_config().ApplyFromCluster(
+          {view->broker_configs->first, view->broker_configs->second});
+    }
     const size_t following = applied.follow.size();
     fetchers_->SetFollowed(std::move(applied.follow));
     UpdateGroupCoordinatorLocked();
@@ -310,6 +315,23 @@ class BrokerImpl final : public Broker {
     return broker::txn::TxnCoordinator::Open(std::move(topts));
   }
 
+  // Single node: the coordinators' logs are served as the internal topics
+  // (Metadata lists them; Fetch/ListOffsets read them as from Kafka).
+  void RegisterInternalTopics() {
+    if (auto groups = ctx_.coordinator()) {
+      state_->topics().SetInternalTopic(
+          broker::kConsumerOffsetsTopic, groups->log_partition(),
+          {{"cleanup.policy", "compact"},
+           {"segment.bytes", std::to_string(group_config_.log_segment_bytes)}});
+    }
+    if (auto txns = ctx_.txn_coordinator()) {
+      state_->topics().SetInternalTopic(
+          broker::kTransactionStateTopic, txns->log_partition(),
+          {{"cleanup.policy", "compact"},
+           {"segment.bytes", std::to_string(txn_config_.log_segment_bytes)}});
+    }
+  }
+
   void StopTxnCoordinator() {
     std::shared_ptr<broker::txn::TxnCoordinator> txns = ctx_.txn_coordinator();
     ctx_.set_txn_coordinator(nullptr);
@@ -419,6 +441,7 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
+  config.start_properties = settings;  // DescribeConfigs describes every family from it
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
       new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, backend,

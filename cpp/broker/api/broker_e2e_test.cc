@@ -169,11 +169,16 @@ TEST_F(BrokerE2ETest, MetadataAutoCreatesTopicAndDescribesThisBroker) {
   // v1 null topics = all topics; v0 empty = all topics.
   MetadataRequest all;
   all.topics.reset();
+  // The coordinators' logs are listed too, as internal topics.
   auto listed = Call<MetadataResponse>(all, 1);
-  ASSERT_EQ(listed.topics.size(), 1u);
-  EXPECT_EQ(listed.topics[0].name, "auto-t");
+  ASSERT_EQ(listed.topics.size(), 3u);
+  EXPECT_EQ(listed.topics[0].name, "__consumer_offsets");
+  EXPECT_TRUE(listed.topics[0].is_internal);
+  EXPECT_EQ(listed.topics[1].name, "__transaction_state");
+  EXPECT_EQ(listed.topics[2].name, "auto-t");
+  EXPECT_FALSE(listed.topics[2].is_internal);
   MetadataRequest v0;
-  EXPECT_EQ(Call<MetadataResponse>(v0, 0).topics.size(), 1u);
+  EXPECT_EQ(Call<MetadataResponse>(v0, 0).topics.size(), 3u);
   // v1+ empty = no topics.
   EXPECT_TRUE(Call<MetadataResponse>(v0, 4).topics.empty());
 

@@ -1,7 +1,7 @@
-// DescribeBrokerSettings (headrace/broker_settings.h): the BrokerConfig keys
-// as DescribeConfigs reports them for the BROKER resource
-// (broker_config_entries.h), plus the group coordinator's keys and the
-// network backend, which Broker::Create takes out before BrokerConfig.
+// DescribeBrokerSettings (headrace/broker_settings.h): every broker key as
+// DescribeConfigs reports it for the BROKER resource
+// (broker_config_entries.h: BrokerConfig's table and every registered
+// family), plus the network backend, which Broker::Create takes out first.
 #include "headrace/broker_settings.h"
 
 #include <algorithm>
@@ -9,16 +9,13 @@
 
 #include "broker/api/broker_config_entries.h"
 #include "broker/broker_config.h"
-#include "broker/group/group_config.h"
-#include "broker/fetch/fetch_session_config.h"
-#include "broker/txn/txn_config.h"
+#include "broker/config_table.h"
 #include "headrace/broker.h"
 
 namespace headrace {
 namespace {
 
 using broker::BrokerConfig;
-using broker::group::GroupConfig;
 
 constexpr const char* kBackendKey = "headrace.network.backend";  // as in broker.cc
 
@@ -41,18 +38,6 @@ std::string FirstPresent(const std::vector<std::string>& keys,
   return "";
 }
 
-// The settings of one family (GroupConfig, TxnConfig), current and default.
-template <typename Config>
-void AddFamilySettings(const Config& config, const std::map<std::string, std::string>& settings,
-                       std::vector<BrokerSetting>* out) {
-  const auto defaults = Config().Describe();
-  const auto now = config.Describe();
-  for (size_t i = 0; i < now.size(); ++i) {  // same keys, same order
-    out->push_back({now[i].name, now[i].value, defaults[i].value, now[i].doc,
-                    FirstPresent({now[i].name}, settings)});
-  }
-}
-
 }  // namespace
 
 Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
@@ -64,18 +49,24 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
     backend = it->second;
     props.erase(it);
   }
-  GroupConfig group;
-  HR_RETURN_IF_ERROR(group.Extract(props));
-  broker::txn::TxnConfig txns;
-  HR_RETURN_IF_ERROR(txns.Extract(props));
-  broker::fetch::FetchSessionConfig fetch_sessions;
-  HR_RETURN_IF_ERROR(fetch_sessions.Extract(props));
+  // Every registered family's keys go to the family (config_table.h).
+  for (const broker::ConfigFamily& f : broker::ConfigFamilyRegistry()) {
+    HR_ASSIGN_OR_RETURN(auto rows, f.describe(props));
+    for (const broker::FamilySetting& s : rows) props.erase(s.name);
+  }
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
+  config.start_properties = settings;
 
   std::vector<BrokerSetting> out;
   for (const broker::ConfigEntry& e : broker::DescribeBrokerConfigs(
            config, config.effective_advertised_host(), config.effective_advertised_port())) {
+    // Aliases in another unit or spelling are listed under the setting
+    // they set (KeysSetting), not as rows of their own.
+    if (e.name == "log.dir" || e.name == "log.retention.hours" ||
+        e.name == "log.retention.minutes" || e.name == "log.roll.hours") {
+      continue;
+    }
     BrokerSetting s{e.name, e.value.value_or(""), "", e.documentation, ""};
     if (!e.synonyms.empty()) s.default_value = e.synonyms.back().value.value_or("");
     if (e.source != broker::ConfigSource::kDefaultConfig) {
@@ -83,17 +74,74 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
     }
     out.push_back(std::move(s));
   }
-  // Not a DescribeConfigs row (the serving broker reports it in Metadata).
-  out.push_back({"cluster.id", config.cluster_id, "",
-                 "Cluster id; empty = the stored one, or a new one at first start.",
-                 FirstPresent({"cluster.id"}, settings)});
-  AddFamilySettings(group, settings, &out);
-  AddFamilySettings(txns, settings, &out);
-  AddFamilySettings(fetch_sessions, settings, &out);
   out.push_back({kBackendKey, backend, "auto", "Network I/O backend: auto, io_uring or epoll.",
                  FirstPresent({kBackendKey}, settings)});
   std::sort(out.begin(), out.end(),
             [](const BrokerSetting& a, const BrokerSetting& b) { return a.name < b.name; });
+  return out;
+}
+
+namespace {
+
+std::string Cell(std::string s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out.empty() ? "" : out;
+}
+
+std::string MdCode(const std::string& s) {
+  if (s.empty()) return "\"\"";
+  std::string out = "`";
+  out += Cell(s);
+  out += '`';
+  return out;
+}
+
+}  // namespace
+
+std::string BrokerConfigDocs() {
+  std::string out = "<!-- BEGIN GENERATED: headrace config docs -->\n";
+  out += "### Broker keys\n\n";
+  out += "Update mode: `read-only` keys change only in the start configuration (restart); "
+         "`cluster-wide` keys also change at run time through AlterConfigs / "
+         "IncrementalAlterConfigs on the BROKER resource `\"\"` (every broker) or "
+         "`\"<node id>\"` (one broker); see \"Dynamic broker configs\".\n\n";
+  out += "| Key | Type | Default | Valid values | Update mode | Description |\n";
+  out += "|---|---|---|---|---|---|\n";
+  struct Line {
+    std::string name, type, def, valid, mode, doc;
+  };
+  std::vector<Line> lines;
+  for (const broker::BrokerKeyInfo& k : broker::BrokerConfigKeyTable()) {
+    lines.push_back({k.name, broker::ConfigTypeName(k.type), k.default_value, k.valid,
+                     broker::UpdateModeName(k.mode), k.doc});
+  }
+  for (const broker::ConfigFamily& f : broker::ConfigFamilyRegistry()) {
+    auto rows = f.describe({});
+    if (!rows.ok()) continue;
+    for (const broker::FamilySetting& s : *rows) {
+      lines.push_back({s.name, broker::ConfigTypeName(s.type), s.default_value, s.valid,
+                       broker::UpdateModeName(s.mode), s.doc + " (" + f.name + " family)"});
+    }
+  }
+  std::sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.name < b.name; });
+  for (const Line& l : lines) {
+    out += "| `" + l.name + "` | " + l.type + " | " + MdCode(l.def) + " | " + Cell(l.valid) + " | " +
+           l.mode + " | " + Cell(l.doc) + " |\n";
+  }
+  out += "\n### Topic keys\n\n";
+  out += "Set per topic in CreateTopics / AlterConfigs / IncrementalAlterConfigs; the broker key "
+         "gives the default for topics that do not override it. Effect `no` = accepted, stored "
+         "and described, without effect in headrace (\"Keys without effect\" says why).\n\n";
+  out += "| Key | Type | Default | Valid values | Broker key | Effect | Description |\n";
+  out += "|---|---|---|---|---|---|---|\n";
+  for (const broker::TopicConfigKeyInfo& t : broker::TopicConfigKeyTable()) {
+    out += "| `" + t.name + "` | " + broker::ConfigTypeName(t.type) + " | " +
+           MdCode(t.default_value) + " | " + Cell(t.valid) + " | " +
+           (t.broker_name.empty() ? std::string("-") : "`" + t.broker_name + "`") + " | " +
+           (t.effective ? "yes" : "no") + " | " + Cell(t.doc) + " |\n";
+  }
+  out += "<!-- END GENERATED -->\n";
   return out;
 }
 

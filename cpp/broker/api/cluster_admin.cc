@@ -98,6 +98,10 @@ void ClusterCreateTopics(BrokerContext& ctx, protocol::CreateTopicsRequest& req,
       fail(t.name, ToKafkaError(st), st.message());
       continue;
     }
+    if (Status st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreate); !st.ok()) {
+      fail(t.name, ToKafkaError(st), st.message());
+      continue;
+    }
     json::Object configs;
     ConfigMap config_map;
     Status bad;
@@ -196,6 +200,15 @@ void ClusterDeleteTopics(BrokerContext& ctx, protocol::DeleteTopicsRequest& req,
   json::Array array;
   for (const std::string& name : names) {
     const TopicView* topic = view->FindTopic(name);
+    if (Status st = CheckClientOpOnInternalTopic(name, InternalTopicOp::kDelete); !st.ok()) {
+      Resp::DeletableTopicResult r;
+      r.name = name;
+      if (topic) r.topic_id = topic->id;
+      r.error_code = Code(ToKafkaError(st));
+      r.error_message = st.message();
+      resp->responses.push_back(std::move(r));
+      continue;
+    }
     if (!topic) {
       Resp::DeletableTopicResult r;
       r.name = name;
@@ -234,6 +247,15 @@ void ClusterCreatePartitions(BrokerContext& ctx, protocol::CreatePartitionsReque
   std::vector<std::string> forwarded;
   json::Array array;
   for (const auto& t : req.topics) {
+    if (Status st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreatePartitions);
+        !st.ok()) {
+      Resp::CreatePartitionsTopicResult r;
+      r.name = t.name;
+      r.error_code = Code(ToKafkaError(st));
+      r.error_message = st.message();
+      resp->results.push_back(std::move(r));
+      continue;
+    }
     json::Value assignments = nullptr;
     if (t.assignments) {
       json::Array a;

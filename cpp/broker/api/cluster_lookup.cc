@@ -35,7 +35,9 @@ void RequestTopicCreation(BrokerContext& ctx, const std::string& name, int32_t p
 
 Status RequestAutoCreate(BrokerContext& ctx, const std::string& name) {
   HR_RETURN_IF_ERROR(ValidateTopicName(name));
-  if (!ctx.config().auto_create_topics_enable) {
+  // Internal topics are created by FindCoordinator with their own configs,
+  // never as ordinary topics.
+  if (!ctx.config().auto_create_topics_enable || IsInternalTopic(name)) {
     return KafkaStatus(KafkaError::kUnknownTopicOrPartition, "Unknown topic " + name);
   }
   RequestTopicCreation(ctx, name, ctx.config().num_partitions,

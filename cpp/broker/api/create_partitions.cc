@@ -17,6 +17,7 @@
 #include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
+#include "broker/topic_name.h"
 
 namespace headrace::broker {
 namespace {
@@ -51,7 +52,8 @@ Status CheckAssignments(BrokerContext& ctx, const Req::CreatePartitionsTopic& t)
 // topic's new ones.
 Resp::CreatePartitionsTopicResult Grow(BrokerContext& ctx, const Req::CreatePartitionsTopic& t,
                                        bool validate_only, int32_t* budget) {
-  Status st = CheckAssignments(ctx, t);
+  Status st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreatePartitions);
+  if (st.ok()) st = CheckAssignments(ctx, t);
   std::shared_ptr<const Topic> before = ctx.topics().FindTopic(t.name);
   if (st.ok()) st = ctx.topics().CreatePartitions(t.name, t.count, validate_only, *budget);
   if (st.ok() && before) *budget -= t.count - before->partition_count();

@@ -13,6 +13,8 @@
 //     state layer validates);
 //   - headrace.max.partitions / .per.request (all topics of the request
 //     together): POLICY_VIOLATION for a topic that would go over;
+//   - an internal topic (__consumer_offsets, __transaction_state):
+//     TOPIC_ALREADY_EXISTS (the broker creates them itself);
 //   - validate_only checks everything and creates nothing.
 // v5+ results carry num_partitions, replication_factor and the topic's
 // configs (KIP-525); v7 the new topic id (zero for validate_only).
@@ -25,6 +27,7 @@
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
+#include "broker/topic_name.h"
 
 namespace headrace::broker {
 namespace {
@@ -98,7 +101,8 @@ Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Req::CreatableTop
   Resp::CreatableTopicResult r;
   r.name = t.name;
   CreateTopicRequest request;
-  Status st = BuildRequest(t, ctx.node_id, validate_only, &request);
+  Status st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreate);
+  if (st.ok()) st = BuildRequest(t, ctx.node_id, validate_only, &request);
   request.partition_budget = *budget;
   Result<CreatedTopic> created = st.ok() ? ctx.topics().CreateTopic(request) : Result<CreatedTopic>(st);
   if (created.ok()) *budget -= created->num_partitions;

@@ -12,6 +12,7 @@
 
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
+#include "broker/topic_name.h"
 
 namespace headrace::broker {
 namespace {
@@ -24,6 +25,11 @@ Resp::DeleteRecordsPartitionResult DeleteBefore(BrokerContext& ctx, const std::s
   Resp::DeleteRecordsPartitionResult r;
   r.partition_index = p.partition_index;
   r.low_watermark = -1;
+  if (Status internal = CheckClientOpOnInternalTopic(topic, InternalTopicOp::kDeleteRecords);
+      !internal.ok()) {
+    r.error_code = Code(ToKafkaError(internal));
+    return r;
+  }
   Result<std::shared_ptr<Partition>> partition = ctx.topics().GetPartition(topic, p.partition_index);
   if (!partition.ok()) {
     r.error_code = Code(ToKafkaError(partition.status()));

@@ -4,6 +4,7 @@
 //   unknown name                      UNKNOWN_TOPIC_OR_PARTITION
 //   unknown id                        UNKNOWN_TOPIC_ID (name null)
 //   both or neither of name and id    INVALID_REQUEST
+//   an internal topic                 INVALID_TOPIC_EXCEPTION
 //   a name or id given twice          INVALID_REQUEST (one result)
 // A deleted topic's result carries its id (v6). Deletion is synchronous
 // (the data directories are removed in the background afterwards).
@@ -16,6 +17,7 @@
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
+#include "broker/topic_name.h"
 
 namespace headrace::broker {
 namespace {
@@ -34,6 +36,9 @@ Resp::DeletableTopicResult Failed(std::optional<std::string> name, const protoco
 }
 
 Resp::DeletableTopicResult DeleteByName(BrokerContext& ctx, const std::string& name) {
+  if (Status st = CheckClientOpOnInternalTopic(name, InternalTopicOp::kDelete); !st.ok()) {
+    return Failed(name, protocol::Uuid{}, st);
+  }
   std::shared_ptr<const Topic> topic = ctx.topics().FindTopic(name);
   protocol::Uuid id = topic ? topic->id : protocol::Uuid{};
   Status st = ctx.topics().DeleteTopic(name);

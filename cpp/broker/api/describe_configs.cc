@@ -4,8 +4,10 @@
 //               STATIC_BROKER_CONFIG=4 when the broker property was set,
 //               DEFAULT_CONFIG=5 otherwise). Invalid name:
 //               INVALID_TOPIC_EXCEPTION; unknown: UNKNOWN_TOPIC_OR_PARTITION.
-//   BROKER (4)  this broker's settings (broker_config_entries.h), for the
-//               name "" or this node's id; another id: INVALID_REQUEST.
+//   BROKER (4)  this broker's settings (broker_config_entries.h) for this
+//               node's id; for the name "" (the cluster-wide default) only
+//               the keys the dynamic default sets, as Kafka answers; another
+//               id: INVALID_REQUEST.
 //   other       INVALID_REQUEST.
 // configuration_keys null or empty = all keys; otherwise only the named
 // ones (unknown names are left out). Synonyms only with include_synonyms;
@@ -35,7 +37,7 @@ Result<std::vector<ConfigEntry>> EntriesFor(const BrokerContext& ctx,
   }
   if (r.resource_type == kResourceBroker) {
     HR_RETURN_IF_ERROR(CheckBrokerResourceName(r.resource_name, ctx.node_id));
-    return DescribeBrokerConfigs(ctx);
+    return DescribeBrokerConfigs(ctx, /*cluster_default_only=*/r.resource_name.empty());
   }
   return UnsupportedResourceType(r.resource_type);
 }

@@ -7,8 +7,11 @@
 //               needed, or a key named twice: INVALID_REQUEST. The result is
 //               persisted and applied to the live partitions.
 //               Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
-//   BROKER (4)  dynamic broker configuration is not supported: INVALID_REQUEST
-//               unless there is nothing to change.
+//   BROKER (4)  dynamic broker configs (dynamic_broker_config.h): name
+//               "<node id>" changes this broker's dynamic values, "" the
+//               cluster-wide default's. SET, DELETE, and APPEND/SUBTRACT on
+//               list keys (log.cleanup.policy); unknown or read-only keys,
+//               bad values: INVALID_REQUEST.
 //   other       INVALID_REQUEST.
 // A resource named twice in one request: INVALID_REQUEST for each.
 // validate_only checks without changing anything.
@@ -18,6 +21,8 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/broker_config.h"
+#include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
@@ -28,8 +33,9 @@ namespace {
 using Req = protocol::IncrementalAlterConfigsRequest;
 using Resp = protocol::IncrementalAlterConfigsResponse;
 
-Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
-  HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+// The resource's operations. Errors: INVALID_REQUEST for an unknown
+// operation or a repeated key.
+Result<std::vector<ConfigAlteration>> OpsOf(const Req::AlterConfigsResource& r) {
   std::vector<ConfigAlteration> ops;
   std::set<std::string> keys;
   for (const auto& c : r.configs) {
@@ -48,18 +54,67 @@ Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool v
     op.value = c.value;
     ops.push_back(std::move(op));
   }
+  return ops;
+}
+
+Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+  HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
   return ctx.topics().IncrementalAlterTopicConfig(r.resource_name, ops, validate_only);
 }
 
+// APPEND/SUBTRACT on a list-valued broker key (a topic default such as
+// log.cleanup.policy), starting from this layer's value, else the
+// effective default. Errors: INVALID_REQUEST.
+Result<std::string> AlterBrokerList(BrokerContext& ctx, const ConfigMap& layer,
+                                    const ConfigAlteration& op) {
+  const BrokerKeyInfo* info = FindBrokerKey(op.key);
+  if (info == nullptr || info->type != ConfigType::kList || info->topic_key.empty()) {
+    return KafkaStatus(KafkaError::kInvalidRequest,
+                       op.key + ": APPEND and SUBTRACT are only allowed on list configs");
+  }
+  std::shared_ptr<const TopicDefaults> defaults = ctx.topics().defaults();
+  auto it = layer.find(op.key);
+  const std::string base =
+      it != layer.end() ? it->second : FormatTopicConfig(defaults->settings, info->topic_key);
+  auto altered = ApplyConfigAlterations(*defaults, {{info->topic_key, base}},
+                                        {{info->topic_key, op.op, op.value}});
+  if (!altered.ok()) {
+    return KafkaStatus(KafkaError::kInvalidRequest, op.key + ": " + altered.status().message());
+  }
+  return altered->at(info->topic_key);
+}
+
+Status AlterBroker(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
+  DynamicBrokerLayers layers = ctx.state->dynamic_config().layers();
+  ConfigMap next = r.resource_name.empty() ? layers.cluster_default : layers.per_broker;
+  for (const ConfigAlteration& op : ops) {
+    if (op.op == AlterConfigOp::kDelete) {
+      next.erase(op.key);
+    } else if (!op.value) {
+      return KafkaStatus(KafkaError::kInvalidRequest, op.key + ": a value is required");
+    } else if (op.op == AlterConfigOp::kSet) {
+      next[op.key] = *op.value;
+    } else {
+      HR_ASSIGN_OR_RETURN(next[op.key], AlterBrokerList(ctx, next, op));
+    }
+  }
+  return ReplaceBrokerLayer(ctx, r.resource_name, next, validate_only);
+}
+
 void HandleIncrementalAlterConfigs(BrokerContext& ctx, Req& req, Request request) {
-  ReplyAlterConfigs<Resp>(ctx, req, request, [&](const Req::AlterConfigsResource& r) {
-    return AlterTopic(ctx, r, req.validate_only);
-  });
+  ReplyAlterConfigs<Resp>(
+      ctx, req, request,
+      [&](const Req::AlterConfigsResource& r) { return AlterTopic(ctx, r, req.validate_only); },
+      [&](const Req::AlterConfigsResource& r) { return AlterBroker(ctx, r, req.validate_only); });
 }
 
 }  // namespace
 
 extern const ApiHandler kIncrementalAlterConfigsHandler =
-    MakeHandler<protocol::IncrementalAlterConfigsRequest, HandleIncrementalAlterConfigs>(0, 1);
+    MakeHandler<protocol::IncrementalAlterConfigsRequest,
+                OnAdminWorker<protocol::IncrementalAlterConfigsRequest,
+                              HandleIncrementalAlterConfigs>>(0, 1);
 
 }  // namespace headrace::broker

@@ -13,6 +13,15 @@
 // (retriable) until it exists (TopicRegistry::FindOrAutoCreate); otherwise
 // they get UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an
 // invalid name.
+//
+// Internal topics (is_internal = true): in cluster mode __consumer_offsets
+// and __transaction_state are real replicated topics (one partition each,
+// created by the first FindCoordinator that needs them) and are listed from
+// the ClusterView. On a single node the coordinators keep their logs in
+// data_dir/__group_metadata and data_dir/__transaction_state; they are
+// served as one-partition topics led by this node while the coordinator is
+// up (TopicRegistry::SetInternalTopic: Fetch and ListOffsets read them as
+// from Kafka). Neither is ever auto-created as an ordinary topic.
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,6 +96,11 @@ Response::MetadataResponseTopic TopicError(KafkaError error, std::optional<std::
 // A topic named in the request.
 Response::MetadataResponseTopic LookUpByName(BrokerContext& ctx, const std::string& name,
                                              bool auto_create, bool include_operations) {
+  if (IsInternalTopic(name)) {  // never auto-created
+    std::shared_ptr<const Topic> internal = ctx.topics().FindTopic(name);
+    if (!internal) return TopicError(KafkaError::kUnknownTopicOrPartition, name, {});
+    return DescribeTopic(ctx, *internal, include_operations);
+  }
   std::shared_ptr<const Topic> topic;
   if (auto_create) {
     auto found = ctx.topics().FindOrAutoCreate(name);
@@ -191,8 +205,12 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
   const bool ops = request.include_topic_authorized_operations;
   const bool all = !request.topics || (req.version() == 0 && request.topics->empty());
   if (all) {
-    for (const auto& topic : ctx.topics().ListTopics())
+    for (const auto& topic : ctx.topics().InternalTopics())
       resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
+    for (const auto& topic : ctx.topics().ListTopics()) {
+      if (IsInternalTopic(topic->name)) continue;  // an ordinary one from an older version
+      resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
+    }
   } else {
     const bool auto_create =
         request.allow_auto_topic_creation && ctx.config().auto_create_topics_enable;

@@ -29,6 +29,7 @@
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
+#include "broker/topic_name.h"
 
 namespace headrace::broker {
 namespace {
@@ -189,6 +190,11 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     } else if (acks != 0 && acks != 1 && acks != -1) {
       topic_error = KafkaError::kInvalidRequiredAcks;
       topic_message = "acks must be 0, 1 or -1 (all), not " + std::to_string(acks);
+    } else if (Status internal =
+                   CheckClientOpOnInternalTopic(topic_data.name, InternalTopicOp::kProduce);
+               !internal.ok()) {
+      topic_error = ToKafkaError(internal);
+      topic_message = internal.message();
     } else if (auto found = FindTopicForData(ctx, topic_data.name); found.ok()) {
       topic = *found;
     } else {

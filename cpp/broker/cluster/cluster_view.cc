@@ -124,6 +124,18 @@ Result<std::shared_ptr<const ClusterView>> ParseClusterView(std::string_view jso
     std::string name = topic.name;
     view->topics.emplace(std::move(name), std::move(topic));
   }
+  if (const json::Value* bc = root.Find("broker_configs"); bc != nullptr && bc->is_object()) {
+    auto layer = [&](const char* name) {
+      std::map<std::string, std::string> out;
+      const json::Value* l = bc->Find(name);
+      if (l == nullptr || !l->is_object()) return out;
+      for (const auto& [k, v] : l->as_object()) {
+        if (v.is_string()) out[k] = v.as_string();
+      }
+      return out;
+    };
+    view->broker_configs.emplace(layer("default"), layer("broker"));
+  }
   return std::shared_ptr<const ClusterView>(std::move(view));
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,11 @@ struct ClusterView {
   int32_t controller_epoch = 0;
   std::vector<BrokerEndpoint> brokers;     // sorted by id
   std::map<std::string, TopicView, std::less<>> topics;
+  // Dynamic broker configs from ZooKeeper ("broker_configs": {"default":
+  // {key: value}, "broker": {key: value}}: /config/brokers/<default> and
+  // /config/brokers/<this id>); nullopt when the document has none.
+  std::optional<std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>>
+      broker_configs;
 
   const BrokerEndpoint* FindBroker(int32_t id) const;
   const TopicView* FindTopic(std::string_view name) const;

@@ -12,6 +12,8 @@ const std::vector<ConfigKey<FetchSessionConfig>>& Keys() {
   return keys;
 }
 
+HR_REGISTER_CONFIG_FAMILY(FetchSessionConfig, "fetch session", &Keys);
+
 }  // namespace
 
 Status FetchSessionConfig::Set(const std::string& key, const std::string& value) {

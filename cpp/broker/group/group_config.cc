@@ -102,10 +102,13 @@ const std::vector<GroupKey>& Keys() {
                  c.commit_fsync = value == "true";
                  return Status::OK();
                },
-               [](const GroupConfig& c) { return std::string(c.commit_fsync ? "true" : "false"); }},
+               [](const GroupConfig& c) { return std::string(c.commit_fsync ? "true" : "false"); },
+               ConfigType::kBoolean},
   };
   return keys;
 }
+
+HR_REGISTER_CONFIG_FAMILY(GroupConfig, "group", &Keys);
 
 }  // namespace
 

@@ -36,6 +36,8 @@ const std::vector<ConfigKey<TxnConfig>>& Keys() {
   return keys;
 }
 
+HR_REGISTER_CONFIG_FAMILY(TxnConfig, "transaction", &Keys);
+
 }  // namespace
 
 Status TxnConfig::Set(const std::string& key, const std::string& value) {

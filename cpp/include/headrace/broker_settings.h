@@ -29,4 +29,12 @@ struct BrokerSetting {
 Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
     const std::map<std::string, std::string>& settings);
 
+// The generated reference of docs/configuration.md, from the key tables:
+// the broker table (BrokerConfig's keys and every registered family's) and
+// the topic table, as Markdown, between the markers
+// "<!-- BEGIN GENERATED: headrace config docs -->" and
+// "<!-- END GENERATED -->" (included). `headrace config docs` prints it;
+// tests/test_configs_docs.py fails when the file and the tables disagree.
+std::string BrokerConfigDocs();
+
 }  // namespace headrace

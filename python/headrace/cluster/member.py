@@ -461,10 +461,25 @@ class ClusterMember:
                                    "replicas": replicas, "isr": isr})
             topics.append({"name": t, "id": assignment.topic_id, "configs": configs,
                            "partitions": partitions})
+        broker_configs = self._read_broker_configs(dirty)
         # Forget what this pass did not use (deleted topics, departed brokers).
         self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
         return {"cluster_id": self.cluster_id, "controller_id": controller_id,
-                "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics}
+                "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics,
+                "broker_configs": broker_configs}
+
+    def _read_broker_configs(self, dirty: set[str] | None) -> dict:
+        """Dynamic broker configs (docs/configuration.md): the cluster-wide
+        default and this broker's, {"default": {...}, "broker": {...}}."""
+        out = {}
+        for key, entity in (("default", L.BROKER_DEFAULT_ENTITY), ("broker", str(self.broker_id))):
+            path = L.broker_config_path(entity)
+            try:
+                out[key] = L.decode_broker_config(self._data_many([path], dirty)[path], entity)
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+                out[key] = {}
+        return out
 
     def refresh(self) -> None:
         try:
@@ -631,7 +646,34 @@ class ClusterMember:
             return reassignment.alter_request(self.zk, payload, self._stop)
         if kind == "list_reassignments":
             return reassignment.list_ongoing(self.zk, payload)
+        if kind == "alter_broker_configs":
+            return self.alter_broker_configs(payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
+
+    # -- dynamic broker configs ---------------------------------------------------------------
+    def alter_broker_configs(self, payload: Mapping[str, Any]) -> dict:
+        """Replaces /config/brokers/<entity> ("<default>" or a broker id) with
+        payload["configs"] (validated by the data plane) and announces the
+        change under /config/changes as Kafka's ZK mode does. Every broker's
+        state loop watches its two entities and applies them."""
+        entity = str(payload.get("entity", ""))
+        if entity != L.BROKER_DEFAULT_ENTITY and not entity.isdigit():
+            return {"error_code": topic_admin.INVALID_REQUEST,
+                    "error_message": f"bad broker config entity {entity!r}"}
+        configs = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
+        path = L.broker_config_path(entity)
+        data = L.encode_broker_config(configs)
+        try:
+            self.zk.set(path, data)
+        except NoNodeError:
+            try:
+                self.zk.create(path, data, makepath=True)
+            except NodeExistsError:
+                self.zk.set(path, data)
+        self.zk.create(f"{L.CONFIG_CHANGES}/config_change_",
+                       json.dumps({"version": 2, "entity_path": f"brokers/{entity}"}).encode(),
+                       sequence=True, makepath=True)
+        return {"error_code": 0, "error_message": None}
 
     # -- ElectLeaders ------------------------------------------------------------------------
     def elect_leaders(self, payload: Mapping[str, Any]) -> dict:
@@ -716,4 +758,6 @@ def _all_failed(payload: Mapping[str, Any], code: int, message: str) -> dict:
     for t in payload.get("topics", []) or []:
         name = t.get("name") if isinstance(t, dict) else t
         topics.append({"name": name, "error_code": code, "error_message": message})
-    return {"topics": topics}
+    # error_code/error_message: the answer of requests without topics
+    # (alter_broker_configs).
+    return {"topics": topics, "error_code": code, "error_message": message}

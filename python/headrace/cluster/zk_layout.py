@@ -20,6 +20,10 @@ TOPICS = "/brokers/topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 CONFIG_TOPICS = "/config/topics"
+CONFIG_BROKERS = "/config/brokers"
+CONFIG_CHANGES = "/config/changes"
+# The entity name of the cluster-wide dynamic broker default (Kafka's).
+BROKER_DEFAULT_ENTITY = "<default>"
 ADMIN_DELETE_TOPICS = "/admin/delete_topics"
 ADMIN_CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
 ADMIN_ELECT_LEADERS = "/admin/elect_leaders"
@@ -68,6 +72,26 @@ def partition_state_path(topic: str, partition: int) -> str:
 
 def topic_config_path(topic: str) -> str:
     return f"{CONFIG_TOPICS}/{topic}"
+
+
+def broker_config_path(entity: str) -> str:
+    """/config/brokers/<id> (one broker's dynamic configs) or
+    /config/brokers/<default> (the cluster-wide default), as Kafka's ZK mode."""
+    return f"{CONFIG_BROKERS}/{entity}"
+
+
+def encode_broker_config(config: dict[str, str]) -> bytes:
+    return json.dumps({"version": 1, "config": dict(config)}, sort_keys=True).encode()
+
+
+def decode_broker_config(data: bytes | None, entity: str = "") -> dict[str, str]:
+    if not data:
+        return {}
+    obj = _load(data, broker_config_path(entity))
+    config = obj.get("config") or {}
+    if not isinstance(config, dict):
+        raise LayoutError(f"{broker_config_path(entity)}: config must be an object")
+    return {str(k): str(v) for k, v in config.items()}
 
 
 def delete_topic_path(topic: str) -> str:

@@ -1,0 +1,109 @@
+"""Dynamic broker configs and internal topics in a real two-broker cluster
+(ZooKeeper + two `headrace broker --zookeeper` processes) with real clients:
+
+- a cluster-wide default (BROKER resource "") is written to
+  /config/brokers/<default> and reaches every broker (DYNAMIC_DEFAULT_BROKER_CONFIG),
+  a per-broker value (resource "2") only broker 2, and both survive a
+  broker restart (read back from ZooKeeper);
+- __consumer_offsets, created by the first FindCoordinator, is listed as
+  internal with its true leader, and Produce to it is refused.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from broker_config_wire import alter_cluster_default
+from headrace import EmbeddedCluster
+from zookeeper_fixture import wait_for
+
+TIMEOUT_S = 30
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with EmbeddedCluster(2, data_dir=tmp_path_factory.mktemp("cfg-cluster"),
+                         settings={"zookeeper.session.timeout.ms": 3000,
+                                   "offsets.topic.replication.factor": 2}) as c:
+        yield c
+
+
+def _admin(cluster):
+    from confluent_kafka.admin import AdminClient
+    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 0})
+
+
+def _broker_entry(admin, node_id, key):
+    from confluent_kafka.admin import ConfigResource
+    res = ConfigResource(ConfigResource.Type.BROKER, str(node_id))
+    e = admin.describe_configs([res])[res].result(TIMEOUT_S)[key]
+    return e.value, e.source
+
+
+def _alter(admin, name, key, value):
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    res = ConfigResource(ConfigResource.Type.BROKER, name, incremental_configs=[
+        ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([res])[res].result(TIMEOUT_S)
+
+
+def test_dynamic_broker_configs_go_through_zookeeper_to_every_broker(cluster):
+    from confluent_kafka.admin import ConfigSource
+    dyn_default = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
+    dyn_broker = ConfigSource.DYNAMIC_BROKER_CONFIG.value
+    admin = _admin(cluster)
+    host, port = cluster.node(1).address.rsplit(":", 1)
+    assert alter_cluster_default((host, int(port)), {"log.retention.ms": "3600000"}) == (0, None)
+    _alter(admin, "2", "log.segment.bytes", "1048576")
+    data, _ = cluster.zk.get("/config/brokers/<default>")
+    assert json.loads(data) == {"version": 1, "config": {"log.retention.ms": "3600000"}}
+    data, _ = cluster.zk.get("/config/brokers/2")
+    assert json.loads(data)["config"] == {"log.segment.bytes": "1048576"}
+    for node in (1, 2):
+        wait_for(lambda: _broker_entry(admin, node, "log.retention.ms") == ("3600000", dyn_default),
+                 TIMEOUT_S, what=f"broker {node} applies the cluster default")
+    wait_for(lambda: _broker_entry(admin, 2, "log.segment.bytes") == ("1048576", dyn_broker),
+             TIMEOUT_S, what="broker 2 applies its own value")
+    assert _broker_entry(admin, 1, "log.segment.bytes")[0] == "1073741824"
+
+    cluster.restart(1)
+    cluster.wait_for_brokers([1, 2])
+    admin = _admin(cluster)
+    wait_for(lambda: _broker_entry(admin, 1, "log.retention.ms") == ("3600000", dyn_default),
+             TIMEOUT_S, what="broker 1 has the default again after its restart")
+
+
+def test_consumer_offsets_is_internal_with_its_true_leader(cluster):
+    from confluent_kafka import KafkaError, Producer
+    from kafka.admin import KafkaAdminClient
+    kp = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                          request_timeout_ms=TIMEOUT_S * 1000)
+    try:
+        # FindCoordinator for a group creates __consumer_offsets.
+        wait_for(lambda: _try(lambda: kp.describe_groups(["cfg-g"])), TIMEOUT_S,
+                 what="group coordinator")
+        leaders = cluster.wait_for_leaders("__consumer_offsets", TIMEOUT_S)
+
+        def described():
+            t = {x["name"]: x for x in kp.describe_topics()}.get("__consumer_offsets")
+            return t and t["is_internal"] and \
+                [(p["partition_index"], p["leader_id"]) for p in t["partitions"]] == [(0, leaders[0])]
+        wait_for(described, TIMEOUT_S, what="__consumer_offsets listed internal")
+    finally:
+        kp.close()
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "message.timeout.ms": 10000,
+                  "retries": 0})
+    errors = []
+    p.produce("__consumer_offsets", b"junk", partition=0, on_delivery=lambda e, m: errors.append(e))
+    assert p.flush(TIMEOUT_S) == 0
+    assert errors[0] is not None and errors[0].code() == KafkaError.TOPIC_EXCEPTION, errors
+
+
+def _try(fn):
+    try:
+        fn()
+        return True
+    except Exception as e:  # noqa: BLE001 - retried by wait_for
+        print("retrying:", repr(e))
+        return False
