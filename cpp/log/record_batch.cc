@@ -393,6 +393,44 @@ Result<std::string> ConvertCompression(std::span<const uint8_t> b, Compression t
   return out;
 }
 
+Status batch::ForEachRawRecord(std::span<const uint8_t> records, int32_t count,
+                               const std::function<Status(const RawRecord&)>& fn) {
+  const uint8_t* p = records.data();
+  const uint8_t* end = p + records.size();
+  return ForEachRecord(p, end, count, [&](const RecordView& r, int32_t) -> Status {
+    // ForEachRecord visits records in order; `p` tracks the current one's start.
+    const uint8_t* start = p;
+    int32_t len = 0;
+    ReadVarint32(&p, end, &len);
+    p += len;
+    RawRecord raw;
+    raw.bytes = {start, static_cast<size_t>(p - start)};
+    raw.offset_delta = r.offset_delta;
+    raw.has_key = r.key_len >= 0;
+    if (raw.has_key) raw.key = {reinterpret_cast<const char*>(r.key), static_cast<size_t>(r.key_len)};
+    raw.null_value = r.value_len < 0;
+    return fn(raw);
+  });
+}
+
+Result<std::string> batch::RebuildBatch(std::span<const uint8_t> b,
+                                        std::span<const uint8_t> records, int32_t count) {
+  BatchHeader h = DecodeHeader(b.data());
+  std::string out(reinterpret_cast<const char*>(b.data()), kBatchHeaderSize);
+  if (h.compression() == Compression::kNone) {
+    out.append(reinterpret_cast<const char*>(records.data()), records.size());
+  } else {
+    std::string packed;
+    HR_RETURN_IF_ERROR(compression::Compress(h.compression(), records, &packed));
+    out += packed;
+  }
+  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  StoreBE32(p + kRecordCountPos, static_cast<uint32_t>(count));
+  StoreBE32(p + kLengthPos, static_cast<uint32_t>(out.size() - kBatchLogOverhead));
+  StoreBE32(p + kCrcPos, ComputeCrc({p, out.size()}));
+  return out;
+}
+
 void batch::SetMaxTimestamp(std::span<uint8_t> b, TimestampMs ts) {
   coding::StoreBE64(b.data() + batch::kMaxTimestampPos, static_cast<uint64_t>(ts.value()));
   coding::StoreBE32(b.data() + batch::kCrcPos, batch::ComputeCrc(b));
