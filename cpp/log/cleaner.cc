@@ -24,8 +24,8 @@ Result<CleanReport> Log::Clean(const CleanRequest&) {
 
 namespace {
 
-constexpr int64_t kCleanReadahead = 1 << 20;
-constexpr int64_t kWriteChunk = 1 << 20;
+constexpr int64_t kCleanReadahead = 256 << 10;
+constexpr int64_t kWriteChunk = 64 << 10;  // also the throttle's step
 
 // Pass-wide transaction bookkeeping for the marker rules (Kafka's
 // CleanedTransactionMetadata): which producers had batches of an aborted

@@ -55,8 +55,11 @@ struct BatchInfo {
 // its header is. Errors as ValidateBatch; errors of the records
 // themselves (count, offset deltas, record structure) carry
 // kInvalidRecordDetail, a payload that does not decompress does not.
+// With `allow_gaps` (batches already in a log: recovery, a follower's
+// append) a batch rewritten by the log cleaner is valid too: fewer records
+// than last offset delta + 1, offset deltas increasing up to it.
 Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes,
-                                    std::string* scratch = nullptr);
+                                    std::string* scratch = nullptr, bool allow_gaps = false);
 
 // Smallest record timestamp other than kNoTimestamp in the records section
 // `records` of a batch with header `h` (kNoTimestamp when none; the

@@ -183,7 +183,8 @@ Result<ScanOutcome> Segment::ScanAndRebuild(int64_t verify_from, int32_t index_i
     if (!out.error.empty()) break;
     if (pos >= verify_from) {
       HR_ASSIGN_OR_RETURN(p, reader.Peek(pos, h.total_size()));
-      auto v = batch::ValidateBatchInfo({p, static_cast<size_t>(h.total_size())});
+      auto v = batch::ValidateBatchInfo({p, static_cast<size_t>(h.total_size())}, nullptr,
+                                        /*allow_gaps=*/true);
       if (!v.ok()) {
         out.error = "batch at position " + std::to_string(pos) + ": " + v.status().message();
         break;
