@@ -104,7 +104,7 @@ TEST(TopicConfigTest, DescribeReportsValueSourceAndType) {
   d.static_keys = {"retention.ms"};
   auto all = DescribeTopicConfigs(d, {{"segment.bytes", "2048"}});
   EXPECT_EQ(all.size(), SupportedTopicConfigKeys().size());
-  EXPECT_EQ(all.size(), 16u);
+  EXPECT_EQ(all.size(), 20u);
 
   const ConfigEntry& seg = Entry(all, "segment.bytes");
   EXPECT_EQ(seg.value, "2048");
@@ -159,6 +159,31 @@ TEST(TopicConfigTest, IncrementalOpsSetDeleteAppendSubtract) {
 
   auto bad = ApplyConfigAlterations(d, cur, {{"retention.ms", AlterConfigOp::kSet, "-7"}});
   EXPECT_EQ(bad.status().message(), "retention.ms: must be an integer >= -1");
+}
+
+TEST(TopicConfigTest, CompactionKeysHaveKafkasTypesRangesAndDefaults) {
+  TopicDefaults d;
+  auto all = DescribeTopicConfigs(d, {});
+  EXPECT_EQ(Entry(all, "min.cleanable.dirty.ratio").value, "0.5");
+  EXPECT_EQ(Entry(all, "min.cleanable.dirty.ratio").type, ConfigType::kDouble);
+  EXPECT_EQ(Entry(all, "min.cleanable.dirty.ratio").synonyms.back().name,
+            "log.cleaner.min.cleanable.ratio");
+  EXPECT_EQ(Entry(all, "delete.retention.ms").value, "86400000");
+  EXPECT_EQ(Entry(all, "min.compaction.lag.ms").value, "0");
+  EXPECT_EQ(Entry(all, "max.compaction.lag.ms").value, "9223372036854775807");
+  EXPECT_TRUE(ValidateTopicConfig("min.cleanable.dirty.ratio", "0.01").ok());
+  EXPECT_TRUE(ValidateTopicConfig("min.cleanable.dirty.ratio", "1").ok());
+  EXPECT_FALSE(ValidateTopicConfig("min.cleanable.dirty.ratio", "1.5").ok());
+  EXPECT_FALSE(ValidateTopicConfig("min.cleanable.dirty.ratio", "x").ok());
+  EXPECT_FALSE(ValidateTopicConfig("delete.retention.ms", "-1").ok());
+  EXPECT_FALSE(ValidateTopicConfig("max.compaction.lag.ms", "0").ok());
+  EXPECT_TRUE(ValidateTopicConfig("min.compaction.lag.ms", "0").ok());
+  auto s = ApplyTopicConfigs(d, {{"delete.retention.ms", "100"},
+                                 {"min.cleanable.dirty.ratio", "0.25"}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->delete_retention_ms, 100);
+  EXPECT_EQ(s->min_cleanable_dirty_ratio, 0.25);
+  EXPECT_FALSE(s->min_compaction_lag_ms.has_value());  // the broker's value applies
 }
 
 }  // namespace

@@ -292,9 +292,12 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
           bool discard = false;
           if (h.producer_id >= 0) {
             Result<EndTxnMarker> m = ParseEndTxnMarker(b);
-            if (m.ok() && txns.OnMarker(h.producer_id, m->commit)) {
-              discard = horizon_passed;
-              if (!discard) ++pending;
+            if (m.ok()) {
+              const bool no_data = txns.OnMarker(h.producer_id, m->commit);
+              discard = no_data && horizon_passed;
+              // An ABORT marker's data goes in this very pass, so it too
+              // only waits for its horizon now.
+              if (!discard && (no_data || !m->commit)) ++pending;
             }
           }
           if (discard) {

@@ -352,6 +352,13 @@ Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes) {
   return info.header;
 }
 
+Result<BatchHeader> ValidateStoredBatch(std::span<const uint8_t> bytes) {
+  std::string scratch;
+  HR_ASSIGN_OR_RETURN(batch::BatchInfo info,
+                      batch::ValidateBatchInfo(bytes, &scratch, /*allow_gaps=*/true));
+  return info.header;
+}
+
 void SetBaseOffset(std::span<uint8_t> b, Offset base) {
   coding::StoreBE64(b.data() + batch::kBaseOffsetPos, static_cast<uint64_t>(base.value()));
 }
@@ -553,7 +560,7 @@ Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes) {
     if (len >= kMinBatchLength &&
         static_cast<uint64_t>(kBatchLogOverhead) + static_cast<uint64_t>(len) > bytes.size())
       break;  // trailing partial batch
-    HR_ASSIGN_OR_RETURN(BatchHeader h, ValidateBatch(bytes));
+    HR_ASSIGN_OR_RETURN(BatchHeader h, ValidateStoredBatch(bytes));
     std::span<const uint8_t> b = bytes.first(h.total_size());
     bytes = bytes.subspan(h.total_size());
     if (h.is_control()) continue;
