@@ -50,8 +50,9 @@ def _create(bootstrap, topic, **configs):
 
 def _producer(bootstrap, **extra):
     from confluent_kafka import Producer
+    # Small batches, so that the 16 KiB segments roll often.
     conf = {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
-            "compression.type": "lz4", "message.timeout.ms": 60000}
+            "batch.size": 4096, "compression.type": "lz4", "message.timeout.ms": 60000}
     conf.update(extra)
     return Producer(conf)
 
@@ -144,7 +145,7 @@ def test_latest_value_per_key_survives_cleaning(cbroker):
     topic = "compact-versions"
     _create(cbroker.bootstrap, topic, delete_retention_ms=3600000)
     model, offsets = {}, {}
-    items = [(f"key-{k}".encode(), f"v{v}-{k}-".encode() + b"x" * 60)
+    items = [(f"key-{k}".encode(), f"v{v}-{k}-{os.urandom(30).hex()}".encode())
              for v in range(50) for k in range(100)]
     items += [(f"key-{k}".encode(), None) for k in range(0, 100, 10)]  # 10 tombstones
     items += _filler(150, "fill")
@@ -169,7 +170,8 @@ def test_tombstones_go_after_delete_retention(cbroker):
     topic = "compact-tombstones"
     _create(cbroker.bootstrap, topic, delete_retention_ms=1000)
     model, offsets = {}, {}
-    items = [(f"key-{k}".encode(), f"v{v}".encode() * 20) for v in range(5) for k in range(40)]
+    items = [(f"key-{k}".encode(), f"v{v}-{os.urandom(40).hex()}".encode()) for v in range(5)
+             for k in range(40)]
     items += [(f"key-{k}".encode(), None) for k in range(0, 40, 2)]
     items += _filler(120, "fill")
     _produce(cbroker.bootstrap, topic, items, model, offsets)

@@ -52,6 +52,18 @@ Result<CleanReport> Partition::Clean(const CleanRequest& req) {
   HR_RETURN_IF_ERROR(CheckServing());
   Result<CleanReport> r = log_->Clean(req);
   if (!r.ok() && log_->failed()) return GoOffline(r.status());
+  if (!r.ok() || !r->cleaned) return r;
+  // ABORT markers the pass removed leave the aborted-transaction index, and
+  // the .txnindex files are rewritten now (not at the next flush), so that
+  // read_committed consumers never wait for a marker that is gone.
+  size_t forgotten = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> index_lock(txn_index_mu_);
+    forgotten = txn_index_.ForgetRemovedMarkers(r->first_dirty_after, r->abort_markers_kept);
+    aborted_count_.store(txn_index_.size());
+  }
+  if (forgotten > 0) HR_RETURN_IF_ERROR(WriteTxnIndex());
   return r;
 }
 

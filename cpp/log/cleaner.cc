@@ -260,6 +260,7 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
     HR_RETURN_IF_ERROR(Fence(out.Open()));
     int64_t group_cleaned_ms = INT64_MIN;
     int64_t pending = 0;  // tombstones / markers kept only until their horizon
+    std::vector<std::pair<int64_t, int64_t>> aborts_kept, aborts_all;
     int64_t in_bytes = 0;
     for (size_t i = gb; i < ge; ++i) {
       const Segment& s = *segs[i];
@@ -293,6 +294,7 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
           if (h.producer_id >= 0) {
             Result<EndTxnMarker> m = ParseEndTxnMarker(b);
             if (m.ok()) {
+              if (!m->commit) aborts_all.emplace_back(h.producer_id, h.base_offset.value());
               const bool no_data = txns.OnMarker(h.producer_id, m->commit);
               discard = no_data && horizon_passed;
               // An ABORT marker's data goes in this very pass, so it too
@@ -304,6 +306,8 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
             report.batches_removed++;
             report.records_removed += h.record_count;
           } else {
+            if (!aborts_all.empty() && aborts_all.back().second == h.base_offset.value())
+              aborts_kept.push_back(aborts_all.back());
             HR_RETURN_IF_ERROR(Fence(out.Add(b)));
           }
           continue;
@@ -360,6 +364,8 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
     std::vector<std::shared_ptr<Segment>> olds(segs.begin() + static_cast<std::ptrdiff_t>(gb),
                                                segs.begin() + static_cast<std::ptrdiff_t>(ge));
     HR_ASSIGN_OR_RETURN(bool swapped, SwapIn(olds, base));
+    std::vector<std::pair<int64_t, int64_t>>& kept = swapped ? aborts_kept : aborts_all;
+    report.abort_markers_kept.insert(report.abort_markers_kept.end(), kept.begin(), kept.end());
     if (!swapped) continue;  // retention or truncation got there first
     report.cleaned = true;
     report.segments_in += static_cast<int>(ge - gb);

@@ -122,6 +122,12 @@ struct CleanReport {
   int64_t map_keys = 0;          // distinct keys mapped
   Offset first_dirty_before{0};
   Offset first_dirty_after{0};   // the next pass starts here
+  // The ABORT markers (producer id, offset) below first_dirty_after that
+  // are still in the log after the pass. An aborted-transaction index entry
+  // below first_dirty_after whose marker is not listed must go: a
+  // read_committed consumer would otherwise wait for that marker forever
+  // (Kafka rewrites the .txnindex of cleaned segments the same way).
+  std::vector<std::pair<int64_t, int64_t>> abort_markers_kept;
   int64_t elapsed_ms = 0;
 };
 

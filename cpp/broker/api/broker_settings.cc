@@ -89,6 +89,13 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
                  FirstPresent({"cluster.id"}, settings)});
   AddFamilySettings(group, settings, &out);
   AddFamilySettings(txns, settings, &out);
+  // The cleaner family owns the broker defaults of the topic compaction
+  // keys (log.cleaner.delete.retention.ms, ...): its rows replace the
+  // topic-default rows of the same names.
+  for (const broker::SettingDoc& d : cleaner.Describe())
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const BrokerSetting& b) { return b.name == d.name; }),
+              out.end());
   AddFamilySettings(cleaner, settings, &out);
   out.push_back({kBackendKey, backend, "auto", "Network I/O backend: auto, io_uring or epoll.",
                  FirstPresent({kBackendKey}, settings)});
