@@ -14,7 +14,7 @@ TEST_F(AdminConfigsE2ETest, DescribeConfigsTopicAllKeysFilterAndSynonyms) {
   auto all = Describe(kTopic, "cfg");
   ASSERT_EQ(all.error_code, 0);
   EXPECT_FALSE(all.error_message.has_value());
-  EXPECT_EQ(all.configs.size(), 16u);
+  EXPECT_EQ(all.configs.size(), 20u);
   for (const auto& c : all.configs) {
     EXPECT_TRUE(c.value.has_value()) << c.name;
     EXPECT_FALSE(c.read_only);
@@ -37,7 +37,7 @@ TEST_F(AdminConfigsE2ETest, DescribeConfigsTopicAllKeysFilterAndSynonyms) {
   EXPECT_EQ(rb.synonyms[1].source, kSourceDefault);
 
   auto v1 = Describe(kTopic, "cfg", std::vector<std::string>{}, false, 1);
-  EXPECT_EQ(v1.configs.size(), 16u);
+  EXPECT_EQ(v1.configs.size(), 20u);
 
   EXPECT_EQ(Describe(kTopic, "missing").error_code, Code(KafkaError::kUnknownTopicOrPartition));
   EXPECT_EQ(Describe(kTopic, "").error_code, Code(KafkaError::kInvalidTopicException));
