@@ -162,6 +162,15 @@ Result<CleanableState> LogImpl::Cleanable(const CleanRequest& req) {
 Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
   const int64_t started = WallClockMs();
   std::lock_guard<std::mutex> clean(clean_mu_);
+  // An I/O error writing a .cleaned file takes the log offline (Fence,
+  // under the append lock as its contract asks), unless the log was closed
+  // or abandoned meanwhile (a deleted partition): then the pass just ends.
+  auto fail = [this](Status st) -> Status {
+    if (st.ok()) return st;
+    std::lock_guard<std::mutex> lock(append_mu_);
+    if (closed_.load()) return Status::Closed(dir_ + ": closed during cleaning");
+    return Fence(std::move(st));
+  };
   LoadCleanerCheckpointLocked();
   CleanReport report;
   std::vector<std::shared_ptr<Segment>> segs;
@@ -257,7 +266,7 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
     const Offset base = segs[gb]->base_offset();
     CleanedWriter out(env_, filename::SegmentPath(dir_, base, filename::FileKind::kLog) +
                                 std::string(filename::kCleanedSuffix), req.throttler);
-    HR_RETURN_IF_ERROR(Fence(out.Open()));
+    HR_RETURN_IF_ERROR(fail(out.Open()));
     int64_t group_cleaned_ms = INT64_MIN;
     int64_t pending = 0;  // tombstones / markers kept only until their horizon
     std::vector<std::pair<int64_t, int64_t>> aborts_kept, aborts_all;
@@ -286,7 +295,7 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
         report.bytes_read += h.total_size();
         if (req.throttler) req.throttler->Throttle(h.total_size());
         if (h.base_offset >= map_end) {  // not mapped yet: untouched
-          HR_RETURN_IF_ERROR(Fence(out.Add(b)));
+          HR_RETURN_IF_ERROR(fail(out.Add(b)));
           continue;
         }
         if (h.is_control()) {
@@ -308,7 +317,7 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
           } else {
             if (!aborts_all.empty() && aborts_all.back().second == h.base_offset.value())
               aborts_kept.push_back(aborts_all.back());
-            HR_RETURN_IF_ERROR(Fence(out.Add(b)));
+            HR_RETURN_IF_ERROR(fail(out.Add(b)));
           }
           continue;
         }
@@ -322,7 +331,7 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
         if (h.producer_id >= 0) {
           auto last = req.producer_last_offsets.find(h.producer_id);
           if (last != req.producer_last_offsets.end() && last->second == h.last_offset().value()) {
-            HR_RETURN_IF_ERROR(Fence(out.Add(b)));  // the producer's last batch: kept whole
+            HR_RETURN_IF_ERROR(fail(out.Add(b)));  // the producer's last batch: kept whole
             continue;
           }
         }
@@ -346,7 +355,7 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
             }));
         report.records_removed += h.record_count - kept_count;
         if (kept_count == h.record_count) {
-          HR_RETURN_IF_ERROR(Fence(out.Add(b)));
+          HR_RETURN_IF_ERROR(fail(out.Add(b)));
         } else if (kept_count == 0) {
           report.batches_removed++;
         } else {
@@ -354,12 +363,12 @@ Result<CleanReport> LogImpl::Clean(const CleanRequest& req) {
                               batch::RebuildBatch(b, {reinterpret_cast<const uint8_t*>(kept.data()),
                                                       kept.size()},
                                                   kept_count));
-          HR_RETURN_IF_ERROR(Fence(out.Add({reinterpret_cast<const uint8_t*>(rebuilt.data()),
+          HR_RETURN_IF_ERROR(fail(out.Add({reinterpret_cast<const uint8_t*>(rebuilt.data()),
                                             rebuilt.size()})));
         }
       }
     }
-    HR_RETURN_IF_ERROR(Fence(out.Finish()));
+    HR_RETURN_IF_ERROR(fail(out.Finish()));
     const int64_t out_bytes = out.size();
     std::vector<std::shared_ptr<Segment>> olds(segs.begin() + static_cast<std::ptrdiff_t>(gb),
                                                segs.begin() + static_cast<std::ptrdiff_t>(ge));
