@@ -184,6 +184,7 @@ cdef extern from "headrace/record_batch.h" namespace "headrace" nogil:
 
     Result[BatchHeader] ParseBatchHeader(span[uint8_t] bytes)
     Result[BatchHeader] ValidateBatch(span[uint8_t] bytes)
+    Result[BatchHeader] ValidateStoredBatch(span[uint8_t] bytes)
 
     string BuildBatch(const vector[RecordInput]& records)
     # Declared with span<uint8_t>; C++ converts it to span<const uint8_t>.

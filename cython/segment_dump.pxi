@@ -103,7 +103,7 @@ def inspect_batches(data, bint with_records=True):
                    + st.message().decode("utf-8", "replace")
             break
         batch = _batch_dict(h, pos)
-        st = MoveResult(ValidateBatch(span[uint8_t](base + pos, <size_t>h.total_size())), &h)
+        st = MoveResult(ValidateStoredBatch(span[uint8_t](base + pos, <size_t>h.total_size())), &h)
         batch["valid"] = bool(st.ok())
         batch["error"] = None if st.ok() else st.message().decode("utf-8", "replace")
         if st.ok() and batch["control"] and batch["compression"] == "none":

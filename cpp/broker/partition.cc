@@ -105,6 +105,7 @@ Partition::Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
   last_stable_offset_.store(hw.value());
   retention_delete_.store(settings.cleanup_delete);
   min_insync_replicas_.store(settings.min_insync_replicas);
+  SetCompactionSettings(settings);
   (void)epoch_cache_.Assign(LeaderEpoch(0), log_->end_offset());  // in memory only
 }
 
@@ -442,6 +443,7 @@ void Partition::SetSettings(const TopicSettings& settings) {
   log_->SetConfig(PartitionLogConfig(settings.log));
   retention_delete_.store(settings.cleanup_delete);
   min_insync_replicas_.store(settings.min_insync_replicas);
+  SetCompactionSettings(settings);
 }
 
 Status Partition::Close() {

@@ -56,6 +56,7 @@
 #include "broker/txn_index.h"
 #include "common/uuid.h"
 #include "headrace/log.h"
+#include "log/cleaner.h"
 #include "headrace/status.h"
 #include "headrace/types.h"
 
@@ -328,6 +329,26 @@ class Partition : public std::enable_shared_from_this<Partition> {
   void TakeOffline() {
     if (!offline_.exchange(true)) AfterChange(0, /*state_changed=*/true);
   }
+
+  // ---- log compaction (partition_clean.cc; docs/compaction.md) ----
+  // The topic's compaction settings, as SetSettings last gave them.
+  struct CompactionSettings {
+    bool compact = false;  // cleanup.policy contains compact
+    int64_t segment_bytes = 1LL << 30;  // segment.bytes: a cleaned group's bound
+    std::optional<double> min_cleanable_dirty_ratio;
+    std::optional<int64_t> delete_retention_ms;
+    std::optional<int64_t> min_compaction_lag_ms;
+    std::optional<int64_t> max_compaction_lag_ms;
+  };
+  CompactionSettings compaction_settings() const;
+  // Fills what the partition decides of a cleaning pass: the bound
+  // (min(HW, LSO)), its aborted transactions and each producer's last
+  // batch. Errors: KafkaStorage when offline.
+  Status FillCleanRequest(CleanRequest* req);
+  // The log's cleanable state / one cleaning pass over the log (a cleaner
+  // thread). An I/O error takes the partition offline.
+  Result<CleanableState> Cleanable(const CleanRequest& req) const;
+  Result<CleanReport> Clean(const CleanRequest& req);
   // Flushes and closes the log; later appends/reads fail with Closed.
   Status Close();
   // Closes the log without flushing it (the partition is being deleted);
@@ -450,6 +471,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Result<PartitionRead> ReadUpTo(Offset offset, int64_t max_bytes, bool min_one_batch,
                                  Watermark limit) const;
   Status CheckServing() const;
+  void SetCompactionSettings(const TopicSettings& settings);  // partition_clean.cc
 
   const TopicPartition tp_;
   const Uuid topic_id_;
@@ -465,6 +487,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::atomic<int> isr_size_{1};
   std::atomic<bool> retention_delete_{true};  // cleanup.policy contains delete
   std::atomic<bool> flush_scheduled_{false};  // in the flusher's queue
+  mutable std::mutex compaction_mu_;           // a leaf; guards compaction_
+  CompactionSettings compaction_;
 
   mutable std::mutex mu_;  // serialises writers; guards everything below
   int32_t leader_id_;

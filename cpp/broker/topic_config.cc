@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 #include <functional>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "broker/kafka_error.h"
@@ -207,7 +209,7 @@ Result<std::string> MessageFormatVersion(std::string_view v) {
 const std::vector<KeySpec>& Specs() {
   static const std::vector<KeySpec> specs = {
       {"cleanup.policy", "log.cleanup.policy", ConfigType::kList,
-       "Retention policy for old segments: delete, compact, or both (compaction is not applied yet).",
+       "Retention policy for old segments: delete, compact (keep the latest record per key), or both.",
        [](std::string_view v, TopicSettings& s) -> Status {
          HR_ASSIGN_OR_RETURN(auto items, ParsePolicyList("cleanup.policy", v));
          s.cleanup_delete = std::count(items.begin(), items.end(), "delete") > 0;
@@ -386,6 +388,36 @@ const std::vector<KeySpec>& Specs() {
         k.effective = true;
         return k;
       }(),
+                  std::to_string(s.log.segment_ms))},
+      // ---- log compaction (docs/compaction.md); unset = the broker's log.cleaner.* value ----
+      {"delete.retention.ms", "log.cleaner.delete.retention.ms", ConfigType::kLong,
+       "How long tombstones (and transaction markers) are kept after their segment was cleaned.",
+       HR_INT_KEY("delete.retention.ms", 0, kLongMax, s.delete_retention_ms = x,
+                  std::to_string(s.delete_retention_ms.value_or(86400000)))},
+      {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", ConfigType::kLong,
+       "Longest time a record stays uncompacted: older dirty data is cleaned whatever the ratio.",
+       HR_INT_KEY("max.compaction.lag.ms", 1, kLongMax, s.max_compaction_lag_ms = x,
+                  std::to_string(s.max_compaction_lag_ms.value_or(kLongMax)))},
+      {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", ConfigType::kDouble,
+       "Dirty (uncompacted) share of the log above which the cleaner compacts it.",
+       [](std::string_view v, TopicSettings& s) -> Status {
+         std::string text(Trim(v));
+         char* end = nullptr;
+         double d = text.empty() ? -1 : std::strtod(text.c_str(), &end);
+         if (text.empty() || end != text.c_str() + text.size() || !(d >= 0 && d <= 1))
+           return InvalidValue("min.cleanable.dirty.ratio", "must be a number between 0 and 1");
+         s.min_cleanable_dirty_ratio = d;
+         return Status::OK();
+       },
+       [](const TopicSettings& s) -> std::string {
+         char buf[32];
+         std::snprintf(buf, sizeof(buf), "%g", s.min_cleanable_dirty_ratio.value_or(0.5));
+         return buf;
+       }},
+      {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", ConfigType::kLong,
+       "Shortest time a record stays uncompacted.",
+       HR_INT_KEY("min.compaction.lag.ms", 0, kLongMax, s.min_compaction_lag_ms = x,
+                  std::to_string(s.min_compaction_lag_ms.value_or(0)))},
   };
   return specs;
 }

@@ -28,12 +28,18 @@ using ConfigMap = std::map<std::string, std::string>;
 struct TopicSettings {
   LogConfig log;
   bool cleanup_delete = true;    // cleanup.policy contains "delete"
-  bool cleanup_compact = false;  // cleanup.policy contains "compact" (stored; not applied yet)
+  bool cleanup_compact = false;  // cleanup.policy contains "compact" (the log cleaner)
   int32_t min_insync_replicas = 1;
   // Keys headrace accepts, stores and describes but does not act on
   // (TopicConfigKeyInfo::effective == false), by topic key, normalised;
   // a key absent here has its built-in default.
   ConfigMap passive;
+  // Log compaction (docs/compaction.md). nullopt = not set on the topic:
+  // the broker's log.cleaner.* default applies (cleaner_config.h).
+  std::optional<double> min_cleanable_dirty_ratio;  // min.cleanable.dirty.ratio
+  std::optional<int64_t> delete_retention_ms;       // delete.retention.ms
+  std::optional<int64_t> min_compaction_lag_ms;     // min.compaction.lag.ms
+  std::optional<int64_t> max_compaction_lag_ms;     // max.compaction.lag.ms
 };
 
 // What a topic inherits: the broker's settings for new topics, which topic

@@ -248,6 +248,29 @@ TEST(TopicConfigTest, DynamicBrokerLayersDecideSourceAndSynonyms) {
   auto over = DescribeTopicConfigs(d, {{"retention.ms", "5"}});
   EXPECT_EQ(Entry(over, "retention.ms").value, "5");
   EXPECT_EQ(Entry(over, "retention.ms").synonyms.size(), 5u);
+TEST(TopicConfigTest, CompactionKeysHaveKafkasTypesRangesAndDefaults) {
+  TopicDefaults d;
+  auto all = DescribeTopicConfigs(d, {});
+  EXPECT_EQ(Entry(all, "min.cleanable.dirty.ratio").value, "0.5");
+  EXPECT_EQ(Entry(all, "min.cleanable.dirty.ratio").type, ConfigType::kDouble);
+  EXPECT_EQ(Entry(all, "min.cleanable.dirty.ratio").synonyms.back().name,
+            "log.cleaner.min.cleanable.ratio");
+  EXPECT_EQ(Entry(all, "delete.retention.ms").value, "86400000");
+  EXPECT_EQ(Entry(all, "min.compaction.lag.ms").value, "0");
+  EXPECT_EQ(Entry(all, "max.compaction.lag.ms").value, "9223372036854775807");
+  EXPECT_TRUE(ValidateTopicConfig("min.cleanable.dirty.ratio", "0.01").ok());
+  EXPECT_TRUE(ValidateTopicConfig("min.cleanable.dirty.ratio", "1").ok());
+  EXPECT_FALSE(ValidateTopicConfig("min.cleanable.dirty.ratio", "1.5").ok());
+  EXPECT_FALSE(ValidateTopicConfig("min.cleanable.dirty.ratio", "x").ok());
+  EXPECT_FALSE(ValidateTopicConfig("delete.retention.ms", "-1").ok());
+  EXPECT_FALSE(ValidateTopicConfig("max.compaction.lag.ms", "0").ok());
+  EXPECT_TRUE(ValidateTopicConfig("min.compaction.lag.ms", "0").ok());
+  auto s = ApplyTopicConfigs(d, {{"delete.retention.ms", "100"},
+                                 {"min.cleanable.dirty.ratio", "0.25"}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->delete_retention_ms, 100);
+  EXPECT_EQ(s->min_cleanable_dirty_ratio, 0.25);
+  EXPECT_FALSE(s->min_compaction_lag_ms.has_value());  // the broker's value applies
 }
 
 }  // namespace

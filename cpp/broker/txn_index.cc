@@ -1,6 +1,7 @@
 #include "broker/txn_index.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/file_env.h"
 #include "common/logging.h"
@@ -108,6 +109,29 @@ void AbortedTxnIndex::DropSegmentsBefore(Offset first_base) {
     dirty_.erase(it->first);
     it = segments_.erase(it);
   }
+}
+
+size_t AbortedTxnIndex::ForgetRemovedMarkers(
+    Offset below, const std::vector<std::pair<int64_t, int64_t>>& kept) {
+  std::set<std::pair<int64_t, int64_t>> keep(kept.begin(), kept.end());
+  size_t removed = 0;
+  for (auto it = segments_.begin(); it != segments_.end();) {
+    std::vector<AbortedTxn>& entries = it->second;
+    const size_t before = entries.size();
+    std::erase_if(entries, [&](const AbortedTxn& e) {
+      return e.last_offset < below && !keep.count({e.producer_id, e.last_offset.value()});
+    });
+    removed += before - entries.size();
+    if (entries.empty()) {
+      dropped_[it->first] = true;
+      dirty_.erase(it->first);
+      it = segments_.erase(it);
+      continue;
+    }
+    if (entries.size() != before) dirty_[it->first] = true;
+    ++it;
+  }
+  return removed;
 }
 
 void AbortedTxnIndex::TruncateFrom(Offset offset) {

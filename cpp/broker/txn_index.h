@@ -80,6 +80,10 @@ class AbortedTxnIndex {
   // Forgets every entry with last_offset >= `offset` and the files of
   // segments based at or after it (truncation).
   void TruncateFrom(Offset offset);
+  // Forgets the entries with last_offset below `below` whose ABORT marker
+  // (producer id, last offset) is not in `kept`: the log cleaner removed
+  // those markers (docs/compaction.md). Returns how many went.
+  size_t ForgetRemovedMarkers(Offset below, const std::vector<std::pair<int64_t, int64_t>>& kept);
   // Forgets everything (the log was truncated fully).
   void Clear();
 

@@ -4,6 +4,8 @@
 //   the same + ".deleted"     a segment file being deleted (rename, unlink)
 //   log.checkpoint            log start offset + flush point (checkpoint.h)
 //   log.checkpoint.tmp        a checkpoint being written (rename target)
+//   <base>.log.cleaned|.swap  the log cleaner's replacement segment (cleaner.h)
+//   cleaner.checkpoint        the log cleaner's progress (cleaner.h)
 // and the files a partition keeps beside its segments (the Log ignores them):
 //   <20-digit segment base>.txnindex   aborted transactions of the segment
 //   <20-digit offset>.snapshot         producer state below that offset
@@ -20,6 +22,10 @@ namespace headrace::filename {
 enum class FileKind { kLog, kOffsetIndex, kTimeIndex };
 
 inline constexpr std::string_view kDeletedSuffix = ".deleted";
+// The log cleaner's files (cleaner.h): "<base>.log.cleaned" being written,
+// "<base>.log.swap" complete and replacing the segments it covers.
+inline constexpr std::string_view kCleanedSuffix = ".cleaned";
+inline constexpr std::string_view kSwapSuffix = ".swap";
 
 // "00000000000000000042.log" for base 42. REQUIRES: base >= 0.
 std::string SegmentFileName(Offset base, FileKind kind);

@@ -88,7 +88,8 @@ Status LogImpl::ValidateInput(std::span<const uint8_t> input, AppendInfo* info, 
       return Status::TooLarge(at() + std::to_string(h->total_size()) +
                               " bytes, max.message.bytes is " +
                               std::to_string(config_.max_message_bytes));
-    auto v = batch::ValidateBatchInfo(rest, leader ? &records_scratch_ : nullptr);
+    // A follower copies its leader's log, cleaned batches included.
+    auto v = batch::ValidateBatchInfo(rest, leader ? &records_scratch_ : nullptr, !leader);
     if (!v.ok())
       return Status::Corruption(at() + v.status().message()).WithDetail(v.status().detail());
     if (leader && v->header.log_append_time() && !v->header.is_control() &&
@@ -204,7 +205,8 @@ Status LogImpl::KeepOffsets(std::span<const uint8_t> input, AppendInfo* info) {
   size_t pos = 0;
   for (size_t i = 0; i < metas_.size(); ++i) {
     const BatchHeader h = batch::DecodeHeader(input.data() + pos);
-    if (h.base_offset != expected) {
+    // Offsets only grow; a gap is a leader's cleaned segment (cleaner.h).
+    if (h.base_offset < expected) {
       return Status::InvalidArgument("batch " + std::to_string(i) + " starts at offset " +
                                      std::to_string(h.base_offset.value()) + ", expected " +
                                      std::to_string(expected.value()) + " in " + dir_);

@@ -37,6 +37,7 @@
 #include "common/file_env.h"
 #include "headrace/log.h"
 #include "log/checkpoint.h"
+#include "log/cleaner.h"
 #include "log/segment.h"
 
 namespace headrace {
@@ -74,6 +75,8 @@ class LogImpl final : public Log {
   void SetConfig(const LogConfig& config) override;
   Status Close() override;
   Status Abandon() override;
+  Result<CleanableState> Cleanable(const CleanRequest& req) override;
+  Result<CleanReport> Clean(const CleanRequest& req) override;
 
   Offset start_offset() const override { return Offset(start_offset_.load(std::memory_order_acquire)); }
   Offset end_offset() const override { return Offset(end_offset_.load(std::memory_order_acquire)); }
@@ -151,6 +154,19 @@ class LogImpl final : public Log {
   // nullptr if none (readers).
   std::shared_ptr<Segment> SegmentAfter(Offset offset, bool holding) const;
 
+  // ---- the log cleaner (cleaner.cc, cleaner_swap.cc) ----
+  // REQUIRES: append_mu_. How many leading segments a pass may clean.
+  size_t CleanableCountLocked(const CleanRequest& req) const;
+  // REQUIRES: clean_mu_. Reads cleaner.checkpoint on first use.
+  void LoadCleanerCheckpointLocked();
+  // Replaces `olds` (consecutive, non-active) with <base>.log.cleaned by the
+  // swap protocol. False (and the .cleaned file deleted) when the segments
+  // changed meanwhile (retention, truncation). An I/O error fences the log.
+  Result<bool> SwapIn(const std::vector<std::shared_ptr<Segment>>& olds, Offset base);
+  // At open: deletes .cleaned files and completes .swap files (`names` is
+  // the directory listing).
+  Status FinishSwaps(const std::vector<std::string>& names);
+
   // ---- recovery (log_recovery.cc) ----
   Status ListDirectory(std::vector<Offset>* bases);
   Status RecoverDirectory();
@@ -171,6 +187,9 @@ class LogImpl final : public Log {
   mutable std::mutex append_mu_;
   mutable std::shared_mutex segments_mu_;
   std::mutex checkpoint_mu_;
+  // Serialises cleaning passes of this log; taken before append_mu_.
+  std::mutex clean_mu_;
+  std::optional<CleanerCheckpoint> cleaner_cp_;  // guarded by clean_mu_
 
   std::vector<std::shared_ptr<Segment>> segments_;  // guarded by segments_mu_
   std::atomic<int64_t> start_offset_{0};

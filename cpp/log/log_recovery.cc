@@ -26,6 +26,9 @@ Status LogImpl::ListDirectory(std::vector<Offset>* bases) {
     HR_RETURN_IF_ERROR(env_->SyncDir(parent.empty() ? "." : parent));
   }
   HR_ASSIGN_OR_RETURN(std::vector<std::string> names, env_->ListDir(dir_));
+  // A cleaning pass cut short: finish or discard it first (cleaner_swap.cc).
+  HR_RETURN_IF_ERROR(FinishSwaps(names));
+  HR_ASSIGN_OR_RETURN(names, env_->ListDir(dir_));
   std::vector<std::string> leftovers;
   std::vector<std::pair<Offset, filename::FileKind>> indexes;
   for (const std::string& name : names) {
@@ -78,7 +81,8 @@ Status LogImpl::RecoverSegment(size_t i, const std::optional<Checkpoint>& cp, Of
     verify_from = cp->recovery_position;
   if (!recover && !seg.indexes_were_missing()) {
     auto loaded = seg.LoadTrusted(limit, config_.index_interval_bytes);
-    if (loaded.ok() && (last || *loaded - seg.base_offset() == limit)) {
+    // A cleaned segment may end before the next one starts (cleaner.h).
+    if (loaded.ok() && (last || *loaded - seg.base_offset() <= limit)) {
       *next = *loaded;
       return Status::OK();
     }
@@ -88,9 +92,9 @@ Status LogImpl::RecoverSegment(size_t i, const std::optional<Checkpoint>& cp, Of
   if (!recover || seg.indexes_were_missing()) report_.indexes_rebuilt = true;
   if (!recover) verify_from = INT64_MAX;  // flushed data: headers only
   HR_ASSIGN_OR_RETURN(ScanOutcome outcome, seg.ScanAndRebuild(verify_from, config_.index_interval_bytes));
-  if (outcome.error.empty() && !last && outcome.next_offset - seg.base_offset() != limit)
+  if (outcome.error.empty() && !last && outcome.next_offset - seg.base_offset() > limit)
     outcome.error = "offsets end at " + std::to_string(outcome.next_offset.value()) +
-                    " but the next segment starts at " +
+                    " past the next segment's start " +
                     std::to_string(segments_[i + 1]->base_offset().value());
   *next = outcome.next_offset;
   if (outcome.error.empty()) return Status::OK();

@@ -136,13 +136,17 @@ inline bool SkipBytes(const uint8_t** p, const uint8_t* end, bool nullable) {
   return true;
 }
 
-// One record body [p, end) whose index is `i`; sets its timestamp delta.
-inline bool CheckRecordBody(const uint8_t* p, const uint8_t* end, int32_t i, int64_t* ts_delta) {
+// One record body [p, end) whose offset delta must be `i` (or, when
+// `gaps_below` >= 0, any delta in (i - 1, gaps_below]: a cleaned batch);
+// sets its timestamp and offset deltas.
+inline bool CheckRecordBody(const uint8_t* p, const uint8_t* end, int32_t i, int64_t* ts_delta,
+                            int32_t gaps_below, int32_t* delta_out) {
   if (p == end) return false;
   ++p;  // attributes
   int32_t delta, header_count;
-  if (!FastVarint64(&p, end, ts_delta) || !FastVarint32(&p, end, &delta) || delta != i)
-    return false;
+  if (!FastVarint64(&p, end, ts_delta) || !FastVarint32(&p, end, &delta)) return false;
+  if (gaps_below < 0 ? delta != i : (delta < i || delta > gaps_below)) return false;
+  *delta_out = delta;
   if (!SkipBytes(&p, end, true) || !SkipBytes(&p, end, true)) return false;  // key, value
   if (!FastVarint32(&p, end, &header_count) || header_count < 0) return false;
   for (int32_t h = 0; h < header_count; ++h)
@@ -162,24 +166,28 @@ struct RecordWalker {
   int32_t max_delta;
   int32_t i = 0;
   bool ok = true;
+  int32_t gaps_below = -1;  // >= 0: a cleaned batch, deltas increase up to it
+  int32_t next_delta = 0;   // the smallest delta the next record may have
 
   // Walks the records that start before `limit`; ok = false at a bad one.
   void WalkTo(const uint8_t* limit) {
     while (ok && p < limit && p < end) {
       int32_t len;
       int64_t ts_delta;
+      int32_t delta = 0;
       if (i >= count || !FastVarint32(&p, end, &len) || len < 0 || end - p < len ||
-          !CheckRecordBody(p, p + len, i, &ts_delta)) {
+          !CheckRecordBody(p, p + len, next_delta, &ts_delta, gaps_below, &delta)) {
         ok = false;
         return;
       }
       int64_t ts = RecordTimestamp(base_ts, ts_delta);
       if (ts > max_ts) {
         max_ts = ts;
-        max_delta = i;
+        max_delta = delta;
       }
       p += len;
       ++i;
+      next_delta = delta + 1;
     }
   }
   // True when the walk reached the end with exactly `count` good records.
@@ -268,7 +276,8 @@ Result<TimestampMs> MinRecordTimestamp(std::span<const uint8_t> records, const B
   return min_ts == INT64_MAX ? kNoTimestamp : TimestampMs(min_ts);
 }
 
-Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string* scratch) {
+Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string* scratch,
+                                    bool allow_gaps) {
   HR_ASSIGN_OR_RETURN(BatchHeader h, ParseBatchHeader(bytes));
   std::span<const uint8_t> b = bytes.first(h.total_size());
   const uint8_t* records = b.data() + kBatchHeaderSize;
@@ -279,6 +288,7 @@ Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string*
   const bool walk = (h.attributes & kCompressionMask) == 0;
   RecordWalker w{records, end, h.record_count, h.base_timestamp.value(), kNoTimestamp.value(),
                  h.record_count > 0 ? 0 : h.last_offset_delta};
+  if (allow_gaps) w.gaps_below = h.last_offset_delta;
   uint32_t crc = 0;
   for (const uint8_t* c = b.data() + kAttributesPos; c < end;) {
     size_t n = std::min<size_t>(kFusedChunk, end - c);
@@ -291,7 +301,9 @@ Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string*
                               std::to_string(crc));
   if (h.record_count < 0)
     return Status::Corruption("negative record count " + std::to_string(h.record_count));
-  if (h.record_count > 0 && h.last_offset_delta != h.record_count - 1)
+  if (h.record_count > 0 &&
+      (allow_gaps ? h.record_count > int64_t{h.last_offset_delta} + 1
+                  : h.last_offset_delta != h.record_count - 1))
     return Status::Corruption("last offset delta " + std::to_string(h.last_offset_delta) +
                               " does not match record count " + std::to_string(h.record_count));
   int codec = h.attributes & kCompressionMask;
@@ -304,6 +316,7 @@ Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes, std::string*
     const uint8_t* begin = section.data();
     RecordWalker cw{begin, begin + section.size(), h.record_count, h.base_timestamp.value(),
                     kNoTimestamp.value(), h.record_count > 0 ? 0 : h.last_offset_delta};
+    if (allow_gaps) cw.gaps_below = h.last_offset_delta;
     cw.WalkTo(cw.end);
     if (!cw.Done()) return DiagnoseRecords(begin, cw.end, h.record_count);
     RecordFacts(cw, h, &info);
@@ -336,6 +349,13 @@ Result<BatchHeader> ParseBatchHeader(std::span<const uint8_t> bytes) {
 Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes) {
   std::string scratch;
   HR_ASSIGN_OR_RETURN(batch::BatchInfo info, batch::ValidateBatchInfo(bytes, &scratch));
+  return info.header;
+}
+
+Result<BatchHeader> ValidateStoredBatch(std::span<const uint8_t> bytes) {
+  std::string scratch;
+  HR_ASSIGN_OR_RETURN(batch::BatchInfo info,
+                      batch::ValidateBatchInfo(bytes, &scratch, /*allow_gaps=*/true));
   return info.header;
 }
 
@@ -388,6 +408,44 @@ Result<std::string> ConvertCompression(std::span<const uint8_t> b, Compression t
   auto* p = reinterpret_cast<uint8_t*>(out.data());
   uint16_t attrs = (h.attributes & ~kCompressionMask) | static_cast<uint16_t>(target);
   StoreBE16(p + kAttributesPos, attrs);
+  StoreBE32(p + kLengthPos, static_cast<uint32_t>(out.size() - kBatchLogOverhead));
+  StoreBE32(p + kCrcPos, ComputeCrc({p, out.size()}));
+  return out;
+}
+
+Status batch::ForEachRawRecord(std::span<const uint8_t> records, int32_t count,
+                               const std::function<Status(const RawRecord&)>& fn) {
+  const uint8_t* p = records.data();
+  const uint8_t* end = p + records.size();
+  return ForEachRecord(p, end, count, [&](const RecordView& r, int32_t) -> Status {
+    // ForEachRecord visits records in order; `p` tracks the current one's start.
+    const uint8_t* start = p;
+    int32_t len = 0;
+    ReadVarint32(&p, end, &len);
+    p += len;
+    RawRecord raw;
+    raw.bytes = {start, static_cast<size_t>(p - start)};
+    raw.offset_delta = r.offset_delta;
+    raw.has_key = r.key_len >= 0;
+    if (raw.has_key) raw.key = {reinterpret_cast<const char*>(r.key), static_cast<size_t>(r.key_len)};
+    raw.null_value = r.value_len < 0;
+    return fn(raw);
+  });
+}
+
+Result<std::string> batch::RebuildBatch(std::span<const uint8_t> b,
+                                        std::span<const uint8_t> records, int32_t count) {
+  BatchHeader h = DecodeHeader(b.data());
+  std::string out(reinterpret_cast<const char*>(b.data()), kBatchHeaderSize);
+  if (h.compression() == Compression::kNone) {
+    out.append(reinterpret_cast<const char*>(records.data()), records.size());
+  } else {
+    std::string packed;
+    HR_RETURN_IF_ERROR(compression::Compress(h.compression(), records, &packed));
+    out += packed;
+  }
+  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  StoreBE32(p + kRecordCountPos, static_cast<uint32_t>(count));
   StoreBE32(p + kLengthPos, static_cast<uint32_t>(out.size() - kBatchLogOverhead));
   StoreBE32(p + kCrcPos, ComputeCrc({p, out.size()}));
   return out;
@@ -502,7 +560,7 @@ Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes) {
     if (len >= kMinBatchLength &&
         static_cast<uint64_t>(kBatchLogOverhead) + static_cast<uint64_t>(len) > bytes.size())
       break;  // trailing partial batch
-    HR_ASSIGN_OR_RETURN(BatchHeader h, ValidateBatch(bytes));
+    HR_ASSIGN_OR_RETURN(BatchHeader h, ValidateStoredBatch(bytes));
     std::span<const uint8_t> b = bytes.first(h.total_size());
     bytes = bytes.subspan(h.total_size());
     if (h.is_control()) continue;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <span>
 #include <string>
 
@@ -53,8 +55,11 @@ struct BatchInfo {
 // its header is. Errors as ValidateBatch; errors of the records
 // themselves (count, offset deltas, record structure) carry
 // kInvalidRecordDetail, a payload that does not decompress does not.
+// With `allow_gaps` (batches already in a log: recovery, a follower's
+// append) a batch rewritten by the log cleaner is valid too: fewer records
+// than last offset delta + 1, offset deltas increasing up to it.
 Result<BatchInfo> ValidateBatchInfo(std::span<const uint8_t> bytes,
-                                    std::string* scratch = nullptr);
+                                    std::string* scratch = nullptr, bool allow_gaps = false);
 
 // Smallest record timestamp other than kNoTimestamp in the records section
 // `records` of a batch with header `h` (kNoTimestamp when none; the
@@ -85,5 +90,32 @@ Result<RecordAtTime> FirstRecordAtOrAfter(std::span<const uint8_t> batch, Timest
 
 // Rewrites max_timestamp (keeping the timestamp type) and the CRC.
 void SetMaxTimestamp(std::span<uint8_t> batch, TimestampMs ts);
+
+// One record of a records section as it lies there (the log cleaner's view):
+// `bytes` is the whole record, its length varint included, so retained
+// records are copied into a rebuilt batch unchanged (their offset and
+// timestamp deltas stay relative to the batch's base).
+struct RawRecord {
+  std::span<const uint8_t> bytes;
+  int32_t offset_delta = 0;
+  bool has_key = false;
+  std::string_view key;     // empty when !has_key
+  bool null_value = false;  // a tombstone
+};
+// Calls fn(const RawRecord&) for each of the `count` records of the
+// (uncompressed or decompressed) records section `records`; stops at the
+// first error fn returns. Errors: Corruption for malformed records.
+Status ForEachRawRecord(std::span<const uint8_t> records, int32_t count,
+                        const std::function<Status(const RawRecord&)>& fn);
+
+// The batch `original` (whole, any codec) rebuilt with only `records` (whole
+// raw records back to back, `count` of them, a subset of its own in order):
+// same base offset, last offset delta, timestamps, producer fields and
+// attributes; records section re-compressed with the batch's codec; length,
+// record count and CRC rewritten. Offsets never change: the records keep
+// their deltas, so the batch may have gaps (count < last offset delta + 1),
+// as a Kafka log cleaner writes them. Errors: those of compression.
+Result<std::string> RebuildBatch(std::span<const uint8_t> original,
+                                 std::span<const uint8_t> records, int32_t count);
 
 }  // namespace headrace::batch

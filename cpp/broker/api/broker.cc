@@ -17,6 +17,7 @@
 #include "broker/fetch/fetch_session.h"
 #include "broker/fetch/fetch_session_config.h"
 #include "broker/group/group_config.h"
+#include "broker/log_cleaner.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/api/txn_marker_cluster.h"
 #include "broker/api/txn_marker_local.h"
@@ -62,12 +63,14 @@ class BrokerImpl final : public Broker {
  public:
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
              broker::txn::TxnConfig txn_config, broker::fetch::FetchSessionConfig fetch_config,
+             broker::CleanerConfig cleaner_config,
              net::Backend backend, std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
         group_config_(group_config),
         txn_config_(txn_config),
         fetch_config_(fetch_config),
+        cleaner_config_(cleaner_config),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -122,6 +125,10 @@ class BrokerImpl final : public Broker {
       state_.reset();
       return st;
     }
+    broker::TopicRegistry* registry = &state_->topics();
+    cleaner_ = std::make_unique<broker::LogCleaner>(
+        cleaner_config_, [registry] { return registry->AllPartitions(); });
+    cleaner_->Start();
     // Listening on port 0: advertise the port the OS picked.
     if (config_.advertised_listeners.empty()) ctx_.advertised_port = server_->port();
     return Status::OK();
@@ -132,6 +139,7 @@ class BrokerImpl final : public Broker {
     if (!state_) return Status::OK();
     // Followers stop appending before anything below closes.
     if (fetchers_) fetchers_->Shutdown();
+    if (cleaner_) cleaner_->Stop();  // a pass in progress is abandoned, its log untouched
     // Commit what is flushed-but-unanswered and answer every parked request
     // now (fetches re-read and reply) so the server's drain below does not
     // wait out their deadlines.
@@ -144,6 +152,7 @@ class BrokerImpl final : public Broker {
     server_.reset();
     dispatcher_.reset();
     fetchers_.reset();
+    cleaner_.reset();
     state_.reset();
     return st;
   }
@@ -405,6 +414,8 @@ class BrokerImpl final : public Broker {
   broker::txn::TxnConfig txn_config_;
   broker::fetch::FetchSessionConfig fetch_config_;
   std::unique_ptr<broker::fetch::FetchSessionCache> fetch_sessions_;  // made by Start
+  broker::CleanerConfig cleaner_config_;
+  std::unique_ptr<broker::LogCleaner> cleaner_;  // stopped before the partitions close
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
   int32_t groups_epoch_ = -1;  // the leader epoch the coordinator loaded at (cluster mode)
@@ -438,13 +449,15 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(txn_config.Extract(props));
   broker::fetch::FetchSessionConfig fetch_config;  // max.incremental.fetch.session.cache.slots
   HR_RETURN_IF_ERROR(fetch_config.Extract(props));
+  broker::CleanerConfig cleaner_config;  // takes the log.cleaner.* keys
+  HR_RETURN_IF_ERROR(cleaner_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
   config.start_properties = settings;  // DescribeConfigs describes every family from it
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
-      new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, backend,
+      new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, cleaner_config, backend,
                      std::move(fault_env)));
 }
 

@@ -30,6 +30,7 @@
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
+#include "headrace/record_batch.h"
 
 namespace headrace::broker {
 namespace {
@@ -55,6 +56,32 @@ KafkaError AppendError(const Status& st) {
   // A batch that is not magic v2: Kafka rejects it as an invalid record.
   if (st.code() == StatusCode::kUnsupported) return KafkaError::kInvalidRecord;
   return ToKafkaError(st);
+}
+
+// A compacted topic (cleanup.policy contains compact) refuses records
+// without a key, as Kafka does: the whole batch is rejected with
+// INVALID_RECORD and one record_errors entry (v8+) per keyless record,
+// batch_index being the record's index in the batch. Returns true when it
+// refused. Cost: the records are decoded (decompressed) once more, on
+// compacted topics only. Malformed batches are left to the log's checks.
+bool RefuseKeyless(std::span<const uint8_t> batches, const std::string& topic, int32_t partition,
+                   int16_t version, PartitionResponse* out) {
+  Result<std::vector<Record>> records = DecodeRecords(batches);
+  if (!records.ok()) return false;
+  std::vector<Response::BatchIndexAndErrorMessage> errors;
+  const std::string message = "Compacted topic cannot accept message without key in topic partition " +
+                              topic + "-" + std::to_string(partition) + ".";
+  for (size_t i = 0; i < records->size(); ++i) {
+    if ((*records)[i].key) continue;
+    Response::BatchIndexAndErrorMessage e;
+    e.batch_index = static_cast<int32_t>(i);
+    e.batch_index_error_message = message;
+    errors.push_back(std::move(e));
+  }
+  if (errors.empty()) return false;
+  SetError(out, KafkaError::kInvalidRecord, version, message);
+  out->record_errors = std::move(errors);
+  return true;
 }
 
 // Appends one partition's records. Fills `out`; returns the partition when
@@ -86,6 +113,9 @@ std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_
              "this broker holds no replica of " + topic->name + "-" + std::to_string(data.index));
     return nullptr;
   }
+  if (partition->compaction_settings().compact &&
+      RefuseKeyless(data.records.data, topic->name, data.index, version, out))
+    return nullptr;
   *state_before = partition->state_version();
   Result<AppendInfo> info = partition->AppendAsLeader(data.records.data, acks);
   if (!info.ok()) {

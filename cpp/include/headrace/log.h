@@ -39,6 +39,9 @@
 namespace headrace {
 
 class FileEnv;  // common/file_env.h: the I/O seam
+struct CleanRequest;    // log/cleaner.h: the log cleaner
+struct CleanableState;
+struct CleanReport;
 
 enum class TimestampType : int8_t { kCreateTime = 0, kLogAppendTime = 1 };
 
@@ -134,10 +137,12 @@ class Log {
   // batch above max_message_bytes), InvalidArgument (empty input).
   virtual Result<AppendInfo> Append(std::span<uint8_t> batches) = 0;
   // A follower's append: the batches keep the offsets (and leader epochs)
-  // they carry. The first batch must start at end_offset() and each next
-  // one right after the previous one. Validated as Append; on error nothing
-  // is written. Errors: those of Append, and InvalidArgument for offsets
-  // that are not contiguous with the log end.
+  // they carry. Offsets only grow: the first batch starts at or after
+  // end_offset() and each next one after the previous one (a gap is a
+  // leader's cleaned log, which may also hold cleaned batches: fewer
+  // records than offsets). Validated as Append; on error nothing is
+  // written. Errors: those of Append, and InvalidArgument for a batch
+  // starting below the log end or the previous batch's end.
   virtual Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches) = 0;
 
   // Whole batches containing offsets >= `offset`, up to `max_bytes` (at least
@@ -190,6 +195,16 @@ class Log {
   // later calls return Closed. Readers holding slices keep their files open
   // until they drop them.
   virtual Status Abandon() = 0;
+
+  // ---- log compaction (cleanup.policy=compact; log/cleaner.h) ----
+  // How much of the log a cleaning pass could rewrite now (dirty ratio).
+  virtual Result<CleanableState> Cleanable(const CleanRequest& req);
+  // One cleaning pass: keeps the latest record of every key (and the rules
+  // of cleaner.h), replacing segments crash-safely; offsets never change,
+  // so a cleaned log has gaps. Concurrent appends and reads go on. Errors:
+  // Closed when req.stop was set; an I/O error takes the log offline.
+  // The default (logs that cannot be compacted) answers Unsupported.
+  virtual Result<CleanReport> Clean(const CleanRequest& req);
 
   virtual Offset start_offset() const = 0;    // log start offset
   virtual Offset end_offset() const = 0;      // log end offset (next offset to assign)

@@ -63,6 +63,10 @@ Result<BatchHeader> ParseBatchHeader(std::span<const uint8_t> bytes);
 // is compressed) parse, have offset deltas 0..n-1 and match the count
 // (errors of the records carry kInvalidRecordDetail). Returns the header.
 Result<BatchHeader> ValidateBatch(std::span<const uint8_t> bytes);
+// ValidateBatch for a batch read from a log: a batch rewritten by the log
+// cleaner (docs/compaction.md: fewer records than last offset delta + 1,
+// offset deltas increasing but not dense) is valid too.
+Result<BatchHeader> ValidateStoredBatch(std::span<const uint8_t> bytes);
 
 // Rewrites the base offset field in place (the CRC does not cover it).
 void SetBaseOffset(std::span<uint8_t> batch, Offset base);
@@ -133,7 +137,8 @@ struct Record {
   std::vector<RecordHeader> headers;
 };
 
-// Decodes every record of the back-to-back batches in `bytes`; a trailing
+// Decodes every record of the back-to-back batches in `bytes` (as read from
+// a log: cleaned batches with offset gaps too, ValidateStoredBatch); a trailing
 // partial batch is ignored (fetch results may end with one). Control batches
 // are skipped; compressed batches are decompressed. Errors: Corruption.
 Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes);
