@@ -23,7 +23,7 @@ Key DoubleKey(const char* name, const char* doc, double CleanerConfig::*field, d
              },
              [=](const CleanerConfig& c) {
                char buf[40];
-               std::snprintf(buf, sizeof(buf), "%.17g", c.*field);
+               std::snprintf(buf, sizeof(buf), "%.15g", c.*field);
                return std::string(buf);
              }};
 }

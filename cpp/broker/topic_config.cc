@@ -388,16 +388,17 @@ const std::vector<KeySpec>& Specs() {
         k.effective = true;
         return k;
       }(),
-                  std::to_string(s.log.segment_ms))},
       // ---- log compaction (docs/compaction.md); unset = the broker's log.cleaner.* value ----
       {"delete.retention.ms", "log.cleaner.delete.retention.ms", ConfigType::kLong,
        "How long tombstones (and transaction markers) are kept after their segment was cleaned.",
        HR_INT_KEY("delete.retention.ms", 0, kLongMax, s.delete_retention_ms = x,
-                  std::to_string(s.delete_retention_ms.value_or(86400000)))},
+                  std::to_string(s.delete_retention_ms.value_or(86400000))),
+       "[0,...]"},
       {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", ConfigType::kLong,
        "Longest time a record stays uncompacted: older dirty data is cleaned whatever the ratio.",
        HR_INT_KEY("max.compaction.lag.ms", 1, kLongMax, s.max_compaction_lag_ms = x,
-                  std::to_string(s.max_compaction_lag_ms.value_or(kLongMax)))},
+                  std::to_string(s.max_compaction_lag_ms.value_or(kLongMax))),
+       "[1,...]"},
       {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", ConfigType::kDouble,
        "Dirty (uncompacted) share of the log above which the cleaner compacts it.",
        [](std::string_view v, TopicSettings& s) -> Status {
@@ -413,11 +414,13 @@ const std::vector<KeySpec>& Specs() {
          char buf[32];
          std::snprintf(buf, sizeof(buf), "%g", s.min_cleanable_dirty_ratio.value_or(0.5));
          return buf;
-       }},
+       },
+       "[0,...,1]"},
       {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", ConfigType::kLong,
        "Shortest time a record stays uncompacted.",
        HR_INT_KEY("min.compaction.lag.ms", 0, kLongMax, s.min_compaction_lag_ms = x,
-                  std::to_string(s.min_compaction_lag_ms.value_or(0)))},
+                  std::to_string(s.min_compaction_lag_ms.value_or(0))),
+       "[0,...]"},
   };
   return specs;
 }

@@ -248,6 +248,8 @@ TEST(TopicConfigTest, DynamicBrokerLayersDecideSourceAndSynonyms) {
   auto over = DescribeTopicConfigs(d, {{"retention.ms", "5"}});
   EXPECT_EQ(Entry(over, "retention.ms").value, "5");
   EXPECT_EQ(Entry(over, "retention.ms").synonyms.size(), 5u);
+}
+
 TEST(TopicConfigTest, CompactionKeysHaveKafkasTypesRangesAndDefaults) {
   TopicDefaults d;
   auto all = DescribeTopicConfigs(d, {});
