@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 NEW_KEYS = {
     "compression.type": "zstd",
     "message.format.version": "3.0",
+    "delete.retention.ms": "3600000",
     "preallocate": "true",
     "message.downconversion.enable": "false",
     "file.delete.delay.ms": "30000",
