@@ -14,11 +14,9 @@ few records, so across rebalances every record is consumed exactly once.
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -29,9 +27,7 @@ CLASSIC_SESSION_MS = 1500
 
 
 # --------------------------------------------------------------------------- member process
-def _emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+from member_process import emit as _emit  # noqa: E402
 
 
 def _member_main(argv):
@@ -91,6 +87,8 @@ import pytest  # noqa: E402
 from broker_kafka_clients import ConfluentClient, Out  # noqa: E402
 from broker_process import shared_broker  # noqa: E402
 from broker_wire import Connection, kstring  # noqa: E402
+from member_process import MemberProcess, member_fixture  # noqa: E402
+from member_process import wait_for as _wait_for  # noqa: E402
 
 WAIT_S = 30.0
 BROKER_ARGS = ("--set", "group.initial.rebalance.delay.ms=0",
@@ -101,65 +99,35 @@ BROKER_ARGS = ("--set", "group.initial.rebalance.delay.ms=0",
                "--set", f"group.consumer.heartbeat.interval.ms={HEARTBEAT_MS}")
 
 
-class Member:
+class Member(MemberProcess):
     """One member process and what it has reported."""
 
     def __init__(self, bootstrap, topic, group, instance="", protocol="consumer", assignor=""):
-        cmd = [sys.executable, os.path.abspath(__file__), "member", bootstrap, topic, group,
-               instance, protocol, assignor]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
         self.owned: set[int] = set()
         self.events: list[dict] = []  # assign/revoke, in order
         self.values: list[str] = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__([sys.executable, os.path.abspath(__file__), "member", bootstrap, topic,
+                          group, instance, protocol, assignor])
 
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                if ev["ev"] == "msg":
-                    self.values.append(ev["v"])
-                    continue
-                self.events.append(ev)
-                if ev["ev"] == "assign":
-                    self.owned |= set(ev["parts"])
-                else:
-                    self.owned -= set(ev["parts"])
+    def on_event(self, ev):
+        if ev["ev"] == "msg":
+            self.values.append(ev["v"])
+            return
+        self.events.append(ev)
+        if ev["ev"] == "assign":
+            self.owned |= set(ev["parts"])
+        else:
+            self.owned -= set(ev["parts"])
+
+    def history(self):
+        return str(self.events)
 
     def parts(self):
         with self.lock:
             return sorted(self.owned)
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
 
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait(10)
-
-
-@pytest.fixture
-def members():
-    started: list[Member] = []
-
-    def _start(*args, **kw):
-        m = Member(*args, **kw)
-        started.append(m)
-        return m
-    yield _start
-    for m in started:
-        m.stop()
+members = member_fixture(Member)
 
 
 @pytest.fixture(scope="module")
@@ -168,13 +136,7 @@ def cbroker(tmp_path_factory):
 
 
 def wait_for(pred, what, timeout=WAIT_S, ms=()):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    history = "; ".join(f"member {i}: {m.events}" for i, m in enumerate(ms))
-    raise AssertionError(f"timed out waiting for {what}" + (f" ({history})" if history else ""))
+    _wait_for(pred, what, timeout, ms)
 
 
 def exclusive_cover(ms, partitions):

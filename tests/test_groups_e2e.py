@@ -10,10 +10,8 @@ lines. Session timeouts are short (6 s) so the whole file stays fast.
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -22,9 +20,7 @@ SESSION_MS = 6000
 
 
 # --------------------------------------------------------------------------- member process
-def _emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+from member_process import emit as _emit  # noqa: E402
 
 
 def _run_confluent(a, stop):
@@ -120,67 +116,35 @@ import pytest  # noqa: E402
 
 from broker_kafka_clients import ConfluentClient, Out  # noqa: E402
 from broker_process import GROUP_ARGS, shared_broker  # noqa: E402
+from member_process import MemberProcess, member_fixture  # noqa: E402
+from member_process import wait_for as _wait_for  # noqa: E402
 
 WAIT_S = 60.0
 
 
-class Member:
+class Member(MemberProcess):
     """One member process and what it has reported."""
 
     def __init__(self, bootstrap, topic, group, client="confluent", reset="earliest",
                  strategy="range", instance=""):
-        cmd = [sys.executable, os.path.abspath(__file__), "member", client, bootstrap, topic,
-               group, reset, strategy, instance]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
         self.parts: list[int] | None = None
         self.assign_events: list[list[int]] = []
         self.values: list[str] = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__([sys.executable, os.path.abspath(__file__), "member", client, bootstrap,
+                          topic, group, reset, strategy, instance])
 
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                if ev["ev"] == "assigned":
-                    self.parts = ev["parts"]
-                    self.assign_events.append(ev["parts"])
-                else:
-                    self.values.append(ev["v"])
+    def on_event(self, ev):
+        if ev["ev"] == "assigned":
+            self.parts = ev["parts"]
+            self.assign_events.append(ev["parts"])
+        else:
+            self.values.append(ev["v"])
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait(10)
-
-    def stderr(self):
-        return self.proc.stderr.read() if self.proc.poll() is not None else ""
+    def history(self):
+        return str(self.assign_events)
 
 
-@pytest.fixture
-def members():
-    started: list[Member] = []
-
-    def _start(*args, **kw):
-        m = Member(*args, **kw)
-        started.append(m)
-        return m
-
-    yield _start
-    for m in started:
-        m.stop()
+members = member_fixture(Member)
 
 
 @pytest.fixture(scope="module")
@@ -190,13 +154,7 @@ def gbroker(tmp_path_factory):
 
 def wait_for(pred, what, timeout=WAIT_S, ms=()):
     """Polls `pred`; on timeout the message lists each member's assignments."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.1)
-    history = "; ".join(f"member {i}: {m.assign_events}" for i, m in enumerate(ms))
-    raise AssertionError(f"timed out waiting for {what}" + (f" ({history})" if history else ""))
+    _wait_for(pred, what, timeout, ms, poll=0.1)
 
 
 def exclusive_cover(ms, partitions):
