@@ -380,6 +380,24 @@ class ControlledShutdown:
 PREFERRED_ELECTION, UNCLEAN_ELECTION = 0, 1
 
 
+# A request znode the controller answers in place (ElectLeaders,
+# AlterPartitionReassignments): "done" and one result per partition.
+PartitionResult = tuple[str, int, int, "str | None"]  # topic, partition, error code, message
+
+
+def _with_results(obj: dict, done: bool, results: list[PartitionResult]) -> dict:
+    if done:
+        obj["done"] = True
+        obj["results"] = [{"topic": t, "partition": p, "error_code": c, "error_message": m}
+                          for t, p, c, m in results]
+    return obj
+
+
+def _results_of(obj: dict) -> list[PartitionResult]:
+    return [(str(r["topic"]), int(r["partition"]), int(r["error_code"]), r.get("error_message"))
+            for r in obj.get("results", [])]
+
+
 @dataclass
 class ElectLeaders:
     """One ElectLeaders request: `partitions` None = every partition. The
@@ -388,17 +406,13 @@ class ElectLeaders:
     election_type: int = PREFERRED_ELECTION
     partitions: list[tuple[str, int]] | None = None
     done: bool = False
-    results: list[tuple[str, int, int, str | None]] = field(default_factory=list)
+    results: list[PartitionResult] = field(default_factory=list)
 
     def encode(self) -> bytes:
         obj: dict = {"version": 1, "election_type": self.election_type,
                      "partitions": None if self.partitions is None else
                      [{"topic": t, "partition": p} for t, p in self.partitions]}
-        if self.done:
-            obj["done"] = True
-            obj["results"] = [{"topic": t, "partition": p, "error_code": c, "error_message": m}
-                              for t, p, c, m in self.results]
-        return _dump(obj)
+        return _dump(_with_results(obj, self.done, self.results))
 
     @classmethod
     def decode(cls, data: bytes | None, path: str) -> "ElectLeaders":
@@ -407,9 +421,7 @@ class ElectLeaders:
         return cls(election_type=int(obj.get("election_type", PREFERRED_ELECTION)),
                    partitions=None if parts is None else
                    [(str(x["topic"]), int(x["partition"])) for x in parts],
-                   done=bool(obj.get("done")),
-                   results=[(str(r["topic"]), int(r["partition"]), int(r["error_code"]),
-                             r.get("error_message")) for r in obj.get("results", [])])
+                   done=bool(obj.get("done")), results=_results_of(obj))
 
 
 # -- /admin/reassignments/<seq> (headrace's; AlterPartitionReassignments. Kafka's
@@ -422,17 +434,13 @@ class AlterReassignments:
     partition into `results`."""
     partitions: list[tuple[str, int, list[int] | None]] = field(default_factory=list)
     done: bool = False
-    results: list[tuple[str, int, int, str | None]] = field(default_factory=list)
+    results: list[PartitionResult] = field(default_factory=list)
 
     def encode(self) -> bytes:
         obj: dict = {"version": 1,
                      "partitions": [{"topic": t, "partition": p, "replicas": r}
                                     for t, p, r in self.partitions]}
-        if self.done:
-            obj["done"] = True
-            obj["results"] = [{"topic": t, "partition": p, "error_code": c, "error_message": m}
-                              for t, p, c, m in self.results]
-        return _dump(obj)
+        return _dump(_with_results(obj, self.done, self.results))
 
     @classmethod
     def decode(cls, data: bytes | None, path: str) -> "AlterReassignments":
@@ -442,8 +450,7 @@ class AlterReassignments:
                       None if x.get("replicas") is None else
                       _int_list(x["replicas"], path, "replicas"))
                      for x in obj.get("partitions", [])]
-            results = [(str(r["topic"]), int(r["partition"]), int(r["error_code"]),
-                        r.get("error_message")) for r in obj.get("results", [])]
+            results = _results_of(obj)
         except (KeyError, TypeError, ValueError):
             raise LayoutError(f"{path}: malformed reassignment request") from None
         return cls(partitions=parts, done=bool(obj.get("done")), results=results)
