@@ -21,6 +21,9 @@ cdef extern from "headrace/broker.h" namespace "headrace" nogil:
         string data_dir() const
         string network_backend() const
         string cluster_id() const
+        string MetricsText()
+        string ReadinessProblem()
+        string http_listen() const
         CStatus ApplyClusterState(const string& state_json, vector[string]* report)
         string TakeIsrChanges()
         bint NextControlRequest(int64_t timeout_ms, uint64_t* id, string* kind, string* payload)

@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/broker_metrics.h"
 #include "broker/leader_epoch_cache.h"
 #include "broker/partition_dir.h"
 #include "broker/producer_state.h"
@@ -102,6 +103,7 @@ struct PartitionServices {
   bool commit_requires_fsync = false;
   int32_t local_broker_id = 0;
   FileEnv* file_env = nullptr;  // the partition's own files (epoch cache); null = the OS
+  BrokerMetrics* metrics = nullptr;  // null: metrics off (docs/metrics.md)
 };
 
 // A partition's log configuration: `config` with flush_on_append off (the
@@ -360,6 +362,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::vector<int32_t> isr() const;
   std::vector<EpochEntry> epoch_entries() const;
   int64_t size_bytes() const { return log_->size_bytes(); }
+  int segment_count() const { return log_->segment_count(); }
+  // The topic's counters (docs/metrics.md); null when metrics are off.
+  TopicMetrics* topic_metrics() const { return topic_metrics_.get(); }
   const std::string& dir() const { return log_->dir(); }
   const RecoveryReport& recovery_report() const { return log_->recovery_report(); }
 
@@ -445,6 +450,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   const Uuid topic_id_;
   const std::unique_ptr<Log> log_;
   const PartitionServices services_;
+  const std::shared_ptr<TopicMetrics> topic_metrics_;  // null: metrics off
   std::atomic<int32_t> leader_epoch_{0};
   std::atomic<bool> is_leader_{true};
   std::atomic<bool> offline_{false};

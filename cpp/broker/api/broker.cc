@@ -7,8 +7,11 @@
 #include <mutex>
 
 #include "broker/api/dispatcher.h"
+#include "broker/api/metrics_render.h"
 #include "broker/api/handler.h"
 #include "broker/broker_config.h"
+#include "broker/data_dir_probe.h"
+#include "broker/metrics_config.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
@@ -58,12 +61,13 @@ std::string IdList(const std::vector<int32_t>& ids) {
 class BrokerImpl final : public Broker {
  public:
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
-             broker::txn::TxnConfig txn_config, net::Backend backend,
-             std::unique_ptr<FileEnv> file_env)
+             broker::txn::TxnConfig txn_config, broker::MetricsConfig metrics_config,
+             net::Backend backend, std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
         group_config_(group_config),
         txn_config_(txn_config),
+        metrics_config_(std::move(metrics_config)),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -72,7 +76,7 @@ class BrokerImpl final : public Broker {
   Status Start() override {
     std::lock_guard<std::mutex> l(mu_);
     if (state_) return Status::InvalidArgument("broker already started");
-    HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_));
+    HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_, nullptr, metrics()));
     ctx_.state = state_.get();
     ctx_.group_config = &group_config_;
     ctx_.txn_config = &txn_config_;
@@ -103,7 +107,7 @@ class BrokerImpl final : public Broker {
     ctx_.node_id = config_.node_id;
     ctx_.advertised_host = config_.effective_advertised_host();
     ctx_.advertised_port = config_.effective_advertised_port();
-    dispatcher_ = std::make_unique<broker::Dispatcher>(&ctx_);
+    dispatcher_ = std::make_unique<broker::Dispatcher>(&ctx_, metrics());
 
     server_ = std::make_unique<net::Server>(ServerOptions(), dispatcher_.get());
     Status st = server_->Start();
@@ -155,6 +159,27 @@ class BrokerImpl final : public Broker {
     return server_ ? net::BackendName(server_->backend()) : net::BackendName(backend_);
   }
   std::string cluster_id() const override { return state_ ? ctx_.cluster_id() : ""; }
+
+  std::string MetricsText() override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!state_ || !server_) return "";
+    broker::ServerGauges server{server_->active_connections(), server_->connection_totals()};
+    return broker::RenderMetrics(ctx_, metrics(), server);
+  }
+
+  std::string ReadinessProblem() override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!state_ || !server_) return "not serving: the broker is not started";
+      broker::ClusterState* cluster = state_->cluster();
+      if (cluster != nullptr && !cluster->applied())
+        return "not serving yet: waiting for the cluster's state";
+    }
+    FileEnv& env = config_.file_env ? *config_.file_env : *FileEnv::Default();
+    return data_dir_probe_.Problem(env, {config_.data_dir});
+  }
+
+  std::string http_listen() const override { return metrics_config_.http_listen; }
 
   Status ApplyClusterState(const std::string& state_json,
                            std::vector<std::string>* report) override {
@@ -249,6 +274,7 @@ class BrokerImpl final : public Broker {
     services.listener = &state_->purgatory();
     services.flusher = &state_->flusher();
     services.local_broker_id = config_.node_id;
+    services.metrics = metrics();
     return services;
   }
 
@@ -359,6 +385,12 @@ class BrokerImpl final : public Broker {
   BrokerConfig config_;
   broker::group::GroupConfig group_config_;
   broker::txn::TxnConfig txn_config_;
+  broker::MetricsConfig metrics_config_;
+  // Lives as long as the broker (counters survive a Stop/Start); null
+  // through metrics() when headrace.metrics.enable is false.
+  mutable broker::BrokerMetrics metrics_;  // thread-safe recording
+  broker::CachedDataDirProbe data_dir_probe_;
+  broker::BrokerMetrics* metrics() const { return metrics_config_.enabled ? &metrics_ : nullptr; }
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
   int32_t groups_epoch_ = -1;  // the leader epoch the coordinator loaded at (cluster mode)
@@ -390,12 +422,15 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(group_config.Extract(props));
   broker::txn::TxnConfig txn_config;  // takes the transaction.* keys
   HR_RETURN_IF_ERROR(txn_config.Extract(props));
+  broker::MetricsConfig metrics_config;  // headrace.http.listen, headrace.metrics.enable
+  HR_RETURN_IF_ERROR(metrics_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
-      new BrokerImpl(std::move(config), group_config, txn_config, backend, std::move(fault_env)));
+      new BrokerImpl(std::move(config), group_config, txn_config, std::move(metrics_config),
+                     backend, std::move(fault_env)));
 }
 
 }  // namespace headrace

@@ -10,6 +10,7 @@
 #include "broker/api/broker_config_entries.h"
 #include "broker/broker_config.h"
 #include "broker/group/group_config.h"
+#include "broker/metrics_config.h"
 #include "broker/txn/txn_config.h"
 #include "headrace/broker.h"
 
@@ -67,6 +68,8 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
   HR_RETURN_IF_ERROR(group.Extract(props));
   broker::txn::TxnConfig txns;
   HR_RETURN_IF_ERROR(txns.Extract(props));
+  broker::MetricsConfig metrics;
+  HR_RETURN_IF_ERROR(metrics.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
 
@@ -86,6 +89,7 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
                  FirstPresent({"cluster.id"}, settings)});
   AddFamilySettings(group, settings, &out);
   AddFamilySettings(txns, settings, &out);
+  AddFamilySettings(metrics, settings, &out);
   out.push_back({kBackendKey, backend, "auto", "Network I/O backend: auto, io_uring or epoll.",
                  FirstPresent({kBackendKey}, settings)});
   std::sort(out.begin(), out.end(),

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/fetch_metrics.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -270,6 +271,7 @@ bool Ready(const FetchJob& job, const ReadPass& pass) {
 // Sends the answer, with KIP-951 leader hints for partitions this broker
 // does not lead (cluster mode).
 void Answer(FetchJob& job, Response& resp) {
+  if (!job.from_follower()) CountFetchedBytes(job.targets, resp);  // fetch_metrics.h
   AddLeaderHints(*job.ctx, &resp, [&](const Response::FetchableTopicResponse& t) -> std::string {
     if (!t.topic.empty()) return t.topic;
     ClusterState* cluster = job.ctx->state->cluster();
