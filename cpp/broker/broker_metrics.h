@@ -68,7 +68,6 @@ class BrokerMetrics {
   }
 
   metrics::Histogram fsync_latency;  // Partition::FlushLog on the flusher, ns
-  metrics::Gauge requests_in_flight;
   metrics::Counter isr_shrinks;
   metrics::Counter isr_expands;
 

@@ -15,18 +15,6 @@ std::string Describe(const protocol::RequestHeader& h) {
          " v" + std::to_string(h.request_api_version);
 }
 
-// `respond`, recording the request's latency by API (from now until it is
-// answered) and counting it in flight meanwhile.
-net::Responder Timed(BrokerMetrics* m, int16_t api_key, net::Responder respond) {
-  m->requests_in_flight.Add(1);
-  return [m, api_key, start = BrokerMetrics::Clock::now(),
-          respond = std::move(respond)](net::Reply reply) {
-    m->RecordRequest(api_key, BrokerMetrics::Clock::now() - start);
-    m->requests_in_flight.Add(-1);
-    respond(std::move(reply));
-  };
-}
-
 }  // namespace
 
 void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> frame,
@@ -42,9 +30,6 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
   const bool supported = st.ok() && handler != nullptr &&
                          header.request_api_version >= handler->min_version &&
                          header.request_api_version <= handler->max_version;
-  if (supported && metrics_ != nullptr) {
-    respond = Timed(metrics_, header.request_api_key, std::move(respond));
-  }
   Request req(std::move(header), conn, std::move(respond));
   if (ClusterState* cluster = ctx_->state->cluster(); cluster != nullptr && !cluster->applied()) {
     // Cluster mode, before the control plane's first state: not serving
@@ -62,6 +47,7 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
     }
     return;
   }
+  req.TimeInto(metrics_);  // latency by API, recorded when answered (docs/metrics.md)
   handler->handle(*ctx_, reader, std::move(req));
 }
 

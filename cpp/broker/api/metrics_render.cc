@@ -53,8 +53,6 @@ void WriteRequests(PrometheusText& p, const BrokerMetrics& m) {
                       "Time from a request's arrival to its answer (long polls and acks=all "
                       "waits included), by Kafka API."},
                   series);
-  p.Family("headrace_requests_in_flight", "gauge", "Requests received and not yet answered.");
-  p.Sample("headrace_requests_in_flight", {}, m.requests_in_flight.Value());
 }
 
 // Per topic: partitions, segments, bytes on disk here (and the totals).
