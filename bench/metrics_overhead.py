@@ -12,8 +12,8 @@ headrace-loadgen against one partition:
                suite's throughput case (few, large requests);
   produce-req  100-byte values, one record per batch (batch.num.messages=1):
                request-bound, where a per-request cost shows most;
-  fetch        the produce run's records read back from the start with at
-               most 64 KiB per partition per fetch (many fetch requests).
+  fetch        the first 2,000,000 of the produce run's records read back
+               with at most 64 KiB per partition per fetch (many requests).
 Prints per mode the median msgs/s and broker CPU s/GB of each case, and the
 on/off ratios.
 """
@@ -63,7 +63,7 @@ def one_broker(tool: Path, enabled: bool, duration: float, root: Path) -> dict:
         out["produce-req"] = loadgen(tool, "produce", b, "req", "--size", "100", "--acks", "1",
                                      "--linger-ms", "0", "--pset", "batch.num.messages=1",
                                      "--duration", str(duration))
-        out["fetch"] = loadgen(tool, "consume", b, "t", "--partitions", "1",
+        out["fetch"] = loadgen(tool, "consume", b, "t", "--partitions", "1", "--count", "2000000",
                                "--cset", "max.partition.fetch.bytes=65536")
         return out
     finally:
