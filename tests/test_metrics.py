@@ -7,6 +7,9 @@ real storage fault: the file system is filled up (ENOSPC) and freed again.
 (A read-only remount, `mount -o remount,ro`, is refused with EBUSY while the
 broker holds its segment files open for writing, as any Kafka broker does,
 so it cannot be done under a running broker.)
+
+The last test runs its own three-broker EmbeddedCluster (about 5 s) for the
+cluster-mode metrics: under-replicated partitions and ISR shrinks/expands.
 """
 from __future__ import annotations
 
@@ -276,3 +279,76 @@ def test_readyz_fails_while_the_data_dir_cannot_be_written(hb, data_mount, reque
     assert _get(hb, "/healthz")[0] == 200  # the process is up all the same
     free()
     assert _wait_ready(hb, 200) == "ready\n"
+
+
+class _Node:
+    """What _get/_scrape need of a broker: its HTTP address."""
+
+    def __init__(self, http: tuple[str, int]):
+        self.http = http
+
+
+def _cluster_http(node) -> _Node:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        m = [_HTTP_RE.match(line) for line in node.log_path.read_text(errors="replace").splitlines()]
+        m = [x for x in m if x]
+        if m:
+            return _Node((m[-1]["host"], int(m[-1]["port"])))
+        time.sleep(0.2)
+    raise AssertionError(f"no http line in {node.log_path}:\n{node.log_tail()}")
+
+
+def _wait_for(what: str, fn, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            assert value, f"timed out waiting for {what}"
+            return value
+        time.sleep(0.25)
+
+
+def test_cluster_leader_reports_under_replicated_and_isr_changes(tmp_path):
+    """Three brokers, an RF=2 partition on the two that are not the
+    controller: pausing the follower (SIGSTOP) while records arrive makes the
+    leader's ISR shrink and the partition under-replicated on the leader's
+    /metrics; resuming it expands the ISR again. Every broker is ready."""
+    from headrace import EmbeddedCluster
+
+    topic = "replicated"
+    with EmbeddedCluster(3, data_dir=tmp_path,
+                         settings={"zookeeper.session.timeout.ms": 6000,
+                                   "replica.lag.time.max.ms": 2000}) as c:
+        http = {n: _cluster_http(c.node(n)) for n in (1, 2, 3)}
+        for n in (1, 2, 3):
+            _wait_for(f"broker {n} ready", lambda n=n: _get(http[n], "/readyz")[0] == 200)
+        leader, follower = [n for n in (1, 2, 3) if n != c.controller_id()]
+        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+        admin.create_topics([NewTopic(topic, 1, replica_assignment=[[leader, follower]])])[
+            topic].result(30)
+        assert c.wait_for_leaders(topic)[0] == leader
+        _wait_for("a full ISR", lambda: _value(
+            _scrape(http[leader]), "headrace_partitions_under_replicated") == 0)
+        before = _scrape(http[leader])
+        producer = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": 1})
+        c.pause(follower)
+        try:
+            def shrunk():
+                producer.produce(topic, b"while the follower sleeps")
+                producer.poll(0)
+                s = _scrape(http[leader])
+                return s if _value(s, "headrace_partitions_under_replicated") >= 1 else None
+
+            after = _wait_for("the ISR shrink", shrunk)
+            assert _value(after, "headrace_isr_shrinks_total") > \
+                _value(before, "headrace_isr_shrinks_total")
+            assert _value(after, "headrace_topic_partitions", topic=topic) == 1
+        finally:
+            c.resume(follower)
+        assert producer.flush(30) == 0
+        expanded = _wait_for("the ISR expand", lambda: (lambda s: s if _value(
+            s, "headrace_partitions_under_replicated") == 0 else None)(_scrape(http[leader])),
+            timeout=60)
+        assert _value(expanded, "headrace_isr_expands_total") > \
+            _value(before, "headrace_isr_expands_total")
