@@ -74,7 +74,8 @@ cdef class Broker:
 
     def metrics_text(self):
         """The /metrics page (Prometheus text 0.0.4), rendered in C++ without
-        the GIL; "" when the broker is not started."""
+        the GIL; "" when the broker is not started (or busy starting or
+        stopping)."""
         cdef string out
         with nogil:
             out = self._broker.get().MetricsText()

@@ -224,7 +224,8 @@ def add_broker_routes(server: HttpServer, broker,
     def metrics(_req: Request) -> Response:
         text = broker.metrics_text()
         if not text:
-            return Response(HTTPStatus.SERVICE_UNAVAILABLE, "broker not started\n")
+            return Response(HTTPStatus.SERVICE_UNAVAILABLE,
+                            "broker not serving (starting or stopping)\n")
         return Response(HTTPStatus.OK, text, PROMETHEUS_CONTENT_TYPE)
 
     def healthz(_req: Request) -> Response:

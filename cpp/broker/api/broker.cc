@@ -2,6 +2,7 @@
 // Kafka API handlers) + net::Server, started and stopped in that order.
 #include "headrace/broker.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
@@ -74,7 +75,7 @@ class BrokerImpl final : public Broker {
   ~BrokerImpl() override { (void)Stop(); }
 
   Status Start() override {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     if (state_) return Status::InvalidArgument("broker already started");
     HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_, nullptr, metrics()));
     ctx_.state = state_.get();
@@ -125,7 +126,7 @@ class BrokerImpl final : public Broker {
   }
 
   Status Stop() override {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     if (!state_) return Status::OK();
     // Followers stop appending before anything below closes.
     if (fetchers_) fetchers_->Shutdown();
@@ -161,15 +162,16 @@ class BrokerImpl final : public Broker {
   std::string cluster_id() const override { return state_ ? ctx_.cluster_id() : ""; }
 
   std::string MetricsText() override {
-    std::lock_guard<std::mutex> l(mu_);
-    if (!state_ || !server_) return "";
+    std::unique_lock<std::timed_mutex> l(mu_, kObserveWait);
+    if (!l.owns_lock() || !state_ || !server_) return "";
     broker::ServerGauges server{server_->active_connections(), server_->connection_totals()};
     return broker::RenderMetrics(ctx_, metrics(), server);
   }
 
   std::string ReadinessProblem() override {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      std::unique_lock<std::timed_mutex> l(mu_, kObserveWait);
+      if (!l.owns_lock()) return "not serving: the broker is starting or stopping";
       if (!state_ || !server_) return "not serving: the broker is not started";
       broker::ClusterState* cluster = state_->cluster();
       if (cluster != nullptr && !cluster->applied())
@@ -183,7 +185,7 @@ class BrokerImpl final : public Broker {
 
   Status ApplyClusterState(const std::string& state_json,
                            std::vector<std::string>* report) override {
-    std::lock_guard<std::mutex> l(mu_);  // one apply at a time, never during Start/Stop
+    std::lock_guard<std::timed_mutex> l(mu_);  // one apply at a time, never during Start/Stop
     broker::ClusterState* cluster = state_ ? state_->cluster() : nullptr;
     if (cluster == nullptr) {
       return Status::Unsupported("apply_cluster: the broker is not started in cluster mode");
@@ -211,7 +213,7 @@ class BrokerImpl final : public Broker {
   }
 
   std::string TakeIsrChanges() override {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     broker::ClusterState* cluster = state_ ? state_->cluster() : nullptr;
     if (cluster == nullptr) return "[]";
     cluster->requests().ExpireOverdue();  // the control plane polls this often
@@ -376,11 +378,15 @@ class BrokerImpl final : public Broker {
   // The ClusterState, or null (single node, not started). It lives as long
   // as state_; the binding's control-plane thread stops calling before Stop.
   broker::ClusterState* ClusterOrNull() {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     return state_ ? state_->cluster() : nullptr;
   }
 
-  mutable std::mutex mu_;  // serialises Start/Stop/ApplyClusterState
+  // Serialises Start/Stop/ApplyClusterState. Timed: the metrics page and
+  // the readiness check wait for it at most kObserveWait, so they answer
+  // (not ready) during a long Start (log recovery) or Stop.
+  mutable std::timed_mutex mu_;
+  static constexpr std::chrono::milliseconds kObserveWait{500};
   const std::unique_ptr<FileEnv> file_env_;  // null = the OS; outlives everything below
   BrokerConfig config_;
   broker::group::GroupConfig group_config_;

@@ -38,7 +38,8 @@ class Broker {
   virtual std::string cluster_id() const = 0;          // valid after Start()
 
   // --- observability (docs/metrics.md) ---
-  // The metrics page in Prometheus text format 0.0.4 ("" when not started).
+  // The metrics page in Prometheus text format 0.0.4; "" when not started,
+  // or when Start/Stop/ApplyClusterState holds the broker for over 0.5 s.
   virtual std::string MetricsText() = 0;
   // Why the broker is not ready to serve, as one line; "" when it is:
   // started with its listeners accepting, every data directory taking a
