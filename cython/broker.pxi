@@ -65,6 +65,31 @@ cdef class Broker:
     def cluster_id(self) -> str:
         return self._broker.get().cluster_id().decode()
 
+    @property
+    def http_listen(self) -> str:
+        """headrace.http.listen: HOST:PORT of the HTTP listener ("" = off)."""
+        return self._broker.get().http_listen().decode()
+
+    # --- observability (docs/metrics.md): called by the HTTP listener ---
+
+    def metrics_text(self):
+        """The /metrics page (Prometheus text 0.0.4), rendered in C++ without
+        the GIL; "" when the broker is not started (or busy starting or
+        stopping)."""
+        cdef string out
+        with nogil:
+            out = self._broker.get().MetricsText()
+        return out.decode("utf-8", "replace")
+
+    def readiness_problem(self):
+        """Why the broker is not ready to serve (one line), or "" when it is.
+        Probes each data directory with a small write + fsync at most once a
+        second (without the GIL)."""
+        cdef string out
+        with nogil:
+            out = self._broker.get().ReadinessProblem()
+        return out.decode("utf-8", "replace")
+
     # --- cluster mode (docs/cluster.md): called by the control plane ---
 
     def apply_cluster(self, state_json):

@@ -21,6 +21,9 @@ cdef extern from "headrace/broker.h" namespace "headrace" nogil:
         string data_dir() const
         string network_backend() const
         string cluster_id() const
+        string MetricsText()
+        string ReadinessProblem()
+        string http_listen() const
         CStatus ApplyClusterState(const string& state_json, vector[string]* report)
         string TakeIsrChanges()
         string OfflineReplicas()

@@ -63,6 +63,9 @@ class BrokerProcess:
         self._stderr_chunks = []
         self._stdout_lines = []
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # The HTTP listener on a free port: brokers of several tests (and
+        # several test runs) share this host. --http in extra_args wins.
+        env.setdefault("HEADRACE_HEADRACE_HTTP_LISTEN", "127.0.0.1:0")
         self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL, env=env, text=True, bufsize=1,
                                      preexec_fn=self.preexec_fn)

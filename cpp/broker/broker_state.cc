@@ -3,7 +3,8 @@
 namespace headrace::broker {
 
 Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& config,
-                                                       LogFactory log_factory) {
+                                                       LogFactory log_factory,
+                                                       BrokerMetrics* metrics) {
   HR_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<BrokerState> s(new BrokerState());
   FileEnv* env = config.file_env;
@@ -25,6 +26,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   s->admin_ = std::make_unique<AdminWorker>();
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
+  flush.fsync_latency = metrics ? &metrics->fsync_latency : nullptr;
   s->flusher_ = std::make_unique<Flusher>(flush);
   HR_ASSIGN_OR_RETURN(s->dynamic_, DynamicBrokerConfig::Open(config.data_dir, env));
   TopicRegistry::Options options;
@@ -38,6 +40,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   options.services.commit_requires_fsync = config.acks_all_fsync;
   options.services.local_broker_id = config.node_id;
   options.services.file_env = env;
+  options.services.metrics = metrics;
   options.log_factory = std::move(log_factory);
   AdminWorker* admin = s->admin_.get();
   options.post_admin_job = [admin](std::function<void()> job) { admin->Post(std::move(job)); };

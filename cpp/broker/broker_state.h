@@ -30,9 +30,12 @@ class BrokerState {
   // directory and the holder's pid when another broker has one; a directory
   // that cannot be used is offline), opens the metadata file in the first, loads and recovers every topic, and starts the timer, flusher and
   // maintenance threads. Files go through config.file_env; logs are opened
-  // by `log_factory` (default: Log::Open with config.file_env).
+  // by `log_factory` (default: Log::Open with config.file_env). `metrics`
+  // (null: off) must outlive the state; partitions and the flusher record
+  // into it.
   static Result<std::unique_ptr<BrokerState>> Open(const BrokerConfig& config,
-                                                   LogFactory log_factory = nullptr);
+                                                   LogFactory log_factory = nullptr,
+                                                   BrokerMetrics* metrics = nullptr);
   ~BrokerState();  // Close()
 
   TopicRegistry& topics() { return *registry_; }

@@ -3,6 +3,15 @@
 #include <pthread.h>
 
 namespace headrace::broker {
+namespace {
+
+uint64_t ElapsedNs(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count());
+}
+
+}  // namespace
 
 Flusher::Flusher(Options options) : options_(options), thread_([this] {
       pthread_setname_np(pthread_self(), "hr-flusher");
@@ -33,7 +42,9 @@ void Flusher::Loop() {
     lock.unlock();
     uint64_t failures = 0;
     for (const auto& p : batch) {
+      const auto start = std::chrono::steady_clock::now();
       Status st = p->FlushLog();  // a partition is scheduled once until FlushLog starts
+      if (options_.fsync_latency) options_.fsync_latency->Record(ElapsedNs(start));
       if (!st.ok() && st.code() != StatusCode::kClosed) ++failures;
     }
     const uint64_t fsyncs = batch.size();

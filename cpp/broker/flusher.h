@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "broker/partition.h"
+#include "common/metrics.h"
 
 namespace headrace::broker {
 
@@ -32,6 +33,8 @@ class Flusher final : public FlushScheduler {
     // more before fsyncing (0 = fsync at once; batching then comes from
     // appends arriving during the previous fsync).
     std::chrono::microseconds linger{0};
+    // Each FlushLog's duration in ns (docs/metrics.md); null: not recorded.
+    metrics::Histogram* fsync_latency = nullptr;
   };
   struct Stats {
     uint64_t scheduled = 0;  // Schedule calls

@@ -94,6 +94,7 @@ Partition::Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
       topic_id_(topic_id),
       log_(std::move(log)),
       services_(services),
+      topic_metrics_(services.metrics ? services.metrics->ForTopic(tp_.topic) : nullptr),
       leader_id_(services.local_broker_id),
       epoch_cache_(""),
       txn_index_(log_->dir(), services.file_env) {
@@ -228,7 +229,9 @@ Result<AppendInfo> Partition::AppendAsLeader(std::span<uint8_t> batches, int16_t
     if (dup->has_value()) return **dup;  // already appended: answer the original offsets
   }
   const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
-  return FinishAppend(lock, log_->Append(batches), leo_before, flushed_before, [&] {
+  Result<AppendInfo> info = log_->Append(batches);
+  if (info.ok() && topic_metrics_) topic_metrics_->AddProduced(info->bytes, info->record_count);
+  return FinishAppend(lock, std::move(info), leo_before, flushed_before, [&] {
     // The log assigned the base offsets in place; record them.
     if (!producer_batches.empty()) ApplyProducerBatchesLocked(batches);
     return Status::OK();

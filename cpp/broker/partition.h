@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/broker_metrics.h"
 #include "broker/leader_epoch_cache.h"
 #include "broker/partition_dir.h"
 #include "broker/producer_state.h"
@@ -107,6 +108,7 @@ struct PartitionServices {
   // (not for TakeOffline), after the listener heard of it, with no lock
   // held: how the failure reaches its log directory (LogDirs). May be empty.
   std::function<void(const Partition&)> on_offline;
+  BrokerMetrics* metrics = nullptr;  // null: metrics off (docs/metrics.md)
 };
 
 // A partition's log configuration: `config` with flush_on_append off (the
@@ -391,6 +393,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::vector<int32_t> isr() const;
   std::vector<EpochEntry> epoch_entries() const;
   int64_t size_bytes() const { return log_->size_bytes(); }
+  int segment_count() const { return log_->segment_count(); }
+  // The topic's counters (docs/metrics.md); null when metrics are off.
+  TopicMetrics* topic_metrics() const { return topic_metrics_.get(); }
   const std::string& dir() const { return log_->dir(); }
   const RecoveryReport& recovery_report() const { return log_->recovery_report(); }
 
@@ -477,6 +482,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   const Uuid topic_id_;
   const std::unique_ptr<Log> log_;
   const PartitionServices services_;
+  const std::shared_ptr<TopicMetrics> topic_metrics_;  // null: metrics off
   std::atomic<int32_t> leader_epoch_{0};
   std::atomic<bool> is_leader_{true};
   std::atomic<bool> offline_{false};

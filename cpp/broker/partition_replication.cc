@@ -59,6 +59,12 @@ bool Contains(const std::vector<int32_t>& ids, int32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// How many of `from` are not in `to` (ISR members leaving, for metrics).
+size_t CountMissing(const std::vector<int32_t>& from, const std::vector<int32_t>& to) {
+  return static_cast<size_t>(
+      std::count_if(from.begin(), from.end(), [&](int32_t id) { return !Contains(to, id); }));
+}
+
 }  // namespace
 
 Status Partition::LoadEpochCacheLocked() {
@@ -390,6 +396,8 @@ Status Partition::UpdateIsr(std::vector<int32_t> isr) {
         r.last_caught_up_ms = std::max(r.last_caught_up_ms, now);
       }
     }
+    if (services_.metrics)
+      services_.metrics->RecordIsrChange(CountMissing(isr_, isr), CountMissing(isr, isr_));
     isr_ = std::move(isr);
     isr_size_.store(static_cast<int>(isr_.size()));
     last_proposed_isr_.reset();

@@ -4,10 +4,13 @@ namespace headrace::net {
 
 ConnectionLimits::Verdict ConnectionLimits::Admit(const std::string& ip) {
   std::lock_guard<std::mutex> lock(mu_);
+  ++totals_.refused;  // undone below when admitted
   if (max_total_ > 0 && active_ >= max_total_) return Verdict::kOverTotal;
   auto it = per_ip_.find(ip);
   int from_ip = it == per_ip_.end() ? 0 : it->second;
   if (max_per_ip_ >= 0 && from_ip >= max_per_ip_) return Verdict::kOverPerIp;
+  --totals_.refused;
+  ++totals_.admitted;
   ++active_;
   if (it == per_ip_.end()) {
     per_ip_.emplace(ip, 1);
@@ -20,6 +23,7 @@ ConnectionLimits::Verdict ConnectionLimits::Admit(const std::string& ip) {
 void ConnectionLimits::Release(const std::string& ip) {
   std::lock_guard<std::mutex> lock(mu_);
   --active_;
+  ++totals_.released;
   auto it = per_ip_.find(ip);
   if (it != per_ip_.end() && --it->second <= 0) per_ip_.erase(it);
 }
@@ -27,6 +31,11 @@ void ConnectionLimits::Release(const std::string& ip) {
 int ConnectionLimits::active() const {
   std::lock_guard<std::mutex> lock(mu_);
   return active_;
+}
+
+ConnectionLimits::Totals ConnectionLimits::totals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return totals_;
 }
 
 int ConnectionLimits::active_from(const std::string& ip) const {

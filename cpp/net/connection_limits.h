@@ -3,6 +3,7 @@
 // each new socket; whichever loop closes it releases it. Thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -23,12 +24,19 @@ class ConnectionLimits {
   void Release(const std::string& ip);
   int active() const;
   int active_from(const std::string& ip) const;
+  // Since the server started (docs/metrics.md): admitted, released, and
+  // refused over a limit.
+  struct Totals {
+    uint64_t admitted = 0, released = 0, refused = 0;
+  };
+  Totals totals() const;
 
  private:
   const int max_total_;
   const int max_per_ip_;
   mutable std::mutex mu_;  // guards the fields below
   int active_ = 0;
+  Totals totals_;
   std::unordered_map<std::string, int> per_ip_;  // only IPs with connections
 };
 

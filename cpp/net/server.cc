@@ -37,6 +37,10 @@ int Server::active_connections() const {
   return shared_ ? shared_->limits.active() : 0;
 }
 
+ConnectionLimits::Totals Server::connection_totals() const {
+  return shared_ ? shared_->limits.totals() : ConnectionLimits::Totals{};
+}
+
 Status Server::Listen() {
   if (options_.listeners.empty() || options_.listeners.size() > IoBackend::kMaxListeners) {
     return Status::InvalidArgument("a server needs 1 to " +

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "headrace/status.h"
+#include "net/connection_limits.h"
 #include "net/request_handler.h"
 
 namespace headrace::net {
@@ -106,6 +107,8 @@ class Server {
   // The backend actually running (kIoUring or kEpoll) after Start().
   Backend backend() const { return running_backend_; }
   int active_connections() const;
+  // Connections admitted, closed and refused since Start() (all zero before).
+  ConnectionLimits::Totals connection_totals() const;
 
  private:
   // Creates and starts one loop per I/O thread. On error some may run:

@@ -2,7 +2,9 @@
 
 The C++ broker (headrace._core.Broker) owns the network threads and the data
 path; Python only starts it, waits for a signal and stops it. The data path
-never takes the GIL. With ``zookeeper.connect`` set the broker is a member of
+never takes the GIL. An HTTP listener (``headrace.http.listen``,
+headrace.http_server) serves /metrics, /healthz and /readyz from this
+process. With ``zookeeper.connect`` set the broker is a member of
 a cluster: a ClusterMember (headrace.cluster.member) runs next to it, and on
 SIGTERM it first hands its leaderships over (controlled shutdown).
 """
@@ -55,11 +57,22 @@ def run_broker(settings: Settings) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _on_signal)
-    broker.start()
+    member = None
+    joined = threading.Event()
+    # Bound before the broker starts: an HTTP address in use fails at once,
+    # before any recovery work (/readyz answers 503 until start returns).
+    http = _start_http(broker, cluster_mode, lambda: member, joined)
+    try:
+        broker.start()
+    except BaseException:
+        if http is not None:
+            http.stop()
+        raise
     print(f"headrace: listening on {broker.listen_address} "
           f"(advertised {broker.advertised_address}, node {broker.node_id}, "
           f"data {broker.data_dir}, {broker.network_backend})", flush=True)
-    member = None
+    if http is not None:
+        print(f"headrace: http on {http.address} (/metrics, /healthz, /readyz)", flush=True)
     if cluster_mode:
         from headrace.cluster.member import ClusterMember
 
@@ -68,11 +81,14 @@ def run_broker(settings: Settings) -> int:
             member.start(cancel=stop)
         except BaseException:
             member.close(controlled_shutdown=False)
+            if http is not None:
+                http.stop()
             broker.stop()
             if stop.is_set():  # SIGTERM/SIGINT while joining: a clean exit
                 print("headrace: stopped", file=sys.stderr, flush=True)
                 return 0
             raise
+        joined.set()
         print(f"headrace: joined cluster {member.cluster_id} as broker {member.broker_id} "
               f"(zookeeper {member.connect})", flush=True)
     while not stop.wait(0.5):
@@ -80,9 +96,37 @@ def run_broker(settings: Settings) -> int:
     print("headrace: shutting down", file=sys.stderr, flush=True)
     if member is not None:
         member.close()  # controlled shutdown first, while the broker still serves
+    if http is not None:
+        http.stop()
     broker.stop()
     print("headrace: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _start_http(broker, cluster_mode: bool, member, joined: threading.Event):
+    """The HTTP listener of headrace.http.listen (None when it is ""), with
+    /readyz also requiring, in cluster mode, registration as a member and a
+    connected ZooKeeper session. Raises HeadraceError (one line) when it
+    cannot listen."""
+    from headrace.http_server import HttpServer, add_broker_routes
+
+    address = broker.http_listen
+    if not address:
+        return None
+
+    def membership() -> str:
+        if not cluster_mode:
+            return ""
+        m = member()
+        if m is None or not joined.is_set():
+            return "not registered as a cluster member yet"
+        if m.zk is None or not m.zk.connected:
+            return "not connected to ZooKeeper"
+        return ""
+
+    server = HttpServer(address)
+    add_broker_routes(server, broker, membership)
+    return server.start()
 
 
 def _log_to_stderr() -> None:

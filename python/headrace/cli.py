@@ -33,6 +33,7 @@ BROKER_FLAGS = {
     "io_threads": "num.io.threads",
     "zookeeper": "zookeeper.connect",
     "rack": "broker.rack",
+    "http": "headrace.http.listen",
 }
 
 
@@ -57,6 +58,9 @@ def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
                    help="join the cluster coordinated by this ZooKeeper (zookeeper.connect); "
                         "without it the broker is a single node")
     p.add_argument("--rack", metavar="RACK", help="this broker's rack (broker.rack)")
+    p.add_argument("--http", metavar="HOST:PORT",
+                   help="serve /metrics, /healthz and /readyz here (headrace.http.listen, "
+                        "default 127.0.0.1:9644; '' = off)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any broker setting, e.g. --set log.retention.ms=60000 (repeatable)")
     p.set_defaults(func=_cmd_broker, own_signals=True)

@@ -46,7 +46,8 @@ class BrokerNode:
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "headrace.cli", "broker", "--data-dir", str(self.data_dir),
                "--listen", f"{self.host}:{self.port}", "--node-id", str(self.node_id),
-               "--zookeeper", self.zookeeper_connect]
+               "--zookeeper", self.zookeeper_connect,
+               "--http", "127.0.0.1:0"]  # several brokers on one host; --set may override
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
         return cmd

@@ -3,13 +3,17 @@
 #include "headrace/broker.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
 
 #include "broker/api/dispatcher.h"
+#include "broker/api/metrics_render.h"
 #include "broker/api/handler.h"
 #include "broker/broker_config.h"
+#include "broker/data_dir_probe.h"
+#include "broker/metrics_config.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
@@ -63,7 +67,7 @@ class BrokerImpl final : public Broker {
  public:
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
              broker::txn::TxnConfig txn_config, broker::fetch::FetchSessionConfig fetch_config,
-             broker::CleanerConfig cleaner_config,
+             broker::CleanerConfig cleaner_config, broker::MetricsConfig metrics_config,
              net::Backend backend, std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
@@ -71,15 +75,16 @@ class BrokerImpl final : public Broker {
         txn_config_(txn_config),
         fetch_config_(fetch_config),
         cleaner_config_(cleaner_config),
+        metrics_config_(std::move(metrics_config)),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
   ~BrokerImpl() override { (void)Stop(); }
 
   Status Start() override {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     if (state_) return Status::InvalidArgument("broker already started");
-    HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_));
+    HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_, nullptr, metrics()));
     ctx_.state = state_.get();
     ctx_.group_config = &group_config_;
     ctx_.txn_config = &txn_config_;
@@ -113,7 +118,7 @@ class BrokerImpl final : public Broker {
     ctx_.node_id = config_.node_id;
     ctx_.advertised_host = config_.effective_advertised_host();
     ctx_.advertised_port = config_.effective_advertised_port();
-    dispatcher_ = std::make_unique<broker::Dispatcher>(&ctx_);
+    dispatcher_ = std::make_unique<broker::Dispatcher>(&ctx_, metrics());
 
     server_ = std::make_unique<net::Server>(ServerOptions(), dispatcher_.get());
     Status st = server_->Start();
@@ -135,7 +140,7 @@ class BrokerImpl final : public Broker {
   }
 
   Status Stop() override {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     if (!state_) return Status::OK();
     // Followers stop appending before anything below closes.
     if (fetchers_) fetchers_->Shutdown();
@@ -172,9 +177,31 @@ class BrokerImpl final : public Broker {
   }
   std::string cluster_id() const override { return state_ ? ctx_.cluster_id() : ""; }
 
+  std::string MetricsText() override {
+    std::unique_lock<std::timed_mutex> l(mu_, kObserveWait);
+    if (!l.owns_lock() || !state_ || !server_) return "";
+    broker::ServerGauges server{server_->active_connections(), server_->connection_totals()};
+    return broker::RenderMetrics(ctx_, metrics(), server);
+  }
+
+  std::string ReadinessProblem() override {
+    {
+      std::unique_lock<std::timed_mutex> l(mu_, kObserveWait);
+      if (!l.owns_lock()) return "not serving: the broker is starting or stopping";
+      if (!state_ || !server_) return "not serving: the broker is not started";
+      broker::ClusterState* cluster = state_->cluster();
+      if (cluster != nullptr && !cluster->applied())
+        return "not serving yet: waiting for the cluster's state";
+    }
+    FileEnv& env = config_.file_env ? *config_.file_env : *FileEnv::Default();
+    return data_dir_probe_.Problem(env, {config_.data_dir});
+  }
+
+  std::string http_listen() const override { return metrics_config_.http_listen; }
+
   Status ApplyClusterState(const std::string& state_json,
                            std::vector<std::string>* report) override {
-    std::lock_guard<std::mutex> l(mu_);  // one apply at a time, never during Start/Stop
+    std::lock_guard<std::timed_mutex> l(mu_);  // one apply at a time, never during Start/Stop
     broker::ClusterState* cluster = state_ ? state_->cluster() : nullptr;
     if (cluster == nullptr) {
       return Status::Unsupported("apply_cluster: the broker is not started in cluster mode");
@@ -206,7 +233,7 @@ class BrokerImpl final : public Broker {
   }
 
   std::string TakeIsrChanges() override {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     broker::ClusterState* cluster = state_ ? state_->cluster() : nullptr;
     if (cluster == nullptr) return "[]";
     cluster->requests().ExpireOverdue();  // the control plane polls this often
@@ -285,6 +312,7 @@ class BrokerImpl final : public Broker {
     services.listener = &state_->purgatory();
     services.flusher = &state_->flusher();
     services.local_broker_id = config_.node_id;
+    services.metrics = metrics();
     return services;
   }
 
@@ -403,11 +431,15 @@ class BrokerImpl final : public Broker {
   // The ClusterState, or null (single node, not started). It lives as long
   // as state_; the binding's control-plane thread stops calling before Stop.
   broker::ClusterState* ClusterOrNull() {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     return state_ ? state_->cluster() : nullptr;
   }
 
-  mutable std::mutex mu_;  // serialises Start/Stop/ApplyClusterState
+  // Serialises Start/Stop/ApplyClusterState. Timed: the metrics page and
+  // the readiness check wait for it at most kObserveWait, so they answer
+  // (not ready) during a long Start (log recovery) or Stop.
+  mutable std::timed_mutex mu_;
+  static constexpr std::chrono::milliseconds kObserveWait{500};
   const std::unique_ptr<FileEnv> file_env_;  // null = the OS; outlives everything below
   BrokerConfig config_;
   broker::group::GroupConfig group_config_;
@@ -416,6 +448,12 @@ class BrokerImpl final : public Broker {
   std::unique_ptr<broker::fetch::FetchSessionCache> fetch_sessions_;  // made by Start
   broker::CleanerConfig cleaner_config_;
   std::unique_ptr<broker::LogCleaner> cleaner_;  // stopped before the partitions close
+  broker::MetricsConfig metrics_config_;
+  // Lives as long as the broker (counters survive a Stop/Start); null
+  // through metrics() when headrace.metrics.enable is false.
+  mutable broker::BrokerMetrics metrics_;  // thread-safe recording
+  broker::CachedDataDirProbe data_dir_probe_;
+  broker::BrokerMetrics* metrics() const { return metrics_config_.enabled ? &metrics_ : nullptr; }
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
   int32_t groups_epoch_ = -1;  // the leader epoch the coordinator loaded at (cluster mode)
@@ -451,13 +489,16 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(fetch_config.Extract(props));
   broker::CleanerConfig cleaner_config;  // takes the log.cleaner.* keys
   HR_RETURN_IF_ERROR(cleaner_config.Extract(props));
+  broker::MetricsConfig metrics_config;  // headrace.http.listen, headrace.metrics.enable
+  HR_RETURN_IF_ERROR(metrics_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
   config.start_properties = settings;  // DescribeConfigs describes every family from it
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
-      new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, cleaner_config, backend,
+      new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, cleaner_config,
+                     std::move(metrics_config), backend,
                      std::move(fault_env)));
 }
 

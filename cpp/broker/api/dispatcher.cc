@@ -47,6 +47,7 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
     }
     return;
   }
+  req.TimeInto(metrics_);  // latency by API, recorded when answered (docs/metrics.md)
   handler->handle(*ctx_, reader, std::move(req));
 }
 

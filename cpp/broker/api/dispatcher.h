@@ -10,14 +10,17 @@ namespace headrace::broker {
 
 class Dispatcher : public net::RequestHandler {
  public:
-  // `ctx` must outlive the Dispatcher and every request it handed out.
-  explicit Dispatcher(BrokerContext* ctx) : ctx_(ctx) {}
+  // `ctx` (and `metrics`, null: not recorded) must outlive the Dispatcher
+  // and every request it handed out.
+  explicit Dispatcher(BrokerContext* ctx, BrokerMetrics* metrics = nullptr)
+      : ctx_(ctx), metrics_(metrics) {}
 
   void Handle(const net::ConnectionInfo& conn, std::span<uint8_t> frame,
               net::Responder respond) override;
 
  private:
   BrokerContext* const ctx_;
+  BrokerMetrics* const metrics_;
 };
 
 }  // namespace headrace::broker

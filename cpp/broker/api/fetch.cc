@@ -58,6 +58,7 @@
 
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/fetch_sessions.h"
+#include "broker/api/fetch_metrics.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -277,6 +278,7 @@ bool Ready(const FetchJob& job, const ReadPass& pass) {
 // does not lead (cluster mode).
 void Answer(FetchJob& job, Response& resp) {
   FinishFetchSession(job.ctx->fetch_sessions, job.session, job.request, &resp);
+  if (!job.from_follower()) CountFetchedBytes(job.targets, resp);  // fetch_metrics.h
   AddLeaderHints(*job.ctx, &resp, [&](const Response::FetchableTopicResponse& t) -> std::string {
     if (!t.topic.empty()) return t.topic;
     ClusterState* cluster = job.ctx->state->cluster();

@@ -129,14 +129,20 @@ class Request {
   void Reply(const Response& body) const {
     OutputBuffer out;
     protocol::EncodeResponse(out, header_.correlation_id, header_.request_api_version, body);
-    respond_(net::Reply::Respond(std::move(out)));
+    Send(net::Reply::Respond(std::move(out)));
   }
   // Sends an already encoded response (header included).
-  void ReplyEncoded(OutputBuffer out) const { respond_(net::Reply::Respond(std::move(out))); }
+  void ReplyEncoded(OutputBuffer out) const { Send(net::Reply::Respond(std::move(out))); }
   // Answers nothing (Produce with acks=0).
-  void NoResponse() const { respond_(net::Reply::NoResponse()); }
+  void NoResponse() const { Send(net::Reply::NoResponse()); }
   // Closes the connection after earlier responses, logging `why`.
-  void Close(std::string why) const { respond_(net::Reply::Close(std::move(why))); }
+  void Close(std::string why) const { Send(net::Reply::Close(std::move(why))); }
+  // From now on, answering records the request's latency by API into `m`
+  // (null: nothing recorded; docs/metrics.md). Called by the Dispatcher.
+  void TimeInto(BrokerMetrics* m) {
+    metrics_ = m;
+    if (m != nullptr) arrived_ = BrokerMetrics::Clock::now();
+  }
   // The connection's own I/O thread (null when the handler is called
   // directly by a test): where delayed completions run (Purgatory::Wait).
   const std::shared_ptr<net::LoopExecutor>& executor() const { return conn_.executor; }
@@ -149,9 +155,17 @@ class Request {
   }
 
  private:
+  void Send(net::Reply reply) const {
+    if (metrics_ != nullptr)
+      metrics_->RecordRequest(api_key(), BrokerMetrics::Clock::now() - arrived_);
+    respond_(std::move(reply));
+  }
+
   protocol::RequestHeader header_;
   net::ConnectionInfo conn_;
   net::Responder respond_;
+  BrokerMetrics* metrics_ = nullptr;
+  BrokerMetrics::Clock::time_point arrived_{};
 };
 
 // Decodes the body (`body` is positioned after the header) and answers.

@@ -37,6 +37,19 @@ class Broker {
   virtual std::string network_backend() const = 0;     // "io_uring" | "epoll"
   virtual std::string cluster_id() const = 0;          // valid after Start()
 
+  // --- observability (docs/metrics.md) ---
+  // The metrics page in Prometheus text format 0.0.4; "" when not started,
+  // or when Start/Stop/ApplyClusterState holds the broker for over 0.5 s.
+  virtual std::string MetricsText() = 0;
+  // Why the broker is not ready to serve, as one line; "" when it is:
+  // started with its listeners accepting, every data directory taking a
+  // small write + fsync (probed at most once a second), and in cluster mode
+  // the control plane's first state applied.
+  virtual std::string ReadinessProblem() = 0;
+  // headrace.http.listen: where the HTTP listener of `headrace broker`
+  // serves /metrics, /healthz and /readyz ("" = off).
+  virtual std::string http_listen() const = 0;
+
   // --- cluster mode (zookeeper.connect set; docs/cluster.md) ---
   // The control plane's view of the cluster (JSON, the apply_cluster
   // document): publishes it for Metadata & co and makes the local replicas
