@@ -254,7 +254,7 @@ class BrokerImpl final : public Broker {
   }
 
   std::string OfflineReplicas() override {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::timed_mutex> l(mu_);
     if (!state_) return "[]";
     std::vector<std::pair<std::string, int32_t>> offline;
     for (const auto& p : state_->topics().AllPartitions()) {
