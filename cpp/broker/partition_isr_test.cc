@@ -88,6 +88,17 @@ TEST_F(PartitionIsrTest, AReplicaThatNeverFetchedDoesNotJoinTheIsrOfAnEmptyLog) 
   EXPECT_EQ(p_->ProposeIsr(now, kLag), (std::vector<int32_t>{1, 2}));
 }
 
+TEST_F(PartitionIsrTest, AReplicaThatStoppedFetchingIsNotAddedBackFromStaleOffsets) {
+  Open(1);
+  const int64_t t0 = Partition::SteadyNowMs();
+  ASSERT_TRUE(p_->BecomeLeader(LeaderEpoch(1), {1, 2}, {1}).ok());
+  Lead(10);
+  p_->UpdateFollowerState(2, Offset(10), Offset(10), t0);  // caught up, then it died
+  EXPECT_EQ(p_->ProposeIsr(t0 + kLag + 1, kLag), std::nullopt);
+  p_->UpdateFollowerState(2, Offset(10), Offset(10), t0 + kLag + 2);  // it fetches again
+  EXPECT_EQ(p_->ProposeIsr(t0 + kLag + 2, kLag), (std::vector<int32_t>{1, 2}));
+}
+
 TEST_F(PartitionIsrTest, ExpandsOnlyPastTheHighWatermarkAndTheEpochStart) {
   Open(1, /*fsync_commit=*/true);
   Lead(10);  // not fsynced: the HW stays 0

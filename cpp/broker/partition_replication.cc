@@ -147,7 +147,10 @@ std::optional<std::vector<int32_t>> Partition::ProposeIsr(int64_t now_ms,
   }
   for (const ReplicaState& r : replicas_) {
     if (Contains(isr_, r.broker_id)) continue;
-    if (r.fetched && r.log_end >= hw && r.log_end >= leader_epoch_start_) {
+    // Caught up as of a fetch within the lag time: offsets left by a replica
+    // that stopped fetching (dead, partitioned) must not bring it back.
+    if (r.fetched && now_ms - r.last_fetch_ms <= lag_time_max_ms && r.log_end >= hw &&
+        r.log_end >= leader_epoch_start_) {
       proposed.push_back(r.broker_id);
     }
   }

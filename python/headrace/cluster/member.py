@@ -212,9 +212,11 @@ class ClusterMember:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
         if self.zk.connected:
-            for path in (L.controlled_shutdown_path(self.broker_id),
-                         L.broker_path(self.broker_id)):
-                self._delete_own(path)
+            # One transaction: between the two deletes a leader could see this
+            # broker registered and no longer shutting down, and write it back
+            # into an ISR (KIP-841's check in write_isr_change).
+            self._delete_own([L.controlled_shutdown_path(self.broker_id),
+                              L.broker_path(self.broker_id)])
         if self.controller is not None:
             self.controller.close()
         try:
@@ -226,11 +228,20 @@ class ClusterMember:
         self.zk = None
         log.info("broker %d: left the cluster", self.broker_id)
 
-    def _delete_own(self, path: str) -> None:
+    def _delete_own(self, paths: list[str]) -> None:
+        """Deletes those of ``paths`` that are this session's ephemerals, in
+        one transaction."""
         try:
-            stat = self.zk.exists(path)
-            if stat is not None and stat.ephemeralOwner == self.zk.client_id[0]:
-                self.zk.delete(path, version=stat.version)
+            owned = []
+            for path in paths:
+                stat = self.zk.exists(path)
+                if stat is not None and stat.ephemeralOwner == self.zk.client_id[0]:
+                    owned.append((path, stat.version))
+            if owned:
+                tx = self.zk.transaction()
+                for path, version in owned:
+                    tx.delete(path, version=version)
+                tx.commit()
         except KazooException:
             pass
 
@@ -543,7 +554,7 @@ class ClusterMember:
         data = L.encode_offline_replicas(self.broker_id, offline)
         try:
             if not offline:
-                self._delete_own(path)
+                self._delete_own([path])
             else:
                 try:
                     self.zk.set(path, data)
