@@ -29,6 +29,14 @@ Status Bad(std::string_view key, const std::string& rule) {
   return Status::InvalidArgument(std::string(key) + ": " + rule);
 }
 
+// log.dirs and its alias log.dir: the list; data_dir is its first entry.
+Status SetLogDirs(BrokerConfig& c, std::string_view key, std::string_view v) {
+  if (v.empty()) return Bad(key, "must not be empty");
+  HR_ASSIGN_OR_RETURN(c.log_dirs, ParseLogDirs(v));
+  c.data_dir = c.log_dirs.front();
+  return Status::OK();
+}
+
 Result<int64_t> Int(std::string_view key, std::string_view v, int64_t min, int64_t max) {
   auto r = ParseConfigInt(v, min, max);
   if (r.ok()) return r;
@@ -164,22 +172,10 @@ std::vector<Row> BuildRows() {
       Row{{"log.dirs", ConfigType::kString, "", "one or more directories, comma-separated",
            UpdateMode::kReadOnly,
            "The log directories; the first also holds the broker's metadata.", ""},
-          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
-            if (v.empty()) return Bad(key, "must not be empty");
-            HR_ASSIGN_OR_RETURN(c.log_dirs, ParseLogDirs(v));
-            c.data_dir = c.log_dirs.front();
-            return Status::OK();
-          },
-          [](const BrokerConfig& c) { return JoinedLogDirs(c); }},
+          SetLogDirs, JoinedLogDirs},
       Row{{"log.dir", ConfigType::kString, "", "one or more directories, comma-separated",
            UpdateMode::kReadOnly, "Alias of log.dirs.", ""},
-          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
-            if (v.empty()) return Bad(key, "must not be empty");
-            HR_ASSIGN_OR_RETURN(c.log_dirs, ParseLogDirs(v));
-            c.data_dir = c.log_dirs.front();
-            return Status::OK();
-          },
-          [](const BrokerConfig& c) { return JoinedLogDirs(c); }},
+          SetLogDirs, JoinedLogDirs},
       IntRow("num.io.threads", "Network/request threads.", &BrokerConfig::io_threads, 1, 1024),
       StringRow("cluster.id",
                 "Cluster id; empty = the stored one, or a new one at first start.",
