@@ -187,8 +187,9 @@ void EventLoop::AddConnection(int fd, std::string peer) {
   }
   TuneAcceptedSocket(fd, shared_->send_buffer_bytes, shared_->receive_buffer_bytes);
   uint64_t id = shared_->next_connection_id.fetch_add(1);
-  auto owned = std::make_unique<Connection>(fd, ConnectionInfo{id, std::move(peer), mailbox_},
-                                            shared_->read_buffer_bytes);
+  auto owned = std::make_unique<Connection>(
+      fd, ConnectionInfo{id, std::move(peer), mailbox_, std::make_shared<Session>()},
+      shared_->read_buffer_bytes);
   Connection* c = owned.get();
   c->last_activity = now_;
   conns_.emplace(id, std::move(owned));

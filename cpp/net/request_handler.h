@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/output_buffer.h"
+#include "net/session.h"
 
 namespace headrace::net {
 
@@ -34,6 +35,10 @@ struct ConnectionInfo {
   // (acks=all, long-poll fetch) run there. Null in tests that call a
   // handler directly (completions then run on the waking thread).
   std::shared_ptr<LoopExecutor> executor;
+  // Listener, security protocol and principal (net/session.h). Never null
+  // for connections the server accepted; tests calling a handler directly
+  // may leave it null (read as an anonymous PLAINTEXT client).
+  std::shared_ptr<Session> session;
 };
 
 // What to do with one request.

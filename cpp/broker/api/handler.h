@@ -122,6 +122,12 @@ class Request {
   int16_t api_key() const { return header_.request_api_key; }
   const protocol::RequestHeader& header() const { return header_; }
   const net::ConnectionInfo& connection() const { return conn_; }
+  // Who sent it (net/session.h); an anonymous PLAINTEXT session when the
+  // handler is called directly by a test.
+  const net::Session& session() const {
+    static const net::Session kAnonymous;
+    return conn_.session ? *conn_.session : kAnonymous;
+  }
 
   // Encodes `body` at this request's version, with its correlation id, and
   // sends it.
