@@ -127,11 +127,11 @@ class EpollBackend final : public IoBackend {
     for (int i = 0; i < 64 && *listener >= 0; ++i) {
       int fd = accept4(*listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0) {
-        events_->OnAccept(fd);
+        events_->OnAccept(fd, static_cast<size_t>(listener - listen_fds_));
         continue;
       }
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN) events_->OnAccept(-errno);
+      if (errno != EAGAIN) events_->OnAccept(-errno, static_cast<size_t>(listener - listen_fds_));
       return;
     }
   }

@@ -179,7 +179,7 @@ void EventLoop::CloseAll() {
   for (Connection* c : all) Close(c, LogLevel::kDebug, "server stopping");
 }
 
-void EventLoop::AddConnection(int fd, std::string peer) {
+void EventLoop::AddConnection(int fd, std::string peer, size_t listener) {
   if (stopping_) {
     ::close(fd);
     shared_->limits.Release(std::string(IpOfPeer(peer)));
@@ -188,7 +188,9 @@ void EventLoop::AddConnection(int fd, std::string peer) {
   TuneAcceptedSocket(fd, shared_->send_buffer_bytes, shared_->receive_buffer_bytes);
   uint64_t id = shared_->next_connection_id.fetch_add(1);
   auto owned = std::make_unique<Connection>(
-      fd, ConnectionInfo{id, std::move(peer), mailbox_, std::make_shared<Session>()},
+      fd,
+      ConnectionInfo{id, std::move(peer), mailbox_,
+                     std::make_shared<Session>(shared_->listener_sessions.at(listener))},
       shared_->read_buffer_bytes);
   Connection* c = owned.get();
   c->last_activity = now_;
@@ -342,7 +344,7 @@ void EventLoop::OnWake() {
   // Not re-entered: nothing below calls OnWake, so the scratch vectors are
   // reused across wake-ups without reallocating.
   mailbox_->TakeRemote(&remote_scratch_, &new_sockets_, &remote_tasks_);
-  for (Mailbox::NewSocket& s : new_sockets_) AddConnection(s.fd, std::move(s.peer));
+  for (Mailbox::NewSocket& s : new_sockets_) AddConnection(s.fd, std::move(s.peer), s.listener);
   new_sockets_.clear();
   RunTasks(&remote_tasks_);
   for (auto& d : remote_scratch_) Deliver(d);

@@ -58,6 +58,9 @@ struct LoopShared {
   EventSummary accept_errors;
   std::vector<EventLoop*> loops;  // fixed before any loop starts
   PageCacheLoader* page_cache_loader = nullptr;  // outlives the loops' threads
+  // Per listener (ServerOptions::listeners order): the Session a connection
+  // accepted on it starts with (name and security protocol).
+  std::vector<Session> listener_sessions;
 };
 
 class EventLoop final : private IoEvents {
@@ -107,7 +110,7 @@ class EventLoop final : private IoEvents {
   void LogSummaries();
   void PauseAccepting();
 
-  void AddConnection(int fd, std::string peer);
+  void AddConnection(int fd, std::string peer, size_t listener);
   void Refuse(int fd, const std::string& peer, const std::string& why);
   void RecordBadRequest(Connection* c, const std::string& why);
   void ProcessInput(Connection* c);
@@ -130,7 +133,7 @@ class EventLoop final : private IoEvents {
   void Close(Connection* c, LogLevel level, const std::string& why);
 
   // IoEvents
-  void OnAccept(int fd) override;
+  void OnAccept(int fd, size_t listener) override;
   void OnRead(Connection* c, int64_t n) override;
   void OnWriteDone(Connection* c, int err) override;
   void OnWake() override;

@@ -29,7 +29,7 @@ int MillisUntil(EventLoop::Clock::time_point now, EventLoop::Clock::time_point t
 
 // --- accepting -------------------------------------------------------------
 
-void EventLoop::OnAccept(int fd) {
+void EventLoop::OnAccept(int fd, size_t listener) {
   if (fd < 0) {
     int err = -fd;
     if (err == EAGAIN || err == EINTR || err == ECONNABORTED || err == ECANCELED) return;
@@ -58,10 +58,10 @@ void EventLoop::OnAccept(int fd) {
   }
   EventLoop* target = shared_->loops[next_loop_++ % shared_->loops.size()];
   if (target == this) {
-    AddConnection(fd, std::move(peer));
+    AddConnection(fd, std::move(peer), listener);
     return;
   }
-  Mailbox::NewSocket socket{fd, std::move(peer)};
+  Mailbox::NewSocket socket{fd, std::move(peer), listener};
   if (!target->mailbox().PostConnection(socket)) {
     ::close(fd);
     shared_->limits.Release(std::string(IpOfPeer(socket.peer)));

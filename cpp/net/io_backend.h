@@ -18,8 +18,9 @@ namespace headrace::net {
 class IoEvents {
  public:
   virtual ~IoEvents() = default;
-  // A new client socket (non-blocking, close-on-exec), or -errno.
-  virtual void OnAccept(int fd) = 0;
+  // A new client socket (non-blocking, close-on-exec), or -errno, accepted
+  // on ServerOptions::listeners[listener].
+  virtual void OnAccept(int fd, size_t listener) = 0;
   // An armed read finished: n > 0 bytes were written at the start of
   // c->framer.ReadSpace(); 0 = the peer closed; < 0 = -errno.
   virtual void OnRead(Connection* c, int64_t n) = 0;

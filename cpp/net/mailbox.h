@@ -27,6 +27,7 @@ class Mailbox final : public LoopExecutor {
   struct NewSocket {
     int fd;
     std::string peer;
+    size_t listener;  // index into ServerOptions::listeners
   };
 
   // Takes ownership of `wake_fd` (an eventfd), closed by Close().

@@ -123,6 +123,12 @@ Status Server::StartLoops(Backend b) {
   s.idle_timeout = options_.idle_timeout;
   s.send_buffer_bytes = options_.send_buffer_bytes;
   s.receive_buffer_bytes = options_.receive_buffer_bytes;
+  for (const ListenAddress& a : options_.listeners) {
+    Session start;
+    start.listener_name = a.listener_name;
+    start.protocol = a.protocol;
+    s.listener_sessions.push_back(std::move(start));
+  }
   s.shutdown_grace = options_.shutdown_grace;
   page_cache_loader_ = std::make_unique<PageCacheLoader>();
   s.page_cache_loader = page_cache_loader_.get();

@@ -30,6 +30,9 @@ struct ListenAddress {
   std::string host = "0.0.0.0";  // "" = every interface
   uint16_t port = 9092;          // 0 = an ephemeral port; see Server::ports()
   std::string name;              // for error messages, e.g. "PLAINTEXT://h:p"
+  // What connections accepted here start their Session with.
+  std::string listener_name = "PLAINTEXT";
+  SecurityProtocol protocol = SecurityProtocol::kPlaintext;
 };
 
 struct ServerOptions {

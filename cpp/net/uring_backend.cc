@@ -225,14 +225,14 @@ class UringBackend final : public IoBackend {
   void OnAcceptCompletion(size_t i, int res, unsigned flags) {
     if (!(flags & IORING_CQE_F_MORE)) accept_armed_[i] = false;
     if (res >= 0) {
-      events_->OnAccept(res);
+      events_->OnAccept(res, i);
     } else if (res == -EINVAL && multishot_) {
       multishot_ = false;  // kernel without multishot accept: one at a time
     } else if (res == -EINVAL) {
       HR_LOG(kError) << "io_uring accept unsupported; no longer accepting";
       listen_fds_[i] = -1;
     } else {
-      events_->OnAccept(res);
+      events_->OnAccept(res, i);
     }
     if (!accept_armed_[i] && listen_fds_[i] >= 0 && !shutting_down_) ArmAccept(i);
   }

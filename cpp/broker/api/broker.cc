@@ -291,7 +291,7 @@ class BrokerImpl final : public Broker {
     net::ServerOptions opts;
     opts.listeners.clear();
     for (const broker::Listener& l : config_.listeners) {
-      opts.listeners.push_back({l.host, static_cast<uint16_t>(l.port), l.ToString()});
+      opts.listeners.push_back({l.host, static_cast<uint16_t>(l.port), l.ToString(), l.name});
     }
     opts.io_threads = config_.io_threads;
     opts.max_request_bytes = config_.socket_request_max_bytes;
