@@ -3,10 +3,11 @@
 The C++ broker (headrace._core.Broker) owns the network threads and the data
 path; Python only starts it, waits for a signal and stops it. The data path
 never takes the GIL. An HTTP listener (``headrace.http.listen``,
-headrace.http_server) serves /metrics, /healthz and /readyz from this
-process. With ``zookeeper.connect`` set the broker is a member of
-a cluster: a ClusterMember (headrace.cluster.member) runs next to it, and on
-SIGTERM it first hands its leaderships over (controlled shutdown).
+headrace.http_server) serves /metrics, /healthz, /readyz and the web
+console (headrace.console) from this process. With ``zookeeper.connect``
+set the broker is a member of a cluster: a ClusterMember
+(headrace.cluster.member) runs next to it, and on SIGTERM it first hands
+its leaderships over (controlled shutdown).
 """
 from __future__ import annotations
 
@@ -124,8 +125,11 @@ def _start_http(broker, cluster_mode: bool, member, joined: threading.Event):
             return "not connected to ZooKeeper"
         return ""
 
+    from headrace.console import add_console_routes
+
     server = HttpServer(address)
     add_broker_routes(server, broker, membership)
+    add_console_routes(server, broker)  # the web console at / (docs/console.md)
     return server.start()
 
 

@@ -314,10 +314,15 @@ def _info_from_zookeeper(args: argparse.Namespace) -> dict:
 
 
 def _info_from_brokers(args: argparse.Namespace) -> dict:
-    """DescribeCluster (racks, controller) and Metadata (partition counts)."""
+    return cluster_info(admin_for(args))
+
+
+def cluster_info(admin) -> dict:
+    """The --format json document of `cluster info` from the brokers:
+    DescribeCluster (racks, controller) and Metadata (partition counts).
+    Also the web console's (headrace.console.data)."""
     from headrace.admin import AdminError
 
-    admin = admin_for(args)
     md = admin.metadata()
     try:
         doc = admin.describe_cluster()

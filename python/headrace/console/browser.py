@@ -1,0 +1,154 @@
+"""The console's message browser: one page of records of one partition.
+
+A page starts at a position written as on the command line (``earliest``,
+``latest``, an offset, ``-N`` before the end, ``@EPOCH_MS``, ``@-1h``,
+``@ISO-TIME``: headrace.cli_offsets) and holds at most ``count`` records
+(MAX_RECORDS) and about MAX_PAGE_BYTES of keys, values and headers; reading
+stops at the end of the partition or after READ_DEADLINE_S. Records are the
+documents of ``headrace consume --format json`` (headrace.cli_format) with
+keys, values and header values as text, hex or base64.
+
+Records are read by one cached confluent-kafka Consumer over the broker's own
+Kafka port (read_committed, as a default client; no group membership, never
+commits), assigned to the partition for one page and unassigned after it, so
+it fetches nothing between pages. One page is read at a time (a lock).
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Callable
+
+from headrace.console.data import BadRequest, ClusterView, NotFound
+
+DEFAULT_RECORDS = 50
+MAX_RECORDS = 500
+MAX_PAGE_BYTES = 1 << 20
+READ_DEADLINE_S = 3.0
+CONSUMER_GROUP = "headrace-console"  # required by librdkafka; offsets are never committed
+
+
+class MessageBrowser:
+    def __init__(self, view: ClusterView, bootstrap: Callable[[], str]):
+        self._view = view
+        self._bootstrap = bootstrap
+        self._consumer = None
+        self._lock = threading.Lock()  # one page at a time; guards _consumer
+
+    def page(self, topic: str, partition: int, start: str = "earliest",
+             count: int = DEFAULT_RECORDS, encoding: str = "text") -> dict:
+        """{"topic", "partition", "start_offset", "end_offset" (the partition's
+        log start and high watermark), "from" (the offset read from),
+        "note" (why `from` differs from what was asked, or None),
+        "records": [consume --format json documents], "next_offset" (where the
+        next page starts), "truncated" (a bound stopped the page)}."""
+        from confluent_kafka import TopicPartition
+
+        from headrace.cli_codec import ENCODINGS
+        from headrace.cli_common import CliError
+        from headrace.cli_offsets import parse_position, resolve
+
+        if encoding not in ENCODINGS:
+            raise BadRequest(f"encoding must be one of {', '.join(ENCODINGS)}")
+        if not 1 <= count <= MAX_RECORDS:
+            raise BadRequest(f"count must be 1..{MAX_RECORDS}")
+        try:
+            position = parse_position(start)
+        except CliError as e:
+            raise BadRequest(str(e)) from None
+        admin = self._view.admin()
+        tm = self._view._require_topic(admin, topic)
+        if partition not in tm.partitions:
+            raise NotFound(f"topic {topic!r} has no partition {partition}")
+        tp = TopicPartition(topic, partition)
+        key = (topic, partition)
+        lo = admin.list_offsets([tp], "earliest")[key]
+        hi = admin.list_offsets([tp], "latest")[key]
+        want = resolve(admin, [tp], position, clamp=False)[key]
+        offset, note = min(max(want, lo), hi), None
+        if offset != want:
+            note = (f"offset {want} is outside the partition (log start {lo}, end {hi}); "
+                    f"reading from {offset}")
+        msgs, truncated = self._read(topic, partition, offset, hi, count)
+        records = _documents(msgs, encoding)
+        nxt = msgs[-1].offset() + 1 if msgs else offset
+        return {"topic": topic, "partition": partition, "start_offset": lo, "end_offset": hi,
+                "from": offset, "note": note, "encoding": encoding, "records": records,
+                "next_offset": nxt, "truncated": truncated}
+
+    def _read(self, topic: str, partition: int, offset: int, end: int, count: int):
+        """Up to `count` records from `offset`, within MAX_PAGE_BYTES and
+        READ_DEADLINE_S: (messages, whether a bound other than the end of the
+        partition stopped the read)."""
+        from confluent_kafka import KafkaError, TopicPartition
+
+        from headrace.admin import describe_error
+
+        if offset >= end:
+            return [], False
+        out, size = [], 0
+        deadline = time.monotonic() + READ_DEADLINE_S
+        with self._lock:
+            consumer = self._consumer_locked()
+            consumer.assign([TopicPartition(topic, partition, offset)])
+            try:
+                while len(out) < count and time.monotonic() < deadline:
+                    for m in consumer.consume(min(count - len(out), 500), 0.2):
+                        if m.topic() != topic or m.partition() != partition:
+                            continue  # left over from an earlier page
+                        err = m.error()
+                        if err is not None:
+                            if err.code() == KafkaError._PARTITION_EOF:
+                                if m.offset() >= end or out:
+                                    return out, False
+                                continue
+                            raise BadRequest(f"cannot read {topic}[{partition}]: "
+                                             f"{describe_error(err)}")
+                        if m.offset() < offset or out and m.offset() <= out[-1].offset():
+                            continue
+                        size += _record_bytes(m)
+                        if out and size > MAX_PAGE_BYTES:
+                            return out, True
+                        out.append(m)
+                        if len(out) == count or m.offset() + 1 >= end:
+                            return out, len(out) == count and m.offset() + 1 < end
+                return out, bool(out) or time.monotonic() >= deadline
+            finally:
+                consumer.unassign()
+
+    def _consumer_locked(self):
+        if self._consumer is None:
+            from confluent_kafka import Consumer
+
+            from headrace.admin import client_config
+
+            self._consumer = Consumer(client_config(
+                self._bootstrap(), **{
+                    "group.id": CONSUMER_GROUP, "enable.auto.commit": False,
+                    "enable.auto.offset.store": False, "enable.partition.eof": True,
+                    "fetch.wait.max.ms": 100, "fetch.max.bytes": MAX_PAGE_BYTES,
+                    "max.partition.fetch.bytes": MAX_PAGE_BYTES,
+                    "queued.max.messages.kbytes": MAX_PAGE_BYTES >> 10}))
+        return self._consumer
+
+    def close(self) -> None:
+        with self._lock:
+            if self._consumer is not None:
+                self._consumer.close()
+                self._consumer = None
+
+
+def _record_bytes(m) -> int:
+    return (len(m.key() or b"") + len(m.value() or b"") +
+            sum(len(k) + len(v or b"") for k, v in (m.headers() or [])))
+
+
+def _documents(msgs, encoding: str) -> list[dict]:
+    """The `consume --format json` document of each message."""
+    if not msgs:
+        return []
+    from headrace.cli_format import Formatter
+
+    text = Formatter("json", encoding=encoding).render(msgs)
+    return [json.loads(line) for line in text.decode().splitlines() if line]
