@@ -42,7 +42,8 @@ class MessageBrowser:
         log start and high watermark), "from" (the offset read from),
         "note" (why `from` differs from what was asked, or None),
         "records": [consume --format json documents], "next_offset" (where the
-        next page starts), "truncated" (a bound stopped the page)}."""
+        next page starts), "truncated" (MAX_PAGE_BYTES or READ_DEADLINE_S
+        stopped the page before `count` records or the end)}."""
         from confluent_kafka import TopicPartition
 
         from headrace.cli_codec import ENCODINGS
@@ -79,8 +80,8 @@ class MessageBrowser:
 
     def _read(self, topic: str, partition: int, offset: int, end: int, count: int):
         """Up to `count` records from `offset`, within MAX_PAGE_BYTES and
-        READ_DEADLINE_S: (messages, whether a bound other than the end of the
-        partition stopped the read)."""
+        READ_DEADLINE_S: (messages, whether one of those two bounds stopped
+        the read)."""
         from confluent_kafka import KafkaError, TopicPartition
 
         from headrace.admin import describe_error
@@ -112,8 +113,8 @@ class MessageBrowser:
                             return out, True
                         out.append(m)
                         if len(out) == count or m.offset() + 1 >= end:
-                            return out, len(out) == count and m.offset() + 1 < end
-                return out, bool(out) or time.monotonic() >= deadline
+                            return out, False
+                return out, True  # the deadline passed
             finally:
                 consumer.unassign()
 

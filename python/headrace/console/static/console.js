@@ -26,18 +26,29 @@
     return doc.t.map((t, i) => [new Date(t * 1000)].concat(cols.map((c) => doc[c][i])));
   }
 
+  function hms(d) {
+    return d.toTimeString().slice(0, 8);
+  }
+
   function draw(doc) {
+    if (doc.t.length === 0) return;  // a chart needs a first point (log scale)
     for (const [name, s] of Object.entries(specs)) {
-      let data = rows(doc, s.cols);
-      if (data.length === 0) data = [[new Date()].concat(s.cols.map(() => null))];
+      const data = rows(doc, s.cols);
       const chart = state.charts[name];
+      // A log axis has no range without a value: wait for one.
+      if (!chart && s.opts.logscale && !data.some((r) => r.slice(1).some((v) => v !== null))) {
+        continue;
+      }
       if (chart) {
         chart.updateOptions({ file: data });
       } else {
-        state.charts[name] = new Dygraph(document.getElementById(s.el), data, Object.assign({
-          labels: s.labels, legend: "always", connectSeparatedPoints: false,
-          includeZero: !s.opts.logscale, drawPoints: false, strokeWidth: 1.5,
-          labelsSeparateLines: false, axes: { y: { axisLabelWidth: 60 } },
+        const el = document.getElementById(s.el);
+        el.textContent = "";
+        state.charts[name] = new Dygraph(el, data, Object.assign({
+          labels: s.labels, legend: "always", labelsDiv: s.el + "-legend",
+          connectSeparatedPoints: false, includeZero: !s.opts.logscale, strokeWidth: 1.5,
+          axes: { x: { axisLabelFormatter: hms, valueFormatter: (ms) => hms(new Date(ms)) },
+                  y: { axisLabelWidth: 60 } },
         }, s.opts));
       }
     }
