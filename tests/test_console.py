@@ -215,6 +215,12 @@ def test_throughput_chart_plots_what_was_produced(cb, admin, browser):
                         if t > last_t)
     assert payload <= plotted_bytes <= payload * 1.1 + 4096, (plotted_bytes, after)
     assert times == sorted(times)
+    # The latency chart plots the produce requests of those intervals.
+    produce_p99 = browser.execute_script("""
+        const g = window.headraceConsole.charts.latency, out = [];
+        for (let r = 0; g && r < g.numRows(); r++) out.push([g.getValue(r, 0), g.getValue(r, 2)]);
+        return out;""")
+    assert any(t > last_t and v is not None and 0 < v < 10_000 for t, v in produce_p99)
     _shot(browser, "overview")
 
 
@@ -369,3 +375,48 @@ def _cluster_http(node) -> str:
         return f"{m[-1]['host']}:{m[-1]['port']}" if m else None
 
     return _wait_for(f"the http line of broker {node.node_id}", found, timeout=60, every=0.2)
+
+
+# -- chart arithmetic (no broker) ------------------------------------------------
+def test_interval_quantiles_come_from_bucket_differences():
+    from headrace.console.metrics_history import quantile
+
+    inf = float("inf")
+    before = [(0.001, 10.0), (0.002, 10.0), (0.004, 10.0), (inf, 10.0)]
+    # 100 new observations: 50 in (1 ms, 2 ms], 50 in (2 ms, 4 ms].
+    after = [(0.001, 10.0), (0.002, 60.0), (0.004, 110.0), (inf, 110.0)]
+    assert quantile(0.5, before, after) == pytest.approx(0.002)
+    assert quantile(0.99, before, after) == pytest.approx(0.002 + 0.002 * 49 / 50)
+    assert quantile(0.5, after, after) is None          # nothing in between
+    over = [(0.001, 10.0), (0.002, 10.0), (0.004, 10.0), (inf, 20.0)]
+    assert quantile(0.99, before, over) == 0.004        # +Inf: the last finite bound
+
+
+def test_history_samples_at_most_once_per_interval_and_breaks_at_gaps():
+    from headrace.console.metrics_history import MetricsHistory
+
+    now, texts = [1000.0], []
+
+    def metrics_text():
+        n = len(texts)
+        texts.append(n)
+        return (f'headrace_topic_bytes_in_total{{topic="a"}} {1000 * n}\n'
+                f'headrace_topic_bytes_in_total{{topic="b"}} {24 * n}\n'
+                f'headrace_requests_total{{api="Produce"}} {2 * n}\n'
+                f'headrace_requests_total{{api="Metadata"}} {n}\n')
+
+    h = MetricsHistory(metrics_text, keep=3, min_interval=1.0, max_gap=10.0,
+                       clock=lambda: now[0])
+    assert h.series()["t"] == []                         # one sample: no point yet
+    now[0] += 0.5
+    assert h.series()["t"] == [] and len(texts) == 1     # too soon: no new sample
+    now[0] += 1.5
+    s = h.series()
+    assert s["t"] == [1002.0] and s["bytes_in_per_s"] == [512.0]
+    assert s["produce_per_s"] == [1.0] and s["other_requests_per_s"] == [0.5]
+    assert s["produce_p99_ms"] == [None]                 # no histogram lines: no quantile
+    now[0] += 30                                         # nobody watched for 30 s
+    s = h.series()
+    assert s["t"] == [1002.0, 1032.0] and s["bytes_in_per_s"] == [512.0, None]
+    now[0] += 1
+    assert len(h.series()["t"]) == 2                     # keep=3 samples: 2 points

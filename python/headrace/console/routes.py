@@ -15,7 +15,6 @@ cluster did not answer).
 from __future__ import annotations
 
 import json
-import mimetypes
 import time
 from datetime import datetime, timezone
 from http import HTTPStatus
@@ -40,6 +39,10 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 DISPLAY_CHARS = 2000  # a key, value or header longer than this is cut on the page
+# Content types of the files under static/ (not the system's mime.types:
+# the same answer on every machine).
+STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+                ".txt": "text/plain; charset=utf-8", ".md": "text/markdown; charset=utf-8"}
 
 
 def local_bootstrap(listen_address: str) -> str:
@@ -157,9 +160,7 @@ class Console:
         path = self._static.get(req.path[len("/static/"):])
         if path is None:
             return Response(HTTPStatus.NOT_FOUND, f"no such file: {req.path}\n")
-        kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        if kind.startswith("text/") or kind.endswith("javascript"):
-            kind += "; charset=utf-8"
+        kind = STATIC_TYPES.get(path.suffix, "application/octet-stream")
         return Response(HTTPStatus.OK, path.read_bytes(), kind,
                         {"X-Content-Type-Options": "nosniff"})
 
