@@ -68,6 +68,7 @@ class HttpServer:
         self._routes: dict[str, _Route] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._on_stop: list[Callable[[], None]] = []
 
     def add_route(self, path: str, handler: Handler, methods: Iterable[str] = ("GET",),
                   prefix: bool = False) -> None:
@@ -77,6 +78,11 @@ class HttpServer:
         if "GET" in allowed:
             allowed.add("HEAD")
         self._routes[path] = _Route(handler, frozenset(allowed), prefix)
+
+    def on_stop(self, fn: Callable[[], None]) -> None:
+        """Calls `fn` once in stop(), after the listener has stopped serving
+        (e.g. to close the clients a page used)."""
+        self._on_stop.append(fn)
 
     def find_route(self, path: str) -> _Route | None:
         route = self._routes.get(path)
@@ -123,6 +129,9 @@ class HttpServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+        callbacks, self._on_stop = self._on_stop, []
+        for fn in callbacks:
+            fn()
 
 
 class _HttpServer6(ThreadingHTTPServer):

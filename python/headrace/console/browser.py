@@ -59,7 +59,7 @@ class MessageBrowser:
         except CliError as e:
             raise BadRequest(str(e)) from None
         admin = self._view.admin()
-        tm = self._view._require_topic(admin, topic)
+        tm = self._view.require_topic(admin, topic)
         if partition not in tm.partitions:
             raise NotFound(f"topic {topic!r} has no partition {partition}")
         tp = TopicPartition(topic, partition)

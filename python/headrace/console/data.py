@@ -128,10 +128,11 @@ class ClusterView:
         from headrace.cli_topic import describe_topic
 
         admin = self.admin()
-        self._require_topic(admin, name)
+        self.require_topic(admin, name)
         return describe_topic(admin, name)
 
-    def _require_topic(self, admin, name: str):
+    def require_topic(self, admin, name: str):
+        """The TopicMetadata of `name`; NotFound when it does not exist."""
         tm = admin.metadata().topics.get(name)
         if tm is None or not tm.partitions:
             raise NotFound(f"no topic {name!r}")

@@ -93,6 +93,8 @@ class Console:
             server.add_route(path, handler, prefix=True)
 
     def close(self) -> None:
+        """Closes the cached Consumer and drops the Admin. REQUIRES: no
+        request is being served (the listener has stopped)."""
         self.browser.close()
         self.view.close()
 
@@ -189,6 +191,7 @@ def add_console_routes(server: HttpServer, broker) -> Console:
     console = Console(lambda: local_bootstrap(broker.listen_address), broker.metrics_text,
                       broker.node_id)
     console.register(server)
+    server.on_stop(console.close)  # before the broker stops: its clients leave first
     return console
 
 

@@ -47,7 +47,8 @@
         state.charts[name] = new Dygraph(el, data, Object.assign({
           labels: s.labels, legend: "always", labelsDiv: s.el + "-legend",
           connectSeparatedPoints: false, includeZero: !s.opts.logscale, strokeWidth: 1.5,
-          axes: { x: { axisLabelFormatter: hms, valueFormatter: (ms) => hms(new Date(ms)) },
+          axes: { x: { axisLabelFormatter: hms, valueFormatter: (ms) => hms(new Date(ms)),
+                      pixelsPerLabel: 90 },
                   y: { axisLabelWidth: 60 } },
         }, s.opts));
       }
