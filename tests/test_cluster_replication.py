@@ -28,6 +28,9 @@ SETTINGS = {
     # A stopped follower leaves the ISR after this.
     "replica.lag.time.max.ms": 4000,
     "num.partitions": 3,
+    # Replication throttles measured over 2 windows of 1 s (Kafka: 11), so
+    # a fresh meter allows one window's worth, not ten, before it holds.
+    "replication.quota.window.num": 2,
 }
 
 
@@ -526,3 +529,115 @@ def test_cli_reassign_and_reassignments(cluster):
     bad = run("cluster", "reassign", topic, "--partition", "0", "--replicas", "3,7")
     assert bad.returncode == 1
     assert bad.stdout.startswith(f"{topic}-0\tINVALID_REPLICA_ASSIGNMENT"), bad.stdout
+
+
+def _set_broker_config(node_id: int, key: str, value: str | None, cluster):
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    op = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+    res = ConfigResource(ConfigResource.Type.BROKER, str(node_id), incremental_configs=[
+        ConfigEntry(key, value or "", incremental_operation=op)])
+    admin = _admin(cluster)
+    admin.incremental_alter_configs([res])[res].result(30)
+
+
+@pytest.mark.parametrize("side", ["leader", "follower"])
+def test_throttled_reassignment_copies_at_the_configured_rate(cluster, side):
+    """KIP-73 replication throttles: a replica added by a reassignment to a
+    topic whose <side>.replication.throttled.replicas is "*" copies at
+    <side>.replication.throttled.rate of the leader (leader side) or of
+    the new follower (follower side), not at full speed; once it is in the
+    ISR it is no longer throttled, and every record arrived."""
+    pytest.importorskip("kafka")
+    import os
+
+    from kafka.admin import KafkaAdminClient
+    from kafka.structs import TopicPartition as KTP
+
+    rate, records, size = 400_000, 3000, 1000
+    topic = f"throttled-{side}"
+    src, dst = (1, 2) if side == "leader" else (2, 3)
+    throttled = src if side == "leader" else dst
+    admin = _admin(cluster)
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[src]], config={
+        f"{side}.replication.throttled.replicas": "*"})])[topic].result(30)
+    cluster.wait_for_leaders(topic, timeout=30)
+    p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                     "linger.ms": 5, "compression.type": "none"})
+    for _ in range(records):
+        p.produce(topic, value=os.urandom(size), partition=0)
+        p.poll(0)
+    assert p.flush(60) == 0
+    total = records * size
+
+    _set_broker_config(throttled, f"{side}.replication.throttled.rate", str(rate), cluster)
+    kadmin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                              request_timeout_ms=30000)
+    try:
+        start = time.monotonic()
+        assert kadmin.alter_partition_reassignments(
+            {KTP(topic, 0): [src, dst]}, timeout_ms=30000) == {KTP(topic, 0): None}
+        _wait_reassigned(cluster, topic, {0: [src, dst]}, timeout=90)
+        elapsed = time.monotonic() - start
+    finally:
+        kadmin.close()
+        _set_broker_config(throttled, f"{side}.replication.throttled.rate", None, cluster)
+    # Unthrottled this copy takes well under a second. Throttled, reads are
+    # one window's worth (rate bytes) and the 2-window meter lets two of
+    # them through before it holds: all but those wait for the rate.
+    floor = (total - 2 * rate) / rate - 1
+    assert elapsed >= floor, f"copied {total} B in {elapsed:.1f} s, faster than {rate} B/s"
+    assert elapsed <= total / rate * 3 + 10, f"copy took {elapsed:.1f} s"
+    # Nothing lost: the new replica holds the same bytes.
+    deadline = time.monotonic() + 30
+    while (len(segment_digests(cluster, topic, 0)) != 2
+           or len(set(segment_digests(cluster, topic, 0).values())) != 1):
+        assert time.monotonic() < deadline, segment_digests(cluster, topic, 0)
+        time.sleep(0.2)
+
+
+def test_cli_reassign_throttle_sets_and_clear_throttle_removes(cluster):
+    """`cluster reassign --throttle` sets Kafka's throttles (the rates on
+    every broker involved, the current replicas as throttled leaders, the
+    new one as throttled follower); `cluster reassignments --clear-throttle`
+    removes them once nothing is moving."""
+    import subprocess
+    import sys
+    from confluent_kafka.admin import ConfigResource
+
+    topic = "cli-throttle"
+    admin = _admin(cluster)
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]])])[topic].result(30)
+    cluster.wait_for_leaders(topic, timeout=30)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "headrace.cli", *a,  # noqa: E731
+                                     "--brokers", cluster.bootstrap_servers],
+                                    capture_output=True, text=True, timeout=60)
+
+    def configs(kind, name, keys, expect):
+        """Until the broker answering DescribeConfigs has applied the change
+        (topic configs reach each broker from ZooKeeper)."""
+        res = ConfigResource(kind, name)
+        deadline = time.monotonic() + 15
+        while True:
+            got = admin.describe_configs([res])[res].result(30)
+            got = {k: got[k].value for k in keys}
+            if got == expect or time.monotonic() > deadline:
+                return got
+            time.sleep(0.1)
+
+    out = run("cluster", "reassign", topic, "--partition", "0", "--replicas", "2,3",
+              "--throttle", "5000000")
+    assert out.returncode == 0, out.stderr
+    lists = {"leader.replication.throttled.replicas": "0:1,0:2",
+             "follower.replication.throttled.replicas": "0:3"}
+    assert configs(ConfigResource.Type.TOPIC, topic, list(lists), lists) == lists
+    rates = {"leader.replication.throttled.rate": "5000000",
+             "follower.replication.throttled.rate": "5000000"}
+    for b in (1, 2, 3):
+        assert configs(ConfigResource.Type.BROKER, str(b), list(rates), rates) == rates
+    _wait_reassigned(cluster, topic, {0: [2, 3]})
+    cleared = run("cluster", "reassignments", "--clear-throttle")
+    assert cleared.returncode == 0, cleared.stderr
+    unset = {"leader.replication.throttled.replicas": ""}
+    assert configs(ConfigResource.Type.TOPIC, topic, list(unset), unset) == unset
+    unlimited = {"leader.replication.throttled.rate": str(2**63 - 1)}
+    assert configs(ConfigResource.Type.BROKER, "3", list(unlimited), unlimited) == unlimited

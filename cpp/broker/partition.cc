@@ -107,6 +107,7 @@ Partition::Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
   retention_delete_.store(settings.cleanup_delete);
   min_insync_replicas_.store(settings.min_insync_replicas);
   SetCompactionSettings(settings);
+  SetThrottleSettings(settings);
   (void)epoch_cache_.Assign(LeaderEpoch(0), log_->end_offset());  // in memory only
 }
 
@@ -447,6 +448,7 @@ void Partition::SetSettings(const TopicSettings& settings) {
   retention_delete_.store(settings.cleanup_delete);
   min_insync_replicas_.store(settings.min_insync_replicas);
   SetCompactionSettings(settings);
+  SetThrottleSettings(settings);
 }
 
 Status Partition::Close() {

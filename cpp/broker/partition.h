@@ -332,6 +332,16 @@ class Partition : public std::enable_shared_from_this<Partition> {
     if (!offline_.exchange(true)) AfterChange(0, /*state_changed=*/true);
   }
 
+  // ---- replication throttles (replication/replication_quota.h) ----
+  enum class ThrottleSide { kLeader = 0, kFollower = 1 };
+  // The topic's leader.replication.throttled.replicas (kLeader) or
+  // follower.replication.throttled.replicas (kFollower) names this
+  // partition on `broker` ("*" names it on every broker), as SetSettings
+  // last gave them. partition_replication.cc.
+  bool ReplicationThrottled(ThrottleSide side, int32_t broker) const;
+  // `replica` is in this partition's ISR.
+  bool InIsr(int32_t replica) const;
+
   // ---- log compaction (partition_clean.cc; docs/compaction.md) ----
   // The topic's compaction settings, as SetSettings last gave them.
   struct CompactionSettings {
@@ -477,6 +487,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
                                  Watermark limit) const;
   Status CheckServing() const;
   void SetCompactionSettings(const TopicSettings& settings);  // partition_clean.cc
+  void SetThrottleSettings(const TopicSettings& settings);    // partition_replication.cc
 
   const TopicPartition tp_;
   const Uuid topic_id_;
@@ -495,6 +506,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::atomic<bool> flush_scheduled_{false};  // in the flusher's queue
   mutable std::mutex compaction_mu_;           // a leaf; guards compaction_
   CompactionSettings compaction_;
+  // Replication throttles by ThrottleSide: the brokers named for this
+  // partition (-1 = every broker, "*"). Guarded by throttle_mu_ (a leaf).
+  mutable std::mutex throttle_mu_;
+  std::vector<int32_t> throttled_brokers_[2];
 
   mutable std::mutex mu_;  // serialises writers; guards everything below
   int32_t leader_id_;

@@ -449,4 +449,54 @@ LeaderEpoch Partition::EpochAt(Offset offset) const {
   return epoch;
 }
 
+// ---- replication throttles ----
+
+namespace {
+// The brokers a normalised "*" / "p:b,p:b" list names for partition
+// `partition` (-1 for "*").
+std::vector<int32_t> ThrottledBrokers(const ConfigMap& passive, const char* key,
+                                      int32_t partition) {
+  std::vector<int32_t> out;
+  auto it = passive.find(key);
+  if (it == passive.end() || it->second.empty()) return out;
+  if (it->second == "*") return {-1};
+  std::string_view list = it->second;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    size_t colon = item.find(':');
+    if (colon == std::string_view::npos) continue;
+    // Validated by the topic table: two non-negative ints.
+    if (std::stoi(std::string(item.substr(0, colon))) == partition) {
+      out.push_back(std::stoi(std::string(item.substr(colon + 1))));
+    }
+  }
+  return out;
+}
+}  // namespace
+
+void Partition::SetThrottleSettings(const TopicSettings& settings) {
+  std::vector<int32_t> leader = ThrottledBrokers(
+      settings.passive, "leader.replication.throttled.replicas", tp_.partition);
+  std::vector<int32_t> follower = ThrottledBrokers(
+      settings.passive, "follower.replication.throttled.replicas", tp_.partition);
+  std::lock_guard<std::mutex> l(throttle_mu_);
+  throttled_brokers_[0] = std::move(leader);
+  throttled_brokers_[1] = std::move(follower);
+}
+
+bool Partition::ReplicationThrottled(ThrottleSide side, int32_t broker) const {
+  std::lock_guard<std::mutex> l(throttle_mu_);
+  for (int32_t b : throttled_brokers_[static_cast<int>(side)]) {
+    if (b == -1 || b == broker) return true;
+  }
+  return false;
+}
+
+bool Partition::InIsr(int32_t replica) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return std::find(isr_.begin(), isr_.end(), replica) != isr_.end();
+}
+
 }  // namespace headrace::broker

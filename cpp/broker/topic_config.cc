@@ -123,6 +123,13 @@ KeySpec Passive(const char* name, const char* broker_name, ConfigType type, cons
                  valid, false};
 }
 
+// A key kept in TopicSettings::passive (as Passive) that headrace acts on:
+// its consumer reads the stored string (e.g. Partition::SetThrottleSettings).
+KeySpec ReadFromPassive(KeySpec k) {
+  k.effective = true;
+  return k;
+}
+
 std::function<Result<std::string>(std::string_view)> IntCheck(const char* name, int64_t min,
                                                               int64_t max) {
   return [=](std::string_view v) -> Result<std::string> {
@@ -335,14 +342,16 @@ const std::vector<KeySpec>& Specs() {
       Passive("file.delete.delay.ms", "log.segment.delete.delay.ms", ConfigType::kLong, "60000",
               "[0,...]", "How long a deleted segment's files are kept before removal.",
               IntCheck("file.delete.delay.ms", 0, kLongMax)),
-      Passive("follower.replication.throttled.replicas", "", ConfigType::kList, "",
-              "[partitionId]:[brokerId],... or *",
-              "Replicas whose follower-side replication is throttled.",
-              ThrottledReplicas("follower.replication.throttled.replicas")),
-      Passive("leader.replication.throttled.replicas", "", ConfigType::kList, "",
-              "[partitionId]:[brokerId],... or *",
-              "Replicas whose leader-side replication is throttled.",
-              ThrottledReplicas("leader.replication.throttled.replicas")),
+      ReadFromPassive(Passive(
+          "follower.replication.throttled.replicas", "", ConfigType::kList, "",
+          "[partitionId]:[brokerId],... or *",
+          "Replicas whose follower-side replication is throttled (follower.replication.throttled.rate).",
+          ThrottledReplicas("follower.replication.throttled.replicas"))),
+      ReadFromPassive(Passive(
+          "leader.replication.throttled.replicas", "", ConfigType::kList, "",
+          "[partitionId]:[brokerId],... or *",
+          "Replicas whose leader-side replication is throttled (leader.replication.throttled.rate).",
+          ThrottledReplicas("leader.replication.throttled.replicas"))),
       Passive("local.retention.bytes", "log.local.retention.bytes", ConfigType::kLong, "-2",
               "[-2,...]", "Tiered storage: bytes kept locally (-2 = retention.bytes).",
               IntCheck("local.retention.bytes", -2, kLongMax)),

@@ -30,9 +30,11 @@ struct TopicSettings {
   bool cleanup_delete = true;    // cleanup.policy contains "delete"
   bool cleanup_compact = false;  // cleanup.policy contains "compact" (the log cleaner)
   int32_t min_insync_replicas = 1;
-  // Keys headrace accepts, stores and describes but does not act on
-  // (TopicConfigKeyInfo::effective == false), by topic key, normalised;
-  // a key absent here has its built-in default.
+  // Keys kept as their normalised strings, by topic key: those headrace
+  // accepts, stores and describes but does not act on
+  // (TopicConfigKeyInfo::effective == false), and a few whose user reads
+  // the string (the *.replication.throttled.replicas lists). A key absent
+  // here has its built-in default.
   ConfigMap passive;
   // Log compaction (docs/compaction.md). nullopt = not set on the topic:
   // the broker's log.cleaner.* default applies (cleaner_config.h).

@@ -176,11 +176,21 @@ class Admin:
     def alter_topic_config(self, name: str, set_: Mapping[str, str],
                            delete: Iterable[str] = ()) -> None:
         """Incremental: sets ``set_`` keys, resets ``delete`` keys to default."""
+        self._alter_config(ConfigResource.Type.TOPIC, name, set_, delete)
+
+    def alter_broker_config(self, node_id: int, set_: Mapping[str, str],
+                            delete: Iterable[str] = ()) -> None:
+        """Dynamic configs of broker ``node_id``, incrementally as
+        :meth:`alter_topic_config`."""
+        self._alter_config(ConfigResource.Type.BROKER, str(node_id), set_, delete)
+
+    def _alter_config(self, kind, name: str, set_: Mapping[str, str],
+                      delete: Iterable[str]) -> None:
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
                    for k, v in set_.items()]
         entries += [ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE)
                     for k in delete]
-        res = ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=entries)
+        res = ConfigResource(kind, name, incremental_configs=entries)
         fs = self.client.incremental_alter_configs([res], request_timeout=self.timeout)
         _wait(fs[res], self.timeout, f"cannot alter configs of {name!r}")
 

@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -88,12 +89,20 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
                         help="the target replicas, preferred leader first")
     target.add_argument("--cancel", action="store_true",
                         help="cancel the partitions' reassignments in progress")
+    move.add_argument("--throttle", type=int, metavar="BYTES_PER_SEC",
+                      help="copy the new replicas at most this fast: sets the replication "
+                           "throttles (KIP-73) on the brokers and the topic; remove them with "
+                           "`cluster reassignments --clear-throttle` once done")
     add_format_flag(move)
     move.set_defaults(func=_cmd_reassign)
 
     moving = csub.add_parser("reassignments",
                              help="the reassignments in progress (ListPartitionReassignments)")
     add_client_flags(moving)
+    moving.add_argument("--clear-throttle", action="store_true",
+                        help="when none is in progress, remove the replication throttles "
+                             "`reassign --throttle` set (every broker's rates, every topic's "
+                             "throttled-replica lists)")
     add_format_flag(moving)
     moving.set_defaults(func=_cmd_reassignments)
 
@@ -387,7 +396,14 @@ def _cmd_reassign(args: argparse.Namespace) -> int:
             target = [int(b) for b in args.replicas.split(",") if b.strip()]
         except ValueError:
             raise CliError(f"--replicas: broker ids separated by commas, got {args.replicas!r}")
-    results = admin_for(args).reassign({(args.topic, p): target for p in args.partition})
+    admin = admin_for(args)
+    if args.throttle is not None:
+        if target is None:
+            raise CliError("--throttle: only with --replicas")
+        if args.throttle <= 0:
+            raise CliError(f"--throttle: a positive byte rate, got {args.throttle}")
+        _set_throttle(admin, args.topic, {p: target for p in args.partition}, args.throttle)
+    results = admin.reassign({(args.topic, p): target for p in args.partition})
     done = "cancelled" if target is None else "started"
     doc = {"topic": args.topic, "replicas": target,
            "partitions": [{"partition": p, "error": err}
@@ -401,8 +417,54 @@ def _cmd_reassign(args: argparse.Namespace) -> int:
     return 1 if any(err is not None for err in results.values()) else 0
 
 
+_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+_LISTS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+
+def _set_throttle(admin, topic: str, targets: dict[int, list[int]], rate: int) -> None:
+    """As Kafka's reassignment tool: the rate on every broker involved; the
+    current replicas throttled as leaders, the new ones as followers
+    (docs/cluster.md, "Replication throttles")."""
+    current = {p.id: list(p.replicas) for p in admin.topic_metadata(topic).partitions.values()}
+    leaders, followers, brokers = set(), set(), set()
+    for p, target in targets.items():
+        if p not in current:
+            raise CliError(f"--partition {p}: {topic} has no such partition")
+        leaders |= {f"{p}:{b}" for b in current[p]}
+        followers |= {f"{p}:{b}" for b in target if b not in current[p]}
+        brokers |= set(current[p]) | set(target)
+    for b in sorted(brokers):
+        admin.alter_broker_config(b, {k: str(rate) for k in _RATES})
+    config = admin.topic_config(topic)
+    merged = {}
+    for key, add in zip(_LISTS, (leaders, followers)):
+        old = config[key].value if key in config and config[key].value else ""
+        if old == "*":
+            continue
+        have = set(filter(None, old.split(",")))
+        merged[key] = ",".join(sorted(have | add))
+    if merged:
+        admin.alter_topic_config(topic, merged)
+
+
+def _clear_throttle(admin) -> None:
+    for node_id in sorted(admin.metadata().brokers):
+        admin.alter_broker_config(node_id, {}, delete=_RATES)
+    for topic in admin.topics():
+        config = admin.topic_config(topic)
+        if any(k in config and config[k].value for k in _LISTS):
+            admin.alter_topic_config(topic, {}, delete=_LISTS)
+
+
 def _cmd_reassignments(args: argparse.Namespace) -> int:
-    ongoing = admin_for(args).reassignments()
+    admin = admin_for(args)
+    ongoing = admin.reassignments()
+    if args.clear_throttle:
+        if ongoing:
+            raise CliError(f"--clear-throttle: {len(ongoing)} reassignment(s) still in "
+                           "progress; the throttles stay")
+        _clear_throttle(admin)
+        print("replication throttles removed", file=sys.stderr)
     doc = {"reassignments": [{"topic": t, "partition": p, "replicas": rs, "adding": add,
                               "removing": rem}
                              for (t, p), (rs, add, rem) in sorted(ongoing.items())]}

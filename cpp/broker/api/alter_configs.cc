@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/api/cluster_admin.h"
 #include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
@@ -47,6 +48,11 @@ Result<ConfigMap> ConfigsOf(const Req::AlterConfigsResource& r) {
 Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
   HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
   HR_ASSIGN_OR_RETURN(ConfigMap configs, ConfigsOf(r));
+  if (ctx.state->cluster() != nullptr) {  // stored in ZooKeeper, applied from there
+    HR_ASSIGN_OR_RETURN(ConfigMap overrides, ctx.topics().PlanTopicConfig(r.resource_name, configs));
+    if (validate_only) return Status::OK();
+    return ClusterReplaceTopicConfig(ctx, r.resource_name, overrides);
+  }
   return ctx.topics().AlterTopicConfig(r.resource_name, configs, validate_only);
 }
 

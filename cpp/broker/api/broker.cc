@@ -18,10 +18,12 @@
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
 #include "broker/replication/replica_fetcher.h"
+#include "broker/replication/replication_quota.h"
 #include "broker/fetch/fetch_session.h"
 #include "broker/fetch/fetch_session_config.h"
 #include "broker/group/group_config.h"
 #include "broker/log_cleaner.h"
+#include "broker/dynamic_family_config.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/api/txn_marker_cluster.h"
 #include "broker/api/txn_marker_local.h"
@@ -93,9 +95,12 @@ class BrokerImpl final : public Broker {
     markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
         ctx_, std::make_shared<broker::SerialExecutor>("hr-txn-markers"));
     cluster_markers_ = std::make_unique<broker::ClusterTxnMarkerWriter>(ctx_, markers_.get());
+    StartReplicationQuotas();
     if (config_.cluster_mode()) {
-      fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(
-          config_.node_id, broker::replication::ReplicaFetcherConfig::FromBrokerConfig(config_));
+      auto fetcher_config = broker::replication::ReplicaFetcherConfig::FromBrokerConfig(config_);
+      fetcher_config.follower_quota = &replication_quotas_->follower;
+      fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(config_.node_id,
+                                                                               fetcher_config);
     }
     if (!config_.cluster_mode()) {  // cluster mode: while leading __consumer_offsets-0
       auto groups = OpenGroupCoordinator(nullptr);
@@ -318,6 +323,20 @@ class BrokerImpl final : public Broker {
 
   // The group coordinator on `log_partition` (cluster mode) or on its own
   // data_dir/__group_metadata log (null).
+  // The replication throttles (replication_quota.h) from the start
+  // properties and the dynamic layers, following every dynamic change.
+  void StartReplicationQuotas() {
+    namespace rq = broker::replication;
+    broker::DynamicBrokerConfig& dynamic = state_->dynamic_config();
+    const std::map<std::string, std::string>& start = config_.start_properties;
+    replication_quotas_ = std::make_unique<rq::ReplicationQuotas>(
+        broker::EffectiveFamilyConfig(rq::ReplicationQuotaKeys(), start, dynamic.layers()));
+    dynamic.Subscribe([q = replication_quotas_.get(), &start](const broker::DynamicBrokerLayers& l) {
+      q->Reconfigure(broker::EffectiveFamilyConfig(rq::ReplicationQuotaKeys(), start, l));
+    });
+    ctx_.replication_quotas = replication_quotas_.get();
+  }
+
   Result<std::shared_ptr<broker::group::GroupCoordinator>> OpenGroupCoordinator(
       std::shared_ptr<broker::Partition> log_partition) {
     broker::group::GroupCoordinator::Options gopts;
@@ -467,6 +486,7 @@ class BrokerImpl final : public Broker {
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
   // Cluster mode: copies the partitions this broker follows from their leaders.
+  std::unique_ptr<broker::replication::ReplicationQuotas> replication_quotas_;
   std::unique_ptr<broker::replication::ReplicaFetcherManager> fetchers_;
 };
 
@@ -491,6 +511,8 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(cleaner_config.Extract(props));
   broker::MetricsConfig metrics_config;  // headrace.http.listen, headrace.metrics.enable
   HR_RETURN_IF_ERROR(metrics_config.Extract(props));
+  // Replication throttles: checked here, built in Start with the dynamic layers.
+  HR_RETURN_IF_ERROR(broker::replication::ReplicationQuotaConfig().Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());

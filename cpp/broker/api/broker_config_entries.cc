@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "broker/api/cluster_admin.h"
 #include "broker/broker_config.h"
 #include "broker/config_table.h"
 #include "broker/json.h"
@@ -130,28 +131,7 @@ Status ReplaceBrokerLayer(const BrokerContext& ctx, const std::string& name, con
   for (const auto& [k, v] : next) configs[k] = json::Value(v);
   json::Object payload{{"entity", cluster_default ? std::string("<default>") : name},
                        {"configs", json::Value(std::move(configs))}};
-  auto done = std::make_shared<std::promise<std::pair<bool, std::string>>>();
-  auto answer = done->get_future();
-  const auto timeout = std::chrono::seconds(30);
-  cluster->requests().Submit("alter_broker_configs", json::Write(json::Value(std::move(payload))),
-                             ControlRequests::Clock::now() + timeout,
-                             [done](bool ok, const std::string& result) {
-                               done->set_value({ok, result});
-                             });
-  if (answer.wait_for(timeout + std::chrono::seconds(1)) != std::future_status::ready) {
-    return KafkaStatus(KafkaError::kRequestTimedOut, "the control plane did not answer");
-  }
-  auto [ok, result] = answer.get();
-  if (!ok) return KafkaStatus(KafkaError::kRequestTimedOut, "control plane: " + result);
-  auto parsed = json::Parse(result);
-  const json::Value* code = parsed.ok() ? parsed->Find("error_code") : nullptr;
-  if (code == nullptr || !code->is_int()) {
-    return KafkaStatus(KafkaError::kUnknownServerError, "control plane answered: " + result);
-  }
-  if (code->as_int() == 0) return Status::OK();
-  const json::Value* message = parsed->Find("error_message");
-  return KafkaStatus(static_cast<KafkaError>(code->as_int()),
-                     message && message->is_string() ? message->as_string() : "");
+  return CallControlPlane(ctx, "alter_broker_configs", std::move(payload));
 }
 
 }  // namespace headrace::broker

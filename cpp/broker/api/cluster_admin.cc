@@ -1,6 +1,9 @@
 #include "broker/api/cluster_admin.h"
 
+#include <chrono>
+#include <future>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -285,6 +288,40 @@ void ClusterCreatePartitions(BrokerContext& ctx, protocol::CreatePartitionsReque
                          }
                          request.Reply(*resp);
                        });
+}
+
+Status CallControlPlane(const BrokerContext& ctx, const std::string& kind, json::Object payload) {
+  ClusterState* cluster = ctx.state->cluster();
+  auto done = std::make_shared<std::promise<std::pair<bool, std::string>>>();
+  auto answer = done->get_future();
+  const auto timeout = std::chrono::seconds(30);
+  cluster->requests().Submit(kind, json::Write(json::Value(std::move(payload))),
+                             ControlRequests::Clock::now() + timeout,
+                             [done](bool ok, const std::string& result) {
+                               done->set_value({ok, result});
+                             });
+  if (answer.wait_for(timeout + std::chrono::seconds(1)) != std::future_status::ready) {
+    return KafkaStatus(KafkaError::kRequestTimedOut, "the control plane did not answer");
+  }
+  auto [ok, result] = answer.get();
+  if (!ok) return KafkaStatus(KafkaError::kRequestTimedOut, "control plane: " + result);
+  auto parsed = json::Parse(result);
+  const json::Value* code = parsed.ok() ? parsed->Find("error_code") : nullptr;
+  if (code == nullptr || !code->is_int()) {
+    return KafkaStatus(KafkaError::kUnknownServerError, "control plane answered: " + result);
+  }
+  if (code->as_int() == 0) return Status::OK();
+  const json::Value* message = parsed->Find("error_message");
+  return KafkaStatus(static_cast<KafkaError>(code->as_int()),
+                     message && message->is_string() ? message->as_string() : "");
+}
+
+Status ClusterReplaceTopicConfig(const BrokerContext& ctx, const std::string& topic,
+                                 const ConfigMap& configs) {
+  json::Object values;
+  for (const auto& [k, v] : configs) values[k] = json::Value(v);
+  return CallControlPlane(ctx, "alter_topic_configs",
+                          json::Object{{"topic", topic}, {"configs", json::Value(std::move(values))}});
 }
 
 }  // namespace headrace::broker

@@ -20,6 +20,7 @@
 #include "broker/api/admin_util.h"
 #include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
+#include "broker/cluster/cluster_view.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
 
@@ -33,6 +34,17 @@ Result<std::vector<ConfigEntry>> EntriesFor(const BrokerContext& ctx,
                                             const Req::DescribeConfigsResource& r) {
   if (r.resource_type == kResourceTopic) {
     HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
+    if (ClusterState* cluster = ctx.state->cluster(); cluster != nullptr) {
+      // Any broker answers from the cluster's view of /config/topics, with
+      // or without a replica of the topic (docs/cluster.md).
+      auto view = cluster->view();
+      const TopicView* t = view ? view->FindTopic(r.resource_name) : nullptr;
+      if (t == nullptr) {
+        return KafkaStatus(KafkaError::kUnknownTopicOrPartition,
+                           "Topic " + r.resource_name + " does not exist.");
+      }
+      return DescribeTopicConfigs(*ctx.topics().defaults(), t->configs);
+    }
     return ctx.topics().DescribeTopicConfig(r.resource_name);
   }
   if (r.resource_type == kResourceBroker) {

@@ -62,6 +62,7 @@
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
+#include "broker/replication/replication_quota.h"
 
 namespace headrace::broker {
 namespace {
@@ -149,11 +150,28 @@ KafkaError CheckServesFetch(const Partition& partition, int32_t current_leader_e
 
 // A follower's fetch of one partition (the head comment): reads up to the
 // LEO, moves the follower's state, watches the LEO.
-void ReadForFollower(int32_t replica_id, int16_t version, const std::shared_ptr<Partition>& partition,
+void ReadForFollower(const FetchJob& job, const std::shared_ptr<Partition>& partition,
                      const protocol::FetchRequest::FetchPartition& in, int64_t max_bytes,
                      bool min_one_batch, Response::PartitionData* out, ReadPass* pass) {
+  const int32_t replica_id = job.replica_id;
+  const int16_t version = job.req.version();
   const uint64_t state = partition->state_version();
   const Offset fetch_offset(in.fetch_offset);
+  // Replication throttle (replication_quota.h): a throttled replica out of
+  // the ISR gets no records while this leader's throttled rate is over.
+  replication::ReplicationQuota* throttle = nullptr;
+  if (job.ctx->replication_quotas != nullptr &&
+      !job.ctx->replication_quotas->leader.unlimited() &&
+      partition->ReplicationThrottled(Partition::ThrottleSide::kLeader, job.ctx->node_id) &&
+      !partition->InIsr(replica_id)) {
+    throttle = &job.ctx->replication_quotas->leader;
+    if (throttle->Exceeded()) {
+      max_bytes = 0;
+      min_one_batch = false;
+    } else {
+      max_bytes = std::min(max_bytes, throttle->MaxReadBytes());
+    }
+  }
   Result<PartitionRead> read = partition->ReadForFollower(fetch_offset, max_bytes, min_one_batch);
   if (!read.ok()) {
     SetError(out, ToKafkaError(read.status()));
@@ -186,6 +204,7 @@ void ReadForFollower(int32_t replica_id, int16_t version, const std::shared_ptr<
   out->diverging_epoch = {};
   out->records = protocol::Records::FromSlices(std::move(read->data.slices));
   pass->bytes += read->data.bytes;
+  if (throttle != nullptr) throttle->Record(read->data.bytes);
   pass->watches.push_back({partition, Watermark::kLogEnd, read->log_end_offset + 1, state});
 }
 
@@ -210,8 +229,7 @@ void ReadPartition(const FetchJob& job, const Target& target,
     return;
   }
   if (job.from_follower()) {
-    ReadForFollower(job.replica_id, job.req.version(), target.partition, in, max_bytes,
-                    min_one_batch, out, pass);
+    ReadForFollower(job, target.partition, in, max_bytes, min_one_batch, out, pass);
     return;
   }
   const uint64_t state = target.partition->state_version();

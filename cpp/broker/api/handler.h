@@ -26,6 +26,9 @@ namespace group {
 class GroupCoordinator;  // broker/group/group_coordinator.h
 struct GroupConfig;      // broker/group/group_config.h
 }  // namespace group
+namespace replication {
+struct ReplicationQuotas;  // broker/replication/replication_quota.h
+}
 namespace fetch {
 class FetchSessionCache;  // broker/fetch/fetch_session.h
 }  // namespace fetch
@@ -76,6 +79,8 @@ struct BrokerContext {
   }
   const txn::TxnConfig* txn_config = nullptr;  // the broker's transaction.* keys
   fetch::FetchSessionCache* fetch_sessions = nullptr;  // KIP-227 sessions; null: none kept
+  // Replication throttles (leader side used by Fetch); null: none.
+  replication::ReplicationQuotas* replication_quotas = nullptr;
   std::shared_ptr<txn::TxnCoordinator> txns;   // guarded by groups_mu
 
   TopicRegistry& topics() const { return state->topics(); }

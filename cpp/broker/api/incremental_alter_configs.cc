@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "broker/api/admin_util.h"
+#include "broker/api/cluster_admin.h"
 #include "broker/broker_config.h"
 #include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
@@ -60,6 +61,12 @@ Result<std::vector<ConfigAlteration>> OpsOf(const Req::AlterConfigsResource& r) 
 Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
   HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
   HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
+  if (ctx.state->cluster() != nullptr) {  // stored in ZooKeeper, applied from there
+    HR_ASSIGN_OR_RETURN(ConfigMap overrides,
+                        ctx.topics().PlanIncrementalTopicConfig(r.resource_name, ops));
+    if (validate_only) return Status::OK();
+    return ClusterReplaceTopicConfig(ctx, r.resource_name, overrides);
+  }
   return ctx.topics().IncrementalAlterTopicConfig(r.resource_name, ops, validate_only);
 }
 

@@ -4,6 +4,7 @@
 #include <span>
 
 #include "broker/kafka_error.h"
+#include "broker/replication/replication_quota.h"
 #include "common/logging.h"
 #include "headrace/record_batch.h"
 
@@ -136,6 +137,12 @@ void LeaderFetcher::PartitionError(Followed& f, const std::string& what, KafkaEr
   f.retry_at = Clock::now() + std::chrono::milliseconds(ms);
 }
 
+bool LeaderFetcher::Throttled(const Followed& f) const {
+  return config_.follower_quota != nullptr && !config_.follower_quota->unlimited() &&
+         f.partition->ReplicationThrottled(Partition::ThrottleSide::kFollower, local_broker_id_) &&
+         !f.partition->InIsr(local_broker_id_);
+}
+
 void LeaderFetcher::Announce(Followed& f) {
   if (f.announced) return;
   f.announced = true;
@@ -160,6 +167,10 @@ void LeaderFetcher::Run() {
       }
       if (f.retry_at > now) {
         next_retry = std::min(next_retry, f.retry_at);
+        continue;
+      }
+      if (Throttled(f) && config_.follower_quota->Exceeded()) {
+        next_retry = std::min(next_retry, now + kThrottleRecheck);
         continue;
       }
       ready.push_back(&f);
@@ -284,6 +295,10 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
         leo > f->partition->log_start_offset() ? f->partition->EpochAt(leo - 1).value() : -1;
     p.log_start_offset = f->partition->log_start_offset().value();
     p.partition_max_bytes = config_.fetch_max_bytes;
+    if (Throttled(*f)) {
+      p.partition_max_bytes = static_cast<int32_t>(std::min<int64_t>(
+          p.partition_max_bytes, config_.follower_quota->MaxReadBytes()));
+    }
   }
   counters_->fetch_requests.fetch_add(1, std::memory_order_relaxed);
   HR_ASSIGN_OR_RETURN(protocol::FetchResponse resp,
@@ -377,6 +392,7 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
           }
           counters_->records_appended.fetch_add(static_cast<uint64_t>(records),
                                                 std::memory_order_relaxed);
+          if (Throttled(*f)) config_.follower_quota->Record(static_cast<int64_t>(batches.size()));
           if (partition.commit_requires_fsync()) to_flush.push_back(f);
         }
       }

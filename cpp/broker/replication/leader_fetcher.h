@@ -73,6 +73,10 @@ class LeaderFetcher {
   void PartitionError(Followed& f, const std::string& what,
                       KafkaError error = KafkaError::kUnknownServerError);
   void Announce(Followed& f);
+  // Follower-side replication throttle applies to `f` (replication_quota.h).
+  bool Throttled(const Followed& f) const;
+  // How soon a partition held back by the throttle is looked at again.
+  static constexpr std::chrono::milliseconds kThrottleRecheck{100};
   // The partitions one request asks about, by (topic, partition).
   using Asked = std::map<std::pair<std::string, int32_t>, Followed*>;
 

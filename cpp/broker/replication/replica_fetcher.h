@@ -14,6 +14,10 @@
 //      partition's commit requires fsync (headrace.acks.all.fsync) it is
 //      FlushLog()ged before the next fetch, so the next fetch offset is also
 //      the follower's flushed offset (the leader counts it as such).
+//      A partition throttled on this follower (follower.replication.
+//      throttled.replicas, not in the ISR) is left out of the fetches
+//      while the follower's throttled rate is over
+//      follower.replication.throttled.rate (replication_quota.h).
 // A partition whose leader epoch changes (BecomeFollower) starts again at 1.
 //
 // Errors: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
@@ -47,6 +51,7 @@ struct BrokerConfig;
 namespace headrace::broker::replication {
 
 class LeaderFetcher;
+class ReplicationQuota;
 
 struct ReplicaFetcherConfig {
   int32_t fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
@@ -57,6 +62,9 @@ struct ReplicaFetcherConfig {
   // Kafka's replica.socket.timeout.ms: connect timeout, and how long a
   // response may take beyond fetch_wait_max_ms.
   int32_t socket_timeout_ms = 30000;
+  // This broker's follower-side replication throttle (replication_quota.h;
+  // null = none). Outlives the manager.
+  ReplicationQuota* follower_quota = nullptr;
 
   static ReplicaFetcherConfig FromBrokerConfig(const BrokerConfig& config);
 };

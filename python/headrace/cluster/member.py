@@ -659,6 +659,8 @@ class ClusterMember:
             return reassignment.list_ongoing(self.zk, payload)
         if kind == "alter_broker_configs":
             return self.alter_broker_configs(payload)
+        if kind == "alter_topic_configs":
+            return topic_admin.alter_topic_configs(self.zk, payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
 
     # -- dynamic broker configs ---------------------------------------------------------------
@@ -672,18 +674,8 @@ class ClusterMember:
             return {"error_code": topic_admin.INVALID_REQUEST,
                     "error_message": f"bad broker config entity {entity!r}"}
         configs = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
-        path = L.broker_config_path(entity)
-        data = L.encode_broker_config(configs)
-        try:
-            self.zk.set(path, data)
-        except NoNodeError:
-            try:
-                self.zk.create(path, data, makepath=True)
-            except NodeExistsError:
-                self.zk.set(path, data)
-        self.zk.create(f"{L.CONFIG_CHANGES}/config_change_",
-                       json.dumps({"version": 2, "entity_path": f"brokers/{entity}"}).encode(),
-                       sequence=True, makepath=True)
+        topic_admin.replace_config(self.zk, L.broker_config_path(entity),
+                                   L.encode_broker_config(configs), f"brokers/{entity}")
         return {"error_code": 0, "error_message": None}
 
     # -- ElectLeaders ------------------------------------------------------------------------

@@ -10,6 +10,7 @@ of what these write.
 """
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -240,3 +241,35 @@ def _create_partitions(zk, t: Mapping[str, Any], brokers) -> dict:
         log.info("topic %s: partitions %d..%d added: %s", name, current, count - 1, added)
         return _result(name)
     return _result(name, REQUEST_TIMED_OUT, f"Topic '{name}' kept changing; retry.")
+
+
+def alter_topic_configs(zk: KazooClient, payload: Mapping[str, Any]) -> dict:
+    """AlterConfigs / IncrementalAlterConfigs on a topic: replaces
+    /config/topics/<t> with payload["configs"] (the whole override set,
+    validated by the data plane) and announces it under /config/changes as
+    Kafka's ZK mode does; every member watches /config/topics/<t> and
+    applies it. {"error_code", "error_message"}."""
+    topic = str(payload.get("topic", ""))
+    configs = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
+    if zk.exists(L.topic_path(topic)) is None:
+        return {"error_code": UNKNOWN_TOPIC_OR_PARTITION,
+                "error_message": f"Topic {topic} does not exist."}
+    replace_config(zk, L.topic_config_path(topic), L.encode_topic_config(configs),
+                   f"topics/{topic}")
+    return {"error_code": NONE, "error_message": None}
+
+
+def replace_config(zk: KazooClient, path: str, data: bytes, entity_path: str) -> None:
+    """Writes a config znode (created if absent) and announces the change as
+    /config/changes/config_change_N {"version": 2, "entity_path": ...}, as
+    Kafka's ZK mode does (members watch the config znodes themselves)."""
+    try:
+        zk.set(path, data)
+    except NoNodeError:
+        try:
+            zk.create(path, data, makepath=True)
+        except NodeExistsError:
+            zk.set(path, data)
+    zk.create(f"{L.CONFIG_CHANGES}/config_change_",
+              json.dumps({"version": 2, "entity_path": entity_path}).encode(),
+              sequence=True, makepath=True)
