@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from broker_config_wire import alter_cluster_default
+from broker_config_wire import alter_cluster_default, describe_topic_config
 from headrace import EmbeddedCluster
 from zookeeper_fixture import wait_for
 
@@ -107,3 +107,25 @@ def _try(fn):
     except Exception as e:  # noqa: BLE001 - retried by wait_for
         print("retrying:", repr(e))
         return False
+
+
+def test_topic_config_goes_through_zookeeper_and_any_broker_describes_it(cluster):
+    """AlterConfigs on a topic sent to a broker without a replica of it is
+    stored in /config/topics/<t>; every broker, replica or not, then
+    describes the new value (and an unknown topic is UNKNOWN_TOPIC_OR_PARTITION)."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+    admin = _admin(cluster)
+    topic = "cfg-anywhere"
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[1]])])[topic].result(TIMEOUT_S)
+    cluster.wait_for_leaders(topic, timeout=TIMEOUT_S)
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("retention.ms", "123456", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([res])[res].result(TIMEOUT_S)
+    data, _ = cluster.zk.get(f"/config/topics/{topic}")
+    assert json.loads(data) == {"version": 1, "config": {"retention.ms": "123456"}}
+    for node in (1, 2):
+        host, port = cluster.node(node).address.rsplit(":", 1)
+        wait_for(lambda: describe_topic_config((host, int(port)), topic)[1].get("retention.ms")
+                 == "123456", TIMEOUT_S, what=f"broker {node} describes the new value")
+    host, port = cluster.node(2).address.rsplit(":", 1)
+    assert describe_topic_config((host, int(port)), "no-such-topic")[0] == 3

@@ -241,28 +241,6 @@ Status TopicRegistry::IncrementalAlterTopicConfig(const std::string& name,
   return CommitConfigLocked(*topic, std::move(overrides), validate_only);
 }
 
-Result<ConfigMap> TopicRegistry::PlanTopicConfig(const std::string& name,
-                                                 const ConfigMap& configs) const {
-  auto topic = FindTopic(name);
-  if (!topic) return UnknownTopic(name);
-  if (topic->internal) return RefuseInternal(*topic);
-  HR_RETURN_IF_ERROR(ValidateTopicConfigs(configs));
-  ConfigMap overrides;
-  for (const auto& [k, v] : configs) overrides[k] = NormalizeTopicConfigValue(k, v);
-  HR_RETURN_IF_ERROR(ApplyTopicConfigs(*defaults(), overrides).status());
-  return overrides;
-}
-
-Result<ConfigMap> TopicRegistry::PlanIncrementalTopicConfig(
-    const std::string& name, const std::vector<ConfigAlteration>& ops) const {
-  auto topic = FindTopic(name);
-  if (!topic) return UnknownTopic(name);
-  if (topic->internal) return RefuseInternal(*topic);
-  HR_ASSIGN_OR_RETURN(ConfigMap overrides, ApplyConfigAlterations(*defaults(), topic->overrides, ops));
-  HR_RETURN_IF_ERROR(ApplyTopicConfigs(*defaults(), overrides).status());
-  return overrides;
-}
-
 Result<std::vector<ConfigEntry>> TopicRegistry::DescribeTopicConfig(const std::string& name) const {
   auto topic = FindTopic(name);
   if (!topic) return UnknownTopic(name);

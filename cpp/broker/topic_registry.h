@@ -147,13 +147,6 @@ class TopicRegistry {
   // IncrementalAlterConfigs. Errors: as above plus INVALID_REQUEST.
   Status IncrementalAlterTopicConfig(const std::string& name,
                                      const std::vector<ConfigAlteration>& ops, bool validate_only);
-  // The overrides AlterTopicConfig / IncrementalAlterTopicConfig would
-  // commit, checked as they check them, without committing anything: in
-  // cluster mode the control plane stores them (ZooKeeper) and every
-  // broker applies them from there. Errors as those.
-  Result<ConfigMap> PlanTopicConfig(const std::string& name, const ConfigMap& configs) const;
-  Result<ConfigMap> PlanIncrementalTopicConfig(const std::string& name,
-                                               const std::vector<ConfigAlteration>& ops) const;
   // DescribeConfigs for a topic. Errors: UNKNOWN_TOPIC_OR_PARTITION.
   Result<std::vector<ConfigEntry>> DescribeTopicConfig(const std::string& name) const;
 

@@ -49,9 +49,15 @@ Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool v
   HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
   HR_ASSIGN_OR_RETURN(ConfigMap configs, ConfigsOf(r));
   if (ctx.state->cluster() != nullptr) {  // stored in ZooKeeper, applied from there
-    HR_ASSIGN_OR_RETURN(ConfigMap overrides, ctx.topics().PlanTopicConfig(r.resource_name, configs));
-    if (validate_only) return Status::OK();
-    return ClusterReplaceTopicConfig(ctx, r.resource_name, overrides);
+    return ClusterAlterTopicConfig(
+        ctx, r.resource_name,
+        [&](const ConfigMap&) -> Result<ConfigMap> {  // replaces every override
+          HR_RETURN_IF_ERROR(ValidateTopicConfigs(configs));
+          ConfigMap overrides;
+          for (const auto& [k, v] : configs) overrides[k] = NormalizeTopicConfigValue(k, v);
+          return overrides;
+        },
+        validate_only);
   }
   return ctx.topics().AlterTopicConfig(r.resource_name, configs, validate_only);
 }

@@ -316,8 +316,17 @@ Status CallControlPlane(const BrokerContext& ctx, const std::string& kind, json:
                      message && message->is_string() ? message->as_string() : "");
 }
 
-Status ClusterReplaceTopicConfig(const BrokerContext& ctx, const std::string& topic,
-                                 const ConfigMap& configs) {
+Status ClusterAlterTopicConfig(const BrokerContext& ctx, const std::string& topic,
+                               const std::function<Result<ConfigMap>(const ConfigMap&)>& next,
+                               bool validate_only) {
+  auto view = ctx.state->cluster()->view();
+  const TopicView* t = view ? view->FindTopic(topic) : nullptr;
+  if (t == nullptr) {
+    return KafkaStatus(KafkaError::kUnknownTopicOrPartition, "Topic " + topic + " does not exist.");
+  }
+  HR_ASSIGN_OR_RETURN(ConfigMap configs, next(t->configs));
+  HR_RETURN_IF_ERROR(ApplyTopicConfigs(*ctx.topics().defaults(), configs).status());
+  if (validate_only) return Status::OK();
   json::Object values;
   for (const auto& [k, v] : configs) values[k] = json::Value(v);
   return CallControlPlane(ctx, "alter_topic_configs",

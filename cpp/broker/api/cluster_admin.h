@@ -4,6 +4,7 @@
 // docs/cluster.md) and answered with its per-topic results.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "broker/api/handler.h"
@@ -18,12 +19,17 @@ namespace headrace::broker {
 // only (ctx.state->cluster() != null).
 Status CallControlPlane(const BrokerContext& ctx, const std::string& kind, json::Object payload);
 
-// AlterConfigs / IncrementalAlterConfigs on a topic in cluster mode: the
-// topic's new overrides `configs` (validated by the caller) replace
-// /config/topics/<topic> through the control plane; every broker applies
-// them from there.
-Status ClusterReplaceTopicConfig(const BrokerContext& ctx, const std::string& topic,
-                                 const ConfigMap& configs);
+// AlterConfigs / IncrementalAlterConfigs on a topic in cluster mode, on
+// any broker (a replica of the topic or not): `next` turns the topic's
+// current overrides (the cluster view of /config/topics/<topic>) into the
+// new ones; they are checked against the broker defaults and, unless
+// `validate_only`, replace /config/topics/<topic> through the control
+// plane. Every broker applies them from there. Errors:
+// UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG / INVALID_REQUEST (from
+// `next` or the check), REQUEST_TIMED_OUT.
+Status ClusterAlterTopicConfig(const BrokerContext& ctx, const std::string& topic,
+                               const std::function<Result<ConfigMap>(const ConfigMap&)>& next,
+                               bool validate_only);
 
 void ClusterCreateTopics(BrokerContext& ctx, protocol::CreateTopicsRequest& req, Request request);
 void ClusterDeleteTopics(BrokerContext& ctx, protocol::DeleteTopicsRequest& req, Request request);

@@ -62,10 +62,12 @@ Status AlterTopic(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool v
   HR_RETURN_IF_ERROR(ValidateTopicName(r.resource_name));
   HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
   if (ctx.state->cluster() != nullptr) {  // stored in ZooKeeper, applied from there
-    HR_ASSIGN_OR_RETURN(ConfigMap overrides,
-                        ctx.topics().PlanIncrementalTopicConfig(r.resource_name, ops));
-    if (validate_only) return Status::OK();
-    return ClusterReplaceTopicConfig(ctx, r.resource_name, overrides);
+    return ClusterAlterTopicConfig(
+        ctx, r.resource_name,
+        [&](const ConfigMap& current) {
+          return ApplyConfigAlterations(*ctx.topics().defaults(), current, ops);
+        },
+        validate_only);
   }
   return ctx.topics().IncrementalAlterTopicConfig(r.resource_name, ops, validate_only);
 }
