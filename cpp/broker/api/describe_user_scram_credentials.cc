@@ -37,8 +37,7 @@ void HandleDescribeUserScramCredentials(BrokerContext& ctx,
       r.error_message = "Attempt to describe nonexistent user";
     } else {
       for (const auto& [mech, cred] : it->second) {
-        protocol::DescribeUserScramCredentialsResponse::DescribeUserScramCredentialsResult::
-            CredentialInfo info;
+        protocol::DescribeUserScramCredentialsResponse::CredentialInfo info;
         info.mechanism = static_cast<int8_t>(mech);
         info.iterations = cred.iterations;
         r.credential_infos.push_back(info);

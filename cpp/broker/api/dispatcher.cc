@@ -42,7 +42,7 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
   }
   // The one SASL gate (sasl_session.h): unauthenticated or expired
   // sessions get nothing but the SASL exchange.
-  if (conn.session) {
+  if (conn.session && IsSaslProtocol(conn.session->protocol)) {
     std::string why = SaslGate(*ctx_, *conn.session, req.api_key(), frame.size(),
                                std::chrono::steady_clock::now());
     if (!why.empty()) {

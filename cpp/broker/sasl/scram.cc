@@ -71,7 +71,12 @@ std::string RandomNonce() {
     static std::atomic<uint64_t> n{0};
     return "headrace-" + std::to_string(++n);
   }
-  return Base64Encode(std::string_view(reinterpret_cast<char*>(raw), sizeof raw));
+  // Alphanumeric, as Kafka's ScramFormatter: some clients mishandle nonces
+  // with '=' or '+' (librdkafka 1.9's kcat fails the final message).
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  std::string out;
+  for (unsigned char b : raw) out += kDigits[b % 62];
+  return out;
 }
 
 Status Invalid(const std::string& why) { return Status::InvalidArgument(why); }
@@ -214,7 +219,13 @@ Status ScramServer::ClientFinal(std::string_view msg, std::string* response) {
     return bad;
   std::optional<std::string> binding = Base64Decode(attrs[0].second);
   if (!binding || *binding != gs2_header_) return bad;
-  if (attrs[1].second != nonce_) return Invalid("Authentication failed: Invalid SCRAM nonce");
+  // RFC 5802 wants server-first's nonce back. Like Kafka 3.8.1+/3.9 (its
+  // CVE-2024-56128 fix compares with endsWith), a nonce that ends with it is
+  // accepted: librdkafka before 2.6.1 sends the client nonce twice (Debian's
+  // kcat links 2.0.2).
+  const std::string_view nonce = attrs[1].second;
+  if (nonce.size() < nonce_.size() || nonce.substr(nonce.size() - nonce_.size()) != nonce_)
+    return Invalid("Authentication failed: Invalid SCRAM nonce");
   std::optional<std::string> proof = Base64Decode(msg.substr(proof_at + 3));
   if (!proof || proof->size() != cred_.stored_key.size()) return bad;
 
