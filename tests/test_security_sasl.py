@@ -13,6 +13,7 @@ import json
 import os
 import random
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -299,6 +300,17 @@ def test_requests_before_authentication_close_the_connection(sasl_broker):
         assert c.recv_response()[1].i16() == 0
         c.send_request(API_METADATA, 1, b"\xff\xff\xff\xff")
         assert c.is_closed_by_peer()
+
+
+def test_oversized_request_before_authentication_closes_the_connection(sasl_broker):
+    """sasl.server.max.receive.size (524288 by default) bounds what an
+    unauthenticated client may send."""
+    with Connection(sasl_broker.address) as c:
+        assert handshake(c, "PLAIN")[0] == 0
+        body = struct.pack(">i", 600_000) + b"\0" * 600_000
+        c.send_request(36, 1, body)
+        assert c.is_closed_by_peer()
+    sasl_broker.assert_alive()
 
 
 def test_unknown_mechanism_and_out_of_order_authenticate(sasl_broker):
