@@ -92,6 +92,12 @@ bool HandleRawSaslToken(const BrokerContext& ctx, const net::ConnectionInfo& con
                         std::span<uint8_t> frame, net::Responder& respond) {
   net::Session* s = conn.session.get();
   if (s == nullptr || s->sasl_handshake_version != 0 || !s->sasl_exchange) return false;
+  const sasl::ListenerSasl* l = ctx.sasl ? ctx.sasl->ForListener(s->listener_name) : nullptr;
+  if (l != nullptr && static_cast<int64_t>(frame.size()) > l->max_receive_size) {
+    respond(net::Reply::Close("SASL token of " + std::to_string(frame.size()) +
+                              " bytes exceeds sasl.server.max.receive.size"));
+    return true;
+  }
   SaslStep step = StepSaslExchange(
       ctx, *s, std::string_view(reinterpret_cast<const char*>(frame.data()), frame.size()));
   if (step.error != KafkaError::kNone) {
