@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import random
 import socket
 import struct
