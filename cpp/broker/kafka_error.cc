@@ -22,6 +22,12 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kInvalidRequiredAcks: return "INVALID_REQUIRED_ACKS";
     case KafkaError::kInvalidTimestamp: return "INVALID_TIMESTAMP";
     case KafkaError::kUnsupportedVersion: return "UNSUPPORTED_VERSION";
+    case KafkaError::kUnsupportedSaslMechanism: return "UNSUPPORTED_SASL_MECHANISM";
+    case KafkaError::kIllegalSaslState: return "ILLEGAL_SASL_STATE";
+    case KafkaError::kSaslAuthenticationFailed: return "SASL_AUTHENTICATION_FAILED";
+    case KafkaError::kResourceNotFound: return "RESOURCE_NOT_FOUND";
+    case KafkaError::kDuplicateResource: return "DUPLICATE_RESOURCE";
+    case KafkaError::kUnacceptableCredential: return "UNACCEPTABLE_CREDENTIAL";
     case KafkaError::kTopicAlreadyExists: return "TOPIC_ALREADY_EXISTS";
     case KafkaError::kInvalidPartitions: return "INVALID_PARTITIONS";
     case KafkaError::kInvalidReplicationFactor: return "INVALID_REPLICATION_FACTOR";

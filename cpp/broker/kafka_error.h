@@ -46,6 +46,8 @@ enum class KafkaError : int16_t {
   kRebalanceInProgress = 27,
   kInvalidCommitOffsetSize = 28,
   kInvalidTimestamp = 32,
+  kUnsupportedSaslMechanism = 33,  // SASL (broker/sasl/)
+  kIllegalSaslState = 34,          // SASL
   kUnsupportedVersion = 35,
   kTopicAlreadyExists = 36,
   kInvalidPartitions = 37,
@@ -67,6 +69,7 @@ enum class KafkaError : int16_t {
   kOperationNotAttempted = 55,
   kKafkaStorageError = 56,
   kLogDirNotFound = 57,
+  kSaslAuthenticationFailed = 58,  // SASL
   kUnknownProducerId = 59,
   kNonEmptyGroup = 68,
   kGroupIdNotFound = 69,
@@ -86,6 +89,9 @@ enum class KafkaError : int16_t {
   kInvalidRecord = 87,
   kUnstableOffsetCommit = 88,
   kProducerFenced = 90,
+  kResourceNotFound = 91,         // SCRAM credentials (Describe/AlterUserScramCredentials)
+  kDuplicateResource = 92,        // SCRAM credentials
+  kUnacceptableCredential = 93,   // SCRAM credentials
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,

@@ -32,7 +32,7 @@ Result<Listener> ParseOne(std::string_view key, std::string_view entry) {
     l.name = Upper(rest.substr(0, scheme));
     rest.remove_prefix(scheme + 3);
   }
-  if (l.name != "PLAINTEXT") {
+  if (l.name != "PLAINTEXT" && l.name != "SASL_PLAINTEXT") {  // (SASL_PLAINTEXT: docs/security.md)
     bool known = l.name == "SSL" || l.name == "SASL_SSL" || l.name == "SASL_PLAINTEXT";
     return Bad(key, entry,
                known ? l.name + " is not supported (no TLS/SASL yet); only PLAINTEXT listeners"

@@ -1,8 +1,8 @@
 // Listener addresses: the `listeners` / `advertised.listeners` values
-// (Kafka's "NAME://host:port,NAME://host:port" form). headrace serves only
-// plaintext connections, so the only accepted name is PLAINTEXT; any other
-// (SSL, SASL_SSL, SASL_PLAINTEXT, a custom name) is an error rather than a
-// listener silently served in plaintext or dropped.
+// (Kafka's "NAME://host:port,NAME://host:port" form). Accepted names:
+// PLAINTEXT and SASL_PLAINTEXT (SASL over plaintext, docs/security.md); any
+// other (SSL, SASL_SSL, a custom name) is an error rather than a listener
+// silently served in plaintext or dropped.
 #pragma once
 
 #include <cstdint>

@@ -248,6 +248,7 @@ void EventLoop::ReleaseReplies(Connection* c) {
     switch (r->kind) {
       case Reply::Kind::kRespond:
         c->out.Push(std::move(r->body));
+        if (r->close_after) c->close_after_flush = true;  // later replies are dropped
         break;
       case Reply::Kind::kNoResponse:
         break;

@@ -49,8 +49,19 @@ struct Reply {
   // it from body.size()). Starts with the response header (correlation id).
   OutputBuffer body;
   std::string close_reason;  // for kClose: logged by the server
+  // kRespond only: close the connection once this response is written (a
+  // failed SASL authentication answers, then closes, as Kafka). The server
+  // logs `close_reason`.
+  bool close_after = false;
 
   static Reply Respond(OutputBuffer b) { Reply r; r.body = std::move(b); return r; }
+  static Reply RespondThenClose(OutputBuffer b, std::string why) {
+    Reply r;
+    r.body = std::move(b);
+    r.close_after = true;
+    r.close_reason = std::move(why);
+    return r;
+  }
   static Reply NoResponse() { Reply r; r.kind = Kind::kNoResponse; return r; }
   static Reply Close(std::string why) {
     Reply r; r.kind = Kind::kClose; r.close_reason = std::move(why); return r;

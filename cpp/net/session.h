@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace headrace::net {
@@ -23,6 +24,14 @@ enum class SecurityProtocol : int16_t {
   kSsl = 1,
   kSaslPlaintext = 2,
   kSaslSsl = 3,
+};
+
+// The server side of one SASL exchange in progress (broker/sasl owns the
+// concrete mechanisms); the Session only keeps it between the client's
+// tokens.
+class SaslExchange {
+ public:
+  virtual ~SaslExchange() = default;
 };
 
 struct Session {
@@ -38,6 +47,11 @@ struct Session {
   // ApiVersions / SaslHandshake / SaslAuthenticate until it has.
   std::string sasl_mechanism;
   bool authenticated = false;
+  // The exchange started by the last SaslHandshake and not finished yet
+  // (null: none), and that handshake's version: after a v0 handshake the
+  // client sends raw size-prefixed tokens without request headers (KIP-152).
+  std::shared_ptr<SaslExchange> sasl_exchange;
+  int16_t sasl_handshake_version = -1;
   // KIP-368: when the credential expires (connections.max.reauth.ms or the
   // token's lifetime); time_point::max() = never.
   std::chrono::steady_clock::time_point session_expiry =

@@ -18,6 +18,7 @@ from headrace.cli_log import add_log_parser
 from headrace.cli_produce import add_produce_parser
 from headrace.cli_topic import add_topic_parser
 from headrace.cli_txn import add_txn_parser
+from headrace.cli_user import add_user_parser
 from headrace.errors import HeadraceError
 from headrace.settings import SettingsError, gather
 
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_group_parser(sub)
     add_config_parser(sub)
     add_txn_parser(sub)
+    add_user_parser(sub)
     add_log_parser(sub)
     add_cluster_parser(sub)
     add_completion_parser(sub)

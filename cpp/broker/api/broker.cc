@@ -14,6 +14,8 @@
 #include "broker/broker_config.h"
 #include "broker/data_dir_probe.h"
 #include "broker/metrics_config.h"
+#include "broker/sasl/sasl_server.h"
+#include "broker/sasl/scram_store.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
@@ -82,10 +84,15 @@ class BrokerImpl final : public Broker {
     config_.file_env = file_env_.get();
   }
   ~BrokerImpl() override { (void)Stop(); }
+  void SetSasl(std::unique_ptr<broker::sasl::SaslServer> sasl) { sasl_ = std::move(sasl); }
 
   Status Start() override {
     std::lock_guard<std::timed_mutex> l(mu_);
     if (state_) return Status::InvalidArgument("broker already started");
+    HR_ASSIGN_OR_RETURN(scram_store_,  // SASL's SCRAM users (docs/security.md)
+                        broker::sasl::ScramCredentialStore::Open(config_.data_dir, file_env_.get()));
+    sasl_->AttachCredentials(scram_store_.get());
+    ctx_.sasl = sasl_.get();
     HR_ASSIGN_OR_RETURN(state_, broker::BrokerState::Open(config_, nullptr, metrics()));
     ctx_.state = state_.get();
     ctx_.group_config = &group_config_;
@@ -218,6 +225,8 @@ class BrokerImpl final : public Broker {
     // Published after the roles changed: a client sent here as the leader
     // finds a leader.
     cluster->Publish(view);
+    if (Status st = broker::sasl::ApplyClusterScramCredentials(state_json, *scram_store_); !st.ok())
+      HR_LOG(kWarn) << "cluster state: SCRAM credentials: " << st.message();
     if (view->broker_configs) {  // dynamic broker configs from ZooKeeper
       state_->dynamic_config().ApplyFromCluster(
           {view->broker_configs->first, view->broker_configs->second});
@@ -296,7 +305,9 @@ class BrokerImpl final : public Broker {
     net::ServerOptions opts;
     opts.listeners.clear();
     for (const broker::Listener& l : config_.listeners) {
-      opts.listeners.push_back({l.host, static_cast<uint16_t>(l.port), l.ToString(), l.name});
+      opts.listeners.push_back({l.host, static_cast<uint16_t>(l.port), l.ToString(), l.name,
+                                l.name == "SASL_PLAINTEXT" ? net::SecurityProtocol::kSaslPlaintext
+                                                           : net::SecurityProtocol::kPlaintext});
     }
     opts.io_threads = config_.io_threads;
     opts.max_request_bytes = config_.socket_request_max_bytes;
@@ -483,6 +494,9 @@ class BrokerImpl final : public Broker {
   std::unique_ptr<broker::LocalTxnMarkerWriter> markers_;
   std::unique_ptr<broker::ClusterTxnMarkerWriter> cluster_markers_;
   broker::BrokerContext ctx_;
+  // SASL listeners' settings (validated in Create) and the SCRAM users.
+  std::unique_ptr<broker::sasl::SaslServer> sasl_;
+  std::unique_ptr<broker::sasl::ScramCredentialStore> scram_store_;
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
   // Cluster mode: copies the partitions this broker follows from their leaders.
@@ -513,15 +527,23 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(metrics_config.Extract(props));
   // Replication throttles: checked here, built in Start with the dynamic layers.
   HR_RETURN_IF_ERROR(broker::replication::ReplicationQuotaConfig().Extract(props));
+  broker::sasl::SaslConfig sasl_config;  // sasl.*, connections.max.reauth.ms, listener.name.*.sasl...
+  HR_RETURN_IF_ERROR(sasl_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
   config.start_properties = settings;  // DescribeConfigs describes every family from it
+  std::vector<std::string> sasl_listeners;
+  for (const broker::Listener& l : config.listeners)
+    if (l.name == "SASL_PLAINTEXT") sasl_listeners.push_back(l.name);
+  HR_ASSIGN_OR_RETURN(auto sasl, broker::sasl::SaslServer::Create(sasl_config, sasl_listeners));
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
-  return std::unique_ptr<Broker>(
-      new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, cleaner_config,
-                     std::move(metrics_config), backend,
-                     std::move(fault_env)));
+  auto impl = std::make_unique<BrokerImpl>(std::move(config), group_config, txn_config,
+                                           fetch_config, cleaner_config,
+                                           std::move(metrics_config), backend,
+                                           std::move(fault_env));
+  impl->SetSasl(std::move(sasl));
+  return std::unique_ptr<Broker>(std::move(impl));
 }
 
 }  // namespace headrace

@@ -38,6 +38,7 @@ ConfigEntry Entry(const std::string& name, const std::string& topic_key, std::st
   e.name = name;
   e.read_only = mode == UpdateMode::kReadOnly;
   e.type = type;
+  e.sensitive = type == ConfigType::kPassword;  // DescribeConfigs answers null (sasl.jaas.config)
   e.documentation = std::move(doc);
   if (auto it = dynamic.per_broker.find(name); it != dynamic.per_broker.end()) {
     e.synonyms.push_back({name, LayerValue(topic_key, it->second), ConfigSource::kDynamicBrokerConfig});

@@ -4,6 +4,7 @@
 
 #include "broker/api/api_versions.h"
 #include "broker/api/handler.h"
+#include "broker/api/sasl_session.h"
 
 namespace headrace::broker {
 
@@ -19,6 +20,8 @@ std::string Describe(const protocol::RequestHeader& h) {
 
 void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> frame,
                         net::Responder respond) {
+  // After a v0 SaslHandshake the next frames are raw SASL tokens.
+  if (HandleRawSaslToken(*ctx_, conn, frame, respond)) return;
   protocol::Reader reader(frame);
   protocol::RequestHeader header;
   Status st = protocol::DecodeRequestHeader(reader, &header);
@@ -36,6 +39,16 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
     // yet, as a Kafka broker does not until its startup is complete.
     req.Close("not serving yet: waiting for the cluster's state");
     return;
+  }
+  // The one SASL gate (sasl_session.h): unauthenticated or expired
+  // sessions get nothing but the SASL exchange.
+  if (conn.session && IsSaslProtocol(conn.session->protocol)) {
+    std::string why = SaslGate(*ctx_, *conn.session, req.api_key(), frame.size(),
+                               std::chrono::steady_clock::now());
+    if (!why.empty()) {
+      req.Close(std::move(why));
+      return;
+    }
   }
   if (!supported) {
     if (req.api_key() == protocol::ApiVersionsRequest::kApiKey) {

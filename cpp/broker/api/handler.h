@@ -36,6 +36,9 @@ namespace txn {
 class TxnCoordinator;  // broker/txn/txn_coordinator.h
 struct TxnConfig;      // broker/txn/txn_config.h
 }  // namespace txn
+namespace sasl {
+class SaslServer;  // broker/sasl/sasl_server.h
+}  // namespace sasl
 
 // The internal topic whose partition 0 is the group coordinator's log in
 // cluster mode.
@@ -82,6 +85,9 @@ struct BrokerContext {
   // Replication throttles (leader side used by Fetch); null: none.
   replication::ReplicationQuotas* replication_quotas = nullptr;
   std::shared_ptr<txn::TxnCoordinator> txns;   // guarded by groups_mu
+  // SASL listeners' settings and the SCRAM credential store
+  // (docs/security.md); null only in tests that build a bare context.
+  const sasl::SaslServer* sasl = nullptr;
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }
@@ -134,6 +140,13 @@ class Request {
     return conn_.session ? *conn_.session : kAnonymous;
   }
 
+  // The session to change: the SASL handlers record the exchange and its
+  // outcome here. REQUIRES: called on the connection's I/O thread before the
+  // handler returns — the dispatcher calls handlers there and dispatches the
+  // connection's next request only after, so the next request sees the
+  // change (net/session.h). Null for handlers called directly by a test.
+  net::Session* mutable_session() const { return conn_.session.get(); }
+
   // Encodes `body` at this request's version, with its correlation id, and
   // sends it.
   template <typename Response>
@@ -141,6 +154,13 @@ class Request {
     OutputBuffer out;
     protocol::EncodeResponse(out, header_.correlation_id, header_.request_api_version, body);
     Send(net::Reply::Respond(std::move(out)));
+  }
+  // Encodes and sends `body`, then closes the connection (logging `why`).
+  template <typename Response>
+  void ReplyThenClose(const Response& body, std::string why) const {
+    OutputBuffer out;
+    protocol::EncodeResponse(out, header_.correlation_id, header_.request_api_version, body);
+    Send(net::Reply::RespondThenClose(std::move(out), std::move(why)));
   }
   // Sends an already encoded response (header included).
   void ReplyEncoded(OutputBuffer out) const { Send(net::Reply::Respond(std::move(out))); }

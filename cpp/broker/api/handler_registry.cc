@@ -51,6 +51,11 @@ extern const ApiHandler kListTransactionsHandler;
 extern const ApiHandler kWriteTxnMarkersHandler;
 extern const ApiHandler kDescribeProducersHandler;
 extern const ApiHandler kTxnOffsetCommitHandler;
+// SASL (broker/sasl/) and its SCRAM credentials.
+extern const ApiHandler kSaslHandshakeHandler;
+extern const ApiHandler kSaslAuthenticateHandler;
+extern const ApiHandler kDescribeUserScramCredentialsHandler;
+extern const ApiHandler kAlterUserScramCredentialsHandler;
 
 namespace {
 
@@ -69,6 +74,7 @@ constexpr std::array kHandlers = {
     &kSyncGroupHandler,        // 14
     &kDescribeGroupsHandler,   // 15
     &kListGroupsHandler,       // 16
+    &kSaslHandshakeHandler,    // 17
     &kApiVersionsHandler,
     &kCreateTopicsHandler,             // 19
     &kDeleteTopicsHandler,             // 20
@@ -84,6 +90,7 @@ constexpr std::array kHandlers = {
     &kAlterConfigsHandler,             // 33
     &kAlterReplicaLogDirsHandler,      // 34
     &kDescribeLogDirsHandler,          // 35
+    &kSaslAuthenticateHandler,         // 36
     &kCreatePartitionsHandler,         // 37
     &kDeleteGroupsHandler,             // 42
     &kElectLeadersHandler,             // 43
@@ -91,6 +98,8 @@ constexpr std::array kHandlers = {
     &kAlterPartitionReassignmentsHandler,  // 45
     &kListPartitionReassignmentsHandler,   // 46
     &kOffsetDeleteHandler,             // 47
+    &kDescribeUserScramCredentialsHandler,  // 50
+    &kAlterUserScramCredentialsHandler,     // 51
     &kDescribeClusterHandler,          // 60
     &kDescribeProducersHandler,        // 61
     &kDescribeTransactionsHandler,     // 65

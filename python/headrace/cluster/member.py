@@ -32,7 +32,7 @@ from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, N
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from headrace.cluster import reassignment, topic_admin
+from headrace.cluster import reassignment, scram_users, topic_admin
 from headrace.cluster import zk_layout as L
 from headrace.cluster.controller import Controller
 from headrace.errors import HeadraceError
@@ -473,11 +473,12 @@ class ClusterMember:
             topics.append({"name": t, "id": assignment.topic_id, "configs": configs,
                            "partitions": partitions})
         broker_configs = self._read_broker_configs(dirty)
+        scram_credentials = scram_users.read(self._children, self._data_many, dirty)
         # Forget what this pass did not use (deleted topics, departed brokers).
         self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
         return {"cluster_id": self.cluster_id, "controller_id": controller_id,
                 "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics,
-                "broker_configs": broker_configs}
+                "broker_configs": broker_configs, "scram_credentials": scram_credentials}
 
     def _read_broker_configs(self, dirty: set[str] | None) -> dict:
         """Dynamic broker configs (docs/configuration.md): the cluster-wide
@@ -661,6 +662,8 @@ class ClusterMember:
             return self.alter_broker_configs(payload)
         if kind == "alter_topic_configs":
             return topic_admin.alter_topic_configs(self.zk, payload)
+        if kind == "alter_user_scram_credentials":
+            return scram_users.alter(self.zk, payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
 
     # -- dynamic broker configs ---------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""SCRAM credentials in ZooKeeper, as Kafka's ZooKeeper mode keeps them
+(docs/security.md "SCRAM credentials"):
+
+    /config/users/<sanitized user>  {"version": 1, "config": {
+        "SCRAM-SHA-256": "salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=<n>", ...}}
+
+with a change notification ``/config/changes/config_change_<seq>`` =
+``{"version": 2, "entity_path": "users/<sanitized user>"}``. Other keys of a
+user's config (quotas) are kept as they are. The data plane validates an
+AlterUserScramCredentials request and computes the credentials; this module
+only writes them (``alter``) and reads the whole set for the cluster state
+(``read``), which every broker hands to its credential store."""
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any, Callable, Mapping
+
+from kazoo.exceptions import BadVersionError, NoNodeError, NodeExistsError
+
+from headrace.cluster import zk_layout as L
+
+CONFIG_USERS = "/config/users"
+SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def sanitize(user: str) -> str:
+    """Kafka's Sanitizer: the URL-encoded name ('*' as %2A)."""
+    return urllib.parse.quote(user, safe="").replace("*", "%2A")
+
+
+def desanitize(name: str) -> str:
+    return urllib.parse.unquote(name)
+
+
+def user_path(user: str) -> str:
+    return f"{CONFIG_USERS}/{sanitize(user)}"
+
+
+def _config(data: bytes | None) -> dict[str, str]:
+    if not data:
+        return {}
+    try:
+        obj = json.loads(data.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    config = obj.get("config") if isinstance(obj, dict) else None
+    return {str(k): str(v) for k, v in config.items()} if isinstance(config, dict) else {}
+
+
+def read(children: Callable[[str, Any], list[str]],
+         data_many: Callable[[list[str], Any], dict[str, bytes | None]],
+         dirty: Any) -> dict[str, dict[str, str]]:
+    """{user: {mechanism: credential text}} of every user with a SCRAM
+    credential, through the member's cached, watched reads."""
+    names = sorted(children(CONFIG_USERS, dirty))
+    paths = [f"{CONFIG_USERS}/{n}" for n in names]
+    data = data_many(paths, dirty)
+    out: dict[str, dict[str, str]] = {}
+    for n, p in zip(names, paths):
+        creds = {k: v for k, v in _config(data[p]).items() if k in SCRAM_MECHANISMS}
+        if creds:
+            out[desanitize(n)] = creds
+    return out
+
+
+def alter(zk, payload: Mapping[str, Any]) -> dict:
+    """Applies {"deletions": [{"user", "mechanism"}], "upsertions": [{"user",
+    "mechanism", "credential"}]} user by user (read-modify-write with the
+    znode's version) and announces each changed user."""
+    changes: dict[str, dict[str, str | None]] = {}
+    for d in payload.get("deletions") or []:
+        changes.setdefault(str(d["user"]), {})[str(d["mechanism"])] = None
+    for u in payload.get("upsertions") or []:
+        changes.setdefault(str(u["user"]), {})[str(u["mechanism"])] = str(u["credential"])
+    for user, mechs in changes.items():
+        path = user_path(user)
+        while True:
+            try:
+                data, stat = zk.get(path)
+                version = stat.version
+            except NoNodeError:
+                data, version = None, None
+            config = _config(data)
+            for mech, cred in mechs.items():
+                if cred is None:
+                    config.pop(mech, None)
+                else:
+                    config[mech] = cred
+            encoded = json.dumps({"version": 1, "config": config}, sort_keys=True).encode()
+            try:
+                if version is None:
+                    zk.create(path, encoded, makepath=True)
+                else:
+                    zk.set(path, encoded, version=version)
+                break
+            except (BadVersionError, NodeExistsError, NoNodeError):
+                continue  # changed meanwhile: read again
+        zk.create(f"{L.CONFIG_CHANGES}/config_change_",
+                  json.dumps({"version": 2, "entity_path": f"users/{sanitize(user)}"}).encode(),
+                  sequence=True, makepath=True)
+    return {"error_code": 0, "error_message": None}
