@@ -9,6 +9,7 @@ APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev libgtest-dev libgmoc
               libbenchmark-dev librdkafka-dev kcat clang libclang-rt-14-dev
               zookeeper   # clusters: tests/test_cluster_*.py, `headrace cluster up`
               zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev  # record batch codecs
+              libssl-dev openssl  # TLS listeners (cpp/net/tls_*.cc), test certificates
               iproute2 nftables)  # network partitions between brokers: tests/test_cluster_faults.py
 # Spark (tests/test_spark_*.py) and ZooKeeper need a Java 17+ runtime; this
 # machine kind ships OpenJDK 17, install it only where it is missing. Debian's

@@ -10,6 +10,7 @@
 #include "broker/api/broker_config_entries.h"
 #include "broker/broker_config.h"
 #include "broker/config_table.h"
+#include "broker/ssl_config.h"
 #include "headrace/broker.h"
 
 namespace headrace {
@@ -54,6 +55,7 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
     HR_ASSIGN_OR_RETURN(auto rows, f.describe(props));
     for (const broker::FamilySetting& s : rows) props.erase(s.name);
   }
+  std::erase_if(props, [](const auto& kv) { return broker::SslConfig::IsListenerOverride(kv.first); });
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   config.start_properties = settings;

@@ -55,8 +55,7 @@ void HandleDescribeCluster(BrokerContext& ctx, Req& req, Request request) {
       resp.controller_id = ctx.node_id;
       Resp::DescribeClusterBroker self;
       self.broker_id = ctx.node_id;
-      self.host = ctx.advertised_host;
-      self.port = ctx.advertised_port.load();
+      ctx.AdvertisedFor(request.session().listener_name, &self.host, &self.port);
       resp.brokers.push_back(std::move(self));
     }
     resp.cluster_authorized_operations =

@@ -198,8 +198,7 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
   }
   Response::MetadataResponseBroker self;
   self.node_id = ctx.node_id;
-  self.host = ctx.advertised_host;
-  self.port = ctx.advertised_port.load();
+  ctx.AdvertisedFor(req.session().listener_name, &self.host, &self.port);
   resp.brokers.push_back(std::move(self));
   resp.controller_id = ctx.node_id;
   const bool ops = request.include_topic_authorized_operations;

@@ -166,12 +166,19 @@ class BrokerRegistration:
     port: int
     rack: str | None = None
     timestamp: str = field(default_factory=now_ms)
+    # Every listener's advertised endpoint ("NAME://host:port") and security
+    # protocol, as Kafka registers them; host/port above are the inter-broker
+    # listener's (what other brokers connect to). Empty: one PLAINTEXT
+    # listener at host:port.
+    endpoints: list[str] = field(default_factory=list)
+    protocol_map: dict[str, str] = field(default_factory=dict)
 
     def encode(self) -> bytes:
         # Kafka's BrokerIdZNode version 5 (without features: nothing to list).
+        endpoints = self.endpoints or [f"PLAINTEXT://{_host_for_url(self.host)}:{self.port}"]
         return _dump({
-            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
-            "endpoints": [f"PLAINTEXT://{_host_for_url(self.host)}:{self.port}"],
+            "listener_security_protocol_map": self.protocol_map or {"PLAINTEXT": "PLAINTEXT"},
+            "endpoints": endpoints,
             "jmx_port": -1,
             "host": self.host,
             "timestamp": self.timestamp,
