@@ -6,6 +6,7 @@ several listeners are all served. TLS itself: tests/test_security_tls.py.
 """
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -19,7 +20,9 @@ def run_broker(tmp_path, listeners: str, *extra: str) -> subprocess.CompletedPro
     """Runs `headrace broker` expecting it to fail at start (60 s timeout)."""
     cmd = [sys.executable, "-m", "headrace.cli", "broker", "--data-dir", str(tmp_path / "data"),
            "--listen", listeners, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    # The HTTP listener on a free port: other brokers on this host may hold 9644.
+    env = dict(os.environ, HEADRACE_HEADRACE_HTTP_LISTEN="127.0.0.1:0")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
 
 
 def one_error_line(result: subprocess.CompletedProcess, *fragments: str) -> str:

@@ -17,6 +17,7 @@ the OpenSSL copy path (the broker says so at start).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import socket
@@ -447,3 +448,18 @@ def test_io_uring_backend_serves_tls(tls_broker):
     assert tls_broker.proc.backend in ("io_uring", "epoll")
     if tls_broker.proc.backend != "io_uring":
         pytest.skip("io_uring is not available on this machine")
+
+
+def test_zookeeper_registration_lists_every_listener():
+    # Kafka's /brokers/ids/<id> layout: every listener's endpoint and the
+    # protocol map; host/port are the inter-broker listener's.
+    from headrace.cluster import zk_layout as L
+
+    reg = L.BrokerRegistration(3, "10.0.0.3", 9092, None,
+                               endpoints=["PLAINTEXT://10.0.0.3:9092", "SSL://b3.example:9093"],
+                               protocol_map={"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"})
+    obj = json.loads(reg.encode())
+    assert obj["endpoints"] == ["PLAINTEXT://10.0.0.3:9092", "SSL://b3.example:9093"]
+    assert obj["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"}
+    back = L.BrokerRegistration.decode(3, reg.encode())
+    assert (back.host, back.port) == ("10.0.0.3", 9092)

@@ -46,8 +46,7 @@ void HandleDescribeCluster(BrokerContext& ctx, Req& req, Request request) {
       for (const BrokerEndpoint& b : view->brokers) {
         Resp::DescribeClusterBroker out;
         out.broker_id = b.id;
-        out.host = b.host;
-        out.port = b.port;
+        if (!b.AddressFor(request.session().listener_name, &out.host, &out.port)) continue;
         out.rack = b.rack;
         resp.brokers.push_back(std::move(out));
       }

@@ -105,10 +105,7 @@ struct BrokerContext {
     if (ClusterState* cluster = state->cluster()) {
       auto view = cluster->view();
       const BrokerEndpoint* b = view->FindBroker(node);
-      if (b == nullptr) return false;
-      *host = b->host;
-      *port = b->port;
-      return true;
+      return b != nullptr && b->AddressFor(listener, host, port);
     }
     if (node != node_id) return false;
     AdvertisedFor(listener, host, port);

@@ -199,12 +199,20 @@ class BrokerRegistration:
         if not isinstance(host, str) or not isinstance(port, int):
             raise LayoutError(f"{path}: no host/port")
         rack = obj.get("rack")
+        endpoints = obj.get("endpoints")
+        protocols = obj.get("listener_security_protocol_map")
         return cls(id=int(broker_id), host=host, port=port,
                    rack=rack if isinstance(rack, str) else None,
-                   timestamp=str(obj.get("timestamp", "")))
+                   timestamp=str(obj.get("timestamp", "")),
+                   endpoints=[e for e in endpoints if isinstance(e, str)]
+                   if isinstance(endpoints, list) else [],
+                   protocol_map=dict(protocols) if isinstance(protocols, dict) else {})
 
     def to_state(self) -> dict:
-        return {"id": self.id, "host": self.host, "port": self.port, "rack": self.rack}
+        # endpoints: every listener's address; the broker answers each client
+        # with the one of the listener it connected on.
+        return {"id": self.id, "host": self.host, "port": self.port, "rack": self.rack,
+                "endpoints": self.endpoints}
 
 
 def _host_for_url(host: str) -> str:
