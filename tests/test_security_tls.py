@@ -463,3 +463,41 @@ def test_zookeeper_registration_lists_every_listener():
     assert obj["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"}
     back = L.BrokerRegistration.decode(3, reg.encode())
     assert (back.host, back.port) == ("10.0.0.3", 9092)
+
+
+def test_cluster_gives_each_client_the_endpoints_of_its_listener(tmp_path, certs, zookeeper,
+                                                                 zk_chroot):
+    """Two brokers, each with PLAINTEXT (inter-broker) and SSL listeners:
+    Metadata over SSL lists both brokers' SSL endpoints, over PLAINTEXT their
+    PLAINTEXT ones, and an RF=2 topic produced over SSL with acks=all is
+    replicated (the followers fetch over PLAINTEXT)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    brokers = []
+    try:
+        for node in (1, 2):
+            b = start_tls_broker(tmp_path / f"b{node}", certs, "--node-id", str(node),
+                                 "--zookeeper", zookeeper.connect_string + zk_chroot,
+                                 "--set", "zookeeper.session.timeout.ms=6000")
+            brokers.append(b)
+        ssl_conf = brokers[0].conf(brokers[0].ssl)
+        want_ssl = sorted(("127.0.0.1", b.ssl) for b in brokers)
+        want_plain = sorted(("127.0.0.1", b.plain) for b in brokers)
+        deadline = time.monotonic() + 30
+        while True:
+            md = AdminClient(ssl_conf).list_topics(timeout=20)
+            got = sorted((x.host, x.port) for x in md.brokers.values())
+            if got == want_ssl or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert got == want_ssl
+        md = AdminClient({"bootstrap.servers": f"127.0.0.1:{brokers[1].plain}"}).list_topics(
+            timeout=20)
+        assert sorted((x.host, x.port) for x in md.brokers.values()) == want_plain
+        name = topic()
+        admin = AdminClient(ssl_conf)
+        for f in admin.create_topics([NewTopic(name, 1, 2)]).values():
+            f.result(30)
+        confluent_roundtrip({**ssl_conf, "acks": "all"}, name, n=50)
+    finally:
+        _finish([b.proc for b in brokers])
