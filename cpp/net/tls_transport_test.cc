@@ -249,6 +249,43 @@ TEST_F(TlsTransportTest, TruncatedHandshakeIsAnErrorNotAHang) {
   EXPECT_FALSE(t.error().empty());
 }
 
+TEST_F(TlsTransportTest, ProtocolsCiphersAndAnEncryptedKey) {
+  TlsSettings s;
+  BIO* b = BIO_new(BIO_s_mem());
+  PEM_write_bio_PKCS8PrivateKey(b, server_.key, EVP_aes_256_cbc(), nullptr, 0, nullptr,
+                                const_cast<char*>("secret"));
+  s.key_pem = KeyCert::Drain(b);
+  s.cert_chain_pem = server_.CertPem();
+  EXPECT_FALSE(TlsContext::Create(s).ok());  // no ssl.key.password
+  s.key_password = "secret";
+  s.protocols = {"TLSv1.3"};
+  // IANA names (as Kafka takes them) of a TLS 1.3 and a TLS 1.2 suite.
+  s.cipher_suites = {"TLS_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"};
+  auto ctx = TlsContext::Create(s);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  s.cipher_suites = {"TLS_NO_SUCH_SUITE"};
+  EXPECT_NE(TlsContext::Create(s).status().message().find("unknown cipher suite TLS_NO_SUCH_SUITE"),
+            std::string::npos);
+
+  // A TLS 1.2-only client against a TLS 1.3-only listener: refused.
+  Session session;
+  TlsTransport t(*ctx, fds_[0], &session);
+  std::thread client([this] {
+    SSL_CTX* cctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_max_proto_version(cctx, TLS1_2_VERSION);
+    SSL* ssl = SSL_new(cctx);
+    SSL_set_fd(ssl, fds_[1]);
+    EXPECT_NE(SSL_connect(ssl), 1);
+    SSL_free(ssl);
+    SSL_CTX_free(cctx);
+    ::shutdown(fds_[1], SHUT_RDWR);
+  });
+  uint8_t buf[16];
+  EXPECT_EQ(ReadWhenReady(t, buf), -EPROTO);
+  client.join();
+  EXPECT_NE(t.error().find("unsupported protocol"), std::string::npos) << t.error();
+}
+
 TEST(TlsContextTest, BadSettingsAreOneLineErrors) {
   TlsSettings s;
   s.what = "listener SSL";
