@@ -392,10 +392,20 @@ FUZZ_CASES = {
 }
 
 
-def fuzz_connections(port: int, certs) -> None:
-    # A half-sent ClientHello held open: must not stall anyone else.
+def cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def fuzz_connections(port: int, certs, broker_pid: int) -> None:
+    # A half-sent ClientHello held open: must not stall anyone else, nor
+    # keep an I/O thread busy while the rest of the record does not come.
     stalled = socket.create_connection(("127.0.0.1", port), timeout=10)
     stalled.sendall(FUZZ_CASES["truncated-hello"])
+    time.sleep(0.2)
+    before = cpu_seconds(broker_pid)
+    time.sleep(1.0)
+    assert cpu_seconds(broker_pid) - before < 0.3, "the broker spins on a partial record"
     for name, payload in FUZZ_CASES.items():
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(payload)
@@ -417,8 +427,8 @@ def fuzz_connections(port: int, certs) -> None:
 
 def test_malformed_and_truncated_tls_records_close_only_their_connection(tls_broker):
     before = tls_broker.proc.stderr.count("repeats are summarised")
-    fuzz_connections(tls_broker.ssl, tls_broker.certs)
-    fuzz_connections(tls_broker.mtls, tls_broker.certs)
+    fuzz_connections(tls_broker.ssl, tls_broker.certs, tls_broker.proc.proc.pid)
+    fuzz_connections(tls_broker.mtls, tls_broker.certs, tls_broker.proc.proc.pid)
     assert tls_broker.proc.running
     confluent_roundtrip(tls_broker.conf(tls_broker.ssl), topic(), n=5)
     log = tls_broker.proc.stderr
@@ -436,7 +446,7 @@ def test_epoll_backend_serves_tls(tmp_path, certs):
         confluent_roundtrip(b.conf(b.mtls, client_cert="client"), topic(), n=100)
         text, raised = client_errors(b.conf(b.mtls, client_cert="rogue"))
         assert raised is not None and "certificate required" in text, text
-        fuzz_connections(b.ssl, certs)
+        fuzz_connections(b.ssl, certs, b.proc.proc.pid)
         confluent_roundtrip(b.conf(b.ssl), topic(), n=5)
     finally:
         _finish([b.proc])

@@ -112,7 +112,11 @@ void TlsTransport::DiscardInput() {
 }
 
 bool TlsTransport::HasBufferedInput() const {
-  return ssl_ != nullptr && SSL_has_pending(ssl_) != 0;
+  // Decrypted bytes not yet read. Not SSL_has_pending(): that also counts a
+  // partly received record, which needs the socket (waiting on it is right;
+  // a retry without waiting would spin). Read-ahead is off, so OpenSSL never
+  // holds a complete undecrypted record beyond the one being read.
+  return ssl_ != nullptr && SSL_pending(ssl_) > 0;
 }
 
 int TlsTransport::SslWriteError(int ret) {

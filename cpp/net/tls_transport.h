@@ -55,7 +55,7 @@ class TlsTransport {
   int64_t Read(std::span<uint8_t> dst);
   Wait read_wait() const { return read_wait_; }
   // Whether Read() can return bytes without the socket becoming readable
-  // (decrypted or undecrypted record bytes held by OpenSSL).
+  // (decrypted bytes held by OpenSSL).
   bool HasBufferedInput() const;
 
   // Sends `out` until it is empty. Returns 0 (all sent), 1 (blocked until

@@ -233,9 +233,9 @@ class UringBackend final : public IoBackend {
 
   // Waits for what c's transport needs before it can read (nothing when it
   // holds input already: a NOP completes at once).
-  void ArmTlsRead(Connection* c) {
+  void ArmTlsRead(Connection* c, bool after_eagain = false) {
     io_uring_sqe* sqe = GetSqe();
-    if (c->tls->HasBufferedInput()) {
+    if (!after_eagain && c->tls->HasBufferedInput()) {
       io_uring_prep_nop(sqe);
     } else {
       bool out = c->tls->read_wait() == TlsTransport::Wait::kWritable;
@@ -252,7 +252,7 @@ class UringBackend final : public IoBackend {
     }
     int64_t n = c->tls->Read(c->framer.ReadSpace());
     if (n == -EAGAIN) {
-      ArmTlsRead(c);
+      ArmTlsRead(c, /*after_eagain=*/true);  // always waits for the socket
       return;
     }
     events_->OnRead(c, n);
