@@ -189,15 +189,18 @@ class BrokerImpl final : public Broker {
     for (const broker::Listener& l : config_.listeners) {
       broker::Listener a = *config_.advertised_for(l.name);
       if (server_) ctx_.AdvertisedFor(l.name, &a.host, &a.port);  // bound ports
-      out += (out.empty() ? "" : ",") + a.ToString();
+      if (!out.empty()) out += ',';
+      out += a.ToString();
     }
     return out;
   }
   std::string listener_protocols() const override {
     std::string out;
     for (const broker::Listener& l : config_.listeners) {
-      out += (out.empty() ? "" : ",") + l.name + ":" +
-             broker::SecurityProtocolName(config_.protocol_of(l));
+      if (!out.empty()) out += ',';
+      out += l.name;
+      out += ':';
+      out += broker::SecurityProtocolName(config_.protocol_of(l));
     }
     return out;
   }
