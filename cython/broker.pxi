@@ -50,6 +50,16 @@ cdef class Broker:
         return self._broker.get().advertised_address().decode()
 
     @property
+    def advertised_endpoints(self) -> str:
+        """Every listener's advertised endpoint, "NAME://host:port,..."."""
+        return self._broker.get().advertised_endpoints().decode()
+
+    @property
+    def listener_protocols(self) -> str:
+        """Each listener's security protocol, "NAME:PROTOCOL,..."."""
+        return self._broker.get().listener_protocols().decode()
+
+    @property
     def node_id(self) -> int:
         return self._broker.get().node_id()
 

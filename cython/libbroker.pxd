@@ -17,6 +17,8 @@ cdef extern from "headrace/broker.h" namespace "headrace" nogil:
         CStatus Stop()
         string listen_address() const
         string advertised_address() const
+        string advertised_endpoints() const
+        string listener_protocols() const
         int32_t node_id() const
         string data_dir() const
         string network_backend() const

@@ -10,7 +10,8 @@ APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev libgtest-dev libgmoc
               zookeeper   # clusters: tests/test_cluster_*.py, `headrace cluster up`
               zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev  # record batch codecs
               iproute2 nftables  # network partitions between brokers: tests/test_cluster_faults.py
-              libssl-dev nlohmann-json3-dev  # SASL: SCRAM/JWT crypto, JWT/JWKS JSON (cpp/broker/sasl)
+              libssl-dev openssl  # TLS listeners (cpp/net/tls_*.cc), test certificates
+              nlohmann-json3-dev  # SASL: JWT/JWKS JSON (cpp/broker/sasl)
               chromium chromium-driver)  # the web console in a headless browser: tests/test_console.py
 # Spark (tests/test_spark_*.py) and ZooKeeper need a Java 17+ runtime; this
 # machine kind ships OpenJDK 17, install it only where it is missing. Debian's

@@ -1,10 +1,12 @@
-"""The `listeners` setting of a real `headrace broker` process: only PLAINTEXT
-listeners exist, so any other scheme, and any listener that cannot be served
-(host, port in use, duplicate port), stops the broker with one error line
-naming the listener; several PLAINTEXT listeners are all served.
+"""The `listeners` setting of a real `headrace broker` process: a listener
+name the security protocol map does not know, a TLS listener without its
+keys, and any listener that cannot be served (host, port in use, duplicate
+port or name) stops the broker with one error line naming the listener;
+several listeners are all served. TLS itself: tests/test_security_tls.py.
 """
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -14,11 +16,13 @@ import pytest
 from broker_wire import API_API_VERSIONS, Connection
 
 
-def run_broker(tmp_path, listeners: str) -> subprocess.CompletedProcess:
+def run_broker(tmp_path, listeners: str, *extra: str) -> subprocess.CompletedProcess:
     """Runs `headrace broker` expecting it to fail at start (60 s timeout)."""
     cmd = [sys.executable, "-m", "headrace.cli", "broker", "--data-dir", str(tmp_path / "data"),
-           "--listen", listeners]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+           "--listen", listeners, *extra]
+    # The HTTP listener on a free port: other brokers on this host may hold 9644.
+    env = dict(os.environ, HEADRACE_HEADRACE_HTTP_LISTEN="127.0.0.1:0")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
 
 
 def one_error_line(result: subprocess.CompletedProcess, *fragments: str) -> str:
@@ -39,15 +43,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("scheme", ["SSL", "SASL_SSL"])  # SASL_PLAINTEXT: test_security_sasl.py
-def test_tls_and_sasl_listeners_are_refused_not_served_in_plaintext(tmp_path, scheme):
+@pytest.mark.parametrize("scheme", ["SSL", "SASL_SSL"])
+def test_tls_listener_without_a_keystore_is_refused_not_served_in_plaintext(tmp_path, scheme):
     one_error_line(run_broker(tmp_path, f"{scheme}://127.0.0.1:0"),
-                   f"listeners: {scheme}://127.0.0.1:0: {scheme} is not supported")
+                   f"listener {scheme}: a TLS listener needs ssl.keystore.location")
 
 
 def test_unknown_listener_name_is_refused(tmp_path):
     one_error_line(run_broker(tmp_path, "PLAINTEXT://127.0.0.1:0,FOO://127.0.0.1:0"),
-                   "listeners: FOO://127.0.0.1:0: unknown listener name FOO")
+                   "listeners: no security protocol for listener FOO in "
+                   "listener.security.protocol.map")
+
+
+def test_unknown_security_protocol_is_refused(tmp_path):
+    r = run_broker(tmp_path, "FOO://127.0.0.1:0", "--set", "listener.security.protocol.map=FOO:TLS")
+    one_error_line(r, "listener.security.protocol.map: FOO:TLS: unknown security protocol TLS")
+
+
+def test_duplicate_listener_name_is_refused(tmp_path):
+    one_error_line(run_broker(tmp_path, "PLAINTEXT://127.0.0.1:0,PLAINTEXT://localhost:0"),
+                   "listener name PLAINTEXT is used twice")
 
 
 def test_duplicate_port_is_refused(tmp_path):
@@ -57,8 +72,10 @@ def test_duplicate_port_is_refused(tmp_path):
 
 
 def test_port_in_use_names_the_listener(tmp_path, broker):
-    taken = f"PLAINTEXT://127.0.0.1:{broker.port}"
-    one_error_line(run_broker(tmp_path, f"PLAINTEXT://127.0.0.1:0,{taken}"),
+    taken = f"INTERNAL://127.0.0.1:{broker.port}"
+    one_error_line(run_broker(tmp_path, f"PLAINTEXT://127.0.0.1:0,{taken}", "--set",
+                              "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,"
+                              "INTERNAL:PLAINTEXT"),
                    f"listener {taken}:", "in use")
 
 
@@ -71,7 +88,9 @@ def test_several_plaintext_listeners_are_all_served(broker_factory):
     from confluent_kafka import Producer
 
     p1, p2 = free_port(), free_port()
-    b = broker_factory(None, listen=f"PLAINTEXT://127.0.0.1:{p1}, PLAINTEXT://127.0.0.1:{p2}")
+    b = broker_factory(None, "--set",
+                       "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+                       listen=f"PLAINTEXT://127.0.0.1:{p1}, INTERNAL://127.0.0.1:{p2}")
     assert b.port == p1  # the first listener is the advertised one
     for port in (p1, p2):
         with Connection(("127.0.0.1", port)) as c:

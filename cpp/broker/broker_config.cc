@@ -8,6 +8,7 @@
 #include "broker/broker_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <limits>
 
@@ -155,20 +156,57 @@ std::vector<Row> BuildRows() {
   std::vector<Row> rows = {
       IntRow("node.id", "This broker's id.", &BrokerConfig::node_id, 0, kIntMax),
       IntRow("broker.id", "Alias of node.id.", &BrokerConfig::node_id, 0, kIntMax),
-      Row{{"listeners", ConfigType::kString, "", "PLAINTEXT://host:port,...",
-           UpdateMode::kReadOnly, "The addresses this broker listens on (PLAINTEXT only).", ""},
+      Row{{"listeners", ConfigType::kString, "", "NAME://host:port,...",
+           UpdateMode::kReadOnly,
+           "The addresses this broker listens on, each under a listener name whose security "
+           "protocol listener.security.protocol.map gives (docs/security.md).", ""},
           [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
             HR_ASSIGN_OR_RETURN(c.listeners, ParseListeners(key, v));
             return Status::OK();
           },
           [](const BrokerConfig& c) { return JoinListeners(c.listeners); }},
-      Row{{"advertised.listeners", ConfigType::kString, "", "PLAINTEXT://host:port,...",
-           UpdateMode::kReadOnly, "The address given to clients in Metadata responses.", ""},
+      Row{{"advertised.listeners", ConfigType::kString, "", "NAME://host:port,...",
+           UpdateMode::kReadOnly,
+           "Per listener name, the address given in Metadata to clients connected on that "
+           "listener (default: the listener's own).", ""},
           [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
             HR_ASSIGN_OR_RETURN(c.advertised_listeners, ParseListeners(key, v));
             return Status::OK();
           },
-          [](const BrokerConfig& c) { return c.advertised().ToString(); }},
+          [](const BrokerConfig& c) {
+            return c.advertised_listeners.empty() ? c.advertised().ToString()
+                                                  : JoinListeners(c.advertised_listeners);
+          }},
+      Row{{"listener.security.protocol.map", ConfigType::kString, "", "NAME:PROTOCOL,...",
+           UpdateMode::kReadOnly,
+           "The security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) of each listener "
+           "name.", ""},
+          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+            HR_ASSIGN_OR_RETURN(c.protocol_map, ParseProtocolMap(key, v));
+            return Status::OK();
+          },
+          [](const BrokerConfig& c) {
+            std::string out;
+            for (const auto& [name, p] : c.protocol_map)
+              out += (out.empty() ? "" : ",") + name + ":" + SecurityProtocolName(p);
+            return out;
+          }},
+      StringRow("inter.broker.listener.name",
+                "The listener brokers of a cluster use to reach each other (replica fetchers, "
+                "controller requests); default: the one named after "
+                "security.inter.broker.protocol.",
+                &BrokerConfig::inter_broker_listener_name),
+      Row{{"security.inter.broker.protocol", ConfigType::kString, "", "PLAINTEXT, SSL, "
+           "SASL_PLAINTEXT, SASL_SSL", UpdateMode::kReadOnly,
+           "The security protocol between brokers when inter.broker.listener.name is not set.",
+           ""},
+          [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
+            auto p = ParseSecurityProtocol(v);
+            if (!p.ok()) return Bad(key, p.status().message());
+            c.security_inter_broker_protocol = SecurityProtocolName(*p);
+            return Status::OK();
+          },
+          [](const BrokerConfig& c) { return c.security_inter_broker_protocol; }},
       Row{{"log.dirs", ConfigType::kString, "", "one or more directories, comma-separated",
            UpdateMode::kReadOnly,
            "The log directories; the first also holds the broker's metadata.", ""},
@@ -359,6 +397,37 @@ Status BrokerConfig::SetAll(const std::map<std::string, std::string>& props,
 Status BrokerConfig::Validate() const {
   if (node_id < 0) return Bad("node.id", "must be >= 0");
   if (listeners.empty()) return Bad("listeners", "must name at least one listener");
+  for (const Listener& l : listeners) {
+    if (!protocol_map.count(l.name)) {
+      return Bad("listeners", "no security protocol for listener " + l.name +
+                                  " in listener.security.protocol.map");
+    }
+  }
+  for (const Listener& a : advertised_listeners) {
+    bool found = false;
+    for (const Listener& l : listeners) found |= l.name == a.name;
+    if (!found) {
+      return Bad("advertised.listeners", "listener " + a.name + " is not one of listeners");
+    }
+  }
+  if (!inter_broker_listener_name.empty() && explicitly_set.count("security.inter.broker.protocol")) {
+    return Bad("inter.broker.listener.name",
+               "only one of inter.broker.listener.name and security.inter.broker.protocol may "
+               "be set");
+  }
+  if (cluster_mode()) {
+    std::string ib = inter_broker_listener();
+    if (advertised_for(ib) == nullptr) {
+      return Bad("inter.broker.listener.name", ib + " must be one of the listeners");
+    }
+    // Replica fetchers and controller requests are plaintext clients.
+    auto it = protocol_map.find(ib);
+    if (it != protocol_map.end() && it->second != net::SecurityProtocol::kPlaintext) {
+      return Bad("inter.broker.listener.name",
+                 "listener " + ib + " is " + SecurityProtocolName(it->second) +
+                     "; brokers talk to each other over a PLAINTEXT listener only");
+    }
+  }
   if (cluster_mode() && node_id >= 65536) {
     return Bad("node.id", "must be < 65536 in a cluster (producer ids are striped by node id)");
   }
@@ -374,6 +443,27 @@ Status BrokerConfig::Validate() const {
     return Bad("log.flush.scheduler.interval.ms", "must be >= 1");
   }
   return Status::OK();
+}
+
+std::map<std::string, net::SecurityProtocol> BrokerConfig::DefaultProtocolMap() {
+  return ParseProtocolMap("listener.security.protocol.map", kDefaultProtocolMap).value();
+}
+
+const Listener* BrokerConfig::advertised_for(std::string_view name) const {
+  for (const Listener& a : advertised_listeners)
+    if (a.name == name) return &a;
+  for (const Listener& l : listeners)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+std::string BrokerConfig::inter_broker_listener() const {
+  if (!inter_broker_listener_name.empty()) {
+    std::string n = inter_broker_listener_name;
+    for (char& ch : n) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return n;
+  }
+  return security_inter_broker_protocol;
 }
 
 void BrokerConfig::SetTopicDefaults(const TopicSettings& s) {

@@ -23,11 +23,18 @@ namespace headrace::broker {
 
 struct BrokerConfig {
   int32_t node_id = 0;                        // node.id (alias broker.id)
-  // listeners: every address served (all PLAINTEXT; listener.h). Never empty.
+  // listeners: every address served (listener.h). Never empty.
   std::vector<Listener> listeners = {{"PLAINTEXT", "127.0.0.1", 9092}};
-  // advertised.listeners (the first one is given to clients); empty = the
-  // first of `listeners`.
+  // advertised.listeners: per listener name, the address a client that
+  // connected on that listener is given; names not listed advertise their
+  // listener's own address. Empty = `listeners`.
   std::vector<Listener> advertised_listeners;
+  // listener.security.protocol.map: listener name -> security protocol.
+  std::map<std::string, net::SecurityProtocol> protocol_map = DefaultProtocolMap();
+  // inter.broker.listener.name ("" = the listener named after
+  // security.inter.broker.protocol, as Kafka).
+  std::string inter_broker_listener_name;
+  std::string security_inter_broker_protocol = "PLAINTEXT";  // security.inter.broker.protocol
   // log.dirs (alias log.dir): the first directory is data_dir, which also
   // holds the broker's metadata; log_dirs is every directory in order
   // (empty = data_dir alone). log_dirs.h places partitions over them.
@@ -152,6 +159,17 @@ struct BrokerConfig {
   const Listener& advertised() const {
     return advertised_listeners.empty() ? listeners.front() : advertised_listeners.front();
   }
+  // The advertised address of listener `name` (its advertised.listeners
+  // entry, else the listener itself); null when no listener has the name.
+  const Listener* advertised_for(std::string_view name) const;
+  // The security protocol of `l` (Validate() checked that the map has it).
+  net::SecurityProtocol protocol_of(const Listener& l) const {
+    auto it = protocol_map.find(l.name);
+    return it == protocol_map.end() ? net::SecurityProtocol::kPlaintext : it->second;
+  }
+  // The listener brokers of a cluster talk to each other over.
+  std::string inter_broker_listener() const;
+  static std::map<std::string, net::SecurityProtocol> DefaultProtocolMap();
   const std::string& effective_advertised_host() const { return advertised().host; }
   int32_t effective_advertised_port() const { return advertised().port; }
   // What a new topic inherits (see topic_config.h).

@@ -123,33 +123,69 @@ TEST(BrokerConfigTest, ErrorsNameTheKey) {
 namespace headrace::broker {
 namespace {
 
-TEST(ListenerConfigTest, SeveralPlaintextListenersAndTheBareForm) {
-  auto l = ParseListeners("listeners", "PLAINTEXT://0.0.0.0:9092, plaintext://[::1]:9093,localhost:0");
+TEST(ListenerConfigTest, NamedListenersAndTheBareForm) {
+  auto l = ParseListeners("listeners", "PLAINTEXT://0.0.0.0:9092, ssl://[::1]:9093,internal://localhost:0");
   ASSERT_TRUE(l.ok()) << l.status().ToString();
   ASSERT_EQ(l->size(), 3u);
   EXPECT_EQ((*l)[0], (Listener{"PLAINTEXT", "0.0.0.0", 9092}));
-  EXPECT_EQ((*l)[1], (Listener{"PLAINTEXT", "::1", 9093}));
-  EXPECT_EQ((*l)[1].ToString(), "PLAINTEXT://[::1]:9093");
-  EXPECT_EQ((*l)[2], (Listener{"PLAINTEXT", "localhost", 0}));
+  EXPECT_EQ((*l)[1], (Listener{"SSL", "::1", 9093}));
+  EXPECT_EQ((*l)[1].ToString(), "SSL://[::1]:9093");
+  EXPECT_EQ((*l)[2], (Listener{"INTERNAL", "localhost", 0}));
   EXPECT_TRUE(ParseListeners("listeners", "PLAINTEXT://:9092").ok());  // every interface
-  EXPECT_TRUE(ParseListeners("listeners", "a:0,b:0").ok());  // ephemeral ports never clash
+  auto bare = ParseListeners("listeners", "a:0");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ((*bare)[0].name, "PLAINTEXT");  // the bare form
 }
 
 TEST(ListenerConfigTest, UnservableListenersAreErrorsNamingThem) {
   auto msg = [](std::string_view v) { return ParseListeners("listeners", v).status().message(); };
-  EXPECT_EQ(msg("SSL://0.0.0.0:9093"),
-            "listeners: SSL://0.0.0.0:9093: SSL is not supported (no TLS/SASL yet); only "
-            "PLAINTEXT listeners");
-  EXPECT_EQ(msg("PLAINTEXT://h:9092,SASL_SSL://h:9094"),
-            "listeners: SASL_SSL://h:9094: SASL_SSL is not supported (no TLS/SASL yet); only "
-            "PLAINTEXT listeners");
-  EXPECT_EQ(msg("FOO://h:1"), "listeners: FOO://h:1: unknown listener name FOO (only PLAINTEXT is supported)");
   EXPECT_EQ(msg("PLAINTEXT://h:9092,PLAINTEXT://g:9092"),
             "listeners: PLAINTEXT://g:9092: port 9092 is also used by PLAINTEXT://h:9092");
+  EXPECT_EQ(msg("PLAINTEXT://h:0,PLAINTEXT://g:0"),
+            "listeners: PLAINTEXT://g:0: listener name PLAINTEXT is used twice (each listener "
+            "needs its own name)");
+  EXPECT_EQ(msg("BAD-NAME://h:1"), "listeners: BAD-NAME://h:1: a listener name is letters, digits and '_'");
   EXPECT_EQ(msg("h:70000"), "listeners: h:70000: port must be an integer between 0 and 65535");
   EXPECT_EQ(msg("h"), "listeners: h: expected [PLAINTEXT://]host:port");
   EXPECT_EQ(msg("a:1,,b:2"), "listeners: empty listener in 'a:1,,b:2'");
   EXPECT_EQ(msg("::1:9092"), "listeners: ::1:9092: an IPv6 host must be in brackets, e.g. [::1]:9092");
+}
+
+TEST(ListenerConfigTest, SecurityProtocolMapNamesEveryListener) {
+  BrokerConfig c;
+  ASSERT_TRUE(c.Set("listeners", "PLAINTEXT://h:0,SSL://h:0,SASL_SSL://h:0,SASL_PLAINTEXT://h:0").ok());
+  ASSERT_TRUE(c.Validate().ok());  // Kafka's default map knows the four names
+  EXPECT_EQ(c.protocol_of(c.listeners[1]), net::SecurityProtocol::kSsl);
+  EXPECT_EQ(c.protocol_of(c.listeners[2]), net::SecurityProtocol::kSaslSsl);
+  EXPECT_EQ(c.protocol_of(c.listeners[3]), net::SecurityProtocol::kSaslPlaintext);
+
+  ASSERT_TRUE(c.Set("listeners", "PLAINTEXT://h:0,INTERNAL://h:0").ok());
+  EXPECT_EQ(c.Validate().message(),
+            "listeners: no security protocol for listener INTERNAL in "
+            "listener.security.protocol.map");
+  ASSERT_TRUE(c.Set("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,internal:ssl").ok());
+  ASSERT_TRUE(c.Validate().ok());
+  EXPECT_EQ(c.protocol_of(c.listeners[1]), net::SecurityProtocol::kSsl);
+  EXPECT_EQ(*BrokerConfigValue(c, "listener.security.protocol.map"), "INTERNAL:SSL,PLAINTEXT:PLAINTEXT");
+
+  EXPECT_EQ(c.Set("listener.security.protocol.map", "X:TLS").message(),
+            "listener.security.protocol.map: X:TLS: unknown security protocol TLS (PLAINTEXT, "
+            "SSL, SASL_PLAINTEXT or SASL_SSL)");
+  EXPECT_EQ(c.Set("listener.security.protocol.map", "X").message(),
+            "listener.security.protocol.map: X: expected NAME:PROTOCOL");
+  EXPECT_FALSE(c.Set("security.inter.broker.protocol", "TLS").ok());
+}
+
+TEST(ListenerConfigTest, AdvertisedListenersPerName) {
+  BrokerConfig c;
+  ASSERT_TRUE(c.Set("listeners", "PLAINTEXT://0.0.0.0:9092,SSL://0.0.0.0:9093").ok());
+  ASSERT_TRUE(c.Set("advertised.listeners", "SSL://broker.example:19093").ok());
+  ASSERT_TRUE(c.Validate().ok());
+  EXPECT_EQ(c.advertised_for("SSL")->ToString(), "SSL://broker.example:19093");
+  EXPECT_EQ(c.advertised_for("PLAINTEXT")->ToString(), "PLAINTEXT://0.0.0.0:9092");
+  EXPECT_EQ(c.advertised_for("OTHER"), nullptr);
+  ASSERT_TRUE(c.Set("advertised.listeners", "OTHER://x:1").ok());
+  EXPECT_EQ(c.Validate().message(), "advertised.listeners: listener OTHER is not one of listeners");
 }
 
 TEST(BrokerConfigTest, ConnectionAndPartitionLimits) {

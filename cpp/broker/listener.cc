@@ -32,11 +32,10 @@ Result<Listener> ParseOne(std::string_view key, std::string_view entry) {
     l.name = Upper(rest.substr(0, scheme));
     rest.remove_prefix(scheme + 3);
   }
-  if (l.name != "PLAINTEXT" && l.name != "SASL_PLAINTEXT") {  // (SASL_PLAINTEXT: docs/security.md)
-    bool known = l.name == "SSL" || l.name == "SASL_SSL" || l.name == "SASL_PLAINTEXT";
-    return Bad(key, entry,
-               known ? l.name + " is not supported (no TLS/SASL yet); only PLAINTEXT listeners"
-                     : "unknown listener name " + l.name + " (only PLAINTEXT is supported)");
+  if (l.name.empty() || !std::all_of(l.name.begin(), l.name.end(), [](unsigned char ch) {
+        return std::isalnum(ch) || ch == '_';
+      })) {
+    return Bad(key, entry, "a listener name is letters, digits and '_'");
   }
   size_t colon = rest.rfind(':');
   if (colon == std::string_view::npos) return Bad(key, entry, "expected [PLAINTEXT://]host:port");
@@ -76,8 +75,50 @@ Result<std::vector<Listener>> ParseListeners(std::string_view key, std::string_v
         return Bad(key, entry, "port " + std::to_string(l.port) + " is also used by " +
                                    other.ToString());
       }
+      if (other.name == l.name) {
+        return Bad(key, entry, "listener name " + l.name + " is used twice (each listener needs "
+                               "its own name)");
+      }
     }
     out.push_back(std::move(l));
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+Result<net::SecurityProtocol> ParseSecurityProtocol(std::string_view name) {
+  std::string n = Upper(Trim(name));
+  if (n == "PLAINTEXT") return net::SecurityProtocol::kPlaintext;
+  if (n == "SSL") return net::SecurityProtocol::kSsl;
+  if (n == "SASL_PLAINTEXT") return net::SecurityProtocol::kSaslPlaintext;
+  if (n == "SASL_SSL") return net::SecurityProtocol::kSaslSsl;
+  return Status::InvalidArgument("unknown security protocol " + std::string(name) +
+                                 " (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)");
+}
+
+const char* SecurityProtocolName(net::SecurityProtocol p) {
+  switch (p) {
+    case net::SecurityProtocol::kPlaintext: return "PLAINTEXT";
+    case net::SecurityProtocol::kSsl: return "SSL";
+    case net::SecurityProtocol::kSaslPlaintext: return "SASL_PLAINTEXT";
+    case net::SecurityProtocol::kSaslSsl: return "SASL_SSL";
+  }
+  return "?";
+}
+
+Result<std::map<std::string, net::SecurityProtocol>> ParseProtocolMap(std::string_view key,
+                                                                      std::string_view value) {
+  std::map<std::string, net::SecurityProtocol> out;
+  while (!Trim(value).empty()) {
+    size_t comma = value.find(',');
+    std::string_view entry = Trim(value.substr(0, comma));
+    size_t colon = entry.find(':');
+    if (colon == std::string_view::npos) return Bad(key, entry, "expected NAME:PROTOCOL");
+    std::string name = Upper(Trim(entry.substr(0, colon)));
+    auto protocol = ParseSecurityProtocol(entry.substr(colon + 1));
+    if (!protocol.ok()) return Bad(key, entry, protocol.status().message());
+    if (!out.emplace(name, *protocol).second) return Bad(key, entry, name + " is mapped twice");
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }

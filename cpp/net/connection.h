@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <utility>
 
 #include "net/framer.h"
 #include "net/request_handler.h"
 #include "net/response_queue.h"
+#include "net/tls_transport.h"
 #include "net/transmit_queue.h"
 
 namespace headrace::net {
@@ -28,6 +30,9 @@ struct Connection {
   Framer framer;              // bytes read, split into requests
   ResponseQueue responses;    // requests in flight, replies in request order
   TransmitQueue out;          // replies ready to be written
+  // TLS listeners: the connection's TLS layer (the backends read and write
+  // through it); null for plaintext.
+  std::unique_ptr<TlsTransport> tls;
 
   // EventLoop state.
   bool read_armed = false;         // the backend owns framer.ReadSpace()

@@ -4,7 +4,10 @@
 // byte pieces, sendfile(2) for file pieces) and resume on EPOLLOUT after
 // EAGAIN; a file range not in the page cache is handed to the loop
 // (IoEvents::OnFileNotCached) instead of being sent. Interest bits are
-// updated lazily to save epoll_ctl calls.
+// updated lazily to save epoll_ctl calls. TLS connections read and write
+// through their TlsTransport, waiting for whichever readiness it asks for;
+// one whose transport still holds input is read in the next Poll() without
+// waiting for the socket.
 #include <sys/epoll.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -67,6 +70,14 @@ class EpollBackend final : public IoBackend {
 
   void ArmRead(Connection* c) override {
     c->want_read = true;
+    if (c->tls && c->tls->HasBufferedInput()) {
+      ready_.push_back(c);  // read in the next Poll()
+      return;
+    }
+    if (c->tls) {
+      SetTlsMask(c);
+      return;
+    }
     SetMask(c, c->epoll_mask | EPOLLIN);
   }
 
@@ -75,6 +86,7 @@ class EpollBackend final : public IoBackend {
   void Detach(Connection* c) override {
     c->detached = true;
     epoll_ctl(ep_, EPOLL_CTL_DEL, c->fd, nullptr);
+    std::erase(ready_, c);
     ::close(c->fd);
     // Events for c later in the current batch see `detached`; the loop frees
     // released connections only between Poll() calls.
@@ -82,7 +94,9 @@ class EpollBackend final : public IoBackend {
   }
 
   void Poll(int timeout_ms) override {
+    if (!ready_.empty()) timeout_ms = 0;
     int n = epoll_wait(ep_, events_buf_, kMaxEvents, timeout_ms);
+    ReadBuffered();
     for (int i = 0; i < n; ++i) {
       void* tag = events_buf_[i].data.ptr;
       uint32_t ev = events_buf_[i].events;
@@ -136,9 +150,33 @@ class EpollBackend final : public IoBackend {
     }
   }
 
+  // TLS connections whose transport holds input: read without waiting.
+  void ReadBuffered() {
+    if (ready_.empty()) return;
+    ready_scratch_.swap(ready_);
+    for (Connection* c : ready_scratch_) {
+      if (!c->detached && c->want_read) DoRead(c);
+    }
+    ready_scratch_.clear();
+  }
+
+  // The interest set of a TLS connection: what its transport waits for.
+  void SetTlsMask(Connection* c) {
+    uint32_t mask = 0;
+    if (c->want_read) {
+      mask |= c->tls->read_wait() == TlsTransport::Wait::kWritable ? EPOLLOUT : EPOLLIN;
+    }
+    if (c->want_write) mask |= EPOLLOUT;
+    SetMask(c, mask);
+  }
+
   void OnSocketEvent(Connection* c, uint32_t ev) {
     if (c->detached) return;
     bool hangup = (ev & (EPOLLHUP | EPOLLERR)) != 0;
+    if (c->tls) {
+      OnTlsEvent(c, ev, hangup);
+      return;
+    }
     if ((ev & EPOLLIN) || hangup) {
       if (c->want_read) {
         DoRead(c);
@@ -160,8 +198,38 @@ class EpollBackend final : public IoBackend {
     }
   }
 
+  void OnTlsEvent(Connection* c, uint32_t ev, bool hangup) {
+    if (c->want_read) {
+      bool ready = c->tls->read_wait() == TlsTransport::Wait::kWritable ? (ev & EPOLLOUT) != 0
+                                                                         : (ev & EPOLLIN) != 0;
+      if (ready || hangup) DoRead(c);
+      if (c->detached) return;
+    }
+    if (c->want_write && ((ev & EPOLLOUT) || hangup)) {
+      int r = ContinueWrite(c);
+      if (r != 1) events_->OnWriteDone(c, r);
+      if (c->detached) return;
+    }
+    if (hangup && !c->want_read && !c->want_write) {
+      events_->OnRead(c, -ECONNRESET);
+      return;
+    }
+    SetTlsMask(c);
+  }
+
   void DoRead(Connection* c) {
     std::span<uint8_t> space = c->framer.ReadSpace();
+    if (c->tls) {
+      int64_t n = c->tls->Read(space);
+      if (n == -EAGAIN) {
+        SetTlsMask(c);  // stays armed, waiting for what the transport needs
+        return;
+      }
+      c->want_read = false;
+      events_->OnRead(c, n);
+      if (!c->detached && !c->want_read) SetTlsMask(c);
+      return;
+    }
     ssize_t n = ::recv(c->fd, space.data(), space.size(), 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;  // stays armed
     c->want_read = false;
@@ -172,6 +240,7 @@ class EpollBackend final : public IoBackend {
   // a file range is not in the page cache (1: the loop loads it and calls
   // ArmWrite again) or an error (-errno).
   int ContinueWrite(Connection* c) {
+    if (c->tls) return ContinueTlsWrite(c);
     while (!c->out.empty()) {
       TransmitQueue::Piece p = c->out.Next();
       if (p.kind == TransmitQueue::Kind::kLoad) {
@@ -201,6 +270,18 @@ class EpollBackend final : public IoBackend {
     return 0;
   }
 
+  int ContinueTlsWrite(Connection* c) {
+    TransmitQueue::Piece load;
+    int r = c->tls->Write(c->out, &load);
+    c->want_write = r == 1;
+    SetTlsMask(c);
+    if (r == 2) {
+      events_->OnFileNotCached(c, std::move(load));
+      return 1;
+    }
+    return r;
+  }
+
   void StopWaitingForWritable(Connection* c) {
     if (!c->want_write) return;
     c->want_write = false;
@@ -215,6 +296,9 @@ class EpollBackend final : public IoBackend {
   // epoll tag.
   int listen_fds_[kMaxListeners];
   epoll_event events_buf_[kMaxEvents];
+  // TLS connections with a read armed and input held by their transport.
+  std::vector<Connection*> ready_;
+  std::vector<Connection*> ready_scratch_;
 };
 
 }  // namespace

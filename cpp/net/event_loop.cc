@@ -193,6 +193,9 @@ void EventLoop::AddConnection(int fd, std::string peer, size_t listener) {
                      std::make_shared<Session>(shared_->listener_sessions.at(listener))},
       shared_->read_buffer_bytes);
   Connection* c = owned.get();
+  if (const auto& tls = shared_->listener_tls.at(listener)) {
+    c->tls = std::make_unique<TlsTransport>(tls, fd, c->info.session.get());
+  }
   c->last_activity = now_;
   conns_.emplace(id, std::move(owned));
   backend_->Attach(c);
@@ -308,9 +311,24 @@ void EventLoop::RecordBadRequest(Connection* c, const std::string& why) {
   }
 }
 
+void EventLoop::RecordTlsFailure(Connection* c) {
+  c->tls->DiscardInput();
+  const std::string& why = c->tls->error();
+  if (shared_->tls_failures.Record(now_, c->info.id, why + " from " + c->info.peer)) {
+    HR_LOG(kWarn) << "closing " << c->info.peer << " (listener "
+                  << c->info.session->listener_name << "): " << why
+                  << " (repeats are summarised)";
+  }
+}
+
 void EventLoop::OnRead(Connection* c, int64_t n) {
   c->read_armed = false;
   if (c->closed) return;
+  if (n == -EPROTO && c->tls) {
+    RecordTlsFailure(c);
+    Close(c, LogLevel::kDebug, "TLS failure");
+    return;
+  }
   if (n == -EAGAIN || n == -EINTR || n == -ENOBUFS) {
     ProcessInput(c);  // re-arms
     return;
@@ -332,6 +350,11 @@ void EventLoop::OnRead(Connection* c, int64_t n) {
 void EventLoop::OnWriteDone(Connection* c, int err) {
   c->write_armed = false;
   if (c->closed) return;
+  if (err == -EPROTO && c->tls) {
+    RecordTlsFailure(c);
+    Close(c, LogLevel::kDebug, "TLS failure");
+    return;
+  }
   if (err < 0) {
     Close(c, LevelForErrno(-err), std::string("write: ") + std::strerror(-err));
     return;

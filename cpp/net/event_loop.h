@@ -25,6 +25,7 @@
 #include "net/page_cache_loader.h"
 #include "net/request_handler.h"
 #include "net/request_memory.h"
+#include "net/tls_context.h"
 
 namespace headrace::net {
 
@@ -38,7 +39,8 @@ struct LoopShared {
         memory(max_queued_request_bytes),
         bad_requests("malformed or refused requests", summary_interval),
         refused_connections("connections refused over a connection limit", summary_interval),
-        accept_errors("failed accepts", summary_interval) {}
+        accept_errors("failed accepts", summary_interval),
+        tls_failures("failed TLS connections", summary_interval) {}
 
   RequestHandler* handler = nullptr;
   int64_t max_request_bytes = 0;
@@ -56,11 +58,16 @@ struct LoopShared {
   EventSummary bad_requests;
   EventSummary refused_connections;
   EventSummary accept_errors;
+  // TLS handshakes and records that failed (plaintext on a TLS port,
+  // untrusted certificates, malformed records): one line, then summaries.
+  EventSummary tls_failures;
   std::vector<EventLoop*> loops;  // fixed before any loop starts
   PageCacheLoader* page_cache_loader = nullptr;  // outlives the loops' threads
   // Per listener (ServerOptions::listeners order): the Session a connection
   // accepted on it starts with (name and security protocol).
   std::vector<Session> listener_sessions;
+  // Per listener: its TLS context (null = plaintext).
+  std::vector<std::shared_ptr<const TlsContext>> listener_tls;
 };
 
 class EventLoop final : private IoEvents {
@@ -113,6 +120,7 @@ class EventLoop final : private IoEvents {
   void AddConnection(int fd, std::string peer, size_t listener);
   void Refuse(int fd, const std::string& peer, const std::string& why);
   void RecordBadRequest(Connection* c, const std::string& why);
+  void RecordTlsFailure(Connection* c);
   void ProcessInput(Connection* c);
   bool TakesRequests(const Connection* c) const;
   // queued.max.request.bytes: may `c` read more? `pending` = the declared

@@ -125,7 +125,8 @@ void EventLoop::CloseIdle() {
 
 void EventLoop::LogSummaries() {
   for (EventSummary* s :
-       {&shared_->bad_requests, &shared_->refused_connections, &shared_->accept_errors}) {
+       {&shared_->bad_requests, &shared_->refused_connections, &shared_->accept_errors,
+        &shared_->tls_failures}) {
     std::string line = s->TakeSummary(now_);
     if (!line.empty()) {
       HR_LOG(kWarn) << line;

@@ -105,6 +105,12 @@ Status Server::Start() {
   started_ = true;
   HR_LOG(kInfo) << "network: " << BackendName(choice) << " backend, " << loops_.size()
                 << " I/O threads, listening on " << Describe();
+  for (size_t i = 0; i < options_.listeners.size(); ++i) {
+    const ListenAddress& a = options_.listeners[i];
+    if (a.tls == nullptr) continue;
+    HR_LOG(kInfo) << "listener " << a.listener_name << " on port " << ports_[i]
+                  << ": TLS, sending with " << a.tls->send_path();
+  }
   return Status::OK();
 }
 
@@ -128,6 +134,7 @@ Status Server::StartLoops(Backend b) {
     start.listener_name = a.listener_name;
     start.protocol = a.protocol;
     s.listener_sessions.push_back(std::move(start));
+    s.listener_tls.push_back(a.tls);
   }
   s.shutdown_grace = options_.shutdown_grace;
   page_cache_loader_ = std::make_unique<PageCacheLoader>();

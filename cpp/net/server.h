@@ -14,6 +14,7 @@
 #include "headrace/status.h"
 #include "net/connection_limits.h"
 #include "net/request_handler.h"
+#include "net/tls_context.h"
 
 namespace headrace::net {
 
@@ -33,6 +34,9 @@ struct ListenAddress {
   // What connections accepted here start their Session with.
   std::string listener_name = "PLAINTEXT";
   SecurityProtocol protocol = SecurityProtocol::kPlaintext;
+  // SSL / SASL_SSL: the listener's TLS context (connections run TLS through
+  // a TlsTransport); null = plaintext bytes on the socket.
+  std::shared_ptr<const TlsContext> tls = nullptr;
 };
 
 struct ServerOptions {

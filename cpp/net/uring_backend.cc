@@ -5,6 +5,9 @@
 // pipe needed); on EAGAIN a POLL_ADD(POLLOUT) resumes them later. They are
 // in the page cache (TransmitQueue checks; ranges that are not are handed
 // to the loop, IoEvents::OnFileNotCached), so sendfile never waits for the disk.
+// TLS connections: a POLL_ADD for the readiness their TlsTransport asks for
+// (a NOP when it already holds input), then the transport's Read/Write on
+// the loop thread; the handshake runs the same way.
 // user_data: a Connection* with an operation tag in its low 3 bits, or one
 // of the small constants below.
 #include "net/io_backend.h"
@@ -34,6 +37,7 @@ constexpr uint64_t kTagAccept = 5;  // (listener index << 3) | kTagAccept
 constexpr uint64_t kTagRead = 1;
 constexpr uint64_t kTagSend = 2;
 constexpr uint64_t kTagPollOut = 3;
+constexpr uint64_t kTagTlsRead = 4;  // a TLS read's poll / NOP (never equals kWake: c != 0)
 constexpr uint64_t kTagMask = 7;
 constexpr int64_t kMaxSendfile = int64_t{1} << 30;
 
@@ -86,6 +90,10 @@ class UringBackend final : public IoBackend {
   void Attach(Connection* c) override {}
 
   void ArmRead(Connection* c) override {
+    if (c->tls) {
+      ArmTlsRead(c);
+      return;
+    }
     std::span<uint8_t> space = c->framer.ReadSpace();
     io_uring_sqe* sqe = GetSqe();
     io_uring_prep_recv(sqe, c->fd, space.data(), space.size(), 0);
@@ -217,7 +225,37 @@ class UringBackend final : public IoBackend {
       case kTagPollOut:
         Resume(c);
         break;
+      case kTagTlsRead:
+        OnTlsReadReady(c, res);
+        break;
     }
+  }
+
+  // Waits for what c's transport needs before it can read (nothing when it
+  // holds input already: a NOP completes at once).
+  void ArmTlsRead(Connection* c, bool after_eagain = false) {
+    io_uring_sqe* sqe = GetSqe();
+    if (!after_eagain && c->tls->HasBufferedInput()) {
+      io_uring_prep_nop(sqe);
+    } else {
+      bool out = c->tls->read_wait() == TlsTransport::Wait::kWritable;
+      io_uring_prep_poll_add(sqe, c->fd, out ? POLLOUT : POLLIN);
+    }
+    io_uring_sqe_set_data64(sqe, Tagged(c, kTagTlsRead));
+    ++c->uring_ops;
+  }
+
+  void OnTlsReadReady(Connection* c, int res) {
+    if (res < 0) {
+      events_->OnRead(c, res);
+      return;
+    }
+    int64_t n = c->tls->Read(c->framer.ReadSpace());
+    if (n == -EAGAIN) {
+      ArmTlsRead(c, /*after_eagain=*/true);  // always waits for the socket
+      return;
+    }
+    events_->OnRead(c, n);
   }
 
   // The loop decides what to do with a socket accepted after an unwatch
@@ -262,6 +300,7 @@ class UringBackend final : public IoBackend {
   // (measured: writing them directly costs one more system call per reply
   // for no latency gain). File pieces (cached) are sent from the loop thread.
   int ContinueWrite(Connection* c) {
+    if (c->tls) return ContinueTlsWrite(c);
     while (!c->out.empty()) {
       TransmitQueue::Piece p = c->out.Next();
       if (p.kind == TransmitQueue::Kind::kLoad) {
@@ -292,6 +331,24 @@ class UringBackend final : public IoBackend {
       return 1;
     }
     return 0;
+  }
+
+  // TLS: the transport writes until blocked, then a POLL_ADD(POLLOUT)
+  // resumes it (kTagPollOut, as for sendfile).
+  int ContinueTlsWrite(Connection* c) {
+    TransmitQueue::Piece load;
+    int r = c->tls->Write(c->out, &load);
+    if (r == 2) {
+      events_->OnFileNotCached(c, std::move(load));
+      return 1;
+    }
+    if (r == 1) {
+      io_uring_sqe* sqe = GetSqe();
+      io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
+      io_uring_sqe_set_data64(sqe, Tagged(c, kTagPollOut));
+      ++c->uring_ops;
+    }
+    return r;
   }
 
   void MaybeRelease(Connection* c) {

@@ -16,6 +16,7 @@
 #include "broker/metrics_config.h"
 #include "broker/sasl/sasl_server.h"
 #include "broker/sasl/scram_store.h"
+#include "broker/ssl_config.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
@@ -34,6 +35,7 @@
 #include "common/fault_injecting_env.h"
 #include "common/logging.h"
 #include "net/server.h"
+#include "net/tls_context.h"
 
 namespace headrace {
 namespace {
@@ -72,6 +74,7 @@ class BrokerImpl final : public Broker {
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
              broker::txn::TxnConfig txn_config, broker::fetch::FetchSessionConfig fetch_config,
              broker::CleanerConfig cleaner_config, broker::MetricsConfig metrics_config,
+             broker::SslConfig ssl_config,
              net::Backend backend, std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
@@ -80,6 +83,7 @@ class BrokerImpl final : public Broker {
         fetch_config_(fetch_config),
         cleaner_config_(cleaner_config),
         metrics_config_(std::move(metrics_config)),
+        ssl_config_(std::move(ssl_config)),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -132,8 +136,11 @@ class BrokerImpl final : public Broker {
     ctx_.advertised_port = config_.effective_advertised_port();
     dispatcher_ = std::make_unique<broker::Dispatcher>(&ctx_, metrics());
 
-    server_ = std::make_unique<net::Server>(ServerOptions(), dispatcher_.get());
-    Status st = server_->Start();
+    Status st = BuildTlsContexts();
+    if (st.ok()) {
+      server_ = std::make_unique<net::Server>(ServerOptions(), dispatcher_.get());
+      st = server_->Start();
+    }
     if (!st.ok()) {
       server_.reset();
       StopTxnCoordinator();
@@ -148,6 +155,7 @@ class BrokerImpl final : public Broker {
     cleaner_->Start();
     // Listening on port 0: advertise the port the OS picked.
     if (config_.advertised_listeners.empty()) ctx_.advertised_port = server_->port();
+    SetListenerEndpoints();
     return Status::OK();
   }
 
@@ -180,7 +188,33 @@ class BrokerImpl final : public Broker {
     return first.host + ":" + std::to_string(port);
   }
   std::string advertised_address() const override {
+    if (config_.cluster_mode() && server_) {  // what the other brokers connect to
+      std::string host;
+      int32_t port = 0;
+      ctx_.AdvertisedFor(config_.inter_broker_listener(), &host, &port);
+      return host + ":" + std::to_string(port);
+    }
     return ctx_.advertised_host + ":" + std::to_string(ctx_.advertised_port.load());
+  }
+  std::string advertised_endpoints() const override {
+    std::string out;
+    for (const broker::Listener& l : config_.listeners) {
+      broker::Listener a = *config_.advertised_for(l.name);
+      if (server_) ctx_.AdvertisedFor(l.name, &a.host, &a.port);  // bound ports
+      if (!out.empty()) out += ',';
+      out += a.ToString();
+    }
+    return out;
+  }
+  std::string listener_protocols() const override {
+    std::string out;
+    for (const broker::Listener& l : config_.listeners) {
+      if (!out.empty()) out += ',';
+      out += l.name;
+      out += ':';
+      out += broker::SecurityProtocolName(config_.protocol_of(l));
+    }
+    return out;
   }
   int32_t node_id() const override { return config_.node_id; }
   std::string data_dir() const override { return config_.data_dir; }
@@ -301,13 +335,40 @@ class BrokerImpl final : public Broker {
   }
 
  private:
+  // An OpenSSL context per SSL / SASL_SSL listener (docs/security.md).
+  Status BuildTlsContexts() {
+    tls_contexts_.clear();
+    for (const broker::Listener& l : config_.listeners) {
+      net::SecurityProtocol p = config_.protocol_of(l);
+      if (p != net::SecurityProtocol::kSsl && p != net::SecurityProtocol::kSaslSsl) continue;
+      HR_ASSIGN_OR_RETURN(net::TlsSettings settings, ssl_config_.TlsSettingsFor(l.name));
+      HR_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> tls, net::TlsContext::Create(settings));
+      tls_contexts_[l.name] = std::move(tls);
+    }
+    return Status::OK();
+  }
+
+  // Per listener, the address Metadata gives its clients (bound ports for
+  // port 0 listeners that are not advertised otherwise).
+  void SetListenerEndpoints() {
+    std::vector<broker::ListenerEndpoint> endpoints;
+    for (size_t i = 0; i < config_.listeners.size(); ++i) {
+      const broker::Listener& l = config_.listeners[i];
+      const broker::Listener* a = config_.advertised_for(l.name);
+      bool own = a == &l;  // not in advertised.listeners
+      endpoints.push_back({l.name, a->host, own && l.port == 0 ? server_->ports()[i] : a->port});
+    }
+    ctx_.set_listener_endpoints(std::move(endpoints));
+  }
+
   net::ServerOptions ServerOptions() const {
     net::ServerOptions opts;
     opts.listeners.clear();
     for (const broker::Listener& l : config_.listeners) {
-      opts.listeners.push_back({l.host, static_cast<uint16_t>(l.port), l.ToString(), l.name,
-                                l.name == "SASL_PLAINTEXT" ? net::SecurityProtocol::kSaslPlaintext
-                                                           : net::SecurityProtocol::kPlaintext});
+      net::ListenAddress a{l.host, static_cast<uint16_t>(l.port), l.ToString(), l.name,
+                           config_.protocol_of(l), nullptr};
+      if (auto it = tls_contexts_.find(l.name); it != tls_contexts_.end()) a.tls = it->second;
+      opts.listeners.push_back(std::move(a));
     }
     opts.io_threads = config_.io_threads;
     opts.max_request_bytes = config_.socket_request_max_bytes;
@@ -479,6 +540,9 @@ class BrokerImpl final : public Broker {
   broker::CleanerConfig cleaner_config_;
   std::unique_ptr<broker::LogCleaner> cleaner_;  // stopped before the partitions close
   broker::MetricsConfig metrics_config_;
+  broker::SslConfig ssl_config_;  // ssl.* and listener.name.*.ssl.*
+  // Per TLS listener name: its OpenSSL context, built at Start().
+  std::map<std::string, std::shared_ptr<const net::TlsContext>> tls_contexts_;
   // Lives as long as the broker (counters survive a Stop/Start); null
   // through metrics() when headrace.metrics.enable is false.
   mutable broker::BrokerMetrics metrics_;  // thread-safe recording
@@ -529,19 +593,30 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(broker::replication::ReplicationQuotaConfig().Extract(props));
   broker::sasl::SaslConfig sasl_config;  // sasl.*, connections.max.reauth.ms, listener.name.*.sasl...
   HR_RETURN_IF_ERROR(sasl_config.Extract(props));
+  broker::SslConfig ssl_config;  // ssl.*, listener.name.*.ssl.*
+  HR_RETURN_IF_ERROR(ssl_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
+  for (const broker::Listener& l : config.listeners) {  // a TLS listener's keys are complete
+    net::SecurityProtocol p = config.protocol_of(l);
+    if (p == net::SecurityProtocol::kSsl || p == net::SecurityProtocol::kSaslSsl) {
+      HR_RETURN_IF_ERROR(ssl_config.TlsSettingsFor(l.name).status());
+    }
+  }
   config.start_properties = settings;  // DescribeConfigs describes every family from it
   std::vector<std::string> sasl_listeners;
-  for (const broker::Listener& l : config.listeners)
-    if (l.name == "SASL_PLAINTEXT") sasl_listeners.push_back(l.name);
+  for (const broker::Listener& l : config.listeners) {
+    net::SecurityProtocol p = config.protocol_of(l);
+    if (p == net::SecurityProtocol::kSaslPlaintext || p == net::SecurityProtocol::kSaslSsl)
+      sasl_listeners.push_back(l.name);
+  }
   HR_ASSIGN_OR_RETURN(auto sasl, broker::sasl::SaslServer::Create(sasl_config, sasl_listeners));
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   auto impl = std::make_unique<BrokerImpl>(std::move(config), group_config, txn_config,
                                            fetch_config, cleaner_config,
-                                           std::move(metrics_config), backend,
-                                           std::move(fault_env));
+                                           std::move(metrics_config), std::move(ssl_config),
+                                           backend, std::move(fault_env));
   impl->SetSasl(std::move(sasl));
   return std::unique_ptr<Broker>(std::move(impl));
 }

@@ -11,6 +11,7 @@
 #include "broker/broker_config.h"
 #include "broker/config_table.h"
 #include "broker/sasl/sasl_config.h"
+#include "broker/ssl_config.h"
 #include "headrace/broker.h"
 
 namespace headrace {
@@ -55,9 +56,11 @@ Result<std::vector<BrokerSetting>> DescribeBrokerSettings(
     HR_ASSIGN_OR_RETURN(auto rows, f.describe(props));
     for (const broker::FamilySetting& s : rows) props.erase(s.name);
   }
-  // Listener-prefixed SASL keys (listener.name.<l>.[<mech>.]sasl...) are
-  // the sasl family's too, beyond its table rows.
-  std::erase_if(props, [](const auto& kv) { return broker::sasl::IsSaslConfigKey(kv.first); });
+  // Listener-prefixed SASL and SSL keys (listener.name.<l>.[<mech>.]sasl...,
+  // listener.name.<l>.ssl...) belong to those families beyond their table rows.
+  std::erase_if(props, [](const auto& kv) {
+    return broker::sasl::IsSaslConfigKey(kv.first) || broker::SslConfig::IsListenerOverride(kv.first);
+  });
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   config.start_properties = settings;

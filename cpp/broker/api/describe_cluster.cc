@@ -46,8 +46,7 @@ void HandleDescribeCluster(BrokerContext& ctx, Req& req, Request request) {
       for (const BrokerEndpoint& b : view->brokers) {
         Resp::DescribeClusterBroker out;
         out.broker_id = b.id;
-        out.host = b.host;
-        out.port = b.port;
+        if (!b.AddressFor(request.session().listener_name, &out.host, &out.port)) continue;
         out.rack = b.rack;
         resp.brokers.push_back(std::move(out));
       }
@@ -55,8 +54,7 @@ void HandleDescribeCluster(BrokerContext& ctx, Req& req, Request request) {
       resp.controller_id = ctx.node_id;
       Resp::DescribeClusterBroker self;
       self.broker_id = ctx.node_id;
-      self.host = ctx.advertised_host;
-      self.port = ctx.advertised_port.load();
+      ctx.AdvertisedFor(request.session().listener_name, &self.host, &self.port);
       resp.brokers.push_back(std::move(self));
     }
     resp.cluster_authorized_operations =

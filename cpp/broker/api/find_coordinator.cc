@@ -73,7 +73,9 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
                   int16_t& code, std::optional<std::string>& message) {
     if (e == KafkaError::kNone) {
       node = coordinator;
-      if (!ctx.FindEndpoint(node, &host, &port)) e = KafkaError::kCoordinatorNotAvailable;
+      if (!ctx.FindEndpoint(node, &host, &port, request.session().listener_name)) {
+        e = KafkaError::kCoordinatorNotAvailable;
+      }
     }
     code = Code(e);
     if (e == KafkaError::kNone) {

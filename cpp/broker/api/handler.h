@@ -47,6 +47,13 @@ inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
 // in cluster mode.
 inline constexpr const char* kTransactionStateTopic = "__transaction_state";
 
+// One listener's advertised address (advertised.listeners, docs/security.md).
+struct ListenerEndpoint {
+  std::string listener_name;
+  std::string host;
+  int32_t port = 0;
+};
+
 // What handlers see of the broker. Lives as long as the broker serves.
 struct BrokerContext {
   BrokerState* state = nullptr;
@@ -88,6 +95,8 @@ struct BrokerContext {
   // SASL listeners' settings and the SCRAM credential store
   // (docs/security.md); null only in tests that build a bare context.
   const sasl::SaslServer* sasl = nullptr;
+  mutable std::mutex endpoints_mu;
+  std::vector<ListenerEndpoint> listener_endpoints;  // guarded by endpoints_mu
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }
@@ -102,19 +111,37 @@ struct BrokerContext {
   }
   // The broker clients are sent to for `node` (cluster mode: from the view;
   // false when it is not live); a single node knows only itself.
-  bool FindEndpoint(int32_t node, std::string* host, int32_t* port) const {
+  bool FindEndpoint(int32_t node, std::string* host, int32_t* port,
+                    const std::string& listener = "") const {
     if (ClusterState* cluster = state->cluster()) {
       auto view = cluster->view();
       const BrokerEndpoint* b = view->FindBroker(node);
-      if (b == nullptr) return false;
-      *host = b->host;
-      *port = b->port;
-      return true;
+      return b != nullptr && b->AddressFor(listener, host, port);
     }
     if (node != node_id) return false;
+    AdvertisedFor(listener, host, port);
+    return true;
+  }
+  // This broker's address for clients of listener `listener` (Kafka: the
+  // listener a client connected on selects the endpoint it is given);
+  // advertised_host/port for an unknown name.
+  void AdvertisedFor(const std::string& listener, std::string* host, int32_t* port) const {
+    {
+      std::lock_guard<std::mutex> lock(endpoints_mu);
+      for (const ListenerEndpoint& e : listener_endpoints) {
+        if (e.listener_name == listener) {
+          *host = e.host;
+          *port = e.port;
+          return;
+        }
+      }
+    }
     *host = advertised_host;
     *port = advertised_port.load();
-    return true;
+  }
+  void set_listener_endpoints(std::vector<ListenerEndpoint> endpoints) {
+    std::lock_guard<std::mutex> lock(endpoints_mu);
+    listener_endpoints = std::move(endpoints);
   }
   // The group coordinator's broker: this node, or in cluster mode the
   // leader of __consumer_offsets-0 (-1: none yet; docs/cluster.md).

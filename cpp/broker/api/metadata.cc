@@ -149,12 +149,14 @@ Response::MetadataResponseTopic DescribeFromView(const ClusterView& view, const 
 }
 
 void HandleClusterMetadata(BrokerContext& ctx, const ClusterView& view,
-                           protocol::MetadataRequest& request, Response* resp, int16_t version) {
+                           protocol::MetadataRequest& request, Response* resp, int16_t version,
+                           const std::string& listener) {
   for (const BrokerEndpoint& b : view.brokers) {
     Response::MetadataResponseBroker out;
     out.node_id = b.id;
-    out.host = b.host;
-    out.port = b.port;
+    // The client's listener selects each broker's endpoint; a broker
+    // without that listener is not listed (as Kafka).
+    if (!b.AddressFor(listener, &out.host, &out.port)) continue;
     out.rack = b.rack;
     resp->brokers.push_back(std::move(out));
   }
@@ -192,14 +194,14 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
       request.include_cluster_authorized_operations ? kClusterOperations
                                                     : kOperationsNotRequested;
   if (ClusterState* cluster = ctx.state->cluster()) {
-    HandleClusterMetadata(ctx, *cluster->view(), request, &resp, req.version());
+    HandleClusterMetadata(ctx, *cluster->view(), request, &resp, req.version(),
+                          req.session().listener_name);
     req.Reply(resp);
     return;
   }
   Response::MetadataResponseBroker self;
   self.node_id = ctx.node_id;
-  self.host = ctx.advertised_host;
-  self.port = ctx.advertised_port.load();
+  ctx.AdvertisedFor(req.session().listener_name, &self.host, &self.port);
   resp.brokers.push_back(std::move(self));
   resp.controller_id = ctx.node_id;
   const bool ops = request.include_topic_authorized_operations;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "broker/json.h"
+#include "broker/listener.h"
 
 namespace headrace::broker {
 namespace {
@@ -27,6 +28,14 @@ Result<std::vector<int32_t>> Ids(const json::Value& obj, const std::string& key,
     out.push_back(static_cast<int32_t>(e.as_int()));
   }
   return out;
+}
+
+// "NAME://host:port" (listener.h's form) as a broker's listener address.
+Result<BrokerEndpoint::Listener> ParseEndpoint(const std::string& text) {
+  auto parsed = ParseListeners("brokers[].endpoints[]", text);
+  if (!parsed.ok() || parsed->size() != 1) return Bad("bad endpoint '" + text + "'");
+  const Listener& l = parsed->front();
+  return BrokerEndpoint::Listener{l.name, l.host, l.port};
 }
 
 Result<TopicView> ParseTopic(const json::Value& t) {
@@ -67,6 +76,23 @@ Result<TopicView> ParseTopic(const json::Value& t) {
 }
 
 }  // namespace
+
+bool BrokerEndpoint::AddressFor(std::string_view name, std::string* out_host,
+                                int32_t* out_port) const {
+  if (name.empty() || listeners.empty()) {
+    *out_host = host;
+    *out_port = port;
+    return true;
+  }
+  for (const Listener& l : listeners) {
+    if (l.name == name) {
+      *out_host = l.host;
+      *out_port = l.port;
+      return true;
+    }
+  }
+  return false;
+}
 
 const BrokerEndpoint* ClusterView::FindBroker(int32_t id) const {
   for (const BrokerEndpoint& b : brokers) {
@@ -113,6 +139,13 @@ Result<std::shared_ptr<const ClusterView>> ParseClusterView(std::string_view jso
     e.port = static_cast<int32_t>(port);
     e.host = host->as_string();
     if (const json::Value* r = b.Find("rack"); r != nullptr && r->is_string()) e.rack = r->as_string();
+    if (const json::Value* eps = b.Find("endpoints"); eps != nullptr && eps->is_array()) {
+      for (const json::Value& ep : eps->as_array()) {
+        if (!ep.is_string()) return Bad("brokers[].endpoints[] must be strings");
+        HR_ASSIGN_OR_RETURN(BrokerEndpoint::Listener l, ParseEndpoint(ep.as_string()));
+        e.listeners.push_back(std::move(l));
+      }
+    }
     view->brokers.push_back(std::move(e));
   }
   std::sort(view->brokers.begin(), view->brokers.end(),

@@ -23,9 +23,21 @@ namespace headrace::broker {
 
 struct BrokerEndpoint {
   int32_t id = -1;
-  std::string host;
+  std::string host;  // the inter-broker listener's address
   int32_t port = 0;
   std::optional<std::string> rack;
+  // Every listener's advertised address, from the broker's registration
+  // (`endpoints`, "NAME://host:port"); empty = only host/port are known.
+  struct Listener {
+    std::string name;
+    std::string host;
+    int32_t port = 0;
+  };
+  std::vector<Listener> listeners;
+  // The address clients of listener `name` are given (Kafka: the client's
+  // listener selects every broker's endpoint); host/port when `name` is ""
+  // or no listeners are known; false when the broker has no such listener.
+  bool AddressFor(std::string_view name, std::string* out_host, int32_t* out_port) const;
 };
 
 struct PartitionAssignment {

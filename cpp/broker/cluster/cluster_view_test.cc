@@ -37,6 +37,27 @@ TEST(ClusterViewTest, ParsesTheApplyClusterDocument) {
   EXPECT_EQ(t->partitions[1].replicas, (std::vector<int32_t>{3, 2}));
 }
 
+TEST(ClusterViewTest, EachListenerHasItsOwnAddress) {
+  auto view = ParseClusterView(R"({"controller_id": 1, "topics": [],
+    "brokers": [{"id": 1, "host": "10.0.0.1", "port": 9092, "rack": null,
+                 "endpoints": ["PLAINTEXT://10.0.0.1:9092", "SSL://b1.example:9093"]},
+                {"id": 2, "host": "10.0.0.2", "port": 9092, "rack": null}]})");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  std::string host;
+  int32_t port = 0;
+  const BrokerEndpoint* b1 = (*view)->FindBroker(1);
+  ASSERT_TRUE(b1->AddressFor("SSL", &host, &port));
+  EXPECT_EQ(host + ":" + std::to_string(port), "b1.example:9093");
+  ASSERT_TRUE(b1->AddressFor("", &host, &port));  // the inter-broker address
+  EXPECT_EQ(host + ":" + std::to_string(port), "10.0.0.1:9092");
+  EXPECT_FALSE(b1->AddressFor("SASL_SSL", &host, &port));  // no such listener
+  // A registration without endpoints: host/port for every listener.
+  ASSERT_TRUE((*view)->FindBroker(2)->AddressFor("SSL", &host, &port));
+  EXPECT_EQ(host + ":" + std::to_string(port), "10.0.0.2:9092");
+  EXPECT_FALSE(ParseClusterView(R"({"controller_id": 1, "topics": [],
+    "brokers": [{"id": 1, "host": "h", "port": 1, "endpoints": ["nonsense"]}]})").ok());
+}
+
 TEST(ClusterViewTest, MalformedDocumentsNameTheField) {
   EXPECT_NE(ParseClusterView("[]").status().message().find("object"), std::string::npos);
   EXPECT_NE(ParseClusterView(R"({"brokers": [], "topics": []})").status().message().find("controller_id"),

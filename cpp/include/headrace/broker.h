@@ -32,6 +32,11 @@ class Broker {
 
   virtual std::string listen_address() const = 0;      // "host:port", actual port
   virtual std::string advertised_address() const = 0;  // what Metadata tells clients
+  // Every listener's advertised endpoint, "NAME://host:port,..." (bound ports
+  // after Start()), and "NAME:PROTOCOL,..." for each of them: what a cluster
+  // member registers in /brokers/ids/<id> (docs/security.md "Listeners").
+  virtual std::string advertised_endpoints() const = 0;
+  virtual std::string listener_protocols() const = 0;
   virtual int32_t node_id() const = 0;
   virtual std::string data_dir() const = 0;
   virtual std::string network_backend() const = 0;     // "io_uring" | "epoll"

@@ -268,7 +268,14 @@ class ClusterMember:
             return L.decode_cluster_id(data)
 
     def registration(self) -> L.BrokerRegistration:
-        return L.BrokerRegistration(self.broker_id, self.host, self.port, self.rack)
+        # Every listener's endpoint and protocol, as Kafka registers them
+        # (brokers without the properties, e.g. test doubles: PLAINTEXT only).
+        endpoints = str(getattr(self.broker, "advertised_endpoints", ""))
+        protocols = str(getattr(self.broker, "listener_protocols", ""))
+        endpoints = [e for e in endpoints.split(",") if e]
+        protocols = dict(p.split(":", 1) for p in protocols.split(",") if ":" in p)
+        return L.BrokerRegistration(self.broker_id, self.host, self.port, self.rack,
+                                    endpoints=endpoints, protocol_map=protocols)
 
     def _register(self) -> None:
         """Creates /brokers/ids/<id>. A znode left by an older session of

@@ -166,12 +166,19 @@ class BrokerRegistration:
     port: int
     rack: str | None = None
     timestamp: str = field(default_factory=now_ms)
+    # Every listener's advertised endpoint ("NAME://host:port") and security
+    # protocol, as Kafka registers them; host/port above are the inter-broker
+    # listener's (what other brokers connect to). Empty: one PLAINTEXT
+    # listener at host:port.
+    endpoints: list[str] = field(default_factory=list)
+    protocol_map: dict[str, str] = field(default_factory=dict)
 
     def encode(self) -> bytes:
         # Kafka's BrokerIdZNode version 5 (without features: nothing to list).
+        endpoints = self.endpoints or [f"PLAINTEXT://{_host_for_url(self.host)}:{self.port}"]
         return _dump({
-            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
-            "endpoints": [f"PLAINTEXT://{_host_for_url(self.host)}:{self.port}"],
+            "listener_security_protocol_map": self.protocol_map or {"PLAINTEXT": "PLAINTEXT"},
+            "endpoints": endpoints,
             "jmx_port": -1,
             "host": self.host,
             "timestamp": self.timestamp,
@@ -192,12 +199,20 @@ class BrokerRegistration:
         if not isinstance(host, str) or not isinstance(port, int):
             raise LayoutError(f"{path}: no host/port")
         rack = obj.get("rack")
+        endpoints = obj.get("endpoints")
+        protocols = obj.get("listener_security_protocol_map")
         return cls(id=int(broker_id), host=host, port=port,
                    rack=rack if isinstance(rack, str) else None,
-                   timestamp=str(obj.get("timestamp", "")))
+                   timestamp=str(obj.get("timestamp", "")),
+                   endpoints=[e for e in endpoints if isinstance(e, str)]
+                   if isinstance(endpoints, list) else [],
+                   protocol_map=dict(protocols) if isinstance(protocols, dict) else {})
 
     def to_state(self) -> dict:
-        return {"id": self.id, "host": self.host, "port": self.port, "rack": self.rack}
+        # endpoints: every listener's address; the broker answers each client
+        # with the one of the listener it connected on.
+        return {"id": self.id, "host": self.host, "port": self.port, "rack": self.rack,
+                "endpoints": self.endpoints}
 
 
 def _host_for_url(host: str) -> str:
