@@ -21,6 +21,11 @@ void HandleDescribeTransactions(BrokerContext& ctx,
     out.producer_id = -1;
     out.producer_epoch = -1;
     out.transaction_start_time_ms = -1;
+    if (!AuthorizedOnTxnId(ctx, req, AclOperation::kDescribe, id)) {  // ACLs
+      out.error_code = Code(KafkaError::kTransactionalIdAuthorizationFailed);
+      resp.transaction_states.push_back(std::move(out));
+      continue;
+    }
     if (coordinator == nullptr) {
       out.error_code = Code(KafkaError::kNotCoordinator);
       resp.transaction_states.push_back(std::move(out));

@@ -29,6 +29,10 @@ struct GroupConfig;      // broker/group/group_config.h
 namespace fetch {
 class FetchSessionCache;  // broker/fetch/fetch_session.h
 }  // namespace fetch
+namespace auth {
+class Authorizer;    // broker/auth/authorizer.h
+class FileAclStore;  // broker/auth/acl_store.h
+}  // namespace auth
 namespace txn {
 class TxnCoordinator;  // broker/txn/txn_coordinator.h
 struct TxnConfig;      // broker/txn/txn_config.h
@@ -77,6 +81,11 @@ struct BrokerContext {
   const txn::TxnConfig* txn_config = nullptr;  // the broker's transaction.* keys
   fetch::FetchSessionCache* fetch_sessions = nullptr;  // KIP-227 sessions; null: none kept
   std::shared_ptr<txn::TxnCoordinator> txns;   // guarded by groups_mu
+  // ACL checks (broker/api/authorize.h); null = no authorisation (tests
+  // calling handlers directly). The store: single node with an authorizer
+  // (cluster mode keeps ACLs in ZooKeeper; null otherwise).
+  const auth::Authorizer* authorizer = nullptr;
+  auth::FileAclStore* acl_store = nullptr;
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }
