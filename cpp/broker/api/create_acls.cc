@@ -52,7 +52,12 @@ void HandleCreateAcls(BrokerContext& ctx, Req& req, Request request) {
     return;
   }
   if (ctx.acl_store == nullptr) {  // cluster mode: ZooKeeper through the control plane
-    SubmitAclChange(ctx, request, "create_acls", valid, finish);
+    auth::Authorizer* authorizer = ctx.authorizer;
+    SubmitAclChange(ctx, request, "create_acls", valid,
+                    [finish, authorizer, valid](KafkaError e, const std::string& message) {
+                      if (e == KafkaError::kNone) authorizer->Update(valid, {});
+                      finish(e, message);
+                    });
     return;
   }
   Status st = ctx.acl_store->Create(valid);

@@ -91,8 +91,12 @@ void HandleDeleteAcls(BrokerContext& ctx, Req& req, Request request) {
     request.Reply(*resp);
     return;
   }
-  SubmitAclChange(ctx, request, "delete_acls", {doomed.begin(), doomed.end()},
-                  [resp, valid_index, request](KafkaError e, const std::string& message) {
+  std::vector<auth::AclBinding> removed(doomed.begin(), doomed.end());
+  auth::Authorizer* authorizer = ctx.authorizer;
+  SubmitAclChange(ctx, request, "delete_acls", removed,
+                  [resp, valid_index, request, authorizer, removed](KafkaError e,
+                                                                    const std::string& message) {
+                    if (e == KafkaError::kNone) authorizer->Update({}, removed);
                     if (e != KafkaError::kNone) {
                       for (size_t i : valid_index) {
                         for (auto& m : resp->filter_results[i].matching_acls) {

@@ -84,7 +84,7 @@ struct BrokerContext {
   // ACL checks (broker/api/authorize.h); null = no authorisation (tests
   // calling handlers directly). The store: single node with an authorizer
   // (cluster mode keeps ACLs in ZooKeeper; null otherwise).
-  const auth::Authorizer* authorizer = nullptr;
+  auth::Authorizer* authorizer = nullptr;
   auth::FileAclStore* acl_store = nullptr;
 
   TopicRegistry& topics() const { return state->topics(); }

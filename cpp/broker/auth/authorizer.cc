@@ -9,6 +9,16 @@ Authorizer::Authorizer(AuthorizerConfig config)
       enabled_(config_.enabled()),
       snapshot_(std::make_shared<const AclSnapshot>()) {}
 
+void Authorizer::Update(const std::vector<AclBinding>& add, const std::vector<AclBinding>& remove) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  std::vector<AclBinding> next;
+  for (const AclBinding& b : snapshot_.load(std::memory_order_acquire)->bindings()) {
+    if (std::find(remove.begin(), remove.end(), b) == remove.end()) next.push_back(b);
+  }
+  next.insert(next.end(), add.begin(), add.end());
+  snapshot_.store(std::make_shared<const AclSnapshot>(std::move(next)), std::memory_order_release);
+}
+
 bool Authorizer::IsSuperUser(std::string_view principal) const {
   return std::find(config_.super_users.begin(), config_.super_users.end(), principal) !=
          config_.super_users.end();

@@ -4,7 +4,8 @@
 // Threading: Authorize* may be called from any thread at any time. The ACLs
 // are an immutable AclSnapshot published through an atomic shared_ptr; a
 // check loads it once (no lock, no allocation). Publish may be called from
-// any thread; a check that began before it sees the old snapshot.
+// any thread (writers serialise on write_mu_); a check that began before it
+// sees the old snapshot.
 //
 // Disabled (authorizer.class.name unset) every check returns true after one
 // branch on a const bool.
@@ -12,6 +13,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,8 +48,14 @@ class Authorizer {
   }
   // Replaces the ACLs in force. REQUIRES: `s` not null.
   void Publish(std::shared_ptr<const AclSnapshot> s) {
+    std::lock_guard<std::mutex> lock(write_mu_);
     snapshot_.store(std::move(s), std::memory_order_release);
   }
+  // Publishes the ACLs in force plus `add` minus `remove`: a cluster-mode
+  // broker applies its own CreateAcls/DeleteAcls at once (read-your-writes,
+  // as Kafka's ZooKeeper authorizer updated its cache), before the change
+  // comes back from ZooKeeper with the cluster state.
+  void Update(const std::vector<AclBinding>& add, const std::vector<AclBinding>& remove);
 
  private:
   bool CheckEnabled(std::string_view principal, std::string_view host, AclOperation op,
@@ -55,6 +63,7 @@ class Authorizer {
 
   const AuthorizerConfig config_;
   const bool enabled_;
+  std::mutex write_mu_;  // serialises Publish/Update; checks never take it
   std::atomic<std::shared_ptr<const AclSnapshot>> snapshot_;
 };
 
