@@ -25,6 +25,11 @@ inline std::string_view ClientIp(std::string_view peer) {
   return host;
 }
 
+// Whether requests are authorised at all (authorizer.class.name set).
+inline bool AuthorizerEnabled(const BrokerContext& ctx) {
+  return ctx.authorizer != nullptr && ctx.authorizer->enabled();
+}
+
 inline bool Authorized(const BrokerContext& ctx, const Request& req, AclOperation op,
                        ResourceType type, std::string_view name) {
   if (ctx.authorizer == nullptr || !ctx.authorizer->enabled()) return true;
@@ -58,10 +63,6 @@ inline bool AuthorizedOnAny(const BrokerContext& ctx, const Request& req, AclOpe
   return ctx.authorizer->AuthorizeAny(req.session().principal, ClientIp(req.connection().peer), op,
                                       type);
 }
-
-}  // namespace headrace::broker
-
-namespace headrace::broker {
 
 // The Metadata / DescribeCluster / DescribeGroups "authorized operations"
 // bit set: bit `op` for each of `ops` the request may do on the resource.

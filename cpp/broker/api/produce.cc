@@ -243,8 +243,8 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
                !internal.ok()) {
       topic_error = ToKafkaError(internal);
       topic_message = internal.message();
-    } else if (!MayAutoCreate(ctx, pending->req, topic_data.name) &&
-               !TopicExists(ctx, topic_data.name)) {  // auto-creation needs CREATE
+    } else if (AuthorizerEnabled(ctx) && !TopicExists(ctx, topic_data.name) &&
+               !MayAutoCreate(ctx, pending->req, topic_data.name)) {  // auto-creation needs CREATE
       topic_error = KafkaError::kUnknownTopicOrPartition;
       topic_message = "This server does not host this topic-partition.";
     } else if (auto found = FindTopicForData(ctx, topic_data.name); found.ok()) {
