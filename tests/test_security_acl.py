@@ -11,10 +11,12 @@ User:ANONYMOUS@127.0.0.2 everything, User:ANONYMOUS@127.0.0.1 nothing.
   gets the API's authorisation error and changes nothing (probed from the
   admin address), and with the ACL it passes the check. A served API without
   a row fails test_every_served_api_has_a_row.
-- Metadata hides undescribable topics; super.users bypass;
-  allow.everyone.if.no.acl.found; ACLs survive a restart; real clients
-  (confluent-kafka, the CLI); a two-broker cluster where ACLs created on one
-  broker apply on the other (ZooKeeper layout).
+- Metadata hides undescribable topics; deny wins; the ACL APIs' own errors;
+  super.users bypass; allow.everyone.if.no.acl.found; ACLs survive a
+  restart; real clients (confluent-kafka producer and group consumer, the
+  CLI); a two-broker cluster where ACLs created on one broker apply on the
+  other (Kafka's ZooKeeper layout); brokers listed in super.users replicate
+  with the authorizer on.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ import pytest
 
 from acl_wire import KIP848, Conn
 from batch_builder import encode_batch
-from headrace import EmbeddedBroker
+from headrace import EmbeddedBroker, EmbeddedCluster
 
 ANON = "User:ANONYMOUS"
 ADMIN_HOST = "127.0.0.2"
@@ -713,7 +715,6 @@ def test_cluster_acls_created_on_one_broker_apply_on_the_other(tmp_path):
     """Two brokers: the bootstrap ACL is written to ZooKeeper in Kafka's
     layout; an ACL created through broker 1 reaches broker 2's authorizer
     (DescribeAcls there lists it, Metadata there enforces it)."""
-    from headrace import EmbeddedCluster
     from zookeeper_fixture import wait_for
 
     settings = {"authorizer.class.name": AUTHORIZER, "zookeeper.session.timeout.ms": 3000}
@@ -753,3 +754,73 @@ def test_cluster_acls_created_on_one_broker_apply_on_the_other(tmp_path):
             assert delete_acls(a1, [binding(TOPIC, "c-t", DESCRIBE)]) == [0]
             wait_for(lambda: meta() == E_TOPIC, 30, what="the deletion reaches broker 2")
             assert zk.exists("/kafka-acl/Topic/c-t") is None
+
+
+def test_confluent_consumer_group_follows_acls(secured):
+    """A real group consumer (confluent-kafka): refused with
+    GROUP_AUTHORIZATION_FAILED without READ on its group, reads the topic
+    once READ on the group and the topic are granted."""
+    from confluent_kafka import Consumer, KafkaException
+
+    broker, _, admin, _ = secured
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "group.id": "acl-consumer",
+            "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 0}
+    grants = [binding(TOPIC, T, READ), binding(GROUP, "acl-consumer", READ)]
+    assert create_acls(admin, grants[:1]) == [0]  # the topic only
+    c = Consumer(conf)
+    try:
+        c.subscribe([T])
+        error = None
+        deadline = time.monotonic() + 20
+        while error is None and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and m.error():
+                error = m.error()
+        assert error is not None and error.code() == E_GROUP, error
+    finally:
+        c.close()
+    assert create_acls(admin, grants[1:]) == [0]
+    try:
+        c = Consumer(conf)
+        try:
+            c.subscribe([T])
+            got = []
+            deadline = time.monotonic() + 30
+            while len(got) < 3 and time.monotonic() < deadline:
+                m = c.poll(0.2)
+                if m is not None:
+                    if m.error():
+                        raise KafkaException(m.error())
+                    got.append(m.offset())
+            start = log_start(admin, T)  # the DeleteRecords row may have moved it
+            assert got[:3] == [start, start + 1, start + 2]
+        finally:
+            c.close()
+    finally:
+        assert delete_acls(admin, grants) == [0, 0]
+
+
+def test_brokers_in_super_users_replicate_with_the_authorizer_on(tmp_path):
+    """Brokers talk to each other as User:ANONYMOUS until they authenticate:
+    listed in super.users (docs/security.md), followers fetch (CLUSTER_ACTION)
+    and an acks=all produce with min.insync.replicas=2 succeeds."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    settings = {"authorizer.class.name": AUTHORIZER, "super.users": ANON,
+                "zookeeper.session.timeout.ms": 3000}
+    with EmbeddedCluster(2, data_dir=tmp_path, settings=settings) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 0})
+        fs = admin.create_topics([NewTopic("replicated", 1, 2,
+                                           config={"min.insync.replicas": "2"})])
+        fs["replicated"].result(30)
+        cluster.wait_for_leaders("replicated", 30)
+        errors = []
+        p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                      "log_level": 0, "message.timeout.ms": 30000})
+        for i in range(5):
+            p.produce("replicated", f"v{i}".encode(),
+                      on_delivery=lambda err, m: errors.append(err))
+        assert p.flush(40) == 0
+        assert errors == [None] * 5
+        assert sorted(cluster.partition_states("replicated")[0].isr) == [1, 2]
