@@ -462,7 +462,7 @@ def _rows(data_dir: str) -> list[Row]:
             "", "ConsumerGroupHeartbeatRequest", 0, group_id="acl-cg", member_id="",
             member_epoch=0, instance_id=None, rack_id=None, rebalance_timeout_ms=10000,
             subscribed_topic_names=[T], server_assignor=None, topic_partitions=[]),
-            [(GROUP, "acl-cg", READ)], E_GROUP, lambda r: [r.error_code],
+            [(GROUP, "acl-cg", READ), (TOPIC, T, DESCRIBE)], E_GROUP, lambda r: [r.error_code],
             probe=lambda a: group_names(a),
             changes=True),
         Row(69, "ConsumerGroupDescribe", lambda: msg(

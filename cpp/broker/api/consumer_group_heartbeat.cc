@@ -24,6 +24,15 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
     resp.error_code = Code(KafkaError::kGroupAuthorizationFailed);
     return request.Reply(resp);
   }
+  // ACLs: a member may not subscribe to topics it may not DESCRIBE (Kafka).
+  if (req.subscribed_topic_names) {
+    for (const std::string& topic : *req.subscribed_topic_names) {
+      if (!AuthorizedOnTopic(ctx, request, AclOperation::kDescribe, topic)) {
+        resp.error_code = Code(KafkaError::kTopicAuthorizationFailed);
+        return request.Reply(resp);
+      }
+    }
+  }
   if (groups == nullptr) {
     resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
     return request.Reply(resp);
