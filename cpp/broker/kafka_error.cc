@@ -34,6 +34,10 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kInvalidReplicaAssignment: return "INVALID_REPLICA_ASSIGNMENT";
     case KafkaError::kInvalidConfig: return "INVALID_CONFIG";
     case KafkaError::kInvalidRequest: return "INVALID_REQUEST";
+    case KafkaError::kTopicAuthorizationFailed: return "TOPIC_AUTHORIZATION_FAILED";
+    case KafkaError::kGroupAuthorizationFailed: return "GROUP_AUTHORIZATION_FAILED";
+    case KafkaError::kClusterAuthorizationFailed: return "CLUSTER_AUTHORIZATION_FAILED";
+    case KafkaError::kSecurityDisabled: return "SECURITY_DISABLED";
     case KafkaError::kUnsupportedForMessageFormat: return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case KafkaError::kPolicyViolation: return "POLICY_VIOLATION";
     case KafkaError::kKafkaStorageError: return "KAFKA_STORAGE_ERROR";

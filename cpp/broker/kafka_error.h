@@ -45,6 +45,9 @@ enum class KafkaError : int16_t {
   kInvalidSessionTimeout = 26,
   kRebalanceInProgress = 27,
   kInvalidCommitOffsetSize = 28,
+  kTopicAuthorizationFailed = 29,    // ACLs (broker/auth/)
+  kGroupAuthorizationFailed = 30,
+  kClusterAuthorizationFailed = 31,
   kInvalidTimestamp = 32,
   kUnsupportedSaslMechanism = 33,  // SASL (broker/sasl/)
   kIllegalSaslState = 34,          // SASL
@@ -66,6 +69,7 @@ enum class KafkaError : int16_t {
   kConcurrentTransactions = 51,
   kTransactionCoordinatorFenced = 52,
   kTransactionalIdAuthorizationFailed = 53,
+  kSecurityDisabled = 54,  // ACL APIs without an authorizer
   kOperationNotAttempted = 55,
   kKafkaStorageError = 56,
   kLogDirNotFound = 57,

@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 
+from headrace.cli_acl import add_acl_parser
 from headrace.cli_cluster import add_cluster_parser
 from headrace.cli_completion import add_completion_parser
 from headrace.cli_config import add_config_parser
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_parser(sub)
     add_txn_parser(sub)
     add_user_parser(sub)
+    add_acl_parser(sub)
     add_log_parser(sub)
     add_cluster_parser(sub)
     add_completion_parser(sub)

@@ -11,6 +11,17 @@ void HandleAddOffsetsToTxn(BrokerContext& ctx, protocol::AddOffsetsToTxnRequest&
                            Request req) {
   std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
   protocol::AddOffsetsToTxnResponse resp;
+  // ACLs: WRITE on the transactional id, READ on the group.
+  if (!AuthorizedOnTxnId(ctx, req, AclOperation::kWrite, request.transactional_id)) {
+    resp.error_code = Code(KafkaError::kTransactionalIdAuthorizationFailed);
+    req.Reply(resp);
+    return;
+  }
+  if (!AuthorizedOnGroup(ctx, req, AclOperation::kRead, request.group_id)) {
+    resp.error_code = Code(KafkaError::kGroupAuthorizationFailed);
+    req.Reply(resp);
+    return;
+  }
   if (request.group_id.empty() || coordinator == nullptr) {
     resp.error_code = Code(request.group_id.empty() ? KafkaError::kInvalidGroupId
                                                     : KafkaError::kNotCoordinator);

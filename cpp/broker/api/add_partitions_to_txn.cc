@@ -30,7 +30,31 @@ Resp Answer(const BrokerContext& ctx, const Req& req, KafkaError e, bool check_u
   return resp;
 }
 
+// ACLs: WRITE on the transactional id (else every partition
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE on each topic (else
+// TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED).
+bool Refused(const BrokerContext& ctx, const Req& request, const Request& req, Resp* out) {
+  if (!AuthorizedOnTxnId(ctx, req, AclOperation::kWrite, request.v3_and_below_transactional_id)) {
+    *out = Answer(ctx, request, KafkaError::kTransactionalIdAuthorizationFailed, false);
+    return true;
+  }
+  bool denied = false;
+  for (const auto& t : request.v3_and_below_topics)
+    denied = denied || !AuthorizedOnTopic(ctx, req, AclOperation::kWrite, t.name);
+  if (!denied) return false;
+  *out = Answer(ctx, request, KafkaError::kOperationNotAttempted, false);
+  for (auto& t : out->results_by_topic_v3_and_below) {
+    if (AuthorizedOnTopic(ctx, req, AclOperation::kWrite, t.name)) continue;
+    for (auto& p : t.results_by_partition) p.partition_error_code = Code(KafkaError::kTopicAuthorizationFailed);
+  }
+  return true;
+}
+
 void HandleAddPartitionsToTxn(BrokerContext& ctx, Req& request, Request req) {
+  if (Resp refused; Refused(ctx, request, req, &refused)) {
+    req.Reply(refused);
+    return;
+  }
   std::vector<txn::TxnPartition> partitions;
   bool unknown = false;
   for (const auto& t : request.v3_and_below_topics) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "headrace/status.h"
@@ -74,8 +75,21 @@ std::set<std::pair<int8_t, std::string>> DuplicateResources(const Resources& res
   return dups;
 }
 
+// ACLs for DescribeConfigs (`op` DESCRIBE_CONFIGS) and the AlterConfigs
+// APIs (ALTER_CONFIGS): on the topic for TOPIC resources
+// (TOPIC_AUTHORIZATION_FAILED), on the CLUSTER for BROKER ones
+// (CLUSTER_AUTHORIZATION_FAILED). OK for other types (refused later).
+inline Status RequireConfigAccess(const BrokerContext& ctx, const Request& req, AclOperation op,
+                                  int8_t resource_type, const std::string& resource_name) {
+  if (resource_type == kResourceTopic) return RequireOnTopic(ctx, req, op, resource_name);
+  if (resource_type == kResourceBroker && !AuthorizedOnCluster(ctx, req, op))
+    return KafkaStatus(KafkaError::kClusterAuthorizationFailed, "Cluster authorization failed.");
+  return Status::OK();
+}
+
 // Answers AlterConfigs or IncrementalAlterConfigs (same response shape): one
-// result per resource; a resource named twice is INVALID_REQUEST; TOPIC
+// result per resource; a resource named twice is INVALID_REQUEST; without
+// ALTER_CONFIGS (RequireConfigAccess) the resource is refused; TOPIC
 // resources go to `alter_topic(resource)`, BROKER resources (name "" or
 // this node's id, checked here) to `alter_broker(resource)`, other types are
 // INVALID_REQUEST.
@@ -88,6 +102,10 @@ void ReplyAlterConfigs(const BrokerContext& ctx, const Req& req, const Request& 
     Status st;
     if (dups.count({r.resource_type, r.resource_name})) {
       st = KafkaStatus(KafkaError::kInvalidRequest, "Duplicate resource in request.");
+    } else if (st = RequireConfigAccess(ctx, request, AclOperation::kAlterConfigs, r.resource_type,
+                                        r.resource_name);
+               !st.ok()) {
+      // refused by the ACLs
     } else if (r.resource_type == kResourceTopic) {
       st = alter_topic(r);
     } else if (r.resource_type == kResourceBroker) {

@@ -14,6 +14,7 @@
 // DescribeLogDirs lists it.
 #include <filesystem>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 
@@ -31,6 +32,8 @@ std::string Normalise(const std::string& dir) {
 
 void HandleAlterReplicaLogDirs(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
+  // ACLs: ALTER on the CLUSTER, else every replica CLUSTER_AUTHORIZATION_FAILED.
+  const bool allowed = AuthorizedOnCluster(ctx, request, AclOperation::kAlter);
   for (const auto& dir : req.dirs) {
     const std::string path = Normalise(dir.path);
     for (const auto& topic : dir.topics) {
@@ -39,8 +42,8 @@ void HandleAlterReplicaLogDirs(BrokerContext& ctx, Req& req, Request request) {
       for (int32_t partition : topic.partitions) {
         Resp::AlterReplicaLogDirPartitionResult r;
         r.partition_index = partition;
-        Status st = ctx.topics().MoveReplica(topic.name, partition, path);
-        r.error_code = Code(ToKafkaError(st));
+        r.error_code = allowed ? Code(ToKafkaError(ctx.topics().MoveReplica(topic.name, partition, path)))
+                               : Code(KafkaError::kClusterAuthorizationFailed);
         t.partitions.push_back(r);
       }
       resp.results.push_back(std::move(t));

@@ -10,10 +10,11 @@
 // it runs on the admin worker. Cluster mode: the control plane writes
 // /config/users/<user> in ZooKeeper and every broker applies it with the
 // next cluster state (sasl/scram_store.h).
-#include <future>
 #include <map>
 #include <set>
 
+#include "broker/api/authorize.h"
+#include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
 #include "broker/json.h"
 #include "broker/kafka_error.h"
@@ -35,7 +36,7 @@ void SetError(UserError& e, KafkaError code, std::string message) {
 }
 
 // Cluster mode: hands the changes to the control plane and waits for it.
-Status ApplyInCluster(ClusterState* cluster, const std::vector<Deletion>& deletions,
+Status ApplyInCluster(const BrokerContext& ctx, const std::vector<Deletion>& deletions,
                       const std::vector<Upsert>& upserts) {
   json::Array del, up;
   for (const auto& [user, mech] : deletions)
@@ -44,29 +45,9 @@ Status ApplyInCluster(ClusterState* cluster, const std::vector<Deletion>& deleti
     up.push_back(json::Object{{"user", user},
                               {"mechanism", sasl::ScramMechanismName(mc.first)},
                               {"credential", sasl::FormatScramCredential(mc.second)}});
-  json::Object payload{{"deletions", json::Value(std::move(del))},
-                       {"upsertions", json::Value(std::move(up))}};
-  auto done = std::make_shared<std::promise<std::pair<bool, std::string>>>();
-  auto answer = done->get_future();
-  const auto timeout = std::chrono::seconds(30);
-  cluster->requests().Submit("alter_user_scram_credentials",
-                             json::Write(json::Value(std::move(payload))),
-                             ControlRequests::Clock::now() + timeout,
-                             [done](bool ok, const std::string& result) {
-                               done->set_value({ok, result});
-                             });
-  if (answer.wait_for(timeout + std::chrono::seconds(1)) != std::future_status::ready)
-    return KafkaStatus(KafkaError::kRequestTimedOut, "the control plane did not answer");
-  auto [ok, result] = answer.get();
-  if (!ok) return KafkaStatus(KafkaError::kRequestTimedOut, "control plane: " + result);
-  auto parsed = json::Parse(result);
-  const json::Value* code = parsed.ok() ? parsed->Find("error_code") : nullptr;
-  if (code == nullptr || !code->is_int())
-    return KafkaStatus(KafkaError::kUnknownServerError, "control plane answered: " + result);
-  if (code->as_int() == 0) return Status::OK();
-  const json::Value* message = parsed->Find("error_message");
-  return KafkaStatus(static_cast<KafkaError>(code->as_int()),
-                     message && message->is_string() ? message->as_string() : "");
+  return CallControlPlane(ctx, "alter_user_scram_credentials",
+                          json::Object{{"deletions", json::Value(std::move(del))},
+                                       {"upsertions", json::Value(std::move(up))}});
 }
 
 void HandleAlterUserScramCredentials(BrokerContext& ctx,
@@ -116,6 +97,12 @@ void HandleAlterUserScramCredentials(BrokerContext& ctx,
     upserts.push_back(
         {u.name, {m, sasl::CredentialFromSaltedPassword(m, u.salted_password, u.salt, u.iterations)}});
   }
+  // Kafka: ALTER on the CLUSTER, else every user gets CLUSTER_AUTHORIZATION_FAILED.
+  if (!AuthorizedOnCluster(ctx, req, AclOperation::kAlter)) {
+    for (auto& [user, e] : errors) {
+      e = {KafkaError::kClusterAuthorizationFailed, "Cluster authorization failed."};
+    }
+  }
   std::erase_if(deletions, [&](const Deletion& d) { return errors[d.first].code != KafkaError::kNone; });
   std::erase_if(upserts, [&](const Upsert& u) { return errors[u.first].code != KafkaError::kNone; });
   Status st = Status::OK();
@@ -124,7 +111,7 @@ void HandleAlterUserScramCredentials(BrokerContext& ctx,
     if (cluster == nullptr) {
       st = store.Apply(deletions, upserts);
     } else {
-      st = ApplyInCluster(cluster, deletions, upserts);
+      st = ApplyInCluster(ctx, deletions, upserts);
       // Read-your-writes on this broker; the next cluster state confirms it.
       if (st.ok()) (void)store.Apply(deletions, upserts);
     }

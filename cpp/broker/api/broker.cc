@@ -30,6 +30,8 @@
 #include "broker/group/group_coordinator.h"
 #include "broker/api/txn_marker_cluster.h"
 #include "broker/api/txn_marker_local.h"
+#include "broker/auth/acl_store.h"
+#include "broker/auth/authorizer.h"
 #include "broker/serial_executor.h"
 #include "broker/txn/txn_coordinator.h"
 #include "common/fault_injecting_env.h"
@@ -74,7 +76,7 @@ class BrokerImpl final : public Broker {
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
              broker::txn::TxnConfig txn_config, broker::fetch::FetchSessionConfig fetch_config,
              broker::CleanerConfig cleaner_config, broker::MetricsConfig metrics_config,
-             broker::SslConfig ssl_config,
+             broker::SslConfig ssl_config, broker::auth::AuthorizerConfig auth_config,
              net::Backend backend, std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
@@ -84,6 +86,7 @@ class BrokerImpl final : public Broker {
         cleaner_config_(cleaner_config),
         metrics_config_(std::move(metrics_config)),
         ssl_config_(std::move(ssl_config)),
+        authorizer_(std::move(auth_config)),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -103,6 +106,11 @@ class BrokerImpl final : public Broker {
     ctx_.txn_config = &txn_config_;
     fetch_sessions_ = std::make_unique<broker::fetch::FetchSessionCache>(fetch_config_.cache_slots);
     ctx_.fetch_sessions = fetch_sessions_.get();
+    if (Status st = OpenAcls(); !st.ok()) {
+      (void)state_->Close();
+      state_.reset();
+      return st;
+    }
     markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
         ctx_, std::make_shared<broker::SerialExecutor>("hr-txn-markers"));
     cluster_markers_ = std::make_unique<broker::ClusterTxnMarkerWriter>(ctx_, markers_.get());
@@ -261,6 +269,7 @@ class BrokerImpl final : public Broker {
     cluster->Publish(view);
     if (Status st = broker::sasl::ApplyClusterScramCredentials(state_json, *scram_store_); !st.ok())
       HR_LOG(kWarn) << "cluster state: SCRAM credentials: " << st.message();
+    if (view->acls) ApplyClusterAcls(*view->acls);  // ACLs from ZooKeeper
     if (view->broker_configs) {  // dynamic broker configs from ZooKeeper
       state_->dynamic_config().ApplyFromCluster(
           {view->broker_configs->first, view->broker_configs->second});
@@ -519,6 +528,37 @@ class BrokerImpl final : public Broker {
         });
   }
 
+  // The authorizer's ACLs: single node, from the ACL file in the data dir
+  // (the store the ACL APIs write); cluster mode, from the cluster state.
+  Status OpenAcls() {
+    ctx_.authorizer = &authorizer_;
+    ctx_.acl_store = nullptr;
+    acl_store_.reset();
+    if (!authorizer_.enabled()) return Status::OK();
+    HR_LOG(kInfo) << "authorizer " << authorizer_.config().class_name << " enabled ("
+                  << authorizer_.config().super_users.size() << " super user(s), "
+                  << "allow.everyone.if.no.acl.found="
+                  << (authorizer_.config().allow_everyone_if_no_acl_found ? "true" : "false") << ")";
+    if (config_.cluster_mode()) return Status::OK();
+    HR_ASSIGN_OR_RETURN(acl_store_,
+                        broker::auth::FileAclStore::Open(config_.file_env, config_.data_dir, &authorizer_));
+    ctx_.acl_store = acl_store_.get();
+    return Status::OK();
+  }
+  // Publishes the cluster state's "acls" array when it changed. REQUIRES: mu_.
+  void ApplyClusterAcls(const broker::json::Value& acls) {
+    std::string text = broker::json::Write(acls);
+    if (text == applied_acls_) return;
+    auto bindings = broker::auth::BindingsFromJson(acls);
+    if (!bindings.ok()) {
+      HR_LOG(kWarn) << "cluster state: ACLs not applied: " << bindings.status().message();
+      return;
+    }
+    HR_LOG(kInfo) << "cluster state: " << bindings->size() << " ACL binding(s) in force";
+    authorizer_.Publish(std::make_shared<const broker::auth::AclSnapshot>(std::move(bindings).value()));
+    applied_acls_ = std::move(text);
+  }
+
   // The ClusterState, or null (single node, not started). It lives as long
   // as state_; the binding's control-plane thread stops calling before Stop.
   broker::ClusterState* ClusterOrNull() {
@@ -547,6 +587,9 @@ class BrokerImpl final : public Broker {
   // through metrics() when headrace.metrics.enable is false.
   mutable broker::BrokerMetrics metrics_;  // thread-safe recording
   broker::CachedDataDirProbe data_dir_probe_;
+  broker::auth::Authorizer authorizer_;  // outlives every request (ctx_.authorizer)
+  std::unique_ptr<broker::auth::FileAclStore> acl_store_;  // single node with an authorizer
+  std::string applied_acls_;  // cluster mode: the "acls" last published (guarded by mu_)
   broker::BrokerMetrics* metrics() const { return metrics_config_.enabled ? &metrics_ : nullptr; }
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
@@ -595,6 +638,8 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(sasl_config.Extract(props));
   broker::SslConfig ssl_config;  // ssl.*, listener.name.*.ssl.*
   HR_RETURN_IF_ERROR(ssl_config.Extract(props));
+  broker::auth::AuthorizerConfig auth_config;  // authorizer.class.name, super.users, ...
+  HR_RETURN_IF_ERROR(auth_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
@@ -616,7 +661,7 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   auto impl = std::make_unique<BrokerImpl>(std::move(config), group_config, txn_config,
                                            fetch_config, cleaner_config,
                                            std::move(metrics_config), std::move(ssl_config),
-                                           backend, std::move(fault_env));
+                                           std::move(auth_config), backend, std::move(fault_env));
   impl->SetSasl(std::move(sasl));
   return std::unique_ptr<Broker>(std::move(impl));
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "broker/api/authorize.h"
 #include "broker/api/cluster_lookup.h"
 #include "broker/json.h"
 #include "broker/kafka_error.h"
@@ -95,6 +96,10 @@ void ClusterCreateTopics(BrokerContext& ctx, protocol::CreateTopicsRequest& req,
         fail(t.name, KafkaError::kInvalidRequest,
              "Create topics request contains multiple entries for the topic " + t.name + ".");
       }
+      continue;
+    }
+    if (Status st = MayCreateTopic(ctx, request, t.name); !st.ok()) {
+      fail(t.name, ToKafkaError(st), st.message());
       continue;
     }
     if (Status st = ValidateTopicName(t.name); !st.ok()) {
@@ -203,7 +208,9 @@ void ClusterDeleteTopics(BrokerContext& ctx, protocol::DeleteTopicsRequest& req,
   json::Array array;
   for (const std::string& name : names) {
     const TopicView* topic = view->FindTopic(name);
-    if (Status st = CheckClientOpOnInternalTopic(name, InternalTopicOp::kDelete); !st.ok()) {
+    Status st = RequireOnTopic(ctx, request, AclOperation::kDelete, name);  // ACLs
+    if (st.ok()) st = CheckClientOpOnInternalTopic(name, InternalTopicOp::kDelete);
+    if (!st.ok()) {
       Resp::DeletableTopicResult r;
       r.name = name;
       if (topic) r.topic_id = topic->id;
@@ -250,8 +257,9 @@ void ClusterCreatePartitions(BrokerContext& ctx, protocol::CreatePartitionsReque
   std::vector<std::string> forwarded;
   json::Array array;
   for (const auto& t : req.topics) {
-    if (Status st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreatePartitions);
-        !st.ok()) {
+    Status st = RequireOnTopic(ctx, request, AclOperation::kAlter, t.name);  // ACLs
+    if (st.ok()) st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreatePartitions);
+    if (!st.ok()) {
       Resp::CreatePartitionsTopicResult r;
       r.name = t.name;
       r.error_code = Code(ToKafkaError(st));

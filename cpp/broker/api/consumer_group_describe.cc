@@ -5,6 +5,7 @@
 // operation is authorized.
 #include <climits>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -15,8 +16,6 @@ namespace {
 using Req = protocol::ConsumerGroupDescribeRequest;
 using Resp = protocol::ConsumerGroupDescribeResponse;
 
-// Group AclOperation codes as bits: READ(3) DELETE(6) DESCRIBE(8) DESCRIBE_CONFIGS(10) ALTER_CONFIGS(11).
-constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 
 Resp::Assignment ToAssignment(const group::TopicPartitions& tps,
                               const std::map<std::string, Uuid>& ids) {
@@ -38,6 +37,11 @@ void HandleConsumerGroupDescribe(BrokerContext& ctx, Req& req, Request request) 
   for (const std::string& id : req.group_ids) {
     Resp::DescribedGroup out;
     out.group_id = id;
+    if (!AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, id)) {
+      out.error_code = Code(KafkaError::kGroupAuthorizationFailed);
+      resp.groups.push_back(std::move(out));
+      continue;
+    }
     if (groups == nullptr) {
       out.error_code = Code(KafkaError::kCoordinatorNotAvailable);
       resp.groups.push_back(std::move(out));
@@ -66,7 +70,13 @@ void HandleConsumerGroupDescribe(BrokerContext& ctx, Req& req, Request request) 
         rm.target_assignment = ToAssignment(dm.target, d.topic_ids);
         out.members.push_back(std::move(rm));
       }
-      out.authorized_operations = req.include_authorized_operations ? kGroupOperations : INT32_MIN;
+      out.authorized_operations =
+          req.include_authorized_operations
+              ? AuthorizedOperations(ctx, request, ResourceType::kGroup, id,
+                                     {AclOperation::kRead, AclOperation::kDelete,
+                                      AclOperation::kDescribe, AclOperation::kDescribeConfigs,
+                                      AclOperation::kAlterConfigs})
+              : INT32_MIN;
     }
     resp.groups.push_back(std::move(out));
   }

@@ -6,6 +6,7 @@
 // interval and, when it changed, the partitions it may use
 // (group/consumer_group_coordinator.cc, docs/consumer-groups.md).
 #include "broker/api/client_host.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -19,6 +20,19 @@ using Resp = protocol::ConsumerGroupHeartbeatResponse;
 void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
+  if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
+    resp.error_code = Code(KafkaError::kGroupAuthorizationFailed);
+    return request.Reply(resp);
+  }
+  // ACLs: a member may not subscribe to topics it may not DESCRIBE (Kafka).
+  if (req.subscribed_topic_names) {
+    for (const std::string& topic : *req.subscribed_topic_names) {
+      if (!AuthorizedOnTopic(ctx, request, AclOperation::kDescribe, topic)) {
+        resp.error_code = Code(KafkaError::kTopicAuthorizationFailed);
+        return request.Reply(resp);
+      }
+    }
+  }
   if (groups == nullptr) {
     resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
     return request.Reply(resp);

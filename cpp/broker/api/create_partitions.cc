@@ -15,6 +15,7 @@
 
 #include "broker/api/admin_util.h"
 #include "broker/api/cluster_admin.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
@@ -50,9 +51,11 @@ Status CheckAssignments(BrokerContext& ctx, const Req::CreatePartitionsTopic& t)
 
 // `budget`: partitions the rest of the request may create; reduced by this
 // topic's new ones.
-Resp::CreatePartitionsTopicResult Grow(BrokerContext& ctx, const Req::CreatePartitionsTopic& t,
-                                       bool validate_only, int32_t* budget) {
-  Status st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreatePartitions);
+Resp::CreatePartitionsTopicResult Grow(BrokerContext& ctx, const Request& req,
+                                       const Req::CreatePartitionsTopic& t, bool validate_only,
+                                       int32_t* budget) {
+  Status st = RequireOnTopic(ctx, req, AclOperation::kAlter, t.name);  // ACLs
+  if (st.ok()) st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreatePartitions);
   if (st.ok()) st = CheckAssignments(ctx, t);
   std::shared_ptr<const Topic> before = ctx.topics().FindTopic(t.name);
   if (st.ok()) st = ctx.topics().CreatePartitions(t.name, t.count, validate_only, *budget);
@@ -84,7 +87,7 @@ void HandleCreatePartitions(BrokerContext& ctx, Req& req, Request request) {
       resp.results.push_back(std::move(r));
       continue;
     }
-    resp.results.push_back(Grow(ctx, t, req.validate_only, &budget));
+    resp.results.push_back(Grow(ctx, request, t, req.validate_only, &budget));
   }
   request.Reply(resp);
 }

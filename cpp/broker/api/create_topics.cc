@@ -24,6 +24,7 @@
 
 #include "broker/api/admin_util.h"
 #include "broker/api/cluster_admin.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -96,12 +97,15 @@ Status BuildRequest(const Req::CreatableTopic& t, int32_t node_id, bool validate
 
 // `budget`: partitions the rest of the request may create; reduced by this
 // topic's.
-Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Req::CreatableTopic& t,
-                                     bool validate_only, int32_t* budget) {
+Resp::CreatableTopicResult CreateOne(BrokerContext& ctx, const Request& req,
+                                     const Req::CreatableTopic& t, bool validate_only,
+                                     int32_t* budget) {
   Resp::CreatableTopicResult r;
   r.name = t.name;
   CreateTopicRequest request;
-  Status st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreate);
+  // ACLs: CREATE on the CLUSTER or on the topic.
+  Status st = MayCreateTopic(ctx, req, t.name);
+  if (st.ok()) st = CheckClientOpOnInternalTopic(t.name, InternalTopicOp::kCreate);
   if (st.ok()) st = BuildRequest(t, ctx.node_id, validate_only, &request);
   request.partition_budget = *budget;
   Result<CreatedTopic> created = st.ok() ? ctx.topics().CreateTopic(request) : Result<CreatedTopic>(st);
@@ -153,7 +157,7 @@ void HandleCreateTopics(BrokerContext& ctx, Req& req, Request request) {
       resp.topics.push_back(std::move(r));
       continue;
     }
-    resp.topics.push_back(CreateOne(ctx, t, req.validate_only, &budget));
+    resp.topics.push_back(CreateOne(ctx, request, t, req.validate_only, &budget));
   }
   request.Reply(resp);
 }

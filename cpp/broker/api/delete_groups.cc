@@ -2,6 +2,7 @@
 // offsets (tombstones in the group log). NON_EMPTY_GROUP while members
 // remain, GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for "".
 #include "broker/api/group_log_wait.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -15,8 +16,10 @@ void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, 
   for (const std::string& id : req.groups_names) {
     protocol::DeleteGroupsResponse::DeletableGroupResult r;
     r.group_id = id;
-    r.error_code = Code(groups ? groups->DeleteGroup(id)
-                                   : KafkaError::kCoordinatorNotAvailable);
+    r.error_code = Code(!AuthorizedOnGroup(ctx, request, AclOperation::kDelete, id)
+                            ? KafkaError::kGroupAuthorizationFailed
+                        : groups ? groups->DeleteGroup(id)
+                                 : KafkaError::kCoordinatorNotAvailable);
     resp.results.push_back(std::move(r));
   }
   ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp),

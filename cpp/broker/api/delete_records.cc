@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
@@ -20,11 +21,16 @@ namespace {
 using Req = protocol::DeleteRecordsRequest;
 using Resp = protocol::DeleteRecordsResponse;
 
-Resp::DeleteRecordsPartitionResult DeleteBefore(BrokerContext& ctx, const std::string& topic,
+Resp::DeleteRecordsPartitionResult DeleteBefore(BrokerContext& ctx, const Request& req,
+                                                const std::string& topic,
                                                 const Req::DeleteRecordsPartition& p) {
   Resp::DeleteRecordsPartitionResult r;
   r.partition_index = p.partition_index;
   r.low_watermark = -1;
+  if (!AuthorizedOnTopic(ctx, req, AclOperation::kDelete, topic)) {  // ACLs
+    r.error_code = Code(KafkaError::kTopicAuthorizationFailed);
+    return r;
+  }
   if (Status internal = CheckClientOpOnInternalTopic(topic, InternalTopicOp::kDeleteRecords);
       !internal.ok()) {
     r.error_code = Code(ToKafkaError(internal));
@@ -50,7 +56,7 @@ void HandleDeleteRecords(BrokerContext& ctx, Req& req, Request request) {
   for (const auto& t : req.topics) {
     Resp::DeleteRecordsTopicResult out;
     out.name = t.name;
-    for (const auto& p : t.partitions) out.partitions.push_back(DeleteBefore(ctx, t.name, p));
+    for (const auto& p : t.partitions) out.partitions.push_back(DeleteBefore(ctx, request, t.name, p));
     resp.topics.push_back(std::move(out));
   }
   request.Reply(resp);

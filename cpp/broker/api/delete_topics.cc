@@ -14,6 +14,7 @@
 
 #include "broker/api/admin_util.h"
 #include "broker/api/cluster_admin.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -35,7 +36,12 @@ Resp::DeletableTopicResult Failed(std::optional<std::string> name, const protoco
   return r;
 }
 
-Resp::DeletableTopicResult DeleteByName(BrokerContext& ctx, const std::string& name) {
+// ACLs: DELETE on the topic (by id: on the topic the id names).
+Resp::DeletableTopicResult DeleteByName(BrokerContext& ctx, const Request& req,
+                                        const std::string& name) {
+  if (Status st = RequireOnTopic(ctx, req, AclOperation::kDelete, name); !st.ok()) {
+    return Failed(name, protocol::Uuid{}, st);
+  }
   if (Status st = CheckClientOpOnInternalTopic(name, InternalTopicOp::kDelete); !st.ok()) {
     return Failed(name, protocol::Uuid{}, st);
   }
@@ -50,7 +56,12 @@ Resp::DeletableTopicResult DeleteByName(BrokerContext& ctx, const std::string& n
   return r;
 }
 
-Resp::DeletableTopicResult DeleteById(BrokerContext& ctx, const protocol::Uuid& id) {
+Resp::DeletableTopicResult DeleteById(BrokerContext& ctx, const Request& req,
+                                      const protocol::Uuid& id) {
+  if (auto topic = ctx.topics().FindTopicById(id)) {
+    if (Status st = RequireOnTopic(ctx, req, AclOperation::kDelete, topic->name); !st.ok())
+      return Failed(std::nullopt, id, st);
+  }
   Result<std::string> deleted = ctx.topics().DeleteTopicById(id);
   if (!deleted.ok()) return Failed(std::nullopt, id, deleted.status());
   Resp::DeletableTopicResult r;
@@ -63,8 +74,8 @@ Resp::DeletableTopicResult DeleteById(BrokerContext& ctx, const protocol::Uuid& 
 Status Invalid(const char* why) { return KafkaStatus(KafkaError::kInvalidRequest, why); }
 
 // v6: topics by name or id.
-void DeleteStates(BrokerContext& ctx, const std::vector<Req::DeleteTopicState>& topics,
-                  Resp* resp) {
+void DeleteStates(BrokerContext& ctx, const Request& req,
+                  const std::vector<Req::DeleteTopicState>& topics, Resp* resp) {
   std::set<std::string> names, dup_names, reported_names;
   std::set<protocol::Uuid> ids, dup_ids, reported_ids;
   for (const auto& t : topics) {  // only well-formed entries count as repeats
@@ -90,7 +101,8 @@ void DeleteStates(BrokerContext& ctx, const std::vector<Req::DeleteTopicState>& 
         resp->responses.push_back(Failed(std::nullopt, t.topic_id, Invalid("Duplicate topic id.")));
       }
     } else {
-      resp->responses.push_back(t.name ? DeleteByName(ctx, *t.name) : DeleteById(ctx, t.topic_id));
+      resp->responses.push_back(t.name ? DeleteByName(ctx, req, *t.name)
+                                        : DeleteById(ctx, req, t.topic_id));
     }
   }
 }
@@ -99,7 +111,7 @@ void HandleDeleteTopics(BrokerContext& ctx, Req& req, Request request) {
   if (ctx.state->cluster()) return ClusterDeleteTopics(ctx, req, std::move(request));
   Resp resp;
   if (request.version() >= 6) {
-    DeleteStates(ctx, req.topics, &resp);
+    DeleteStates(ctx, request, req.topics, &resp);
   } else {
     std::set<std::string> dups = DuplicateNames(req.topic_names), reported;
     for (const auto& name : req.topic_names) {
@@ -109,7 +121,7 @@ void HandleDeleteTopics(BrokerContext& ctx, Req& req, Request request) {
         }
         continue;
       }
-      resp.responses.push_back(DeleteByName(ctx, name));
+      resp.responses.push_back(DeleteByName(ctx, request, name));
     }
   }
   request.Reply(resp);

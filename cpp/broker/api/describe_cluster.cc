@@ -7,6 +7,7 @@
 #include <climits>
 #include <string>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 
@@ -18,13 +19,6 @@ using Resp = protocol::DescribeClusterResponse;
 
 constexpr int8_t kEndpointBrokers = 1;
 constexpr int8_t kEndpointControllers = 2;
-
-// Cluster AclOperation codes as bits: CREATE(5) ALTER(7) DESCRIBE(8)
-// CLUSTER_ACTION(9) DESCRIBE_CONFIGS(10) ALTER_CONFIGS(11) IDEMPOTENT_WRITE(12).
-// There are no ACLs, so a client that asks is allowed all of them (the same
-// set Metadata reports).
-constexpr int32_t kClusterOperations =
-    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
 
 void HandleDescribeCluster(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
@@ -58,7 +52,8 @@ void HandleDescribeCluster(BrokerContext& ctx, Req& req, Request request) {
       resp.brokers.push_back(std::move(self));
     }
     resp.cluster_authorized_operations =
-        req.include_cluster_authorized_operations ? kClusterOperations : INT32_MIN;
+        req.include_cluster_authorized_operations ? ClusterAuthorizedOperations(ctx, request)
+                                                  : INT32_MIN;
   }
   request.Reply(resp);
 }

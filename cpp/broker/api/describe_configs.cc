@@ -19,6 +19,7 @@
 
 #include "broker/api/admin_util.h"
 #include "broker/api/broker_config_entries.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/cluster/cluster_view.h"
 #include "broker/kafka_error.h"
@@ -92,7 +93,10 @@ void HandleDescribeConfigs(BrokerContext& ctx, Req& req, Request request) {
     Resp::DescribeConfigsResult out;
     out.resource_type = r.resource_type;
     out.resource_name = r.resource_name;
-    Result<std::vector<ConfigEntry>> entries = EntriesFor(ctx, r);
+    Status access = RequireConfigAccess(ctx, request, AclOperation::kDescribeConfigs,
+                                        r.resource_type, r.resource_name);
+    Result<std::vector<ConfigEntry>> entries =
+        access.ok() ? EntriesFor(ctx, r) : Result<std::vector<ConfigEntry>>(access);
     if (!entries.ok()) {
       out.error_code = Code(ToKafkaError(entries.status()));
       out.error_message = entries.status().message();

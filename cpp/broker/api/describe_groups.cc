@@ -4,6 +4,7 @@
 // v3+ authorized operations: no ACLs, so every group operation is allowed.
 #include <climits>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -14,8 +15,6 @@ namespace {
 using Req = protocol::DescribeGroupsRequest;
 using Resp = protocol::DescribeGroupsResponse;
 
-// Group AclOperation codes as bits: READ(3) DELETE(6) DESCRIBE(8).
-constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8);
 
 void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
@@ -23,6 +22,12 @@ void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
   for (const std::string& id : req.groups) {
     Resp::DescribedGroup out;
     out.group_id = id;
+    if (!AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, id)) {
+      out.error_code = Code(KafkaError::kGroupAuthorizationFailed);
+      out.authorized_operations = INT32_MIN;
+      resp.groups.push_back(std::move(out));
+      continue;
+    }
     if (groups == nullptr) {
       out.error_code = Code(KafkaError::kCoordinatorNotAvailable);
       resp.groups.push_back(std::move(out));
@@ -43,7 +48,12 @@ void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
       dm.member_assignment = std::move(m.assignment);
       out.members.push_back(std::move(dm));
     }
-    out.authorized_operations = req.include_authorized_operations ? kGroupOperations : INT32_MIN;
+    out.authorized_operations =
+        req.include_authorized_operations
+            ? AuthorizedOperations(ctx, request, ResourceType::kGroup, id,
+                                   {AclOperation::kRead, AclOperation::kDelete,
+                                    AclOperation::kDescribe})
+            : INT32_MIN;
     resp.groups.push_back(std::move(out));
   }
   request.Reply(resp);

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 
@@ -80,6 +81,12 @@ std::vector<DirTopics> Collect(const TopicRegistry& topics, const Wanted* wanted
 void HandleDescribeLogDirs(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
   resp.error_code = Code(KafkaError::kNone);
+  // ACLs: DESCRIBE on the CLUSTER, else no directory (v3+: the error).
+  if (!AuthorizedOnCluster(ctx, request, AclOperation::kDescribe)) {
+    resp.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+    request.Reply(resp);
+    return;
+  }
   std::optional<Wanted> wanted;
   if (req.topics) {
     wanted.emplace();

@@ -3,6 +3,7 @@
 // sequence, last timestamp, coordinator epoch, open transaction's first
 // offset). UNKNOWN_TOPIC_OR_PARTITION for a partition this broker does not
 // hold, NOT_LEADER_OR_FOLLOWER when it is not the leader.
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 
@@ -38,7 +39,14 @@ void HandleDescribeProducers(BrokerContext& ctx, protocol::DescribeProducersRequ
   for (const auto& topic : request.topics) {
     Response::TopicResponse& t = resp.topics.emplace_back();
     t.name = topic.name;
+    const bool readable = AuthorizedOnTopic(ctx, req, AclOperation::kRead, topic.name);  // ACLs
     for (int32_t index : topic.partition_indexes) {
+      if (!readable) {
+        auto& out = t.partitions.emplace_back();
+        out.partition_index = index;
+        out.error_code = Code(KafkaError::kTopicAuthorizationFailed);
+        continue;
+      }
       DescribeOne(ctx, topic.name, index, &t.partitions.emplace_back());
     }
   }

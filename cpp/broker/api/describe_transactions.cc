@@ -21,6 +21,11 @@ void HandleDescribeTransactions(BrokerContext& ctx,
     out.producer_id = -1;
     out.producer_epoch = -1;
     out.transaction_start_time_ms = -1;
+    if (!AuthorizedOnTxnId(ctx, req, AclOperation::kDescribe, id)) {  // ACLs
+      out.error_code = Code(KafkaError::kTransactionalIdAuthorizationFailed);
+      resp.transaction_states.push_back(std::move(out));
+      continue;
+    }
     if (coordinator == nullptr) {
       out.error_code = Code(KafkaError::kNotCoordinator);
       resp.transaction_states.push_back(std::move(out));
@@ -37,7 +42,11 @@ void HandleDescribeTransactions(BrokerContext& ctx,
       out.producer_epoch = m.producer_epoch;
       std::map<std::string, std::vector<int32_t>> by_topic;
       for (const auto& [topic, p] : m.partitions) by_topic[topic].push_back(p);
-      for (auto& [topic, ps] : by_topic) out.topics.push_back({topic, std::move(ps)});
+      for (auto& [topic, ps] : by_topic) {
+        // ACLs: only the topics the client may DESCRIBE (as Kafka).
+        if (!AuthorizedOnTopic(ctx, req, AclOperation::kDescribe, topic)) continue;
+        out.topics.push_back({topic, std::move(ps)});
+      }
     }
     resp.transaction_states.push_back(std::move(out));
   }

@@ -4,6 +4,7 @@
 // DUPLICATE_RESOURCE, a user without credentials RESOURCE_NOT_FOUND.
 #include <map>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/sasl/sasl_server.h"
@@ -15,6 +16,12 @@ void HandleDescribeUserScramCredentials(BrokerContext& ctx,
                                         protocol::DescribeUserScramCredentialsRequest& msg,
                                         Request req) {
   protocol::DescribeUserScramCredentialsResponse resp;
+  if (!AuthorizedOnCluster(ctx, req, AclOperation::kDescribe)) {  // Kafka: DESCRIBE on CLUSTER
+    resp.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    req.Reply(resp);
+    return;
+  }
   sasl::ScramCredentialMap all;
   if (ctx.sasl != nullptr) all = ctx.sasl->credentials().All();
   std::vector<std::string> users;

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/json.h"
 #include "broker/kafka_error.h"
@@ -60,6 +61,24 @@ void HandleElectLeaders(BrokerContext& ctx, Req& req, Request request) {
   if (req.election_type != 0 && req.election_type != 1) {
     Resp resp;
     resp.error_code = Code(KafkaError::kInvalidRequest);
+    request.Reply(resp);
+    return;
+  }
+  if (!AuthorizedOnCluster(ctx, request, AclOperation::kAlter)) {  // ACLs
+    Resp resp;
+    resp.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+    if (req.topic_partitions) {
+      for (const auto& t : *req.topic_partitions) {
+        auto& rt = resp.replica_election_results.emplace_back();
+        rt.topic = t.topic;
+        for (int32_t p : t.partitions) {
+          auto& rp = rt.partition_result.emplace_back();
+          rp.partition_id = p;
+          rp.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+          rp.error_message = "Cluster authorization failed.";
+        }
+      }
+    }
     request.Reply(resp);
     return;
   }

@@ -9,6 +9,12 @@ namespace {
 
 void HandleEndTxn(BrokerContext& ctx, protocol::EndTxnRequest& request, Request req) {
   std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
+  if (!AuthorizedOnTxnId(ctx, req, AclOperation::kWrite, request.transactional_id)) {  // ACLs
+    protocol::EndTxnResponse resp;
+    resp.error_code = Code(KafkaError::kTransactionalIdAuthorizationFailed);
+    req.Reply(resp);
+    return;
+  }
   if (coordinator == nullptr) {
     protocol::EndTxnResponse resp;
     resp.error_code = Code(KafkaError::kNotCoordinator);

@@ -59,6 +59,7 @@
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/fetch_sessions.h"
 #include "broker/api/fetch_metrics.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -106,8 +107,10 @@ struct ReadPass {
   std::vector<Purgatory::Watch> watches;  // the partitions read without error
 };
 
+// `denied`: the whole fetch is refused (a follower without CLUSTER_ACTION);
+// otherwise a consumer needs READ on each topic (ACLs, authorize.h).
 std::vector<Target> ResolveTopic(BrokerContext& ctx, const protocol::FetchRequest::FetchTopic& t,
-                                 int16_t version) {
+                                 int16_t version, const Request& req, bool follower, bool denied) {
   std::shared_ptr<const Topic> topic;
   KafkaError missing = KafkaError::kUnknownTopicOrPartition;
   if (version >= kFirstTopicIdVersion) {
@@ -119,7 +122,11 @@ std::vector<Target> ResolveTopic(BrokerContext& ctx, const protocol::FetchReques
   std::vector<Target> out(t.partitions.size());
   for (size_t i = 0; i < t.partitions.size(); ++i) {
     const auto& p = t.partitions[i];
-    if (!topic) {
+    if (denied || (!follower && !AuthorizedOnTopic(ctx, req, AclOperation::kRead,
+                                                    topic ? std::string_view(topic->name)
+                                                          : std::string_view(t.topic)))) {
+      out[i].error = KafkaError::kTopicAuthorizationFailed;
+    } else if (!topic) {
       out[i].error = missing;
     } else if (p.partition < 0 || p.partition >= topic->partition_count()) {
       out[i].error = KafkaError::kUnknownTopicOrPartition;
@@ -334,7 +341,13 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
     return;
   }
   job->targets.reserve(job->request.topics.size());
-  for (const auto& t : job->request.topics) job->targets.push_back(ResolveTopic(ctx, t, version));
+  // A follower's fetch needs CLUSTER_ACTION (brokers: super.users until
+  // they authenticate; docs/security.md).
+  const bool denied = job->from_follower() &&
+                      !AuthorizedOnCluster(ctx, job->req, AclOperation::kClusterAction);
+  for (const auto& t : job->request.topics) {
+    job->targets.push_back(ResolveTopic(ctx, t, version, job->req, job->from_follower(), denied));
+  }
   ReadPass pass = ReadAll(*job);
   if (Ready(*job, pass)) {
     Answer(*job, pass.resp);

@@ -6,6 +6,7 @@
 // groups, v6) are INVALID_REQUEST. v4+ batches keys (coordinator_keys) and
 // answers per key.
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_config.h"
 #include "broker/kafka_error.h"
@@ -62,8 +63,29 @@ int32_t LeaderOfPartitionZero(const BrokerContext& ctx, const char* topic) {
   return t->partitions[0].leader;
 }
 
+// ACLs: DESCRIBE on the group / transactional id a key names.
+KafkaError Denied(const BrokerContext& ctx, const Request& request, int8_t key_type,
+                  const std::string& key) {
+  if (key_type == kKeyTypeTransaction) {
+    return AuthorizedOnTxnId(ctx, request, AclOperation::kDescribe, key)
+               ? KafkaError::kNone
+               : KafkaError::kTransactionalIdAuthorizationFailed;
+  }
+  return AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, key)
+             ? KafkaError::kNone
+             : KafkaError::kGroupAuthorizationFailed;
+}
+
 void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
-  if (req.key_type == kKeyTypeGroup || req.key_type == kKeyTypeTransaction) {
+  std::vector<KafkaError> denied;  // per key (one key before v4)
+  if (request.version() >= 4) {
+    for (const std::string& key : req.coordinator_keys)
+      denied.push_back(Denied(ctx, request, req.key_type, key));
+  } else {
+    denied.push_back(Denied(ctx, request, req.key_type, req.key));
+  }
+  const bool any_allowed = std::count(denied.begin(), denied.end(), KafkaError::kNone) > 0;
+  if (any_allowed && (req.key_type == kKeyTypeGroup || req.key_type == kKeyTypeTransaction)) {
     EnsureCoordinatorTopic(ctx, req.key_type);
   }
   const int32_t coordinator = req.key_type == kKeyTypeTransaction ? ctx.txn_coordinator_id()
@@ -88,14 +110,16 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
   };
   KafkaError e = ErrorFor(ctx, req.key_type);
   if (request.version() >= 4) {
-    for (const std::string& key : req.coordinator_keys) {
+    for (size_t i = 0; i < req.coordinator_keys.size(); ++i) {
       Resp::Coordinator c;
-      c.key = key;
-      fill(e, c.node_id, c.host, c.port, c.error_code, c.error_message);
+      c.key = req.coordinator_keys[i];
+      fill(denied[i] != KafkaError::kNone ? denied[i] : e, c.node_id, c.host, c.port,
+           c.error_code, c.error_message);
       resp.coordinators.push_back(std::move(c));
     }
   } else {
-    fill(e, resp.node_id, resp.host, resp.port, resp.error_code, resp.error_message);
+    fill(denied[0] != KafkaError::kNone ? denied[0] : e, resp.node_id, resp.host, resp.port,
+         resp.error_code, resp.error_message);
   }
   request.Reply(resp);
 }

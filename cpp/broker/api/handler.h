@@ -32,6 +32,10 @@ struct ReplicationQuotas;  // broker/replication/replication_quota.h
 namespace fetch {
 class FetchSessionCache;  // broker/fetch/fetch_session.h
 }  // namespace fetch
+namespace auth {
+class Authorizer;    // broker/auth/authorizer.h
+class FileAclStore;  // broker/auth/acl_store.h
+}  // namespace auth
 namespace txn {
 class TxnCoordinator;  // broker/txn/txn_coordinator.h
 struct TxnConfig;      // broker/txn/txn_config.h
@@ -97,6 +101,11 @@ struct BrokerContext {
   const sasl::SaslServer* sasl = nullptr;
   mutable std::mutex endpoints_mu;
   std::vector<ListenerEndpoint> listener_endpoints;  // guarded by endpoints_mu
+  // ACL checks (broker/api/authorize.h); null = no authorisation (tests
+  // calling handlers directly). The store: single node with an authorizer
+  // (cluster mode keeps ACLs in ZooKeeper; null otherwise).
+  auth::Authorizer* authorizer = nullptr;
+  auth::FileAclStore* acl_store = nullptr;
 
   TopicRegistry& topics() const { return state->topics(); }
   const BrokerConfig& config() const { return state->config(); }

@@ -16,6 +16,9 @@ extern const ApiHandler kCreateTopicsHandler;
 extern const ApiHandler kDeleteTopicsHandler;
 extern const ApiHandler kDeleteRecordsHandler;
 extern const ApiHandler kInitProducerIdHandler;
+extern const ApiHandler kDescribeAclsHandler;  // ACLs (broker/auth/)
+extern const ApiHandler kCreateAclsHandler;
+extern const ApiHandler kDeleteAclsHandler;
 extern const ApiHandler kDescribeConfigsHandler;
 extern const ApiHandler kAlterConfigsHandler;
 extern const ApiHandler kAlterReplicaLogDirsHandler;
@@ -86,6 +89,9 @@ constexpr std::array kHandlers = {
     &kEndTxnHandler,                   // 26
     &kWriteTxnMarkersHandler,          // 27
     &kTxnOffsetCommitHandler,          // 28
+    &kDescribeAclsHandler,             // 29
+    &kCreateAclsHandler,               // 30
+    &kDeleteAclsHandler,               // 31
     &kDescribeConfigsHandler,          // 32
     &kAlterConfigsHandler,             // 33
     &kAlterReplicaLogDirsHandler,      // 34

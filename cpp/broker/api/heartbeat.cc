@@ -1,6 +1,7 @@
 // Heartbeat (key 12), v0..4: keeps a member's session alive. Answers
 // REBALANCE_IN_PROGRESS while the group prepares a rebalance (the member must
 // rejoin), UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID.
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -11,7 +12,9 @@ namespace {
 void HandleHeartbeat(BrokerContext& ctx, protocol::HeartbeatRequest& req, Request request) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   protocol::HeartbeatResponse resp;
-  KafkaError e = groups == nullptr
+  KafkaError e = !AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)
+                     ? KafkaError::kGroupAuthorizationFailed
+                 : groups == nullptr
                      ? KafkaError::kCoordinatorNotAvailable
                      : groups->Heartbeat(req.group_id, req.member_id, req.group_instance_id,
                                              req.generation_id);

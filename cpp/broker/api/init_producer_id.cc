@@ -20,6 +20,17 @@ void HandleInitProducerId(BrokerContext& ctx, protocol::InitProducerIdRequest& r
   protocol::InitProducerIdResponse resp;
   resp.producer_id = -1;
   resp.producer_epoch = -1;
+  // ACLs: WRITE on the transactional id; an idempotent producer needs
+  // IDEMPOTENT_WRITE on the CLUSTER or WRITE on some topic (Kafka 3.x).
+  if (request.transactional_id.has_value()
+          ? !AuthorizedOnTxnId(ctx, req, AclOperation::kWrite, *request.transactional_id)
+          : !AuthorizedOnCluster(ctx, req, AclOperation::kIdempotentWrite) &&
+                !AuthorizedOnAny(ctx, req, AclOperation::kWrite, ResourceType::kTopic)) {
+    resp.error_code = Code(request.transactional_id ? KafkaError::kTransactionalIdAuthorizationFailed
+                                                    : KafkaError::kClusterAuthorizationFailed);
+    req.Reply(resp);
+    return;
+  }
   if (request.transactional_id.has_value()) {
     std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
     if (request.transactional_id->empty() || coordinator == nullptr) {

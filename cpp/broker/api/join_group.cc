@@ -4,6 +4,7 @@
 // static members (group.instance.id); v7+ protocol type in the response;
 // v9 skip_assignment for a static leader rejoining a stable group.
 #include "broker/api/client_host.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -38,6 +39,12 @@ Resp ToResponse(const group::JoinResult& r, int16_t version) {
 void HandleJoinGroup(BrokerContext& ctx, Req& req, Request request) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   int16_t version = request.version();
+  if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
+    group::JoinResult r;
+    r.error = KafkaError::kGroupAuthorizationFailed;
+    r.member_id = req.member_id;
+    return request.Reply(ToResponse(r, version));
+  }
   if (groups == nullptr) {
     group::JoinResult r;
     r.error = KafkaError::kCoordinatorNotAvailable;

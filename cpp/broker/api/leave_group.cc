@@ -1,6 +1,7 @@
 // LeaveGroup (key 13), v0..5: members leave; the rest rebalance. v0..2 name
 // one member; v3+ batch members (by member id or group.instance.id) and
 // answer per member.
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -20,6 +21,10 @@ void HandleLeaveGroup(BrokerContext& ctx, Req& req, Request request) {
     for (auto& m : req.members) members.push_back({m.member_id, m.group_instance_id});
   } else {
     members.push_back({req.member_id, std::nullopt});
+  }
+  if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
+    resp.error_code = Code(KafkaError::kGroupAuthorizationFailed);
+    return request.Reply(resp);
   }
   if (groups == nullptr) {
     resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);

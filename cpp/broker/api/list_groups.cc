@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -34,8 +35,12 @@ void HandleListGroups(BrokerContext& ctx, Req& req, Request request) {
   }
   std::vector<std::string> states;
   if (request.version() >= 4) states = req.states_filter;
+  // ACLs: DESCRIBE on the CLUSTER lists every group; otherwise only the
+  // groups the client may DESCRIBE (no error, as Kafka).
+  const bool all = AuthorizedOnCluster(ctx, request, AclOperation::kDescribe);
   for (const group::GroupListing& g : groups->ListGroups(states)) {
     if (request.version() >= 5 && !WantsType(req.types_filter, g.type)) continue;
+    if (!all && !AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, g.group_id)) continue;
     Resp::ListedGroup out;
     out.group_id = g.group_id;
     out.protocol_type = g.protocol_type;

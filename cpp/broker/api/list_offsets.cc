@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -64,10 +65,13 @@ void HandleListOffsets(BrokerContext& ctx, protocol::ListOffsetsRequest& request
     auto& topic_resp = resp.topics.emplace_back();
     topic_resp.name = t.name;
     std::shared_ptr<const Topic> topic = ctx.topics().FindTopic(t.name);
+    const bool described = AuthorizedOnTopic(ctx, req, AclOperation::kDescribe, t.name);
     for (const auto& p : t.partitions) {
       PartitionResponse& out = topic_resp.partitions.emplace_back();
       out.partition_index = p.partition_index;
-      if (duplicates.count({t.name, p.partition_index})) {
+      if (!described) {
+        SetError(&out, KafkaError::kTopicAuthorizationFailed);
+      } else if (duplicates.count({t.name, p.partition_index})) {
         SetError(&out, KafkaError::kInvalidRequest);
       } else if (!topic || p.partition_index < 0 || p.partition_index >= topic->partition_count()) {
         SetError(&out, KafkaError::kUnknownTopicOrPartition);

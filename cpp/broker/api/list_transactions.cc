@@ -30,6 +30,8 @@ void HandleListTransactions(BrokerContext& ctx, protocol::ListTransactionsReques
   std::set<int64_t> producer_ids(request.producer_id_filters.begin(),
                                  request.producer_id_filters.end());
   for (const txn::TxnListing& l : coordinator->List(states, producer_ids, request.duration_filter)) {
+    // ACLs: only the transactional ids the client may DESCRIBE (no error).
+    if (!AuthorizedOnTxnId(ctx, req, AclOperation::kDescribe, l.transactional_id)) continue;
     resp.transaction_states.push_back({l.transactional_id, l.producer_id, txn::TxnStateName(l.state)});
   }
   resp.error_code = Code(KafkaError::kNone);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -37,35 +38,44 @@ namespace {
 
 using Response = protocol::MetadataResponse;
 
-// Authorized-operation bit sets (AclOperation codes as bit positions). There
-// are no ACLs yet, so a client that asks is allowed everything that applies.
-constexpr int32_t Bit(int op) { return int32_t{1} << op; }
-// READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
-constexpr int32_t kTopicOperations =
-    Bit(3) | Bit(4) | Bit(5) | Bit(6) | Bit(7) | Bit(8) | Bit(10) | Bit(11);
-// CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
-// IDEMPOTENT_WRITE
-constexpr int32_t kClusterOperations =
-    Bit(5) | Bit(7) | Bit(8) | Bit(9) | Bit(10) | Bit(11) | Bit(12);
-// Kafka's "not requested" value for both fields.
+// Kafka's "not requested" value of the authorized-operation bit sets.
 constexpr int32_t kOperationsNotRequested = INT32_MIN;
+
+// ACLs (authorize.h): a topic is listed only to a client that may DESCRIBE
+// it; the bit sets hold what the client may do (AclOperation codes as bit
+// positions), computed only when asked for.
+struct Access {
+  const BrokerContext& ctx;
+  const Request& req;
+  bool include_operations;
+
+  bool CanDescribe(std::string_view topic) const {
+    return AuthorizedOnTopic(ctx, req, AclOperation::kDescribe, topic);
+  }
+  int32_t TopicOperations(std::string_view topic) const {
+    if (!include_operations) return kOperationsNotRequested;
+    return AuthorizedOperations(ctx, req, ResourceType::kTopic, topic,
+                                {AclOperation::kRead, AclOperation::kWrite, AclOperation::kCreate,
+                                 AclOperation::kDelete, AclOperation::kAlter, AclOperation::kDescribe,
+                                 AclOperation::kDescribeConfigs, AclOperation::kAlterConfigs});
+  }
+};
 
 // A found topic's answer without its partitions.
 Response::MetadataResponseTopic TopicHeader(const std::string& name, const Uuid& id,
-                                            bool include_operations) {
+                                            const Access& access) {
   Response::MetadataResponseTopic out;
   out.error_code = Code(KafkaError::kNone);
   out.name = name;
   out.topic_id = id;
   out.is_internal = IsInternalTopic(name);
-  out.topic_authorized_operations =
-      include_operations ? kTopicOperations : kOperationsNotRequested;
+  out.topic_authorized_operations = access.TopicOperations(name);
   return out;
 }
 
 Response::MetadataResponseTopic DescribeTopic(const BrokerContext& ctx, const Topic& topic,
-                                              bool include_operations) {
-  Response::MetadataResponseTopic out = TopicHeader(topic.name, topic.id, include_operations);
+                                              const Access& access) {
+  Response::MetadataResponseTopic out = TopicHeader(topic.name, topic.id, access);
   out.partitions.reserve(topic.partitions.size());
   for (const auto& partition : topic.partitions) {
     Response::MetadataResponsePartition p;
@@ -95,13 +105,17 @@ Response::MetadataResponseTopic TopicError(KafkaError error, std::optional<std::
 
 // A topic named in the request.
 Response::MetadataResponseTopic LookUpByName(BrokerContext& ctx, const std::string& name,
-                                             bool auto_create, bool include_operations) {
+                                             bool auto_create, const Access& access) {
+  if (!access.CanDescribe(name)) return TopicError(KafkaError::kTopicAuthorizationFailed, name, {});
   if (IsInternalTopic(name)) {  // never auto-created
     std::shared_ptr<const Topic> internal = ctx.topics().FindTopic(name);
     if (!internal) return TopicError(KafkaError::kUnknownTopicOrPartition, name, {});
-    return DescribeTopic(ctx, *internal, include_operations);
+    return DescribeTopic(ctx, *internal, access);
   }
   std::shared_ptr<const Topic> topic;
+  if (auto_create && !ctx.topics().FindTopic(name) && !MayAutoCreate(ctx, access.req, name)) {
+    return TopicError(KafkaError::kTopicAuthorizationFailed, name, {});
+  }
   if (auto_create) {
     auto found = ctx.topics().FindOrAutoCreate(name);
     if (!found.ok()) return TopicError(ToKafkaError(found.status()), name, {});
@@ -114,23 +128,25 @@ Response::MetadataResponseTopic LookUpByName(BrokerContext& ctx, const std::stri
       return TopicError(e, name, {});
     }
   }
-  return DescribeTopic(ctx, *topic, include_operations);
+  return DescribeTopic(ctx, *topic, access);
 }
 
 // A topic given by id only (v10+ with a null name).
 Response::MetadataResponseTopic LookUpById(BrokerContext& ctx, const protocol::Uuid& id,
-                                           bool include_operations) {
+                                           const Access& access) {
   auto topic = id.is_zero() ? nullptr : ctx.topics().FindTopicById(id);
   if (!topic) return TopicError(KafkaError::kUnknownTopicId, std::nullopt, id);
-  return DescribeTopic(ctx, *topic, include_operations);
+  if (!access.CanDescribe(topic->name))
+    return TopicError(KafkaError::kTopicAuthorizationFailed, std::nullopt, id);
+  return DescribeTopic(ctx, *topic, access);
 }
 
 // Cluster mode: a topic as the ClusterView has it. A partition without a
 // leader answers LEADER_NOT_AVAILABLE; replicas on brokers that are not
 // live are listed as offline.
 Response::MetadataResponseTopic DescribeFromView(const ClusterView& view, const TopicView& topic,
-                                                 bool include_operations) {
-  Response::MetadataResponseTopic out = TopicHeader(topic.name, topic.id, include_operations);
+                                                 const Access& ops) {
+  Response::MetadataResponseTopic out = TopicHeader(topic.name, topic.id, ops);
   for (const PartitionAssignment& a : topic.partitions) {
     Response::MetadataResponsePartition p;
     p.partition_index = a.partition;
@@ -150,7 +166,7 @@ Response::MetadataResponseTopic DescribeFromView(const ClusterView& view, const 
 
 void HandleClusterMetadata(BrokerContext& ctx, const ClusterView& view,
                            protocol::MetadataRequest& request, Response* resp, int16_t version,
-                           const std::string& listener) {
+                           const std::string& listener, const Access& ops) {
   for (const BrokerEndpoint& b : view.brokers) {
     Response::MetadataResponseBroker out;
     out.node_id = b.id;
@@ -161,10 +177,11 @@ void HandleClusterMetadata(BrokerContext& ctx, const ClusterView& view,
     resp->brokers.push_back(std::move(out));
   }
   resp->controller_id = view.controller_id;
-  const bool ops = request.include_topic_authorized_operations;
   const bool all = !request.topics || (version == 0 && request.topics->empty());
   if (all) {
-    for (const auto& [name, topic] : view.topics) resp->topics.push_back(DescribeFromView(view, topic, ops));
+    for (const auto& [name, topic] : view.topics) {
+      if (ops.CanDescribe(name)) resp->topics.push_back(DescribeFromView(view, topic, ops));
+    }
     return;
   }
   const bool auto_create =
@@ -172,12 +189,21 @@ void HandleClusterMetadata(BrokerContext& ctx, const ClusterView& view,
   for (const auto& t : *request.topics) {
     if (!t.name) {
       const TopicView* topic = t.topic_id.is_zero() ? nullptr : view.FindTopicById(t.topic_id);
+      if (topic != nullptr && !ops.CanDescribe(topic->name)) {
+        resp->topics.push_back(
+            TopicError(KafkaError::kTopicAuthorizationFailed, std::nullopt, t.topic_id));
+        continue;
+      }
       resp->topics.push_back(topic ? DescribeFromView(view, *topic, ops)
                                    : TopicError(KafkaError::kUnknownTopicId, std::nullopt, t.topic_id));
+    } else if (!ops.CanDescribe(*t.name)) {
+      resp->topics.push_back(TopicError(KafkaError::kTopicAuthorizationFailed, *t.name, {}));
     } else if (const TopicView* topic = view.FindTopic(*t.name)) {
       resp->topics.push_back(DescribeFromView(view, *topic, ops));
     } else if (!ValidateTopicName(*t.name).ok()) {
       resp->topics.push_back(TopicError(KafkaError::kInvalidTopicException, *t.name, {}));
+    } else if (auto_create && !MayAutoCreate(ctx, ops.req, *t.name)) {
+      resp->topics.push_back(TopicError(KafkaError::kTopicAuthorizationFailed, *t.name, {}));
     } else if (auto_create) {
       Status st = RequestAutoCreate(ctx, *t.name);
       resp->topics.push_back(TopicError(ToKafkaError(st), *t.name, {}));
@@ -191,11 +217,12 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
   Response resp;
   resp.cluster_id = ctx.cluster_id();
   resp.cluster_authorized_operations =
-      request.include_cluster_authorized_operations ? kClusterOperations
+      request.include_cluster_authorized_operations ? ClusterAuthorizedOperations(ctx, req)
                                                     : kOperationsNotRequested;
+  const Access ops{ctx, req, request.include_topic_authorized_operations};
   if (ClusterState* cluster = ctx.state->cluster()) {
     HandleClusterMetadata(ctx, *cluster->view(), request, &resp, req.version(),
-                          req.session().listener_name);
+                          req.session().listener_name, ops);
     req.Reply(resp);
     return;
   }
@@ -204,14 +231,14 @@ void HandleMetadata(BrokerContext& ctx, protocol::MetadataRequest& request, Requ
   ctx.AdvertisedFor(req.session().listener_name, &self.host, &self.port);
   resp.brokers.push_back(std::move(self));
   resp.controller_id = ctx.node_id;
-  const bool ops = request.include_topic_authorized_operations;
   const bool all = !request.topics || (req.version() == 0 && request.topics->empty());
   if (all) {
-    for (const auto& topic : ctx.topics().InternalTopics())
-      resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
+    for (const auto& topic : ctx.topics().InternalTopics()) {
+      if (ops.CanDescribe(topic->name)) resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
+    }
     for (const auto& topic : ctx.topics().ListTopics()) {
       if (IsInternalTopic(topic->name)) continue;  // an ordinary one from an older version
-      resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
+      if (ops.CanDescribe(topic->name)) resp.topics.push_back(DescribeTopic(ctx, *topic, ops));
     }
   } else {
     const bool auto_create =

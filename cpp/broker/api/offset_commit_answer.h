@@ -3,13 +3,19 @@
 // answer for the others (COORDINATOR_NOT_AVAILABLE when this broker has
 // none); INVALID_GROUP_ID for every partition when the group id is empty;
 // sent once the group log is durable (ReplyWhenGroupLogCommitted).
+// ACLs: READ on the group (else GROUP_AUTHORIZATION_FAILED everywhere,
+// nothing committed) and READ on each topic (else TOPIC_AUTHORIZATION_FAILED
+// for its partitions); `refused` (TxnOffsetCommit's transactional id check)
+// fails every partition with it before anything else.
 #pragma once
 
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "broker/api/authorize.h"
 #include "broker/api/group_log_wait.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/group/group_coordinator.h"
@@ -22,20 +28,40 @@ namespace headrace::broker {
 // per committed partition and replies.
 template <typename Resp, typename Req, typename Commit, typename Run>
 void AnswerOffsetCommit(BrokerContext& ctx, const Req& req, Request request, Commit& commit,
-                        bool with_leader_epoch, Run run) {
+                        bool with_leader_epoch, Run run, KafkaError refused = KafkaError::kNone) {
   using RespTopic = typename decltype(Resp::topics)::value_type;
   using RespPartition = typename decltype(RespTopic::partitions)::value_type;
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
+  if (refused == KafkaError::kNone &&
+      !AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
+    refused = KafkaError::kGroupAuthorizationFailed;
+  }
+  if (refused != KafkaError::kNone) {
+    for (const auto& t : req.topics) {
+      RespTopic& rt = resp.topics.emplace_back();
+      rt.name = t.name;
+      for (const auto& p : t.partitions) {
+        RespPartition& rp = rt.partitions.emplace_back();
+        rp.partition_index = p.partition_index;
+        rp.error_code = Code(refused);
+      }
+    }
+    request.Reply(resp);
+    return;
+  }
   // Where each committed partition's answer goes.
   std::vector<std::pair<size_t, size_t>> slots;
   for (const auto& t : req.topics) {
     RespTopic rt;
     rt.name = t.name;
+    const bool readable = AuthorizedOnTopic(ctx, request, AclOperation::kRead, t.name);
     for (const auto& p : t.partitions) {
       RespPartition rp;
       rp.partition_index = p.partition_index;
-      if (!PartitionExists(ctx, t.name, p.partition_index)) {
+      if (!readable) {
+        rp.error_code = Code(KafkaError::kTopicAuthorizationFailed);
+      } else if (!PartitionExists(ctx, t.name, p.partition_index)) {
         rp.error_code = Code(KafkaError::kUnknownTopicOrPartition);
       } else {
         slots.emplace_back(resp.topics.size(), rt.partitions.size());

@@ -3,6 +3,7 @@
 // GROUP_SUBSCRIBED_TO_TOPIC while active members subscribe to the topic;
 // UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist.
 #include "broker/api/group_log_wait.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -18,6 +19,13 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
   std::vector<group::TopicPartitionKey> wanted;
   std::vector<std::pair<size_t, size_t>> slots;
+  // ACLs: DELETE on the group (else GROUP_AUTHORIZATION_FAILED, nothing
+  // deleted), READ on each topic (else TOPIC_AUTHORIZATION_FAILED).
+  if (!AuthorizedOnGroup(ctx, request, AclOperation::kDelete, req.group_id)) {
+    resp.error_code = Code(KafkaError::kGroupAuthorizationFailed);
+    request.Reply(resp);
+    return;
+  }
   for (auto& t : req.topics) {
     Resp::OffsetDeleteResponseTopic rt;
     rt.name = t.name;
@@ -25,7 +33,9 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
     for (auto& p : t.partitions) {
       Resp::OffsetDeleteResponsePartition rp;
       rp.partition_index = p.partition_index;
-      if (!topic || p.partition_index < 0 || p.partition_index >= topic->partition_count()) {
+      if (!AuthorizedOnTopic(ctx, request, AclOperation::kRead, t.name)) {
+        rp.error_code = Code(KafkaError::kTopicAuthorizationFailed);
+      } else if (!topic || p.partition_index < 0 || p.partition_index >= topic->partition_count()) {
         rp.error_code = Code(KafkaError::kUnknownTopicOrPartition);
       } else {
         slots.emplace_back(resp.topics.size(), rt.partitions.size());

@@ -6,6 +6,7 @@
 // id/epoch: for a KIP-848 consumer group an unknown member answers
 // UNKNOWN_MEMBER_ID and another epoch STALE_MEMBER_EPOCH (group-level
 // error); classic groups ignore them.
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -45,14 +46,34 @@ std::vector<TopicT> ByTopic(const std::vector<group::FetchedOffset>& offsets, Ka
   return out;
 }
 
-KafkaError Fetch(BrokerContext& ctx, const std::string& group_id, const PartitionList& wanted,
-                 bool require_stable, std::vector<group::FetchedOffset>* out,
+// ACLs: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) and on each
+// topic: an asked partition of a topic the client may not describe answers
+// TOPIC_AUTHORIZATION_FAILED; "every partition" leaves such topics out.
+KafkaError Fetch(BrokerContext& ctx, const Request& request, const std::string& group_id,
+                 const PartitionList& wanted, bool require_stable,
+                 std::vector<group::FetchedOffset>* out,
                  const std::optional<std::string>& member_id = std::nullopt,
                  int32_t member_epoch = -1) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
-  if (groups == nullptr) return KafkaError::kCoordinatorNotAvailable;
-  KafkaError e =
-      groups->FetchOffsets(group_id, wanted, out, require_stable, member_id, member_epoch);
+  KafkaError e = KafkaError::kNone;
+  if (!AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, group_id)) {
+    e = KafkaError::kGroupAuthorizationFailed;
+  } else if (groups == nullptr) {
+    return KafkaError::kCoordinatorNotAvailable;
+  } else {
+    e = groups->FetchOffsets(group_id, wanted, out, require_stable, member_id, member_epoch);
+    std::vector<group::FetchedOffset> kept;
+    kept.reserve(out->size());
+    for (group::FetchedOffset& f : *out) {
+      if (!AuthorizedOnTopic(ctx, request, AclOperation::kDescribe, f.topic)) {
+        if (!wanted) continue;
+        f = group::FetchedOffset{f.topic, f.partition, {}};
+        f.error = KafkaError::kTopicAuthorizationFailed;
+      }
+      kept.push_back(std::move(f));
+    }
+    *out = std::move(kept);
+  }
   if (e != KafkaError::kNone && wanted) {  // answer each asked partition with -1
     out->clear();
     for (const auto& tp : *wanted) out->push_back(group::FetchedOffset{tp.first, tp.second, {}});
@@ -67,7 +88,7 @@ void HandleOffsetFetch(BrokerContext& ctx, Req& req, Request request) {
     for (auto& g : req.groups) {
       std::vector<group::FetchedOffset> offsets;
       const bool v9 = request.version() >= 9;
-      KafkaError e = Fetch(ctx, g.group_id, Wanted(g.topics), require_stable, &offsets,
+      KafkaError e = Fetch(ctx, request, g.group_id, Wanted(g.topics), require_stable, &offsets,
                            v9 ? g.member_id : std::nullopt, v9 ? g.member_epoch : -1);
       Resp::OffsetFetchResponseGroup rg;
       rg.group_id = g.group_id;
@@ -80,7 +101,7 @@ void HandleOffsetFetch(BrokerContext& ctx, Req& req, Request request) {
   PartitionList wanted = Wanted(req.topics);
   if (request.version() < 2 && !wanted) wanted.emplace();  // null not allowed before v2
   std::vector<group::FetchedOffset> offsets;
-  KafkaError e = Fetch(ctx, req.group_id, wanted, require_stable, &offsets);
+  KafkaError e = Fetch(ctx, request, req.group_id, wanted, require_stable, &offsets);
   resp.error_code = Code(e);
   // Before v2 there is no top-level error: each partition carries it.
   resp.topics = ByTopic<Resp::OffsetFetchResponseTopic>(

@@ -8,6 +8,7 @@
 // Errors per partition: UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH /
 // UNKNOWN_LEADER_EPOCH (current_leader_epoch older / newer than ours, v2+),
 // NOT_LEADER_OR_FOLLOWER on a follower, KAFKA_STORAGE_ERROR when offline.
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
@@ -44,10 +45,23 @@ void HandleOffsetForLeaderEpoch(BrokerContext& ctx, protocol::OffsetForLeaderEpo
                                 Request req) {
   Response resp;
   resp.topics.reserve(request.topics.size());
+  // ACLs (KIP-320, as Kafka): CLUSTER_ACTION (followers) or DESCRIBE on
+  // the topic (consumers), else TOPIC_AUTHORIZATION_FAILED.
+  const bool cluster_action = AuthorizedOnCluster(ctx, req, AclOperation::kClusterAction);
   for (const auto& t : request.topics) {
     auto& topic_resp = resp.topics.emplace_back();
     topic_resp.topic = t.topic;
+    const bool allowed =
+        cluster_action || AuthorizedOnTopic(ctx, req, AclOperation::kDescribe, t.topic);
     for (const auto& p : t.partitions) {
+      if (!allowed) {
+        auto& out = topic_resp.partitions.emplace_back();
+        out.partition = p.partition;
+        out.leader_epoch = -1;
+        out.end_offset = -1;
+        out.error_code = Code(KafkaError::kTopicAuthorizationFailed);
+        continue;
+      }
       Answer(ctx.topics().FindPartition(t.topic, p.partition).get(), p,
              &topic_resp.partitions.emplace_back());
     }

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/json.h"
 #include "broker/kafka_error.h"
@@ -69,6 +70,13 @@ void AlterSingleNode(BrokerContext& ctx, const AlterReq& req, Request request) {
 }
 
 void HandleAlter(BrokerContext& ctx, AlterReq& req, Request request) {
+  if (!AuthorizedOnCluster(ctx, request, AclOperation::kAlter)) {  // ACLs
+    AlterResp resp;
+    resp.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    request.Reply(resp);
+    return;
+  }
   if (ctx.state->cluster() == nullptr) return AlterSingleNode(ctx, req, std::move(request));
   json::Array list;
   for (const auto& t : req.topics) {
@@ -131,6 +139,13 @@ std::vector<int32_t> Ids(const json::Value* v) {
 }
 
 void HandleList(BrokerContext& ctx, ListReq& req, Request request) {
+  if (!AuthorizedOnCluster(ctx, request, AclOperation::kDescribe)) {  // ACLs
+    ListResp resp;
+    resp.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    request.Reply(resp);
+    return;
+  }
   if (ctx.state->cluster() == nullptr) {  // nothing is ever in progress on one node
     ListResp resp;
     resp.error_message = std::nullopt;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
@@ -194,6 +195,12 @@ void WaitForCommit(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending,
   }
 }
 
+// Whether `name` exists (single node: locally; cluster: in the view).
+bool TopicExists(const BrokerContext& ctx, const std::string& name) {
+  if (ClusterState* cluster = ctx.state->cluster()) return cluster->view()->FindTopic(name) != nullptr;
+  return ctx.topics().FindTopic(name) != nullptr;
+}
+
 // The first Produce version whose records are RecordBatch v2 (magic 2).
 constexpr int16_t kFirstRecordBatchVersion = 3;
 
@@ -205,6 +212,11 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
   resp.responses.resize(request.topic_data.size());
   std::vector<Appended> appended;
   bool any_error = false;
+  // ACLs: a transactional producer needs WRITE on its transactional id
+  // (every partition fails otherwise), then WRITE on each topic.
+  const bool txn_denied =
+      request.transactional_id &&
+      !AuthorizedOnTxnId(ctx, pending->req, AclOperation::kWrite, *request.transactional_id);
   for (size_t t = 0; t < request.topic_data.size(); ++t) {
     auto& topic_data = request.topic_data[t];
     auto& topic_resp = resp.responses[t];
@@ -220,11 +232,21 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     } else if (acks != 0 && acks != 1 && acks != -1) {
       topic_error = KafkaError::kInvalidRequiredAcks;
       topic_message = "acks must be 0, 1 or -1 (all), not " + std::to_string(acks);
+    } else if (txn_denied) {
+      topic_error = KafkaError::kTransactionalIdAuthorizationFailed;
+      topic_message = "Transactional id authorization failed.";
+    } else if (!AuthorizedOnTopic(ctx, pending->req, AclOperation::kWrite, topic_data.name)) {
+      topic_error = KafkaError::kTopicAuthorizationFailed;
+      topic_message = "Topic authorization failed.";
     } else if (Status internal =
                    CheckClientOpOnInternalTopic(topic_data.name, InternalTopicOp::kProduce);
                !internal.ok()) {
       topic_error = ToKafkaError(internal);
       topic_message = internal.message();
+    } else if (AuthorizerEnabled(ctx) && !TopicExists(ctx, topic_data.name) &&
+               !MayAutoCreate(ctx, pending->req, topic_data.name)) {  // auto-creation needs CREATE
+      topic_error = KafkaError::kUnknownTopicOrPartition;
+      topic_message = "This server does not host this topic-partition.";
     } else if (auto found = FindTopicForData(ctx, topic_data.name); found.ok()) {
       topic = *found;
     } else {

@@ -1,6 +1,7 @@
 // SyncGroup (key 14), v0..5: the leader hands out the assignment computed by
 // its client-side assignor; every member waits for its share. v5+ names the
 // protocol type and name (checked against the group's).
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -25,6 +26,11 @@ Resp ToResponse(const group::SyncResult& r, int16_t version) {
 void HandleSyncGroup(BrokerContext& ctx, Req& req, Request request) {
   int16_t version = request.version();
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
+    group::SyncResult r;
+    r.error = KafkaError::kGroupAuthorizationFailed;
+    return request.Reply(ToResponse(r, version));
+  }
   if (groups == nullptr) {
     group::SyncResult r;
     r.error = KafkaError::kCoordinatorNotAvailable;

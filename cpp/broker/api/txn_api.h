@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/txn/txn_coordinator.h"

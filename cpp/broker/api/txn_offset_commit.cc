@@ -28,10 +28,16 @@ void HandleTxnOffsetCommit(BrokerContext& ctx, Req& req, Request request) {
     commit.generation = req.generation_id;
   }
   const bool with_leader_epoch = request.version() >= 2;
+  // ACLs: WRITE on the transactional id first (then the group and topics).
+  const KafkaError refused =
+      AuthorizedOnTxnId(ctx, request, AclOperation::kWrite, req.transactional_id)
+          ? KafkaError::kNone
+          : KafkaError::kTransactionalIdAuthorizationFailed;
   AnswerOffsetCommit<Resp>(ctx, req, std::move(request), commit, with_leader_epoch,
                            [](group::GroupCoordinator& g, const group::TxnCommitRequest& c) {
                              return g.CommitTxnOffsets(c);
-                           });
+                           },
+                           refused);
 }
 
 }  // namespace

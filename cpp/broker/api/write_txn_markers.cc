@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/txn_marker_local.h"
 #include "broker/kafka_error.h"
@@ -33,6 +34,23 @@ void HandleWriteTxnMarkers(BrokerContext& ctx, protocol::WriteTxnMarkersRequest&
   answer->pending.store(static_cast<int>(request.markers.size()) + 1);
   answer->resp.markers.resize(request.markers.size());
   LocalTxnMarkerWriter writer(ctx, answer->req.executor());
+  // ACLs: an inter-broker API, CLUSTER_ACTION on the CLUSTER (brokers are
+  // super users until they authenticate; docs/security.md).
+  if (!AuthorizedOnCluster(ctx, answer->req, AclOperation::kClusterAction)) {
+    for (size_t m = 0; m < request.markers.size(); ++m) {
+      auto& out = answer->resp.markers[m];
+      out.producer_id = request.markers[m].producer_id;
+      for (const auto& topic : request.markers[m].topics) {
+        Response::WritableTxnMarkerTopicResult t;
+        t.name = topic.name;
+        for (int32_t p : topic.partition_indexes)
+          t.partitions.push_back({p, Code(KafkaError::kClusterAuthorizationFailed)});
+        out.topics.push_back(std::move(t));
+      }
+    }
+    answer->req.Reply(answer->resp);
+    return;
+  }
   for (size_t m = 0; m < request.markers.size(); ++m) {
     const auto& in = request.markers[m];
     txn::TxnMarkerSpec spec;

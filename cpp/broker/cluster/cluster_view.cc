@@ -169,6 +169,9 @@ Result<std::shared_ptr<const ClusterView>> ParseClusterView(std::string_view jso
     };
     view->broker_configs.emplace(layer("default"), layer("broker"));
   }
+  if (const json::Value* acls = root.Find("acls"); acls != nullptr && acls->is_array()) {
+    view->acls = *acls;
+  }
   return std::shared_ptr<const ClusterView>(std::move(view));
 }
 

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/json.h"
 #include "broker/topic_config.h"
 #include "common/uuid.h"
 #include "headrace/status.h"
@@ -66,6 +67,10 @@ struct ClusterView {
   // /config/brokers/<this id>); nullopt when the document has none.
   std::optional<std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>>
       broker_configs;
+
+  // The ACLs from ZooKeeper ("acls": an array of broker/auth/acl.h bindings
+  // as JSON); nullopt when the document has none.
+  std::optional<json::Value> acls;
 
   const BrokerEndpoint* FindBroker(int32_t id) const;
   const TopicView* FindTopic(std::string_view name) const;

@@ -32,7 +32,7 @@ from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, N
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from headrace.cluster import reassignment, scram_users, topic_admin
+from headrace.cluster import acl_store, reassignment, scram_users, topic_admin
 from headrace.cluster import zk_layout as L
 from headrace.cluster.controller import Controller
 from headrace.errors import HeadraceError
@@ -481,11 +481,15 @@ class ClusterMember:
                            "partitions": partitions})
         broker_configs = self._read_broker_configs(dirty)
         scram_credentials = scram_users.read(self._children, self._data_many, dirty)
+        acls = acl_store.read_all(lambda p: self._children(p, dirty),
+                                  lambda ps: self._data_many(ps, dirty),
+                                  lambda e: log.warning("broker %d: %s", self.broker_id, e))
         # Forget what this pass did not use (deleted topics, departed brokers).
         self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
         return {"cluster_id": self.cluster_id, "controller_id": controller_id,
                 "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics,
-                "broker_configs": broker_configs, "scram_credentials": scram_credentials}
+                "broker_configs": broker_configs, "scram_credentials": scram_credentials,
+                "acls": acls}
 
     def _read_broker_configs(self, dirty: set[str] | None) -> dict:
         """Dynamic broker configs (docs/configuration.md): the cluster-wide
@@ -671,6 +675,10 @@ class ClusterMember:
             return topic_admin.alter_topic_configs(self.zk, payload)
         if kind == "alter_user_scram_credentials":
             return scram_users.alter(self.zk, payload)
+        if kind == "create_acls":
+            return acl_store.create_acls(self.zk, payload)
+        if kind == "delete_acls":
+            return acl_store.delete_acls(self.zk, payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
 
     # -- dynamic broker configs ---------------------------------------------------------------
