@@ -49,6 +49,10 @@ struct Reply {
   // it from body.size()). Starts with the response header (correlation id).
   OutputBuffer body;
   std::string close_reason;  // for kClose: logged by the server
+  // Client quotas (KIP-219): once this reply is released (sent, or for
+  // kNoResponse dropped), the server reads no further request from the
+  // connection for this long. 0 = no throttle.
+  int32_t throttle_ms = 0;
 
   static Reply Respond(OutputBuffer b) { Reply r; r.body = std::move(b); return r; }
   static Reply NoResponse() { Reply r; r.kind = Kind::kNoResponse; return r; }
