@@ -14,6 +14,8 @@
 #include "broker/broker_config.h"
 #include "broker/data_dir_probe.h"
 #include "broker/metrics_config.h"
+#include "broker/quota/cluster_quotas.h"
+#include "broker/quota/quota_manager.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
@@ -68,7 +70,8 @@ class BrokerImpl final : public Broker {
   BrokerImpl(BrokerConfig config, broker::group::GroupConfig group_config,
              broker::txn::TxnConfig txn_config, broker::fetch::FetchSessionConfig fetch_config,
              broker::CleanerConfig cleaner_config, broker::MetricsConfig metrics_config,
-             net::Backend backend, std::unique_ptr<FileEnv> file_env)
+             broker::quota::QuotaConfig quota_config, net::Backend backend,
+             std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
         group_config_(group_config),
@@ -76,6 +79,7 @@ class BrokerImpl final : public Broker {
         fetch_config_(fetch_config),
         cleaner_config_(cleaner_config),
         metrics_config_(std::move(metrics_config)),
+        quota_config_(quota_config),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -90,6 +94,11 @@ class BrokerImpl final : public Broker {
     ctx_.txn_config = &txn_config_;
     fetch_sessions_ = std::make_unique<broker::fetch::FetchSessionCache>(fetch_config_.cache_slots);
     ctx_.fetch_sessions = fetch_sessions_.get();
+    if (Status q = OpenClientQuotas(); !q.ok()) {
+      (void)state_->Close();
+      state_.reset();
+      return q;
+    }
     markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
         ctx_, std::make_shared<broker::SerialExecutor>("hr-txn-markers"));
     cluster_markers_ = std::make_unique<broker::ClusterTxnMarkerWriter>(ctx_, markers_.get());
@@ -217,6 +226,7 @@ class BrokerImpl final : public Broker {
       state_->dynamic_config().ApplyFromCluster(
           {view->broker_configs->first, view->broker_configs->second});
     }
+    if (client_quotas_) broker::quota::ApplyClusterQuotas(state_json, client_quotas_.get());
     const size_t following = applied.follow.size();
     fetchers_->SetFollowed(std::move(applied.follow));
     UpdateGroupCoordinatorLocked();
@@ -449,6 +459,18 @@ class BrokerImpl final : public Broker {
   broker::CleanerConfig cleaner_config_;
   std::unique_ptr<broker::LogCleaner> cleaner_;  // stopped before the partitions close
   broker::MetricsConfig metrics_config_;
+  broker::quota::QuotaConfig quota_config_;
+  std::unique_ptr<broker::quota::ClientQuotaStore> client_quotas_;  // made by Start
+  std::unique_ptr<broker::quota::QuotaManager> quotas_;
+  // Client quotas from <data_dir>/client-quotas.json (broker/quota/).
+  Status OpenClientQuotas() {
+    HR_ASSIGN_OR_RETURN(client_quotas_,
+                        broker::quota::ClientQuotaStore::Open(config_.data_dir, file_env_.get()));
+    quotas_ = std::make_unique<broker::quota::QuotaManager>(quota_config_, client_quotas_.get());
+    ctx_.client_quotas = client_quotas_.get();
+    ctx_.quotas = quotas_.get();
+    return Status::OK();
+  }
   // Lives as long as the broker (counters survive a Stop/Start); null
   // through metrics() when headrace.metrics.enable is false.
   mutable broker::BrokerMetrics metrics_;  // thread-safe recording
@@ -491,6 +513,8 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(cleaner_config.Extract(props));
   broker::MetricsConfig metrics_config;  // headrace.http.listen, headrace.metrics.enable
   HR_RETURN_IF_ERROR(metrics_config.Extract(props));
+  broker::quota::QuotaConfig quota_config;  // quota.window.*
+  HR_RETURN_IF_ERROR(quota_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
@@ -498,7 +522,7 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   return std::unique_ptr<Broker>(
       new BrokerImpl(std::move(config), group_config, txn_config, fetch_config, cleaner_config,
-                     std::move(metrics_config), backend,
+                     std::move(metrics_config), quota_config, backend,
                      std::move(fault_env)));
 }
 
