@@ -16,6 +16,7 @@ from headrace.cli_consume import add_consume_parser
 from headrace.cli_group import add_group_parser
 from headrace.cli_log import add_log_parser
 from headrace.cli_produce import add_produce_parser
+from headrace.cli_quota import add_quota_parser
 from headrace.cli_topic import add_topic_parser
 from headrace.cli_txn import add_txn_parser
 from headrace.errors import HeadraceError
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_group_parser(sub)
     add_config_parser(sub)
     add_txn_parser(sub)
+    add_quota_parser(sub)
     add_log_parser(sub)
     add_cluster_parser(sub)
     add_completion_parser(sub)
