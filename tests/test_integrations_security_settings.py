@@ -64,6 +64,12 @@ def test_storm_spout_and_bolt_pass_headrace_kafka_to_every_client(monkeypatch):
     spout = KafkaSpout(input_stream=io.BytesIO(), output_stream=io.BytesIO())
     settings = cfg.resolve(spout, cfg.SPOUT, conf)
     assert has_security(consumer_config(settings, "g", "c"))
+    # ... and as the class attribute (a subclass), the other way to set it.
+    attr = type("SecureSpout", (KafkaSpout,), {"kafka": SECURITY_JAVA})(
+        input_stream=io.BytesIO(), output_stream=io.BytesIO())
+    no_key = {k: v for k, v in conf.items() if k != "headrace.kafka"}
+    assert has_security(consumer_config(cfg.resolve(attr, cfg.SPOUT, no_key), "g", "c"))
+    assert cfg.resolve(spout, cfg.SPOUT, no_key)["kafka"] is None
 
     seen = {}
     monkeypatch.setattr(bolt_mod, "Producer", lambda c: seen.setdefault("producer", c))

@@ -47,6 +47,7 @@ class KafkaBolt(Bolt):
     outputs: list[str] = []
 
     brokers: str | list[str] | None = None
+    kafka: dict | None = None  # connection settings of every client (security.*, sasl.*, ssl.*)
     topic: str | None = None
     topic_field: str | None = None
     key_field = "key"
