@@ -321,3 +321,20 @@ def test_admin_wire_authenticates_with_sasl(mechanism):
                                                    "sasl.password": "pw"})
     finally:
         fake.close()
+
+
+def test_cli_commands_take_the_settings_against_a_real_broker(broker, tmp_path):
+    """-X / --command-config / HEADRACE_* on real commands: plaintext works
+    with a client id set three ways; SSL against a plaintext port is one
+    error line."""
+    from cli_run import headrace, ok, one_error_line
+
+    b = broker.bootstrap
+    ok(headrace("topic", "create", "settings-t", "-X", "client.id=from-flag", brokers=b))
+    cfg = tmp_path / "client.properties"
+    cfg.write_text("client.id=from-file\nsecurity.protocol=PLAINTEXT\n")
+    listed = ok(headrace("topic", "list", "--command-config", str(cfg), brokers=b)).stdout
+    assert "settings-t" in listed
+    ok(headrace("quota", "describe", brokers=b, env={"HEADRACE_CLIENT_ID": "from-env"}))
+    one_error_line(headrace("quota", "describe", "--timeout", "2", "-X", "security.protocol=SSL",
+                            brokers=b))
