@@ -201,6 +201,7 @@ constexpr int16_t kFirstRecordBatchVersion = 3;
 void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Request req) {
   const int16_t acks = request.acks;
   const int16_t version = req.version();
+  if (acks == 0) req.ClearThrottle();  // as Kafka: no request-time throttle without an answer
   ThrottleProduce(ctx, req);  // producer_byte_rate (quota_hooks.h)
   auto pending = std::make_shared<PendingProduce>(std::move(req));
   Response& resp = pending->resp;
