@@ -203,7 +203,7 @@ void EventLoop::AddConnection(int fd, std::string peer, size_t listener) {
 }
 
 bool EventLoop::TakesRequests(const Connection* c) const {
-  return !stopping_ && !c->closed && !c->close_after_flush &&
+  return !stopping_ && !c->closed && !c->close_after_flush && !Throttled(c) &&
          c->responses.in_flight() < shared_->max_in_flight &&
          c->out.unsent_bytes() <= shared_->max_unsent_bytes;
 }
@@ -229,7 +229,9 @@ void EventLoop::ProcessInput(Connection* c) {
 
 void EventLoop::Dispatch(Connection* c, std::span<uint8_t> frame) {
   uint64_t seq = c->responses.Push();
-  Responder respond = [mailbox = mailbox_, id = c->info.id, seq](Reply reply) {
+  Responder respond = [mailbox = mailbox_, id = c->info.id, seq,
+                       until = c->throttled_until](Reply reply) {
+    if (reply.throttle_ms > 0) ExtendThrottle(*until, reply.throttle_ms);
     mailbox->Complete(id, seq, std::move(reply));
   };
   shared_->handler->Handle(c->info, frame, std::move(respond));
@@ -248,6 +250,7 @@ void EventLoop::ReleaseReplies(Connection* c) {
   while (std::optional<Reply> r = c->responses.PopReady()) {
     released |= ReleaseRequestBytes(c);
     if (c->close_after_flush) continue;  // replies after a kClose are dropped
+    if (r->throttle_ms > 0) ListThrottled(c);
     switch (r->kind) {
       case Reply::Kind::kRespond:
         c->out.Push(std::move(r->body));

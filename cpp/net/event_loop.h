@@ -130,6 +130,13 @@ class EventLoop final : private IoEvents {
   void SetMuted(Connection* c, bool muted);
   void RetryMuted();
   void WakeMutedLoops();
+  // Quotas (event_loop_throttle.cc): whether `c` is muted by a throttle;
+  // listing it to be resumed; resuming the connections whose throttle ended
+  // (returns how long Poll may wait). ExtendThrottle: any thread.
+  bool Throttled(const Connection* c) const;
+  void ListThrottled(Connection* c);
+  int ResumeThrottled(int wait_ms);
+  static void ExtendThrottle(std::atomic<int64_t>& until, int32_t ms);
   void ChargeRequest(Connection* c, int64_t size);
   bool ReleaseRequestBytes(Connection* c);
   void Dispatch(Connection* c, std::span<uint8_t> frame);
@@ -166,6 +173,7 @@ class EventLoop final : private IoEvents {
   std::chrono::milliseconds accept_backoff_{kMinAcceptBackoff};
   bool retry_muted_ = false;
   std::vector<uint64_t> muted_;  // ids of connections muted for `memory`
+  std::vector<uint64_t> throttled_;  // ids of connections with a quota throttle
   std::vector<Connection*> idle_scratch_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   std::vector<std::unique_ptr<Connection>> closing_;  // closed, not released

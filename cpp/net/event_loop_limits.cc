@@ -103,7 +103,7 @@ int EventLoop::RunTimers() {
   }
   int wait = MillisUntil(now_, next_tick_);
   if (accept_paused_) wait = std::min(wait, MillisUntil(now_, accept_resume_));
-  return wait;
+  return ResumeThrottled(wait);
 }
 
 void EventLoop::CloseIdle() {

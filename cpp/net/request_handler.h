@@ -53,6 +53,10 @@ struct Reply {
   // failed SASL authentication answers, then closes, as Kafka). The server
   // logs `close_reason`.
   bool close_after = false;
+  // Client quotas (KIP-219): once this reply is released (sent, or for
+  // kNoResponse dropped), the server reads no further request from the
+  // connection for this long. 0 = no throttle.
+  int32_t throttle_ms = 0;
 
   static Reply Respond(OutputBuffer b) { Reply r; r.body = std::move(b); return r; }
   static Reply RespondThenClose(OutputBuffer b, std::string why) {

@@ -57,6 +57,12 @@ class TestHandler : public RequestHandler {
       case 'E':
         respond(Reply::Respond(Bytes(req)));
         break;
+      case 'T': {  // "T" + 4-digit ms + text: answer at once, throttled for ms
+        Reply r = Reply::Respond(Bytes(req.substr(5)));
+        r.throttle_ms = std::stoi(req.substr(1, 4));
+        respond(std::move(r));
+        break;
+      }
       case 'D': {
         int ms = std::stoi(req.substr(1, 4));
         std::string text = req.substr(5);

@@ -105,10 +105,14 @@ class Admin:
     REQUIRES: ``brokers`` is ``HOST:PORT[,HOST:PORT...]``.
     """
 
-    def __init__(self, brokers: str = DEFAULT_BROKERS, timeout: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, brokers: str = DEFAULT_BROKERS, timeout: float = DEFAULT_TIMEOUT_S,
+                 settings: Mapping[str, str] | None = None):
+        """``settings``: librdkafka client properties (security.protocol,
+        sasl.*, ssl.*; headrace.client_settings) for every connection."""
         self.brokers = brokers
         self.timeout = timeout
-        self.client = AdminClient(client_config(brokers))
+        self.settings = dict(settings or {})
+        self.client = AdminClient(client_config(brokers, **self.settings))
 
     # -- metadata ------------------------------------------------------------
     def metadata(self, topic: str | None = None):
@@ -293,7 +297,7 @@ class Admin:
         from headrace.admin_wire import Connection, WireError
 
         try:
-            conn = Connection(host, port, self.timeout)
+            conn = Connection(host, port, self.timeout, self.settings)
         except WireError as e:
             raise AdminError(f"cannot {what}: {e}") from None
         try:
@@ -302,6 +306,32 @@ class Admin:
             raise AdminError(f"cannot {what}: {e}") from None
         finally:
             conn.close()
+
+    # -- client quotas (DescribeClientQuotas 48, AlterClientQuotas 49) -----------
+    def describe_quotas(self, components: list[tuple[str, int, str | None]] = (),
+                        strict: bool = False
+                        ) -> list[tuple[list[tuple[str, str | None]], dict[str, float]]]:
+        """[(entity [(type, name or None for the default)], {key: value})]
+        matching ``components`` ((entity_type, 0 exact / 1 default / 2 any,
+        name)); AdminError with Kafka's error otherwise."""
+        from headrace.admin_wire import describe_client_quotas
+
+        _, host, port = self._brokers()[0]
+        with self._wire(host, port, "describe quotas") as conn:
+            return describe_client_quotas(conn, list(components), strict)
+
+    def alter_quotas(self, entity: list[tuple[str, str | None]],
+                     values: Mapping[str, float | None], validate_only: bool = False) -> None:
+        """Sets (a number) or removes (None) quota keys of one entity."""
+        from headrace.admin_wire import alter_client_quotas, error_name
+
+        _, host, port = self._brokers()[0]
+        with self._wire(host, port, "alter quotas") as conn:
+            [(code, message)] = alter_client_quotas(conn, [(entity, list(values.items()))],
+                                                    validate_only)
+        if code:
+            raise AdminError(f"cannot alter quotas: {message or error_name(code)} "
+                             f"({error_name(code)})")
 
     def _brokers(self) -> list[tuple[int, str, int]]:
         md = self.metadata()

@@ -1,8 +1,12 @@
 """Raw Kafka requests for the admin APIs confluent-kafka 2.16 has no call
 for: DescribeLogDirs (35, v4), ListTransactions (66, v0),
-DescribeTransactions (65, v0), AlterPartitionReassignments (45, v0) and
-ListPartitionReassignments (46, v0), plus FindCoordinator (10, v1) to reach
-a transactional id's coordinator. This replaces kafka-python, which the CLI
+DescribeTransactions (65, v0), AlterPartitionReassignments (45, v0),
+ListPartitionReassignments (46, v0), DescribeClientQuotas (48, v1) and
+AlterClientQuotas (49, v1), plus FindCoordinator (10, v1) to reach
+a transactional id's coordinator. :class:`Connection` speaks the client
+settings of the CLI (headrace.client_settings): TLS through :mod:`ssl`
+(security.protocol SSL / SASL_SSL) and SASL PLAIN, SCRAM-SHA-256 and
+SCRAM-SHA-512 (SaslHandshake v1 + SaslAuthenticate v2; SCRAM by scramp). This replaces kafka-python, which the CLI
 carried for these calls only.
 
 Sans-I/O encoders and decoders, and :class:`Connection`, one blocking
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from headrace.errors import HeadraceError
@@ -125,6 +130,13 @@ class Reader:
         n = self.uvarint()
         return [] if n == 0 else [item(self) for _ in range(n - 1)]
 
+    def cbytes(self) -> bytes | None:
+        n = self.uvarint()
+        return None if n == 0 else self._take(n - 1)
+
+    def float64(self) -> float:
+        return struct.unpack(">d", self._take(8))[0]
+
     def tags(self) -> None:
         for _ in range(self.uvarint()):
             self.uvarint()
@@ -132,15 +144,27 @@ class Reader:
 
 
 class Connection:
-    """One blocking connection to one broker. Not thread-safe."""
+    """One blocking connection to one broker, secured as ``settings`` say
+    (librdkafka property names; see headrace.secure_socket). Not
+    thread-safe."""
 
-    def __init__(self, host: str, port: int, timeout: float):
+    def __init__(self, host: str, port: int, timeout: float,
+                 settings: Mapping[str, str] | None = None):
+        from headrace.secure_socket import SecureSocketError, authenticate, wrap_tls
+
         self.address = f"{host}:{port}"
+        settings = settings or {}
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
             raise WireError(f"broker {self.address} unreachable ({e.strerror or e})") from None
         self.next_id = 0
+        try:
+            self.sock = wrap_tls(self.sock, host, settings)
+            authenticate(self, settings)
+        except (SecureSocketError, OSError) as e:
+            self.sock.close()
+            raise WireError(f"broker {self.address}: {e}") from None
 
     def call(self, api_key: int, version: int, body: bytes, flexible: bool = True) -> Reader:
         """Sends one request and returns a Reader positioned at the body."""
@@ -344,3 +368,64 @@ def list_partition_reassignments(conn: Connection, timeout_ms: int
         return [((name, p), (rs, add, rem)) for p, rs, add, rem in parts]
 
     return dict(kv for t in r.carray(topic) for kv in t)
+
+
+# -- client quotas (48, 49; v1) -----------------------------------------------
+def _entity(parts: list[tuple[str, str | None]]) -> bytes:
+    return _carray([_cstr(t) + _cstr(n) + _NO_TAGS for t, n in parts])
+
+
+def describe_client_quotas(conn: Connection, components: list[tuple[str, int, str | None]],
+                           strict: bool = False
+                           ) -> list[tuple[list[tuple[str, str | None]], dict[str, float]]]:
+    """DescribeClientQuotas v1: [(entity [(type, name|None=default)],
+    {key: value})]. ``components``: (entity_type, match_type 0 exact /
+    1 default / 2 any, match)."""
+    body = _carray([_cstr(t) + struct.pack(">b", m) + _cstr(name) + _NO_TAGS
+                    for t, m, name in components]) + bytes([1 if strict else 0]) + _NO_TAGS
+    r = conn.call(48, 1, body)
+    r.int32()  # throttle_time_ms
+    code, message = r.int16(), r.cstring()
+    if code:
+        raise WireError(f"{error_name(code)}: {message}" if message else error_name(code))
+
+    def part(r: Reader):
+        out = (r.cstring(), r.cstring())
+        r.tags()
+        return out
+
+    def value(r: Reader):
+        out = (r.cstring(), r.float64())
+        r.tags()
+        return out
+
+    def entry(r: Reader):
+        out = (r.carray(part), dict(r.carray(value)))
+        r.tags()
+        return out
+
+    return r.carray(entry)
+
+
+def alter_client_quotas(conn: Connection,
+                        entries: list[tuple[list[tuple[str, str | None]],
+                                            list[tuple[str, float | None]]]],
+                        validate_only: bool = False) -> list[tuple[int, str | None]]:
+    """AlterClientQuotas v1: for each (entity, [(key, value, or None to
+    remove)]) the (error_code, error_message)."""
+    def ops(items):
+        return _carray([_cstr(k) + struct.pack(">d", 0.0 if v is None else float(v)) +
+                        bytes([1 if v is None else 0]) + _NO_TAGS for k, v in items])
+
+    body = _carray([_entity(e) + ops(o) + _NO_TAGS for e, o in entries]) + \
+        bytes([1 if validate_only else 0]) + _NO_TAGS
+    r = conn.call(49, 1, body)
+    r.int32()  # throttle_time_ms
+
+    def result(r: Reader):
+        code, message = r.int16(), r.cstring()
+        r.carray(lambda r: (r.cstring(), r.cstring(), r.tags()))
+        r.tags()
+        return code, message
+
+    return r.carray(result)

@@ -17,6 +17,7 @@ from headrace.cli_consume import add_consume_parser
 from headrace.cli_group import add_group_parser
 from headrace.cli_log import add_log_parser
 from headrace.cli_produce import add_produce_parser
+from headrace.cli_quota import add_quota_parser
 from headrace.cli_topic import add_topic_parser
 from headrace.cli_txn import add_txn_parser
 from headrace.cli_user import add_user_parser
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_txn_parser(sub)
     add_user_parser(sub)
     add_acl_parser(sub)
+    add_quota_parser(sub)
     add_log_parser(sub)
     add_cluster_parser(sub)
     add_completion_parser(sub)

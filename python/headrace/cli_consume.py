@@ -16,7 +16,7 @@ import time
 
 from headrace import cli_interrupt
 from headrace.cli_codec import ENCODINGS, parse_delimiter
-from headrace.cli_common import CliError, add_client_flags, check_reachable, parse_pairs
+from headrace.cli_common import CliError, add_client_flags, check_reachable, client_settings
 from headrace.cli_offsets import EARLIEST, LATEST, SPELLINGS, parse_position, resolve
 
 BATCH = 10_000
@@ -58,8 +58,6 @@ def add_consume_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--group", "-g", metavar="GROUP",
                    help="consume as a member of GROUP, starting at its committed offsets "
                         "and committing what was printed")
-    p.add_argument("--property", "-X", action="append", metavar="KEY=VALUE",
-                   help="a librdkafka consumer property (repeatable)")
     add_client_flags(p)
     p.set_defaults(func=_consume)
 
@@ -93,7 +91,7 @@ def _consumer(args, group: str | None, start):
             # off for a second once 100000 records are queued.
             "queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 0,
             "max.partition.fetch.bytes": 4 << 20}
-    conf.update(parse_pairs(args.property, "--property"))
+    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (cli_common)
     return Consumer(client_config(args.brokers, **conf))
 
 
@@ -109,8 +107,9 @@ def _consume(args) -> int:
         raise CliError("--partition cannot be combined with --group")
     from headrace.admin import Admin
 
+    client_settings(args)  # a bad setting is reported before the probe
     check_reachable(args)
-    admin = Admin(args.brokers, timeout=args.timeout)
+    admin = Admin(args.brokers, timeout=args.timeout, settings=client_settings(args))
     if args.group:
         run = _Run(args, admin, stop)
         consumer = _consumer(args, args.group, start)

@@ -21,7 +21,8 @@ import time
 
 from headrace import cli_interrupt
 from headrace.cli_codec import ENCODINGS, decoder, parse_delimiter, split_records
-from headrace.cli_common import CliError, add_client_flags, check_reachable, parse_pairs
+from headrace.cli_common import (CliError, add_client_flags, check_reachable, client_settings,
+                                  parse_pairs)
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -53,8 +54,6 @@ def add_produce_parser(sub: argparse._SubParsersAction) -> None:
                    help="write to partition N (default: key hash / sticky)")
     p.add_argument("--compression", "-z", choices=COMPRESSIONS, default="none")
     p.add_argument("--acks", choices=("0", "1", "all"), default="all")
-    p.add_argument("--property", "-X", action="append", metavar="KEY=VALUE",
-                   help="a librdkafka producer property, e.g. -X linger.ms=50 (repeatable)")
     add_client_flags(p)
     p.set_defaults(func=_produce)
 
@@ -101,7 +100,7 @@ def _producer(args, on_delivery):
             "batch.num.messages": 100000, "batch.size": 1 << 20,
             "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
             "delivery.report.only.error": True, "on_delivery": on_delivery}
-    conf.update(parse_pairs(args.property, "--property"))
+    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (cli_common)
     try:
         return Producer(client_config(args.brokers, **conf))
     except Exception as e:  # noqa: BLE001 - a bad -X property: one line
@@ -140,6 +139,7 @@ def _produce(args) -> int:
         if sep is None:
             raise CliError("--key-separator must not be empty")
     delim = parse_delimiter(args.delimiter, "--delimiter")
+    client_settings(args)  # a bad setting is reported before the probe
     check_reachable(args)
     deliveries = _Deliveries()
     producer = _producer(args, deliveries.on_delivery)

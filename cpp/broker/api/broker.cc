@@ -17,6 +17,8 @@
 #include "broker/sasl/sasl_server.h"
 #include "broker/sasl/scram_store.h"
 #include "broker/ssl_config.h"
+#include "broker/quota/cluster_quotas.h"
+#include "broker/quota/quota_manager.h"
 #include "broker/cluster/cluster_apply.h"
 #include "broker/json.h"
 #include "broker/replication/isr_changes.h"
@@ -77,7 +79,8 @@ class BrokerImpl final : public Broker {
              broker::txn::TxnConfig txn_config, broker::fetch::FetchSessionConfig fetch_config,
              broker::CleanerConfig cleaner_config, broker::MetricsConfig metrics_config,
              broker::SslConfig ssl_config, broker::auth::AuthorizerConfig auth_config,
-             net::Backend backend, std::unique_ptr<FileEnv> file_env)
+             broker::quota::QuotaConfig quota_config, net::Backend backend,
+             std::unique_ptr<FileEnv> file_env)
       : file_env_(std::move(file_env)),
         config_(std::move(config)),
         group_config_(group_config),
@@ -87,6 +90,7 @@ class BrokerImpl final : public Broker {
         metrics_config_(std::move(metrics_config)),
         ssl_config_(std::move(ssl_config)),
         authorizer_(std::move(auth_config)),
+        quota_config_(quota_config),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -110,6 +114,11 @@ class BrokerImpl final : public Broker {
       (void)state_->Close();
       state_.reset();
       return st;
+    }
+    if (Status q = OpenClientQuotas(); !q.ok()) {
+      (void)state_->Close();
+      state_.reset();
+      return q;
     }
     markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
         ctx_, std::make_shared<broker::SerialExecutor>("hr-txn-markers"));
@@ -274,6 +283,7 @@ class BrokerImpl final : public Broker {
       state_->dynamic_config().ApplyFromCluster(
           {view->broker_configs->first, view->broker_configs->second});
     }
+    if (client_quotas_) broker::quota::ApplyClusterQuotas(state_json, client_quotas_.get());
     const size_t following = applied.follow.size();
     fetchers_->SetFollowed(std::move(applied.follow));
     UpdateGroupCoordinatorLocked();
@@ -583,6 +593,18 @@ class BrokerImpl final : public Broker {
   broker::SslConfig ssl_config_;  // ssl.* and listener.name.*.ssl.*
   // Per TLS listener name: its OpenSSL context, built at Start().
   std::map<std::string, std::shared_ptr<const net::TlsContext>> tls_contexts_;
+  broker::quota::QuotaConfig quota_config_;
+  std::unique_ptr<broker::quota::ClientQuotaStore> client_quotas_;  // made by Start
+  std::unique_ptr<broker::quota::QuotaManager> quotas_;
+  // Client quotas from <data_dir>/client-quotas.json (broker/quota/).
+  Status OpenClientQuotas() {
+    HR_ASSIGN_OR_RETURN(client_quotas_,
+                        broker::quota::ClientQuotaStore::Open(config_.data_dir, file_env_.get()));
+    quotas_ = std::make_unique<broker::quota::QuotaManager>(quota_config_, client_quotas_.get());
+    ctx_.client_quotas = client_quotas_.get();
+    ctx_.quotas = quotas_.get();
+    return Status::OK();
+  }
   // Lives as long as the broker (counters survive a Stop/Start); null
   // through metrics() when headrace.metrics.enable is false.
   mutable broker::BrokerMetrics metrics_;  // thread-safe recording
@@ -640,6 +662,8 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(ssl_config.Extract(props));
   broker::auth::AuthorizerConfig auth_config;  // authorizer.class.name, super.users, ...
   HR_RETURN_IF_ERROR(auth_config.Extract(props));
+  broker::quota::QuotaConfig quota_config;  // quota.window.*
+  HR_RETURN_IF_ERROR(quota_config.Extract(props));
   BrokerConfig config;
   HR_RETURN_IF_ERROR(config.SetAll(props));
   HR_RETURN_IF_ERROR(config.Validate());
@@ -658,10 +682,10 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   }
   HR_ASSIGN_OR_RETURN(auto sasl, broker::sasl::SaslServer::Create(sasl_config, sasl_listeners));
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
-  auto impl = std::make_unique<BrokerImpl>(std::move(config), group_config, txn_config,
-                                           fetch_config, cleaner_config,
-                                           std::move(metrics_config), std::move(ssl_config),
-                                           std::move(auth_config), backend, std::move(fault_env));
+  auto impl = std::make_unique<BrokerImpl>(
+      std::move(config), group_config, txn_config, fetch_config, cleaner_config,
+      std::move(metrics_config), std::move(ssl_config), std::move(auth_config), quota_config,
+      backend, std::move(fault_env));
   impl->SetSasl(std::move(sasl));
   return std::unique_ptr<Broker>(std::move(impl));
 }

@@ -1,14 +1,23 @@
 #include "broker/api/dispatcher.h"
 
+#include <chrono>
 #include <string>
 
 #include "broker/api/api_versions.h"
 #include "broker/api/handler.h"
 #include "broker/api/sasl_session.h"
+#include "broker/quota/quota_manager.h"
 
 namespace headrace::broker {
 
 namespace {
+
+// Requests outside request_percentage (Kafka exempts the handshake and
+// inter-broker requests): ApiVersions, SaslHandshake, SaslAuthenticate,
+// WriteTxnMarkers.
+bool ExemptFromRequestQuota(int16_t api_key) {
+  return api_key == 18 || api_key == 17 || api_key == 36 || api_key == 27;
+}
 
 std::string Describe(const protocol::RequestHeader& h) {
   const protocol::ApiInfo* info = protocol::FindApi(h.request_api_key);
@@ -61,7 +70,24 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
     return;
   }
   req.TimeInto(metrics_);  // latency by API, recorded when answered (docs/metrics.md)
+  req.set_frame_bytes(static_cast<int32_t>(frame.size()));
+  quota::QuotaManager* quotas = ctx_->quotas;
+  if (quotas == nullptr || !quotas->Enabled(quota::QuotaKind::kRequest) ||
+      ExemptFromRequestQuota(req.api_key())) {
+    handler->handle(*ctx_, reader, std::move(req));
+    return;
+  }
+  // request_percentage: the throttle earned by the time recorded so far;
+  // this request's handler time (on this thread) is recorded after it.
+  const std::string user(quota::UserOfPrincipal(req.session().principal));
+  const std::string client(req.client_id());
+  req.AddThrottle(quotas->RequestThrottle(user, client));
+  const auto start = std::chrono::steady_clock::now();
   handler->handle(*ctx_, reader, std::move(req));
+  quotas->RecordRequestNanos(
+      user, client,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
 }
 
 }  // namespace headrace::broker

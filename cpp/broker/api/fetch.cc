@@ -61,6 +61,7 @@
 #include "broker/api/fetch_metrics.h"
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
+#include "broker/api/quota_hooks.h"
 #include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
 #include "broker/replication/replication_quota.h"
@@ -299,9 +300,26 @@ bool Ready(const FetchJob& job, const ReadPass& pass) {
          pass.bytes >= job.request.min_bytes;
 }
 
+int64_t RecordBytes(const Response& resp) {
+  int64_t n = 0;
+  for (const auto& t : resp.responses)
+    for (const auto& p : t.partitions) n += p.records.size();
+  return n;
+}
+
+void DropRecords(Response* resp) {
+  for (auto& t : resp->responses)
+    for (auto& p : t.partitions) p.records = protocol::Records();
+}
+
 // Sends the answer, with KIP-951 leader hints for partitions this broker
 // does not lead (cluster mode).
 void Answer(FetchJob& job, Response& resp) {
+  if (job.from_follower()) {
+    job.req.ClearThrottle();  // replication is not a client: no quota
+  } else if (ThrottleFetch(*job.ctx, job.req, RecordBytes(resp))) {
+    DropRecords(&resp);  // throttled: answered without data (quota_hooks.h)
+  }
   FinishFetchSession(job.ctx->fetch_sessions, job.session, job.request, &resp);
   if (!job.from_follower()) CountFetchedBytes(job.targets, resp);  // fetch_metrics.h
   AddLeaderHints(*job.ctx, &resp, [&](const Response::FetchableTopicResponse& t) -> std::string {
@@ -339,6 +357,9 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
     Response resp = FetchSessionError(e);
     job->req.Reply(resp);
     return;
+  }
+  if (!job->from_follower()) {  // consumer_byte_rate bounds one answer (quota_hooks.h)
+    job->request.max_bytes = CapFetchMaxBytes(ctx, job->req, job->request.max_bytes);
   }
   job->targets.reserve(job->request.topics.size());
   // A follower's fetch needs CLUSTER_ACTION (brokers: super.users until

@@ -9,12 +9,14 @@
 // Request is cheap to copy and may be kept, e.g. by a parked fetch).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "broker/broker_state.h"
@@ -43,6 +45,10 @@ struct TxnConfig;      // broker/txn/txn_config.h
 namespace sasl {
 class SaslServer;  // broker/sasl/sasl_server.h
 }  // namespace sasl
+namespace quota {
+class ClientQuotaStore;  // broker/quota/client_quota_store.h
+class QuotaManager;      // broker/quota/quota_manager.h
+}  // namespace quota
 
 // The internal topic whose partition 0 is the group coordinator's log in
 // cluster mode.
@@ -95,6 +101,9 @@ struct BrokerContext {
   fetch::FetchSessionCache* fetch_sessions = nullptr;  // KIP-227 sessions; null: none kept
   // Replication throttles (leader side used by Fetch); null: none.
   replication::ReplicationQuotas* replication_quotas = nullptr;
+  // Client quotas (docs/security.md "Quotas"); null: none (handler tests).
+  quota::ClientQuotaStore* client_quotas = nullptr;
+  quota::QuotaManager* quotas = nullptr;
   std::shared_ptr<txn::TxnCoordinator> txns;   // guarded by groups_mu
   // SASL listeners' settings and the SCRAM credential store
   // (docs/security.md); null only in tests that build a bare context.
@@ -184,10 +193,21 @@ class Request {
   net::Session* mutable_session() const { return conn_.session.get(); }
 
   // Encodes `body` at this request's version, with its correlation id, and
-  // sends it.
+  // sends it. A throttled request (AddThrottle) answers with the larger of
+  // its own and the body's throttle_time_ms, where the response has one.
   template <typename Response>
   void Reply(const Response& body) const {
     OutputBuffer out;
+    if constexpr (requires(const Response& r) { r.throttle_time_ms; }) {
+      if (throttle_ms_ > body.throttle_time_ms) {
+        Response throttled = body;  // only throttled answers pay for the copy
+        throttled.throttle_time_ms = throttle_ms_;
+        protocol::EncodeResponse(out, header_.correlation_id, header_.request_api_version,
+                                 throttled);
+        Send(net::Reply::Respond(std::move(out)));
+        return;
+      }
+    }
     protocol::EncodeResponse(out, header_.correlation_id, header_.request_api_version, body);
     Send(net::Reply::Respond(std::move(out)));
   }
@@ -210,6 +230,18 @@ class Request {
     metrics_ = m;
     if (m != nullptr) arrived_ = BrokerMetrics::Clock::now();
   }
+  // Client quotas: the request's client id ("" when null), its size on the
+  // wire, and the throttle it earned (ms): answered as throttle_time_ms and
+  // the connection is muted that long once the answer is released
+  // (net::Reply::throttle_ms), as Kafka does since KIP-219.
+  std::string_view client_id() const {
+    return header_.client_id ? std::string_view(*header_.client_id) : std::string_view();
+  }
+  int32_t frame_bytes() const { return frame_bytes_; }
+  void set_frame_bytes(int32_t n) { frame_bytes_ = n; }
+  int32_t throttle_ms() const { return throttle_ms_; }
+  void AddThrottle(int32_t ms) { throttle_ms_ = std::max(throttle_ms_, ms); }
+  void ClearThrottle() { throttle_ms_ = 0; }
   // The connection's own I/O thread (null when the handler is called
   // directly by a test): where delayed completions run (Purgatory::Wait).
   const std::shared_ptr<net::LoopExecutor>& executor() const { return conn_.executor; }
@@ -223,6 +255,7 @@ class Request {
 
  private:
   void Send(net::Reply reply) const {
+    reply.throttle_ms = throttle_ms_;
     if (metrics_ != nullptr)
       metrics_->RecordRequest(api_key(), BrokerMetrics::Clock::now() - arrived_);
     respond_(std::move(reply));
@@ -233,6 +266,8 @@ class Request {
   net::Responder respond_;
   BrokerMetrics* metrics_ = nullptr;
   BrokerMetrics::Clock::time_point arrived_{};
+  int32_t frame_bytes_ = 0;
+  int32_t throttle_ms_ = 0;
 };
 
 // Decodes the body (`body` is positioned after the header) and answers.

@@ -29,6 +29,9 @@ extern const ApiHandler kDescribeClusterHandler;
 extern const ApiHandler kElectLeadersHandler;
 extern const ApiHandler kAlterPartitionReassignmentsHandler;
 extern const ApiHandler kListPartitionReassignmentsHandler;
+// Client quotas (broker/quota/).
+extern const ApiHandler kDescribeClientQuotasHandler;
+extern const ApiHandler kAlterClientQuotasHandler;
 // Consumer groups (broker/group/).
 extern const ApiHandler kOffsetCommitHandler;
 extern const ApiHandler kOffsetFetchHandler;
@@ -104,6 +107,8 @@ constexpr std::array kHandlers = {
     &kAlterPartitionReassignmentsHandler,  // 45
     &kListPartitionReassignmentsHandler,   // 46
     &kOffsetDeleteHandler,             // 47
+    &kDescribeClientQuotasHandler,     // 48
+    &kAlterClientQuotasHandler,        // 49
     &kDescribeUserScramCredentialsHandler,  // 50
     &kAlterUserScramCredentialsHandler,     // 51
     &kDescribeClusterHandler,          // 60

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "broker/group/group_coordinator.h"
+#include "broker/quota/quota_manager.h"
 #include "broker/txn/txn_coordinator.h"
 #include "common/prometheus_text.h"
 
@@ -165,6 +166,27 @@ void WriteCounter(PrometheusText& p, const char* name, const char* help, uint64_
   p.Sample(name, {}, v);
 }
 
+// Client quotas (docs/security.md "Quotas"), by quota kind.
+void WriteQuotaThrottles(PrometheusText& p, const BrokerContext& ctx) {
+  if (ctx.quotas == nullptr) return;
+  static const std::pair<quota::QuotaKind, const char*> kKinds[] = {
+      {quota::QuotaKind::kProduce, "produce"},
+      {quota::QuotaKind::kFetch, "fetch"},
+      {quota::QuotaKind::kRequest, "request"}};
+  p.Family("headrace_quota_throttled_responses_total", "counter",
+           "Responses that carried a quota throttle, by quota.");
+  for (const auto& [kind, name] : kKinds) {
+    p.Sample("headrace_quota_throttled_responses_total", {{"quota", name}},
+             ctx.quotas->throttled_responses(kind));
+  }
+  p.Family("headrace_quota_throttle_time_ms_total", "counter",
+           "Sum of the throttle times given to clients over their quota, in ms, by quota.");
+  for (const auto& [kind, name] : kKinds) {
+    p.Sample("headrace_quota_throttle_time_ms_total", {{"quota", name}},
+             ctx.quotas->throttle_time_ms_total(kind));
+  }
+}
+
 }  // namespace
 
 std::string RenderMetrics(BrokerContext& ctx, const BrokerMetrics* m, const ServerGauges& server) {
@@ -200,6 +222,7 @@ std::string RenderMetrics(BrokerContext& ctx, const BrokerMetrics* m, const Serv
   p.Sample("headrace_purgatory_waiters", {}, static_cast<uint64_t>(ctx.state->purgatory().pending()));
   WriteGroupLag(p, ctx);
   WriteTransactions(p, ctx);
+  WriteQuotaThrottles(p, ctx);
   return p.Take();
 }
 

@@ -29,6 +29,7 @@
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
+#include "broker/api/quota_hooks.h"
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
 #include "headrace/record_batch.h"
@@ -207,6 +208,8 @@ constexpr int16_t kFirstRecordBatchVersion = 3;
 void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Request req) {
   const int16_t acks = request.acks;
   const int16_t version = req.version();
+  if (acks == 0) req.ClearThrottle();  // as Kafka: no request-time throttle without an answer
+  ThrottleProduce(ctx, req);  // producer_byte_rate (quota_hooks.h)
   auto pending = std::make_shared<PendingProduce>(std::move(req));
   Response& resp = pending->resp;
   resp.responses.resize(request.topic_data.size());

@@ -1,6 +1,7 @@
 #include "broker/replication/replication_quota.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace headrace::broker::replication {
 
@@ -49,11 +50,21 @@ ReplicationQuota::ReplicationQuota(int32_t window_num, int32_t window_size_secon
                                    int64_t bytes_per_second)
     : bound_(bytes_per_second),
       window_size_seconds_(window_size_seconds),
-      rate_(window_num, std::chrono::seconds(window_size_seconds)) {}
+      rate_(window_num, int64_t{window_size_seconds} * 1000) {}
+
+namespace {
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
 
 bool ReplicationQuota::Exceeded() const {
   const int64_t bound = bound_.load(std::memory_order_relaxed);
-  return bound != INT64_MAX && rate_.Rate() > static_cast<double>(bound);
+  if (bound == INT64_MAX) return false;
+  std::lock_guard<std::mutex> l(mu_);
+  return rate_.Rate(NowMs()) > static_cast<double>(bound);
 }
 
 int64_t ReplicationQuota::MaxReadBytes() const {
@@ -63,7 +74,9 @@ int64_t ReplicationQuota::MaxReadBytes() const {
 }
 
 void ReplicationQuota::Record(int64_t bytes) {
-  if (bytes > 0) rate_.Record(static_cast<double>(bytes));
+  if (bytes <= 0) return;
+  std::lock_guard<std::mutex> l(mu_);
+  rate_.Record(static_cast<double>(bytes), NowMs());
 }
 
 }  // namespace headrace::broker::replication

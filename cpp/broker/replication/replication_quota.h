@@ -20,11 +20,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "broker/config_table.h"
-#include "common/sampled_rate.h"
+#include "broker/quota/sampled_rate.h"
 
 namespace headrace::broker::replication {
 
@@ -59,7 +60,9 @@ class ReplicationQuota {
  private:
   std::atomic<int64_t> bound_;
   const int32_t window_size_seconds_;
-  SampledRate rate_;
+  mutable std::mutex mu_;             // guards rate_
+  mutable quota::SampledRate rate_;   // Kafka's windows, as client quotas
+
 };
 
 // Both sides, as BrokerContext and the replica fetchers hold them.

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..client_settings import ClientSettingsError, from_java
 from .offsets import EARLIEST, LATEST, OffsetSpec, parse_offset_spec, parse_timestamp_spec
 
 STRATEGIES = ("assign", "subscribe", "subscribepattern")
@@ -38,6 +39,10 @@ def kafka_passthrough(options: Mapping[str, str], forbidden: tuple[str, ...]) ->
     REQUIRES: ``kafka.bootstrap.servers`` is among them."""
     conf = {k[len("kafka."):]: str(v) for k, v in options.items() if k.lower().startswith("kafka.")}
     conf = {k.lower(): v for k, v in conf.items()}
+    try:  # Spark users pass Kafka's (Java) client names: sasl.jaas.config, ssl.truststore.*
+        conf = from_java(conf)
+    except ClientSettingsError as e:
+        raise HeadraceOptionError(f"Option 'kafka.*': {e}") from None
     if not conf.get("bootstrap.servers"):
         raise HeadraceOptionError("Option 'kafka.bootstrap.servers' must be specified for "
                                   "configuring the Kafka consumer/producer")

@@ -47,6 +47,7 @@ class KafkaBolt(Bolt):
     outputs: list[str] = []
 
     brokers: str | list[str] | None = None
+    kafka: dict | None = None  # connection settings of every client (security.*, sasl.*, ssl.*)
     topic: str | None = None
     topic_field: str | None = None
     key_field = "key"
@@ -73,6 +74,7 @@ class KafkaBolt(Bolt):
         s = self.settings
         conf = {"client.id": f"headrace-storm-{self.component_name}-{self.task_id}",
                 "acks": "all"}
+        conf.update(s["kafka"] or {})  # headrace.kafka: security settings of every client
         conf.update(s["producer"] or {})
         conf["bootstrap.servers"] = s["brokers"]
         conf["error_cb"] = self._on_client_error
@@ -81,7 +83,8 @@ class KafkaBolt(Bolt):
             conf["transactional.id"] = s["transactional_id"]
             self._writer = TransactionalWriter(
                 conf, s["source_group"], s["brokers"], s["transaction_max_tuples"],
-                s["transaction_interval_ms"] / 1e3, self.ack, self.fail, self.logger)
+                s["transaction_interval_ms"] / 1e3, self.ack, self.fail, self.logger,
+                client_conf=s["kafka"])
             self._writer.start()
             return
         self._producer = Producer(conf)

@@ -135,6 +135,15 @@ def _dict(v: Any) -> dict:
     return dict(v)
 
 
+def _client_dict(v: Any) -> dict:
+    """Connection properties of every client (security.protocol, sasl.*,
+    ssl.*): librdkafka names, or a Kafka (Java) client config's, translated
+    (headrace.client_settings.from_java)."""
+    from ..client_settings import from_java
+
+    return from_java({str(k): str(val) for k, val in _dict(v).items()})
+
+
 def _encoding(v: Any) -> str:
     text = str(v).strip().lower()
     if text not in ("utf-8", "base64"):
@@ -144,6 +153,8 @@ def _encoding(v: Any) -> str:
 
 COMMON = [
     Option("brokers", _brokers, "bootstrap servers"),
+    Option("kafka", _client_dict, "client properties of every Kafka client of the component "
+           "(security.protocol, sasl.*, ssl.*)"),
 ]
 
 SPOUT = COMMON + [

@@ -40,6 +40,7 @@ def consumer_config(settings: Mapping[str, Any], group: str, client_id: str) -> 
         "client.id": client_id,
         "auto.offset.reset": "earliest" if earliest else "latest",
     }
+    conf.update(settings.get("kafka") or {})  # headrace.kafka: security settings
     conf.update(overrides)
     conf.update({"bootstrap.servers": settings["brokers"], "group.id": group,
                  "enable.auto.commit": False, "enable.auto.offset.store": False,

@@ -77,6 +77,7 @@ class KafkaSpout(Spout):
     outputs = ["topic", "partition", "offset", "key", "value", "from_offset"]
 
     brokers: str | list[str] | None = None
+    kafka: dict | None = None  # connection settings of every client (security.*, sasl.*, ssl.*)
     topics: list[str] | str | None = None
     topic_pattern: str | None = None
     group: str | None = None       # default: headrace-storm-<topology name>-<component>

@@ -49,11 +49,14 @@ class TransactionalWriter:
     def __init__(self, producer_conf: dict, source_group: str, brokers: str,
                  max_tuples: int, interval_s: float,
                  ack: Callable[[str], None], fail: Callable[[str], None],
-                 logger: logging.Logger):
+                 logger: logging.Logger, client_conf: dict | None = None):
+        """``client_conf``: connection properties (security.protocol, sasl.*,
+        ssl.*) its group-metadata consumer shares with the producer."""
         self._producer_conf = producer_conf
         self._max_tuples, self._interval_s = max_tuples, interval_s
         self._ack, self._fail, self._log = ack, fail, logger
-        self._consumer = Consumer({"bootstrap.servers": brokers, "group.id": source_group,
+        self._consumer = Consumer({**(client_conf or {}),
+                                   "bootstrap.servers": brokers, "group.id": source_group,
                                    "enable.auto.commit": False,
                                    "isolation.level": "read_committed",
                                    "client.id": producer_conf.get("client.id", "headrace-storm")})

@@ -484,12 +484,13 @@ class ClusterMember:
         acls = acl_store.read_all(lambda p: self._children(p, dirty),
                                   lambda ps: self._data_many(ps, dirty),
                                   lambda e: log.warning("broker %d: %s", self.broker_id, e))
+        client_quotas = self._read_client_quotas(dirty)
         # Forget what this pass did not use (deleted topics, departed brokers).
         self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
         return {"cluster_id": self.cluster_id, "controller_id": controller_id,
                 "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics,
                 "broker_configs": broker_configs, "scram_credentials": scram_credentials,
-                "acls": acls}
+                "acls": acls, "client_quotas": client_quotas}
 
     def _read_broker_configs(self, dirty: set[str] | None) -> dict:
         """Dynamic broker configs (docs/configuration.md): the cluster-wide
@@ -502,6 +503,25 @@ class ClusterMember:
             except L.LayoutError as e:
                 log.warning("broker %d: %s", self.broker_id, e)
                 out[key] = {}
+        return out
+
+    def _read_client_quotas(self, dirty: set[str] | None) -> dict:
+        """Client quotas (docs/security.md "Quotas"): {entity path: {key:
+        value}} of every user / client-id znode that sets a quota key."""
+        users = {u: self._children(f"{L.CONFIG_USERS}/{u}/clients", dirty)
+                 for u in self._children(L.CONFIG_USERS, dirty)}
+        paths = L.quota_entity_paths(users, self._children(L.CONFIG_CLIENTS, dirty))
+        data = self._data_many([L.entity_config_path(p) for p in paths], dirty)
+        out = {}
+        for p in paths:
+            try:
+                config = L.decode_entity_config(data[L.entity_config_path(p)], p)
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+                continue
+            quotas = {k: v for k, v in config.items() if k in L.QUOTA_KEYS}
+            if quotas:
+                out[p] = quotas
         return out
 
     def refresh(self) -> None:
@@ -679,6 +699,8 @@ class ClusterMember:
             return acl_store.create_acls(self.zk, payload)
         if kind == "delete_acls":
             return acl_store.delete_acls(self.zk, payload)
+        if kind == "alter_client_quotas":
+            return self.alter_client_quotas(payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
 
     # -- dynamic broker configs ---------------------------------------------------------------
@@ -694,6 +716,40 @@ class ClusterMember:
         configs = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
         topic_admin.replace_config(self.zk, L.broker_config_path(entity),
                                    L.encode_broker_config(configs), f"brokers/{entity}")
+        return {"error_code": 0, "error_message": None}
+
+    # -- client quotas -----------------------------------------------------------------------
+    def alter_client_quotas(self, payload: Mapping[str, Any]) -> dict:
+        """Sets the quota keys of /config/<path> (users/..., clients/...) to
+        payload["configs"] (validated by the data plane; keys left out are
+        removed), keeping the znode's other keys (SCRAM credentials), and
+        announces the change under /config/changes as Kafka's ZK mode does."""
+        path = str(payload.get("path", ""))
+        if not path.startswith(("users/", "clients/")) or ".." in path.split("/"):
+            return {"error_code": topic_admin.INVALID_REQUEST,
+                    "error_message": f"bad client quota entity {path!r}"}
+        quotas = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
+        znode = L.entity_config_path(path)
+        while True:  # read-modify-write, retried when another writer got in between
+            try:
+                data, stat = self.zk.get(znode)
+            except NoNodeError:
+                data, stat = None, None
+            config = {k: v for k, v in L.decode_entity_config(data, path).items()
+                      if k not in L.QUOTA_KEYS}
+            config.update(quotas)
+            encoded = json.dumps({"version": 1, "config": config}, sort_keys=True).encode()
+            try:
+                if stat is None:
+                    self.zk.create(znode, encoded, makepath=True)
+                else:
+                    self.zk.set(znode, encoded, version=stat.version)
+                break
+            except (NodeExistsError, BadVersionError):
+                continue
+        self.zk.create(f"{L.CONFIG_CHANGES}/config_change_",
+                       json.dumps({"version": 2, "entity_path": path}).encode(),
+                       sequence=True, makepath=True)
         return {"error_code": 0, "error_message": None}
 
     # -- ElectLeaders ------------------------------------------------------------------------

@@ -22,6 +22,13 @@ CONTROLLER_EPOCH = "/controller_epoch"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
 CONFIG_CHANGES = "/config/changes"
+# Client quotas (and, from the SASL work, SCRAM credentials) as Kafka's ZK
+# mode keeps them: /config/users/<user>[/clients/<client-id>] and
+# /config/clients/<client-id>, "<default>" for defaults.
+CONFIG_USERS = "/config/users"
+CONFIG_CLIENTS = "/config/clients"
+QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
+              "controller_mutation_rate")
 # The entity name of the cluster-wide dynamic broker default (Kafka's).
 BROKER_DEFAULT_ENTITY = "<default>"
 ADMIN_DELETE_TOPICS = "/admin/delete_topics"
@@ -91,6 +98,35 @@ def decode_broker_config(data: bytes | None, entity: str = "") -> dict[str, str]
     config = obj.get("config") or {}
     if not isinstance(config, dict):
         raise LayoutError(f"{broker_config_path(entity)}: config must be an object")
+    return {str(k): str(v) for k, v in config.items()}
+
+
+def quota_entity_paths(users: dict[str, list[str]], clients: list[str]) -> list[str]:
+    """Entity paths relative to /config ("users/alice", "users/alice/clients/app",
+    "clients/<default>") of the znodes under /config/users and /config/clients;
+    ``users`` maps each user znode to its clients/ children."""
+    out = []
+    for user, user_clients in sorted(users.items()):
+        out.append(f"users/{user}")
+        out.extend(f"users/{user}/clients/{c}" for c in sorted(user_clients))
+    out.extend(f"clients/{c}" for c in sorted(clients))
+    return out
+
+
+def entity_config_path(entity_path: str) -> str:
+    """/config/<entity path> (users/..., clients/...)."""
+    return f"/config/{entity_path}"
+
+
+def decode_entity_config(data: bytes | None, entity_path: str) -> dict[str, str]:
+    """{"version":1,"config":{...}} of a user / client entity (quota keys
+    and SCRAM credentials share it, as in Kafka)."""
+    if not data:
+        return {}
+    obj = _load(data, entity_config_path(entity_path))
+    config = obj.get("config") or {}
+    if not isinstance(config, dict):
+        raise LayoutError(f"{entity_config_path(entity_path)}: config must be an object")
     return {str(k): str(v) for k, v in config.items()}
 
 
