@@ -8,8 +8,8 @@ grammar is Java's (``java.util.Properties.load``: ``#``/``!`` comments,
 ``\\uXXXX``), parsed by the jproperties package.
 
 Translating Kafka's keys (:func:`translate`):
-- ``broker.id`` is headrace's ``node.id`` (both set and different: an error,
-  as in Kafka);
+- ``broker.id`` passes through: the core takes it as an alias of ``node.id``
+  (both set to different values: an error, as in Kafka);
 - listeners named in ``controller.listener.names`` (KRaft's ``CONTROLLER``)
   are dropped from ``listeners``, ``advertised.listeners`` and
   ``listener.security.protocol.map``, with a warning: headrace has no KRaft
@@ -102,17 +102,14 @@ def translate(raw: Mapping[str, str], accepts: Callable[[str], bool],
               source: str) -> Translated:
     """Kafka keys of `raw` as headrace settings. `accepts(key)` says whether
     headrace implements a key. Raises ValueError (one line naming `source`)
-    for a key that is neither headrace's nor Kafka's, or for a conflicting
-    broker.id/node.id."""
+    for a key that is neither headrace's nor Kafka's, a KRaft controller-only
+    process.roles, or broker.id and node.id that differ."""
     out = Translated()
     values = dict(raw)
-    if "broker.id" in values:
-        broker_id = values.pop("broker.id")
-        node_id = values.get("node.id")
-        if node_id is not None and node_id.strip() != broker_id.strip():
-            raise ValueError(f"{source}: broker.id={broker_id} and node.id={node_id} differ "
-                             f"(headrace's node id is Kafka's broker.id)")
-        values["node.id"] = broker_id.strip()
+    broker_id, node_id = values.get("broker.id"), values.get("node.id")
+    if broker_id is not None and node_id is not None and broker_id.strip() != node_id.strip():
+        raise ValueError(f"{source}: broker.id={broker_id} and node.id={node_id} differ "
+                         f"(both name this broker; Kafka refuses that too)")
     controllers = _controller_names(values)
     roles = {r.strip() for r in values.get("process.roles", "").split(",") if r.strip()}
     if roles and "broker" not in roles:

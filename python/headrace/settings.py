@@ -154,7 +154,7 @@ def gather(config_file: str | None, flags: Mapping[str, Any],
     keys headrace does not implement are left out and listed in
     ``Settings.unimplemented`` (with the warnings of ``Settings.warnings``);
     a key neither headrace nor Kafka knows raises SettingsError with the
-    closest known name. Kafka's broker.id is node.id."""
+    closest known name."""
     from headrace.server_properties import translate
 
     s = Settings()
