@@ -149,6 +149,18 @@ def test_topic_config_change_logged_once(b):
     assert found[0]["resource"] == "topic" and found[0]["overrides"] == "retention.ms=123456"
 
 
+def test_dynamic_broker_config_change_logged_once(b):
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    admin = _admin(b)
+    res = ConfigResource(ConfigResource.Type.BROKER, "0", incremental_configs=[
+        ConfigEntry("log.retention.ms", "86400000", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([res])[res].result(TIMEOUT_S)
+    found = _wait_events(b, "config_changed", resource="broker")
+    assert len(found) == 1, found
+    assert found[0]["scope"] == "this broker"
+    assert found[0]["changes"] == "log.retention.ms=(default)->86400000"
+
+
 def test_every_line_so_far_is_json_and_no_error_lines(b):
     lines = _lines(b)
     assert len(lines) >= 8
