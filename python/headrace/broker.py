@@ -16,7 +16,7 @@ import signal
 import threading
 
 from headrace import logs
-from headrace.settings import Settings, settings_for_core
+from headrace.settings import Settings, SettingsError, settings_for_core
 
 log = logging.getLogger("headrace")
 
@@ -48,7 +48,11 @@ def run_broker(settings: Settings) -> int:
     logs). Returns the process exit code."""
     from headrace._core import Broker
 
-    logs.configure(logs.resolve(None, settings.values))
+    try:
+        fmt = logs.resolve(None, settings.values)
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
+    logs.configure(fmt)
     for warning in settings.warnings:
         log.warning(warning)
     if settings.unimplemented:
