@@ -40,7 +40,10 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  # The run command takes no recommended extras; the test toolchain as before.
+  NO_RECOMMENDS=()
+  [ "$MODE" = run ] && NO_RECOMMENDS=(--no-install-recommends)
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${NO_RECOMMENDS[@]}" \
     "${missing[@]}" >/dev/null
 fi
 
