@@ -182,3 +182,31 @@ def test_text_format_has_a_timestamp_on_every_line(broker_factory, tmp_path):
     assert any(line.endswith(" INFO headrace: stopped") for line in lines), t.stderr
     bad = [line for line in lines if not TEXT_LINE_RE.match(line)]
     assert not bad, bad
+
+
+def test_a_full_disk_is_one_line_naming_the_dir_then_repeats_are_counted(
+        broker_factory, tmp_path, monkeypatch):
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    # Every segment write fails with ENOSPC: each partition's log goes offline
+    # on its first append, all of them on the one log directory.
+    monkeypatch.setenv("HEADRACE_FAULT_INJECT", "write:path=/00000000000000000000.log:errno=ENOSPC")
+    f = broker_factory(tmp_path / "full", "--log-format", "json")
+    monkeypatch.delenv("HEADRACE_FAULT_INJECT")
+    admin = AdminClient({"bootstrap.servers": f.bootstrap})
+    admin.create_topics([NewTopic("full", 4, 1)])["full"].result(TIMEOUT_S)
+    p = Producer({"bootstrap.servers": f.bootstrap, "retries": 0, "linger.ms": 0,
+                  "message.timeout.ms": 10000})
+    failed = []
+    for part in range(4):
+        p.produce("full", value=b"x", partition=part,
+                  on_delivery=lambda err, msg: failed.append(err) if err else None)
+        p.flush(TIMEOUT_S)
+    assert len(failed) == 4, failed  # never acknowledged
+    errors = _wait_events(f, "storage_error")
+    assert len(errors) == 1, errors  # the other three partitions: counted, not logged
+    e = errors[0]
+    assert e["level"] == "ERROR" and e["kind"] == "disk_full" and e["log_dir"] == str(f.data_dir)
+    assert e["suppressed"] == 0 and "ENOSPC" in e["msg"] and str(f.data_dir) in e["msg"]
+    f.stop(expect_code=2)  # offline logs cannot be closed cleanly
+    _lines(f)  # still one JSON object per line, the final error line included

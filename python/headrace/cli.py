@@ -81,6 +81,14 @@ def _cmd_broker(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise SettingsError(f"--set expects KEY=VALUE, got {item!r}")
         flags[key.strip()] = value
+    # The log format before anything logs (gathering validates through the
+    # core, which may log): the flag (--log-format or --set), else the
+    # environment; run_broker settles it with the config file too.
+    from headrace import logs
+    try:
+        logs.configure(logs.resolve(flags.get("headrace.log.format")))
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
     return run_broker(gather(args.config, flags))
 
 
