@@ -51,7 +51,7 @@ def _start_broker(data: str) -> tuple[subprocess.Popen, str]:
                           "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True)
     for line in p.stdout:
-        m = re.match(r"^headrace: listening on (\S+) ", line)
+        m = re.search(r"\bheadrace: listening on (\S+) ", line)
         if m:
             return p, m.group(1)
     sys.exit("broker did not start")

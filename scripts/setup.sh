@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
-# Installs every system and Python package headrace needs, then builds and
+# Installs the system and Python packages headrace needs, then builds and
 # installs the package (C++ core + binding) into the current Python.
+#   scripts/setup.sh          what the broker needs (scripts/run.sh): compiler,
+#                             CMake, Ninja, liburing, compression and OpenSSL
+#                             headers, the runtime PyPI packages; no C++ tests
+#   scripts/setup.sh --test   everything the test suite needs too
+#                             (scripts/test.sh): GoogleTest, google-benchmark,
+#                             clang (fuzzing), kcat, librdkafka, ZooKeeper,
+#                             Java (Spark), iproute2/nftables, every PyPI test
+#                             package; builds the C++ unit tests (ctest)
 # Idempotent: a second run only rebuilds what changed (build/py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev libgtest-dev libgmock-dev
-              libbenchmark-dev librdkafka-dev kcat clang libclang-rt-14-dev
-              zookeeper   # clusters: tests/test_cluster_*.py, `headrace cluster up`
+MODE=run
+[ "${1:-}" = "--test" ] && MODE=test
+
+# What building and running a broker needs.
+APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev
               zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev  # record batch codecs
-              iproute2 nftables  # network partitions between brokers: tests/test_cluster_faults.py
-              libssl-dev openssl  # TLS listeners (cpp/net/tls_*.cc), test certificates
-              nlohmann-json3-dev  # SASL: JWT/JWKS JSON (cpp/broker/sasl)
-              chromium chromium-driver)  # the web console in a headless browser: tests/test_console.py
-# Spark (tests/test_spark_*.py) and ZooKeeper need a Java 17+ runtime; this
-# machine kind ships OpenJDK 17, install it only where it is missing. Debian's
-# zookeeper package is only run as a child process (headrace.cluster.
-# zookeeper_server), never as the system service.
-command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
+              libssl-dev  # TLS listeners
+              nlohmann-json3-dev)  # JSON (cpp/broker/json.cc), header-only
+if [ "$MODE" = test ]; then
+  APT_PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev librdkafka-dev kcat clang
+                 libclang-rt-14-dev
+                 zookeeper   # clusters: tests/test_cluster_*.py, `headrace cluster up`
+                 iproute2 nftables  # network partitions: tests/test_cluster_faults.py
+                 python3-venv  # the wheel test (tests/test_wheel.py)
+                 openssl  # test certificates (tests/test_security_tls.py)
+                 chromium chromium-driver)  # the web console in a headless browser: tests/test_console.py
+  # Spark (tests/test_spark_*.py) and ZooKeeper need a Java 17+ runtime; this
+  # machine kind ships OpenJDK 17, install it only where it is missing.
+  # Debian's zookeeper package is only run as a child process
+  # (headrace.cluster.zookeeper_server), never as the system service.
+  command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
+fi
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -25,10 +42,23 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  # The run command takes no recommended extras; the test toolchain as before.
+  NO_RECOMMENDS=()
+  [ "$MODE" = run ] && NO_RECOMMENDS=(--no-install-recommends)
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${NO_RECOMMENDS[@]}" \
+    "${missing[@]}" >/dev/null
 fi
 
 PY=${PYTHON:-python3}
-"$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
-echo "setup: building headrace (C++ core, binding, tests)"
-"$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+PIP=("$PY" -m pip install -q --disable-pip-version-check)
+if [ "$MODE" = test ]; then
+  "${PIP[@]}" -r requirements-dev.txt
+  echo "setup: building headrace (C++ core, binding, C++ unit tests)"
+  "${PIP[@]}" --no-build-isolation --no-deps \
+    --config-settings=cmake.define.HEADRACE_BUILD_TESTS=ON .
+else
+  "${PIP[@]}" -r requirements-run.txt
+  echo "setup: building headrace (C++ core, binding)"
+  "${PIP[@]}" --no-build-isolation --no-deps \
+    --config-settings=cmake.define.HEADRACE_BUILD_TESTS=OFF .
+fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite: set up, C++ unit tests (ctest), fuzz smoke run,
-# then the Python tests against real broker processes.
+# The whole test suite: set up everything (scripts/setup.sh --test: the test
+# toolchain, the C++ unit tests built into build/py), C++ unit tests (ctest),
+# fuzz smoke run, then the Python tests against real broker processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --test
 echo "== C++ unit tests (ctest)"
 ctest --test-dir build/py --output-on-failure -j2
 if [ -x scripts/fuzz.sh ]; then

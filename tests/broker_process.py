@@ -2,9 +2,11 @@
 
 BrokerProcess runs the installed command line (`python -m headrace.cli broker`)
 on 127.0.0.1 with an OS-chosen port, and parses the port from the one line the
-broker prints on stdout once it accepts connections:
+broker prints on stdout once it accepts connections (its log format; with
+--log-format json the same message as the "msg" of a JSON object):
 
-    headrace: listening on 127.0.0.1:PORT (advertised ..., node 0, data DIR, epoll)
+    2026-11-25T12:00:00.123Z INFO headrace: listening on 127.0.0.1:PORT (advertised ...,
+        node 0, data DIR, epoll)
 
 Fixtures (imported into conftest.py):
 - `broker`: function-scoped, fresh data dir, stopped (and exit 0 checked) at teardown.
@@ -14,6 +16,7 @@ Fixtures (imported into conftest.py):
 from __future__ import annotations
 
 import gc
+import json
 import os
 import re
 import signal
@@ -29,8 +32,27 @@ import pytest
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
 _LISTEN_RE = re.compile(
-    r"^headrace: listening on (?P<host>[^\s:]+):(?P<port>\d+) \(advertised (?P<adv>\S+), "
+    r"^listening on (?P<host>[^\s:]+):(?P<port>\d+) \(advertised (?P<adv>\S+), "
     r"node (?P<node>-?\d+), data (?P<data>.*), (?P<backend>\w+)\)\s*$")
+_TEXT_PREFIX_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO headrace: ")
+
+
+def log_message(line: str) -> str | None:
+    """The message of one broker log line (text or JSON), None if the line
+    is not one."""
+    if line.startswith("{"):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return None
+        return obj.get("msg") if isinstance(obj, dict) else None
+    m = _TEXT_PREFIX_RE.match(line)
+    return line[m.end():] if m else None
+
+
+def _listen_message(line: str) -> str | None:
+    msg = log_message(line)
+    return msg if msg is not None and msg.startswith("listening on ") else None
 
 
 class BrokerProcess:
@@ -73,7 +95,7 @@ class BrokerProcess:
                                                daemon=True)
         self._stderr_thread.start()
         line = self._read_listen_line(timeout)
-        m = _LISTEN_RE.match(line or "")
+        m = _LISTEN_RE.match(_listen_message(line or "") or "")
         if m is None:
             self.kill()
             raise AssertionError(f"broker did not start (timeout {timeout}s, exit code "
@@ -95,7 +117,7 @@ class BrokerProcess:
         def _reader(proc):
             for line in proc.stdout:
                 self._stdout_lines.append(line)
-                if line.startswith("headrace: listening on"):
+                if _listen_message(line):
                     result.append(line)
                     return
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import re
 import subprocess
 import sys
 
@@ -25,7 +26,9 @@ def _assert_one_clear_error_line(r, *words):
     assert "Traceback" not in r.stderr, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip() and "INFO" not in ln]
     assert len(lines) == 1, f"expected one error line, got:\n{r.stderr}"
-    assert lines[0].startswith("headrace: error:"), lines[0]
+    # The broker's error line carries its log timestamp and level.
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ERROR headrace: error: ",
+                    lines[0]), lines[0]
     for w in words:
         assert w.lower() in lines[0].lower(), f"{w!r} not in {lines[0]!r}"
     return lines[0]

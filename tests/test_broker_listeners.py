@@ -31,7 +31,7 @@ def one_error_line(result: subprocess.CompletedProcess, *fragments: str) -> str:
     # One error line; the start-up may have logged INFO lines before it.
     lines = result.stderr.strip().splitlines()
     errors = [line for line in lines if " INFO " not in line]
-    assert len(errors) == 1 and errors[0].startswith("headrace: error: "), result.stderr
+    assert len(errors) == 1 and " ERROR headrace: error: " in errors[0], result.stderr
     for f in fragments:
         assert f in errors[0], errors[0]
     return errors[0]

@@ -25,7 +25,7 @@ def test_cluster_up_foreground_info_and_ctrl_c(tmp_path):
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
     try:
         line = proc.stdout.readline()
-        assert line.startswith("headrace: cluster up: 2 brokers"), line + proc.stderr.read()
+        assert "Z INFO headrace: cluster up: 2 brokers" in line, line + proc.stderr.read()
         state = json.loads((data / "cluster.json").read_text())
         assert sorted(state["brokers"]) == ["1", "2"]
         info = _cli("cluster", "info", "--data-dir", str(data))

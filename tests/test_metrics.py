@@ -32,14 +32,15 @@ from prometheus_client.parser import text_string_to_metric_families
 from broker_process import GROUP_ARGS, BrokerProcess, _finish
 from broker_wire import API_METADATA, Connection
 
-_HTTP_RE = re.compile(r"^headrace: http on (?P<host>[^\s]+):(?P<port>\d+) ")
+# The broker's announcement (after its log line's timestamp and level).
+_HTTP_RE = re.compile(r"\bheadrace: http on (?P<host>[^\s]+):(?P<port>\d+) ")
 
 
 def _http_address(b: BrokerProcess, timeout: float = 10.0) -> tuple[str, int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for line in list(b._stdout_lines):
-            m = _HTTP_RE.match(line)
+            m = _HTTP_RE.search(line)
             if m:
                 return m["host"], int(m["port"])
         time.sleep(0.05)
@@ -211,7 +212,8 @@ def test_http_port_in_use_is_a_one_line_start_error(hb, tmp_path):
          "--listen", "127.0.0.1:0", "--http", f"{host}:{port}"],
         capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
+    # One error line; the start-up summary (INFO) comes before it.
+    lines = [line for line in proc.stderr.strip().splitlines() if " INFO " not in line]
     assert len(lines) == 1 and "cannot listen for HTTP on" in lines[0], proc.stderr
     assert "in use" in lines[0]
 
@@ -291,7 +293,7 @@ class _Node:
 def _cluster_http(node) -> _Node:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        m = [_HTTP_RE.match(line) for line in node.log_path.read_text(errors="replace").splitlines()]
+        m = [_HTTP_RE.search(line) for line in node.log_path.read_text(errors="replace").splitlines()]
         m = [x for x in m if x]
         if m:
             return _Node((m[-1]["host"], int(m[-1]["port"])))

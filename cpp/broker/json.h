@@ -1,8 +1,9 @@
-// A tiny JSON reader/writer for the broker's own small files (the metadata
-// file). Supports null, booleans, 64-bit integers, strings (with \uXXXX
-// escapes, BMP + surrogate pairs), arrays and objects. No floating point: a
-// number with a fraction or exponent is an error. Not for untrusted input of
-// unbounded size (the whole text is held in memory; nesting is capped at 64).
+// JSON values for the broker's own small documents (the metadata file,
+// cluster state from the control plane), parsed by nlohmann-json (json.cc). Supports null, booleans, 64-bit integers, strings (UTF-8,
+// \uXXXX escapes with surrogate pairs), arrays and objects. No floating
+// point: a number with a fraction or exponent is an error, as are duplicate
+// keys. Not for untrusted input of unbounded size (the whole text is held in
+// memory; nesting is capped at 64).
 #pragma once
 
 #include <cstdint>
@@ -58,7 +59,8 @@ class Value {
 
 // Errors: Corruption("json: <what> at byte N").
 Result<Value> Parse(std::string_view text);
-// Pretty-printed with two-space indentation and a trailing newline.
+// Pretty-printed with two-space indentation and a trailing newline; invalid
+// UTF-8 in a string is written as U+FFFD (the output is always valid JSON).
 std::string Write(const Value& v);
 
 }  // namespace headrace::broker::json

@@ -42,5 +42,20 @@ TEST(JsonTest, RejectsMalformedInput) {
   EXPECT_FALSE(Parse(deep).ok());
 }
 
+TEST(JsonTest, InvalidUtf8IsRejectedOnReadAndReplacedOnWrite) {
+  EXPECT_FALSE(Parse("\"\xff\"").ok());
+  EXPECT_FALSE(Parse("\"\xc0\x80\"").ok());  // overlong
+  std::string text = Write(Value(Object{{"k", Value(std::string("a\xff" "b"))}}));
+  auto back = Parse(text);
+  ASSERT_TRUE(back.ok()) << text;
+  EXPECT_EQ(back->Find("k")->as_string(), "a\xEF\xBF\xBD" "b");
+}
+
+TEST(JsonTest, IntegersAtTheLimits) {
+  EXPECT_EQ(Parse("9223372036854775807")->as_int(), INT64_MAX);
+  EXPECT_FALSE(Parse("9223372036854775808").ok());
+  EXPECT_FALSE(Parse("1e3").ok());
+}
+
 }  // namespace
 }  // namespace headrace::broker::json

@@ -112,11 +112,16 @@ bool LogCleaner::RunPass(const std::shared_ptr<Partition>& p, const CleanRequest
   stats_.bytes_read += r->bytes_read;
   stats_.records_removed += r->records_removed;
   if (r->cleaned) {
-    HR_LOG(kInfo) << "log cleaner: " << p->dir() << ": " << r->segments_in << " segments ("
-                  << r->bytes_in << " bytes) -> " << r->segments_out << " (" << r->bytes_out
-                  << " bytes), " << r->records_removed << " records removed, " << r->map_keys
-                  << " keys mapped, dirty from " << r->first_dirty_after.value() << ", " << ms
-                  << " ms";
+    HR_LOG_TO(kInfo, "headrace.compaction")
+            .With("event", "compaction_deleted").With("topic", p->topic_partition().topic)
+            .With("partition", p->topic_partition().partition)
+            .With("segments_in", r->segments_in).With("segments_out", r->segments_out)
+            .With("bytes", r->bytes_in - r->bytes_out).With("records_removed", r->records_removed)
+            .With("reason", "compaction").With("duration_ms", ms)
+        << "log cleaner: " << p->dir() << ": " << r->segments_in << " segments ("
+        << r->bytes_in << " bytes) -> " << r->segments_out << " (" << r->bytes_out
+        << " bytes), " << r->records_removed << " records removed, " << r->map_keys
+        << " keys mapped, dirty from " << r->first_dirty_after.value() << ", " << ms << " ms";
   }
   return r->cleaned;
 }

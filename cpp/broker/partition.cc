@@ -426,6 +426,27 @@ Status Partition::MaybeRoll(TimestampMs now) {
   return Status::OK();
 }
 
+void Partition::LogRetentionDeletion(const RetentionReport& report) const {
+  std::string bases;
+  for (int64_t b : report.deleted_base_offsets) {
+    if (!bases.empty()) bases += ',';
+    bases += std::to_string(b);
+  }
+  const int by_size = report.segments_deleted - report.segments_by_time;
+  const char* reason = report.segments_by_time == 0 ? "retention.bytes"
+                       : by_size == 0               ? "retention.ms"
+                                                    : "retention.ms,retention.bytes";
+  HR_LOG_TO(kInfo, "headrace.retention")
+          .With("event", "retention_deleted").With("topic", tp_.topic)
+          .With("partition", tp_.partition).With("segments", report.segments_deleted)
+          .With("base_offsets", bases).With("bytes", report.bytes_deleted)
+          .With("reason", reason).With("log_start_offset", report.new_start_offset.value())
+      << "retention deleted " << report.segments_deleted << " segment(s) of "
+      << tp_.ToString() << " (base offsets " << bases << ", " << report.bytes_deleted
+      << " bytes) by " << reason << "; log start offset now "
+      << report.new_start_offset.value();
+}
+
 Result<RetentionReport> Partition::ApplyRetention(TimestampMs now) {
   if (!retention_delete_.load()) {
     RetentionReport none;
@@ -440,6 +461,7 @@ Result<RetentionReport> Partition::ApplyRetention(TimestampMs now) {
     txn_index_.DropSegmentsBefore(log_->segment_base_offsets().front());
     aborted_count_.store(txn_index_.size());
   }
+  if (report.segments_deleted > 0) LogRetentionDeletion(report);
   return report;
 }
 

@@ -410,6 +410,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   const RecoveryReport& recovery_report() const { return log_->recovery_report(); }
 
  private:
+  // The INFO line of one retention pass that deleted segments.
+  void LogRetentionDeletion(const RetentionReport& report) const;
   struct ReplicaState {
     int32_t broker_id;
     Offset log_end{0};

@@ -109,6 +109,13 @@ Result<CreatedTopic> TopicRegistry::CreateTopic(const CreateTopicRequest& r) {
   topic->partitions = std::move(parts).value();
   Publish(topic);
   out.id = meta.id;
+  HR_LOG_TO(kInfo, "headrace.topic")
+          .With("event", "topic_created").With("topic", r.name)
+          .With("topic_id", meta.id.ToBase64()).With("partitions", out.num_partitions)
+          .With("replication_factor", out.replication_factor)
+      << "created topic " << r.name << " (id " << meta.id.ToBase64() << ", "
+      << out.num_partitions << " partitions, replication factor " << out.replication_factor
+      << ")";
   return out;
 }
 
@@ -145,6 +152,11 @@ Status TopicRegistry::DeleteTopic(const std::string& name) {
   // The renames are not fsynced (that held the network thread 30-100 ms):
   // the deletion is durable in the metadata store, and a directory whose
   // rename a crash undid has no metadata, so the next start retires it.
+  HR_LOG_TO(kInfo, "headrace.topic")
+          .With("event", "topic_deleted").With("topic", name)
+          .With("topic_id", topic->id.ToBase64()).With("partitions", topic->partition_count())
+      << "deleted topic " << name << " (id " << topic->id.ToBase64() << ", "
+      << topic->partition_count() << " partitions)";
   return Status::OK();
 }
 
@@ -197,6 +209,10 @@ Status TopicRegistry::CreatePartitions(const std::string& name, int32_t new_tota
   auto next = std::make_shared<Topic>(*topic);
   for (auto& p : added.value()) next->partitions.push_back(std::move(p));
   Publish(std::move(next));
+  HR_LOG_TO(kInfo, "headrace.topic")
+          .With("event", "partitions_created").With("topic", name)
+          .With("from", current).With("partitions", new_total)
+      << "topic " << name << ": partitions " << current << " -> " << new_total;
   return Status::OK();
 }
 
@@ -212,7 +228,16 @@ Status TopicRegistry::CommitConfigLocked(const Topic& topic, ConfigMap overrides
   for (const auto& p : next->partitions) {
     if (p) p->SetSettings(settings);  // null: no local replica (cluster mode)
   }
+  std::string text;
+  for (const auto& [k, v] : next->overrides) {
+    if (!text.empty()) text += ", ";
+    text += k + "=" + v;
+  }
   Publish(std::move(next));
+  HR_LOG_TO(kInfo, "headrace.config")
+          .With("event", "config_changed").With("resource", "topic").With("topic", topic.name)
+          .With("overrides", text)
+      << "topic " << topic.name << ": config overrides now {" << text << "}";
   return Status::OK();
 }
 

@@ -1,6 +1,10 @@
 #include "common/uuid.h"
 
-#include <random>
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
 
 namespace headrace {
 namespace {
@@ -17,17 +21,29 @@ int DecodeChar(char c) {
   return -1;
 }
 
+// 16 bytes from the kernel's CSPRNG (getrandom(2), the urandom pool, which
+// blocks only before the pool is first initialised at boot). A failure
+// other than EINTR cannot happen for 16 bytes on Linux >= 3.17; if it does,
+// ids must not repeat, so the process stops.
+void FillRandom(uint8_t* out, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::getrandom(out + done, n - done, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      std::perror("headrace: getrandom");
+      std::abort();
+    }
+    done += static_cast<size_t>(got);
+  }
+}
+
 }  // namespace
 
 Uuid Uuid::Random() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
   for (;;) {
     Uuid u;
-    uint64_t a = rng(), b = rng();
-    for (int i = 0; i < 8; ++i) {
-      u.bytes[i] = static_cast<uint8_t>(a >> (56 - 8 * i));
-      u.bytes[8 + i] = static_cast<uint8_t>(b >> (56 - 8 * i));
-    }
+    FillRandom(u.bytes.data(), u.bytes.size());
     u.bytes[6] = (u.bytes[6] & 0x0f) | 0x40;  // version 4
     u.bytes[8] = (u.bytes[8] & 0x3f) | 0x80;  // IETF variant
     if (!u.is_zero() && u.ToBase64()[0] != '-') return u;

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 
+#include "common/log_limiter.h"
 #include "common/logging.h"
 #include "log/compression.h"
 #include "log/log_impl.h"
@@ -38,9 +39,21 @@ Status LogImpl::Fence(Status st) {
   }
   failed_.store(true, std::memory_order_release);
   const bool full = st.sys_errno() == ENOSPC || st.sys_errno() == EDQUOT;
-  HR_LOG(kError) << "log " << dir_ << " is offline (" << (full ? "disk full" : "I/O error")
-                 << "): " << st.message()
-                 << "; appends and flushes fail until it is reopened";
+  const char* kind = full ? "disk full" : "I/O error";
+  // A full or failing disk takes every partition on it offline at once: one
+  // line per log directory and kind, then rate-limited repeats.
+  const size_t slash = dir_.find_last_of('/');
+  const std::string log_dir = slash == std::string::npos ? std::string(".") : dir_.substr(0, slash);
+  uint64_t left_out = 0;
+  if (StorageErrorLogLimiter().Admit(log_dir + "\n" + kind, &left_out)) {
+    HR_LOG_TO(kError, "headrace.storage")
+            .With("event", "storage_error").With("log_dir", log_dir).With("log", dir_)
+            .With("kind", full ? "disk_full" : "io_error").With("errno", st.sys_errno())
+            .With("suppressed", left_out)
+        << "log directory " << log_dir << ": " << kind << ": " << st.message() << "; log "
+        << dir_ << " is offline (appends and flushes fail until it is reopened)"
+        << StorageErrorLogLimiter().SuppressedNote(left_out);
+  }
   return st;
 }
 

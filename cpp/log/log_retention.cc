@@ -32,6 +32,7 @@ Status LogImpl::DeleteOldestSegments(size_t count, RetentionReport* report) {
     if (report) {
       report->segments_deleted++;
       report->bytes_deleted += s->size();
+      report->deleted_base_offsets.push_back(s->base_offset().value());
     }
     HR_RETURN_IF_ERROR(s->DeleteFiles());  // open slices keep the fd and data alive
   }
@@ -60,6 +61,7 @@ Result<RetentionReport> LogImpl::ApplyRetention(TimestampMs now) {
            RetentionTimestamp(*segments_[count]) < now.value() - config_.retention_ms)
       ++count;
   }
+  const size_t by_time = count;
   if (config_.retention_bytes >= 0) {
     int64_t total = 0;
     for (size_t i = count; i < segments_.size(); ++i) total += segments_[i]->size();
@@ -69,6 +71,7 @@ Result<RetentionReport> LogImpl::ApplyRetention(TimestampMs now) {
     }
   }
   RetentionReport report;
+  report.segments_by_time = static_cast<int>(by_time);
   HR_RETURN_IF_ERROR(Fence(DeleteOldestSegments(count, &report)));
   report.new_start_offset = start_offset();
   if (count > 0) {

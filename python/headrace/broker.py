@@ -11,12 +11,15 @@ its leaderships over (controlled shutdown).
 """
 from __future__ import annotations
 
+import logging
 import resource
 import signal
-import sys
 import threading
 
-from headrace.settings import Settings, settings_for_core
+from headrace import logs
+from headrace.settings import Settings, SettingsError, settings_for_core
+
+log = logging.getLogger("headrace")
 
 def raise_open_files_limit() -> int:
     """Raises this process's RLIMIT_NOFILE soft limit to its hard limit (as
@@ -46,10 +49,21 @@ def run_broker(settings: Settings) -> int:
     logs). Returns the process exit code."""
     from headrace._core import Broker
 
+    try:
+        fmt = logs.resolve(None, settings.values)
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
+    logs.configure(fmt)
+    for warning in settings.warnings:
+        log.warning(warning)
+    if settings.unimplemented:
+        logs.event(log, f"ignoring {len(settings.unimplemented)} Kafka setting(s) headrace does "
+                        f"not implement: {', '.join(sorted(settings.unimplemented))}",
+                   logging.WARNING, event="unimplemented_settings",
+                   settings=sorted(settings.unimplemented))
     raise_open_files_limit()
     cluster_mode = bool(settings.values.get("zookeeper.connect"))
-    if cluster_mode:
-        _log_to_stderr()
+    _log_startup_summary(settings)
     broker = Broker(settings_for_core(settings.values))
     stop = threading.Event()
 
@@ -69,11 +83,15 @@ def run_broker(settings: Settings) -> int:
         if http is not None:
             http.stop()
         raise
-    print(f"headrace: listening on {broker.listen_address} "
-          f"(advertised {broker.advertised_address}, node {broker.node_id}, "
-          f"data {broker.data_dir}, {broker.network_backend})", flush=True)
+    logs.announce(f"listening on {broker.listen_address} "
+                  f"(advertised {broker.advertised_address}, node {broker.node_id}, "
+                  f"data {broker.data_dir}, {broker.network_backend})",
+                  listener=broker.listen_address, advertised=broker.advertised_address,
+                  node=broker.node_id, data_dir=broker.data_dir,
+                  backend=broker.network_backend)
     if http is not None:
-        print(f"headrace: http on {http.address} (/metrics, /healthz, /readyz)", flush=True)
+        logs.announce(f"http on {http.address} (/metrics, /healthz, /readyz)",
+                      http=http.address)
     if cluster_mode:
         from headrace.cluster.member import ClusterMember
 
@@ -86,21 +104,22 @@ def run_broker(settings: Settings) -> int:
                 http.stop()
             broker.stop()
             if stop.is_set():  # SIGTERM/SIGINT while joining: a clean exit
-                print("headrace: stopped", file=sys.stderr, flush=True)
+                log.info("stopped")
                 return 0
             raise
         joined.set()
-        print(f"headrace: joined cluster {member.cluster_id} as broker {member.broker_id} "
-              f"(zookeeper {member.connect})", flush=True)
+        logs.announce(f"joined cluster {member.cluster_id} as broker {member.broker_id} "
+                      f"(zookeeper {member.connect})", cluster_id=member.cluster_id,
+                      node=member.broker_id, zookeeper=member.connect)
     while not stop.wait(0.5):
         pass
-    print("headrace: shutting down", file=sys.stderr, flush=True)
+    log.info("shutting down")
     if member is not None:
         member.close()  # controlled shutdown first, while the broker still serves
     if http is not None:
         http.stop()
     broker.stop()
-    print("headrace: stopped", file=sys.stderr, flush=True)
+    log.info("stopped")
     return 0
 
 
@@ -133,18 +152,34 @@ def _start_http(broker, cluster_mode: bool, member, joined: threading.Event):
     return server.start()
 
 
-def _log_to_stderr() -> None:
-    """The control plane's log lines (headrace.cluster.*) on stderr, as the
-    C++ core's; kazoo's own only from warnings up."""
-    import logging
-    import time
+_SECRET_WORDS = ("password", "secret", "jaas", "credential", "key")
 
-    handler = logging.StreamHandler(sys.stderr)
-    fmt = logging.Formatter("%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s",
-                            datefmt="%Y-%m-%dT%H:%M:%S")
-    fmt.converter = time.gmtime  # as the C++ core's lines: UTC, ISO 8601
-    handler.setFormatter(fmt)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    logging.getLogger("kazoo").setLevel(logging.WARNING)
+
+def _shown(name: str, value: str) -> str:
+    """A setting's value for the log: secrets (passwords, keys, JAAS) hidden."""
+    lowered = name.lower()
+    if value and any(w in lowered for w in _SECRET_WORDS) and not lowered.endswith(
+            (".type", ".algorithm", ".location")):
+        return "[hidden]"
+    return value
+
+
+def _log_startup_summary(settings: Settings) -> None:
+    """One INFO line before the core starts: listeners, data dirs, node id and
+    every setting that differs from its default, with where it was set."""
+    from headrace.settings import effective
+
+    rows = effective(settings)
+    by_name = {r.name: r for r in rows}
+    changed = {r.name: _shown(r.name, r.value) for r in rows
+               if r.source != "default" and r.value != r.default}
+    sources = sorted({r.source for r in rows if r.name in changed})
+    listeners = by_name["listeners"].value if "listeners" in by_name else ""
+    dirs = by_name["log.dirs"].value if "log.dirs" in by_name else ""
+    node = by_name["node.id"].value if "node.id" in by_name else ""
+    text = ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "none"
+    logs.event(log, f"starting node {node}: listeners {listeners}, log.dirs {dirs}; "
+                    f"{len(changed)} non-default settings ({'; '.join(sources) or 'none'}): "
+                    f"{text}",
+               event="startup", node=node, listeners=listeners, log_dirs=dirs,
+               settings=changed, sources=sources)

@@ -37,13 +37,16 @@ BROKER_FLAGS = {
     "zookeeper": "zookeeper.connect",
     "rack": "broker.rack",
     "http": "headrace.http.listen",
+    "log_format": "headrace.log.format",
 }
 
 
 def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("broker", help="run a broker in the foreground",
                        description="Run a headrace broker until SIGTERM/SIGINT.")
-    p.add_argument("--config", metavar="FILE", help="TOML config file (Kafka broker key names)")
+    p.add_argument("--config", metavar="FILE",
+                   help="config file: Kafka's server.properties (Java properties) or TOML, "
+                        "Kafka broker key names; flags override it")
     p.add_argument("--data-dir", metavar="DIR", help="where logs and metadata live (log.dirs)")
     p.add_argument("--listen", metavar="HOST:PORT",
                    help="address(es) to listen on (listeners): HOST:PORT or a comma-separated "
@@ -64,6 +67,9 @@ def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--http", metavar="HOST:PORT",
                    help="serve /metrics, /healthz and /readyz here (headrace.http.listen, "
                         "default 127.0.0.1:9644; '' = off)")
+    p.add_argument("--log-format", choices=("text", "json"),
+                   help="log lines as text (default) or one JSON object per line "
+                        "(headrace.log.format)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any broker setting, e.g. --set log.retention.ms=60000 (repeatable)")
     p.set_defaults(func=_cmd_broker, own_signals=True)
@@ -78,6 +84,14 @@ def _cmd_broker(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise SettingsError(f"--set expects KEY=VALUE, got {item!r}")
         flags[key.strip()] = value
+    # The log format before anything logs (gathering validates through the
+    # core, which may log): the flag (--log-format or --set), else the
+    # environment; run_broker settles it with the config file too.
+    from headrace import logs
+    try:
+        logs.configure(logs.resolve(flags.get("headrace.log.format")))
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
     return run_broker(gather(args.config, flags))
 
 
@@ -130,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return 141
     except (HeadraceError, SettingsError, OSError) as e:
-        print(f"headrace: error: {e}", file=sys.stderr)
+        _error_line(args, str(e))
         return 2
     except KeyboardInterrupt:
         return 130
@@ -138,8 +152,24 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("HEADRACE_DEBUG"):
             raise
         from headrace.admin import describe_error
-        print(f"headrace: error: {describe_error(e)}", file=sys.stderr)
+        _error_line(args, describe_error(e))
         return 1
+
+
+def _error_line(args: argparse.Namespace, message: str) -> None:
+    """The one error line on stderr; a broker process writes it in its log
+    format (timestamp, level; JSON with --log-format json) as every other
+    line of it."""
+    if getattr(args, "command", None) == "broker":
+        import time
+
+        from headrace import logs
+
+        fmt = getattr(args, "log_format", None) or logs.current_format()
+        print(logs.format_line(fmt, time.time(), "ERROR", "headrace", f"error: {message}"),
+              file=sys.stderr)
+    else:
+        print(f"headrace: error: {message}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:

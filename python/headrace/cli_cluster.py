@@ -15,6 +15,7 @@ from pathlib import Path
 
 from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
 from headrace.cli_output import add_format_flag, emit
+from headrace import logs
 from headrace.errors import HeadraceError
 
 STATE_FILE = "cluster.json"
@@ -154,23 +155,22 @@ def _cmd_up(args: argparse.Namespace) -> int:
              "brokers": {str(i): {"address": n.address, "pid": n.pid, "log": str(n.log_path)}
                          for i, n in cluster.nodes.items()}}
     state_file.write_text(json.dumps(state, indent=2) + "\n")
-    print(f"headrace: cluster up: {args.brokers} brokers, bootstrap {cluster.bootstrap_servers}, "
+    logs.announce(f"cluster up: {args.brokers} brokers, bootstrap {cluster.bootstrap_servers}, "
           f"zookeeper {cluster.zookeeper_connect}, controller {cluster.controller_id()} "
-          f"(data {data_dir})", flush=True)
+          f"(data {data_dir})")
     if args.detach:
         return 0
     try:
         while not stop.wait(0.5):
             dead = [i for i, n in cluster.nodes.items() if not n.running]
             if dead:
-                print(f"headrace: broker(s) {dead} exited; see their logs in {data_dir}",
-                      flush=True)
+                logs.announce(f"broker(s) {dead} exited; see their logs in {data_dir}")
                 break
     finally:
-        print("headrace: cluster stopping", flush=True)
+        logs.announce("cluster stopping")
         cluster.stop_all()
         state_file.unlink(missing_ok=True)
-        print("headrace: cluster stopped", flush=True)
+        logs.announce("cluster stopped")
     return 0
 
 

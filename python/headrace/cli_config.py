@@ -19,7 +19,7 @@ def add_config_parser(sub: argparse._SubParsersAction) -> None:
     s = csub.add_parser("show", help="effective broker settings and their sources",
                         description="Print every broker setting as KEY=VALUE<TAB>(SOURCE), "
                                     "SOURCE being default, file PATH, environment or flag.")
-    s.add_argument("--config", metavar="FILE", help="TOML config file, as for `headrace broker`")
+    s.add_argument("--config", metavar="FILE", help="config file (TOML or server.properties), as for `headrace broker`")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="as for `headrace broker`")
     s.add_argument("--changed", action="store_true",
                    help="only the settings a file, the environment or a flag set")

@@ -83,7 +83,9 @@ class BrokerNode:
         try:
             with open(self.log_path, "rb") as f:
                 f.seek(self._log_offset)
-                return b"headrace: joined cluster" in f.read()
+                text = f.read()
+                # The broker's announcement, in either log format.
+                return b"headrace: joined cluster" in text or b'"msg":"joined cluster' in text
         except OSError:
             return False
 

@@ -1,4 +1,5 @@
-"""Broker settings gathered from a TOML file, the environment and flags.
+"""Broker settings gathered from a config file (TOML or Kafka's
+server.properties), the environment and flags.
 
 Keys are Kafka's broker config names (``log.dirs``, ``listeners``,
 ``log.retention.ms``...). This module only collects *where* each value came
@@ -20,7 +21,7 @@ from typing import Any, Mapping
 ENV_PREFIX = "HEADRACE_"
 # Environment variables with this prefix that are not broker settings.
 _NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR", "HEADRACE_DEBUG",
-                 "HEADRACE_LOG_LEVEL",  # read by the C++ logger itself
+                 "HEADRACE_LOG_LEVEL", "HEADRACE_LOG_FORMAT",  # read by the C++ logger itself
                  "HEADRACE_FAULT_INJECT"}  # testing hook read by the C++ broker
 
 
@@ -42,6 +43,9 @@ CONTROL_PLANE_SETTINGS = {
     "leader.imbalance.per.broker.percentage": ("10", "Share of a broker's preferred "
                                                      "partitions led elsewhere that triggers "
                                                      "a rebalance."),
+    "headrace.log.format": ("text", "Log line format of the broker process (C++ core and "
+                                    "Python): text or json; --log-format and "
+                                    "HEADRACE_LOG_FORMAT set it too."),
     "offsets.topic.replication.factor": ("3", "Replicas of __consumer_offsets in a cluster "
                                               "(fewer if fewer brokers are live)."),
 }
@@ -72,6 +76,10 @@ class Settings:
 
     values: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    # Kafka broker keys the sources set that headrace does not implement
+    # (left out; the broker warns once, naming them), and other warnings.
+    unimplemented: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def set(self, key: str, value: Any, source: str) -> None:
         self.values[key] = _to_str(value)
@@ -113,13 +121,21 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def load_file(path: str) -> dict[str, Any]:
-    """Reads a TOML config file; nested tables become dotted keys."""
+    """Reads a config file: TOML (nested tables become dotted keys) or Kafka's
+    Java properties (server.properties; see headrace.server_properties for
+    how the format is told apart)."""
+    from headrace.server_properties import is_properties_file, parse_properties
+
     try:
         with open(path, "rb") as f:
-            return _flatten(tomllib.load(f))
+            data = f.read()
     except FileNotFoundError:
         raise SettingsError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as e:
+    if is_properties_file(path, data):
+        return parse_properties(data)
+    try:
+        return _flatten(tomllib.loads(data.decode("utf-8")))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise SettingsError(f"config file {path}: {e}") from None
 
 
@@ -134,17 +150,52 @@ def from_environ(environ: Mapping[str, str]) -> dict[str, str]:
 
 def gather(config_file: str | None, flags: Mapping[str, Any],
            environ: Mapping[str, str] | None = None) -> Settings:
-    """Merges file, environment and flag values (flags win)."""
+    """Merges file, environment and flag values (flags win). Kafka broker
+    keys headrace does not implement are left out and listed in
+    ``Settings.unimplemented`` (with the warnings of ``Settings.warnings``);
+    a key neither headrace nor Kafka knows raises SettingsError with the
+    closest known name."""
+    from headrace.server_properties import translate
+
     s = Settings()
+    accepts = _accepts_fn()
+    layers: list[tuple[str, Mapping[str, Any]]] = []
     if config_file:
-        for k, v in load_file(config_file).items():
-            s.set(k, v, f"file {config_file}")
-    for k, v in from_environ(os.environ if environ is None else environ).items():
-        s.set(k, v, "environment")
-    for k, v in flags.items():
-        if v is not None:
-            s.set(k, v, "flag")
+        layers.append((f"file {config_file}", load_file(config_file)))
+    layers.append(("environment", from_environ(os.environ if environ is None else environ)))
+    layers.append(("flag", {k: v for k, v in flags.items() if v is not None}))
+    for source, raw in layers:
+        try:
+            t = translate({k: _to_str(v) for k, v in raw.items()}, accepts, source)
+        except ValueError as e:
+            raise SettingsError(str(e)) from None
+        for k, v in t.values.items():
+            s.set(k, v, source)
+        for k in t.unimplemented:
+            if k not in s.unimplemented:
+                s.unimplemented.append(k)
+        s.warnings.extend(t.warnings)
     return s
+
+
+def _accepts_fn():
+    """key -> whether headrace implements it: a known setting, a control-plane
+    key, or any other key the core takes (aliases such as log.retention.hours)."""
+    known = core_known_settings() | set(CONTROL_PLANE_SETTINGS)
+
+    def accepts(key: str) -> bool:
+        if key in known:
+            return True
+        from headrace._core import describe_settings
+        from headrace.errors import HeadraceError
+
+        try:
+            describe_settings({key: ""})
+            return True
+        except HeadraceError as e:
+            return not str(e).startswith("unknown broker config")
+
+    return accepts
 
 
 def effective(settings: Settings) -> list[EffectiveSetting]:

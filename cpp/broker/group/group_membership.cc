@@ -210,8 +210,20 @@ void GroupCoordinator::CompleteJoin(Group& g, int64_t now, Done& done) {
   }
   g.protocol = g.SelectProtocol();
   if (!g.FindMember(g.leader)) g.leader = g.members.begin()->first;
-  HR_LOG(kDebug) << "group " << g.id << ": generation " << g.generation << " with "
-                 << g.members.size() << " members, leader " << g.leader;
+  {
+    std::string members;
+    for (const auto& [id, m] : g.members) {
+      if (!members.empty()) members += ',';
+      members += id;
+    }
+    HR_LOG_TO(kInfo, "headrace.group")
+            .With("event", "group_rebalanced").With("group", g.id)
+            .With("generation", g.generation).With("members", members)
+            .With("member_count", g.members.size()).With("leader", g.leader)
+            .With("protocol", g.protocol.value_or(""))
+        << "group " << g.id << ": rebalanced to generation " << g.generation << " with "
+        << g.members.size() << " member(s) [" << members << "], leader " << g.leader;
+  }
   SetState(g, GroupState::kCompletingRebalance, now);
   for (auto& [id, m] : g.members) {
     m.assignment.clear();

@@ -113,6 +113,8 @@ struct RetentionReport {
   int segments_deleted = 0;
   int64_t bytes_deleted = 0;
   Offset new_start_offset;
+  int segments_by_time = 0;  // the first segments_by_time went by retention.ms, the rest by size
+  std::vector<int64_t> deleted_base_offsets;  // of the deleted segments, oldest first
 };
 
 class Log {

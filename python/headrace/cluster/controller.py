@@ -474,16 +474,22 @@ class Controller:
 
     def _log_change(self, part: _Partition, new: L.PartitionState) -> None:
         old = part.state
+        fields = {"event": "leader_isr_changed", "controller": self.broker_id,
+                  "topic": part.topic, "partition": part.partition, "leader": new.leader,
+                  "leader_epoch": new.leader_epoch, "isr": list(new.isr)}
         if old is None:
             log.info("controller %d: %s-%d: new, leader %d, isr %s", self.broker_id,
-                     part.topic, part.partition, new.leader, new.isr)
+                     part.topic, part.partition, new.leader, new.isr,
+                     extra={"fields": dict(fields, event="partition_created")})
         elif old.leader != new.leader:
             log.info("controller %d: %s-%d: leader %d -> %d (epoch %d), isr %s",
                      self.broker_id, part.topic, part.partition, old.leader, new.leader,
-                     new.leader_epoch, new.isr)
+                     new.leader_epoch, new.isr,
+                     extra={"fields": dict(fields, previous_leader=old.leader)})
         else:
             log.info("controller %d: %s-%d: isr %s -> %s", self.broker_id, part.topic,
-                     part.partition, old.isr, new.isr)
+                     part.partition, old.isr, new.isr,
+                     extra={"fields": dict(fields, previous_isr=list(old.isr))})
 
     # -- preferred leaders (auto.leader.rebalance.enable) -----------------------------
     def _rebalance_leaders(self) -> None:
@@ -540,7 +546,9 @@ class Controller:
             try:
                 for batch in batches + [last]:
                     fence.commit(lambda tx, batch=batch: [tx.delete(p) for p in batch])
-                log.info("controller %d: deleted topic %s", self.broker_id, topic)
+                log.info("controller %d: deleted topic %s", self.broker_id, topic,
+                         extra={"fields": {"event": "topic_deleted", "topic": topic,
+                                           "controller": self.broker_id}})
                 return
             except (NoNodeError, NotEmptyError):
                 continue  # changed while we listed it; list again

@@ -32,6 +32,7 @@ from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, N
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
+from headrace import logs
 from headrace.cluster import acl_store, reassignment, scram_users, topic_admin
 from headrace.cluster import zk_layout as L
 from headrace.cluster.controller import Controller
@@ -310,8 +311,8 @@ class ClusterMember:
                             "it to expire (zookeeper.session.timeout.ms=%d)", self.broker_id,
                             path, stat.ephemeralOwner, self.broker_id,
                             deadline - time.monotonic(), self.session_timeout_ms)
-                print(f"headrace: waiting for the ZooKeeper registration of an older "
-                      f"broker {self.broker_id} to expire", flush=True)
+                logs.announce(f"waiting for the ZooKeeper registration of an older "
+                              f"broker {self.broker_id} to expire")
                 logged = True
             if time.monotonic() > deadline:
                 raise ClusterError(
