@@ -265,3 +265,20 @@ def shared_broker(tmp_path_factory, name: str, *extra_args: str):
 def module_broker(tmp_path_factory):
     """One broker shared by the tests of a module; tests use unique topic names."""
     yield from shared_broker(tmp_path_factory, "module-broker")
+
+
+HTTP_LINE_RE = re.compile(r"\bheadrace: http on (?P<host>[^\s]+):(?P<port>\d+) ")
+
+
+def http_address(b: BrokerProcess, timeout: float = 10.0) -> tuple[str, int]:
+    """(host, port) of the broker's HTTP listener, from its announcement
+    line ("... headrace: http on HOST:PORT ...", after the log timestamp)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in list(b._stdout_lines):
+            m = HTTP_LINE_RE.search(line)
+            if m:
+                return m["host"], int(m["port"])
+        time.sleep(0.05)
+    raise AssertionError(f"no 'headrace: http on' line; stdout {b._stdout_lines!r}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import time
 from pathlib import Path
 
@@ -22,12 +21,11 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker_process import GROUP_ARGS, BrokerProcess, _finish
+from broker_process import GROUP_ARGS, HTTP_LINE_RE, BrokerProcess, _finish, http_address
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "console-screenshots"
-_HTTP_RE = re.compile(r"^headrace: http on (?P<host>[^\s]+):(?P<port>\d+) ")
 
 
 # -- fixtures ------------------------------------------------------------------
@@ -37,9 +35,8 @@ def cb(tmp_path_factory):
     b = BrokerProcess(tmp_path_factory.mktemp("console-broker"), "--http", "127.0.0.1:0",
                       *GROUP_ARGS)
     b.start()
-    b.http = _wait_for("the http line", lambda: next(
-        (f"{m['host']}:{m['port']}" for m in map(_HTTP_RE.match, list(b._stdout_lines)) if m),
-        None))
+    host, port = http_address(b)
+    b.http = f"{host}:{port}"
     yield b
     _finish([b])
 
@@ -371,7 +368,7 @@ def test_console_of_any_cluster_broker_shows_the_whole_cluster(tmp_path):
 def _cluster_http(node) -> str:
     def found():
         lines = node.log_path.read_text(errors="replace").splitlines()
-        m = [x for x in map(_HTTP_RE.match, lines) if x]
+        m = [x for x in map(HTTP_LINE_RE.search, lines) if x]
         return f"{m[-1]['host']}:{m[-1]['port']}" if m else None
 
     return _wait_for(f"the http line of broker {node.node_id}", found, timeout=60, every=0.2)

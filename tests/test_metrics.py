@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import http.client
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -29,22 +28,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from broker_process import GROUP_ARGS, BrokerProcess, _finish
+from broker_process import GROUP_ARGS, HTTP_LINE_RE, BrokerProcess, _finish, http_address
 from broker_wire import API_METADATA, Connection
 
 # The broker's announcement (after its log line's timestamp and level).
-_HTTP_RE = re.compile(r"\bheadrace: http on (?P<host>[^\s]+):(?P<port>\d+) ")
-
-
 def _http_address(b: BrokerProcess, timeout: float = 10.0) -> tuple[str, int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in list(b._stdout_lines):
-            m = _HTTP_RE.search(line)
-            if m:
-                return m["host"], int(m["port"])
-        time.sleep(0.05)
-    raise AssertionError(f"no 'headrace: http on' line; stdout {b._stdout_lines!r}")
+    return http_address(b, timeout)
 
 
 def _run(*cmd: str) -> None:
@@ -293,7 +282,7 @@ class _Node:
 def _cluster_http(node) -> _Node:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        m = [_HTTP_RE.search(line) for line in node.log_path.read_text(errors="replace").splitlines()]
+        m = [HTTP_LINE_RE.search(line) for line in node.log_path.read_text(errors="replace").splitlines()]
         m = [x for x in m if x]
         if m:
             return _Node((m[-1]["host"], int(m[-1]["port"])))

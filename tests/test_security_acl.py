@@ -429,6 +429,18 @@ def _rows(data_dir: str) -> list[Row]:
             [(TOPIC, T, ALTER_CONFIGS)], E_TOPIC, lambda r: [x.error_code for x in r.responses],
             probe=lambda a: topic_config(a, T, "retention.ms"),
             changes=True),
+        Row(48, "DescribeClientQuotas", lambda: msg(
+            "admin", "DescribeClientQuotasRequest", 0, components=[], strict=False),
+            [(CLUSTER, "kafka-cluster", DESCRIBE_CONFIGS)], E_CLUSTER, lambda r: [r.error_code]),
+        Row(49, "AlterClientQuotas", lambda: msg(
+            "admin", "AlterClientQuotasRequest", 0, validate_only=False, entries=[
+                {"entity": [{"entity_type": "client-id", "entity_name": "acl-quota"}],
+                 "ops": [{"key": "producer_byte_rate", "value": 1048576.0, "remove": False}]}]),
+            [(CLUSTER, "kafka-cluster", ALTER_CONFIGS)], E_CLUSTER,
+            lambda r: [x.error_code for x in r.entries],
+            probe=lambda a: len(a.call(msg("admin", "DescribeClientQuotasRequest", 0,
+                                           components=[], strict=False)).entries),
+            changes=True),
         Row(50, "DescribeUserScramCredentials", lambda: msg(
             "admin", "DescribeUserScramCredentialsRequest", 0, users=None),
             [(CLUSTER, "kafka-cluster", DESCRIBE)], E_CLUSTER, lambda r: [r.error_code]),

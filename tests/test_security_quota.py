@@ -18,7 +18,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_process import shared_broker
+from broker_process import http_address, shared_broker
 from broker_wire import Connection, frame, request_header
 from cli_run import headrace, ok, one_error_line
 from headrace.admin import Admin, AdminError
@@ -285,8 +285,8 @@ def test_cli_quota_set_and_describe(qbroker):
 def quota_samples(b) -> dict[str, float]:
     import urllib.request
 
-    line = next(ln for ln in b._stdout_lines if ln.startswith("headrace: http on "))
-    with urllib.request.urlopen(f"http://{line.split()[3]}/metrics", timeout=5) as r:
+    host, port = http_address(b)
+    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5) as r:
         text = r.read().decode()
     return {ln.split()[0]: float(ln.split()[1]) for ln in text.splitlines()
             if ln.startswith("headrace_quota_")}

@@ -8,13 +8,13 @@
 // is durable (client-quotas.json) before it is answered; cluster mode: the
 // control plane writes it to ZooKeeper (/config/users, /config/clients)
 // and every broker applies it with the next cluster state.
-#include <chrono>
-#include <future>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "broker/api/authorize.h"
+#include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
 #include "broker/cluster/cluster_state.h"
 #include "broker/json.h"
@@ -29,31 +29,14 @@ using Resp = protocol::AlterClientQuotasResponse;
 
 // Cluster mode: the control plane writes /config/<path> (values as Kafka
 // strings; no values: the znode is removed). Blocks the admin worker.
-quota::QuotaError AlterInCluster(ClusterState* cluster, const quota::QuotaEntry& entry) {
+quota::QuotaError AlterInCluster(const BrokerContext& ctx, const quota::QuotaEntry& entry) {
   json::Object configs;
   for (const auto& [k, v] : entry.values) configs[k] = json::Value(quota::FormatQuotaValue(k, v));
-  json::Object payload{{"path", entry.entity.Path()}, {"configs", json::Value(std::move(configs))}};
-  auto done = std::make_shared<std::promise<std::pair<bool, std::string>>>();
-  auto answer = done->get_future();
-  const auto timeout = std::chrono::seconds(30);
-  cluster->requests().Submit("alter_client_quotas", json::Write(json::Value(std::move(payload))),
-                             ControlRequests::Clock::now() + timeout,
-                             [done](bool ok, const std::string& result) {
-                               done->set_value({ok, result});
-                             });
-  if (answer.wait_for(timeout + std::chrono::seconds(1)) != std::future_status::ready) {
-    return {KafkaError::kRequestTimedOut, "the control plane did not answer"};
-  }
-  auto [ok, result] = answer.get();
-  if (!ok) return {KafkaError::kRequestTimedOut, "control plane: " + result};
-  auto parsed = json::Parse(result);
-  const json::Value* code = parsed.ok() ? parsed->Find("error_code") : nullptr;
-  if (code == nullptr || !code->is_int()) {
-    return {KafkaError::kUnknownServerError, "control plane answered: " + result};
-  }
-  const json::Value* message = parsed->Find("error_message");
-  return {static_cast<KafkaError>(code->as_int()),
-          message && message->is_string() ? message->as_string() : ""};
+  Status st = CallControlPlane(ctx, "alter_client_quotas",
+                               json::Object{{"path", entry.entity.Path()},
+                                            {"configs", json::Value(std::move(configs))}});
+  if (st.ok()) return {};
+  return {ToKafkaError(st), st.message()};
 }
 
 quota::QuotaError AlterOne(BrokerContext& ctx, const Req::EntryData& in, bool validate_only) {
@@ -68,7 +51,7 @@ quota::QuotaError AlterOne(BrokerContext& ctx, const Req::EntryData& in, bool va
   for (const auto& op : in.ops) ops.push_back({op.key, op.value, op.remove});
   if (auto err = quota::ApplyOps(ops, &entry.values); !err.ok()) return err;
   if (validate_only) return {};
-  if (ClusterState* cluster = ctx.state->cluster()) return AlterInCluster(cluster, entry);
+  if (ctx.state->cluster() != nullptr) return AlterInCluster(ctx, entry);
   Status st = ctx.client_quotas->Apply({entry});
   if (!st.ok()) return {KafkaError::kKafkaStorageError, st.message()};
   return {};
@@ -79,7 +62,12 @@ void HandleAlterClientQuotas(BrokerContext& ctx, Req& req, Request request) {
   for (const Req::EntryData& in : req.entries) {
     Resp::EntryData& out = resp.entries.emplace_back();
     for (const auto& e : in.entity) out.entity.push_back({e.entity_type, e.entity_name});
-    quota::QuotaError err = AlterOne(ctx, in, req.validate_only);
+    // Kafka: ALTER_CONFIGS on the CLUSTER.
+    quota::QuotaError err =
+        AuthorizedOnCluster(ctx, request, AclOperation::kAlterConfigs)
+            ? AlterOne(ctx, in, req.validate_only)
+            : quota::QuotaError{KafkaError::kClusterAuthorizationFailed,
+                                "Cluster authorization failed."};
     out.error_code = Code(err.code);
     out.error_message = err.ok() ? std::nullopt : std::optional<std::string>(err.message);
   }

@@ -89,8 +89,8 @@ class BrokerImpl final : public Broker {
         cleaner_config_(cleaner_config),
         metrics_config_(std::move(metrics_config)),
         ssl_config_(std::move(ssl_config)),
-        authorizer_(std::move(auth_config)),
         quota_config_(quota_config),
+        authorizer_(std::move(auth_config)),
         backend_(backend) {
     config_.file_env = file_env_.get();
   }
@@ -276,8 +276,10 @@ class BrokerImpl final : public Broker {
     // Published after the roles changed: a client sent here as the leader
     // finds a leader.
     cluster->Publish(view);
-    if (Status st = broker::sasl::ApplyClusterScramCredentials(state_json, *scram_store_); !st.ok())
+    if (Status st = broker::sasl::ApplyClusterScramCredentials(state_json, *scram_store_);
+        !st.ok()) {
       HR_LOG(kWarn) << "cluster state: SCRAM credentials: " << st.message();
+    }
     if (view->acls) ApplyClusterAcls(*view->acls);  // ACLs from ZooKeeper
     if (view->broker_configs) {  // dynamic broker configs from ZooKeeper
       state_->dynamic_config().ApplyFromCluster(

@@ -3,6 +3,7 @@
 // an exact name (0), the default (1) or any named entity (2); strict also
 // drops entities with a component the filter does not mention. Kafka's
 // filter errors (INVALID_REQUEST) are the response's error_code.
+#include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
 #include "broker/quota/client_quota_store.h"
@@ -22,6 +23,13 @@ void AddPart(const char* type, const quota::EntityPart& part, Resp::EntryData* o
 
 void HandleDescribeClientQuotas(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
+  if (!AuthorizedOnCluster(ctx, request, AclOperation::kDescribeConfigs)) {  // as Kafka
+    resp.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    resp.entries.reset();
+    request.Reply(resp);
+    return;
+  }
   std::vector<quota::QuotaFilterPart> filter;
   for (const auto& c : req.components) filter.push_back({c.entity_type, c.match_type, c.match});
   quota::QuotaError err = quota::CheckFilter(filter);
