@@ -67,6 +67,11 @@ def _get(extract, res: dict) -> tuple[float, float]:
         return NAN, NAN
 
 
+def _fmt_ratio(r: float) -> str:
+    """Two decimals, or two significant digits below 0.1 (not "0.00")."""
+    return f"{r:.2g}" if r == r and 0 < r < 0.1 else _fmt(r, 2)
+
+
 def _digits(v: float) -> int:
     return 1 if v == v and abs(v) < 100 else 0
 
@@ -97,7 +102,7 @@ def rows(res: dict, peer_res: dict, peer: PeerSpec) -> tuple[list[list[str]], li
         p, p_cpu = _get(extract, peer_res)
         cpu = "—" if h_cpu != h_cpu and p_cpu != p_cpu else \
             f"{_fmt(h_cpu, 2)} / {_fmt(p_cpu, 2)} ({_fmt(_ratio(h_cpu, p_cpu), 2)})"
-        out.append([label, _fmt(h, _digits(h)), _fmt(p, _digits(p)), _fmt(_ratio(h, p), 2),
+        out.append([label, _fmt(h, _digits(h)), _fmt(p, _digits(p)), _fmt_ratio(_ratio(h, p)),
                     "higher" if higher else "lower", cpu])
     return out, not_run
 
