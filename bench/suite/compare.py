@@ -73,7 +73,9 @@ def _fmt_ratio(r: float) -> str:
 
 
 def _digits(v: float) -> int:
-    return 1 if v == v and abs(v) < 100 else 0
+    if v != v:
+        return 0
+    return 2 if abs(v) < 1 else 1 if abs(v) < 100 else 0
 
 
 def _label_values(res: dict) -> dict[str, str]:
