@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include <librdkafka/rdkafka.h>
+
 namespace headrace::loadgen {
 namespace {
 
@@ -117,7 +119,7 @@ int PrintReport(const Options& o, const std::vector<ProducerResult>& producers,
     std::fprintf(human, "broker   %.2f s runnable but waiting for a CPU\n", totals.broker_wait_s);
   if (o.json) {
     std::string line = std::string(R"({"mode":")") + ModeName(o.mode) + R"(","topic":")" +
-                       Escape(o.topic) + "\"";
+                       Escape(o.topic) + R"(","librdkafka":")" + rd_kafka_version_str() + "\"";
     char buf[512];
     std::snprintf(buf, sizeof(buf),
                   R"(,"partitions":%d,"size":%d,"acks":"%s","producers":%d,"consumers":%d,)"

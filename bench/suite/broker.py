@@ -12,25 +12,10 @@ sys.path.insert(0, str(REPO / "tests"))
 from broker_process import BrokerProcess  # noqa: E402  (reused, not copied)
 
 
-class SuiteBroker(BrokerProcess):
-    """BrokerProcess whose command is `headrace broker` from the installed
-    package, or `broker_cmd` (a command prefix; the suite appends
-    --data-dir and --listen, like the CLI takes them)."""
+class ProcStats:
+    """What /proc says about the process `self.pid` (a broker under test)."""
 
-    def __init__(self, data_dir, *extra_args: str, broker_cmd: str | None = None):
-        super().__init__(data_dir, *extra_args)
-        self.broker_cmd = shlex.split(broker_cmd) if broker_cmd else None
-
-    def command(self) -> list[str]:
-        if self.broker_cmd is None:
-            return super().command()
-        return [*self.broker_cmd, "--data-dir", str(self.data_dir), "--listen", self.listen,
-                *self.extra_args]
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
+    pid: int
 
     def rss_mb(self) -> float:
         """Resident set size (VmRSS) in MiB."""
@@ -50,3 +35,24 @@ class SuiteBroker(BrokerProcess):
         """utime + stime of the whole process, in seconds."""
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class SuiteBroker(ProcStats, BrokerProcess):
+    """BrokerProcess whose command is `headrace broker` from the installed
+    package, or `broker_cmd` (a command prefix; the suite appends
+    --data-dir and --listen, like the CLI takes them)."""
+
+    def __init__(self, data_dir, *extra_args: str, broker_cmd: str | None = None):
+        super().__init__(data_dir, *extra_args)
+        self.broker_cmd = shlex.split(broker_cmd) if broker_cmd else None
+
+    def command(self) -> list[str]:
+        if self.broker_cmd is None:
+            return super().command()
+        return [*self.broker_cmd, "--data-dir", str(self.data_dir), "--listen", self.listen,
+                *self.extra_args]
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid

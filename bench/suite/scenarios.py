@@ -17,6 +17,7 @@ from headrace.errors import HeadraceError
 
 from suite import tools as T
 from suite.broker import SuiteBroker
+from suite.peer import PeerSpec, TansuProcess
 
 # librdkafka settings for ~1 MiB batches: batch.size just under the broker's
 # max.message.bytes (1048588) and a request limit that fits one such batch.
@@ -49,6 +50,14 @@ class Context:
     settings: Settings
     data_root: Path
     log: callable = print
+    # Set for the side-by-side pass (run_suite.py --compare): brokers are
+    # the peer's (peer_bin), not headrace.
+    peer: PeerSpec | None = None
+    peer_bin: Path | None = None
+
+    def skipped(self, name: str) -> bool:
+        """Whether scenario or produce case `name` is not run on this broker."""
+        return self.peer is not None and name in self.peer.skip
 
     def settle(self) -> None:
         """Writes back every dirty page now (sync), so that a run does not
@@ -62,11 +71,16 @@ class Context:
             self.log(f"    (sync before the run took {took:.1f} s)")
 
     @contextlib.contextmanager
-    def broker(self, name: str):
-        """A fresh broker (own data dir), stopped at the end."""
+    def broker(self, name: str, *headrace_args: str):
+        """A fresh broker (own data dir), stopped at the end; `headrace_args`
+        are added to a headrace broker's command line (not to a peer's)."""
         self.settle()
         data = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.data_root))
-        b = SuiteBroker(data, *self.settings.broker_args, broker_cmd=self.settings.broker_cmd)
+        if self.peer is not None:
+            b = TansuProcess(self.peer_bin, data)
+        else:
+            b = SuiteBroker(data, *headrace_args, *self.settings.broker_args,
+                            broker_cmd=self.settings.broker_cmd)
         b.start()
         self.log(f"  broker pid {b.pid} on {b.bootstrap} ({b.backend}), data {data}")
         try:
@@ -155,11 +169,14 @@ def _produce_case(ctx: Context, b: SuiteBroker, admin: Admin, topic: str, partit
 
 
 def produce(ctx: Context) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {name: [] for name, _, _ in PRODUCE_CASES}
+    out: dict[str, list[dict]] = {name: [] for name, _, _ in PRODUCE_CASES
+                                  if not ctx.skipped(name)}
     with ctx.broker("produce") as b:
         admin = Admin(b.bootstrap, 60)
         for i in range(ctx.settings.repeats):
             for name, partitions, args in PRODUCE_CASES:
+                if ctx.skipped(name):
+                    continue
                 profile = name if i == 0 and name == "produce_100b_acks1" else None
                 out[name].append(_produce_case(ctx, b, admin, f"{name}-{i}", partitions, args,
                                                profile))
@@ -229,7 +246,11 @@ def scale(ctx: Context) -> dict:
     s = ctx.settings
     out: dict = {"partitions": s.scale_partitions, "spread_partitions": s.spread_partitions,
                  "spread": [], "single": []}
-    with ctx.broker("scale") as b:
+    # headrace.max.partitions (default 10,000) must leave room for the
+    # spread and single-partition topics on top of the scale partitions
+    # (main's suite stopped at its refusal once that limit came in).
+    limit = s.scale_partitions + 2 * (s.spread_partitions + 1)  # + a deleted one's slack
+    with ctx.broker("scale", "--set", f"headrace.max.partitions={limit}") as b:
         admin = Admin(b.bootstrap, 300)
         out["idle"] = {"rss_mb": b.rss_mb(), "fds": b.open_fds(), "threads": b.threads()}
         _create_many(ctx, admin, s.scale_partitions, out)

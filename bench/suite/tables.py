@@ -187,11 +187,11 @@ def markdown(res: dict, meta: dict) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_doc(doc: Path, text: str) -> None:
-    """Replaces what lies between BEGIN and END in `doc` (appends both
+def write_doc(doc: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replaces what lies between `begin` and `end` in `doc` (appends both
     markers first if missing)."""
     content = doc.read_text() if doc.exists() else ""
-    if BEGIN not in content or END not in content:
-        content += f"\n{BEGIN}\n{END}\n"
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    doc.write_text(pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", content, count=1))
+    if begin not in content or end not in content:
+        content += f"\n{begin}\n{end}\n"
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    doc.write_text(pattern.sub(lambda _: f"{begin}\n{text}{end}", content, count=1))

@@ -20,6 +20,9 @@ class ToolError(RuntimeError):
 class Tools:
     loadgen: Path
     reference: Path
+    # Environment of the load generator (None: inherited), e.g. an
+    # LD_LIBRARY_PATH that picks another librdkafka (run_suite.py --compare).
+    loadgen_env: dict[str, str] | None = None
 
     @classmethod
     def find(cls, build_dir: Path) -> "Tools":
@@ -33,8 +36,8 @@ class Tools:
         return tools
 
 
-def _json_lines(cmd: list[str], timeout: float) -> list[dict]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+def _json_lines(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> list[dict]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     lines = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith("{")]
     # loadgen exits 1 when some messages failed: still a result, errors counted.
     if proc.returncode not in (0, 1) or not lines:
@@ -66,7 +69,7 @@ def loadgen(tools: Tools, mode: str, bootstrap: str, topic: str, broker_pid: int
     """One headrace-loadgen run; its JSON result."""
     cmd = [str(tools.loadgen), mode, "--bootstrap", bootstrap, "--topic", topic,
            "--broker-pid", str(broker_pid), "--json", *args]
-    return _json_lines(cmd, timeout)[-1]
+    return _json_lines(cmd, timeout, tools.loadgen_env)[-1]
 
 
 def _metadata_request(correlation_id: int) -> bytes:
