@@ -133,12 +133,12 @@ std::vector<SettingDoc> DescribeTable(const std::vector<ConfigKey<Config>>& keys
   return out;
 }
 
-// Moves every key of the table out of `props` into `c`.
-template <typename Config>
-Status ExtractFromTable(const std::vector<ConfigKey<Config>>& keys, Config& c,
-                        std::map<std::string, std::string>& props) {
+// Moves every key `set` takes out of `props`: `set` answers NotFound for a
+// key that is not its own, another error for a bad value (returned).
+template <typename Setter>
+Status ExtractKeys(std::map<std::string, std::string>& props, Setter set) {
   for (auto it = props.begin(); it != props.end();) {
-    Status st = SetFromTable(keys, c, it->first, it->second, "");
+    Status st = set(it->first, it->second);
     if (st.code() == StatusCode::kNotFound) {
       ++it;
       continue;
@@ -147,6 +147,15 @@ Status ExtractFromTable(const std::vector<ConfigKey<Config>>& keys, Config& c,
     it = props.erase(it);
   }
   return Status::OK();
+}
+
+// Moves every key of the table out of `props` into `c`.
+template <typename Config>
+Status ExtractFromTable(const std::vector<ConfigKey<Config>>& keys, Config& c,
+                        std::map<std::string, std::string>& props) {
+  return ExtractKeys(props, [&](const std::string& key, const std::string& value) {
+    return SetFromTable(keys, c, key, value, "");
+  });
 }
 
 // One key of a registered family as DescribeConfigs (BROKER) and the

@@ -206,16 +206,8 @@ bool SslConfig::IsListenerOverride(const std::string& key) {
 std::vector<SettingDoc> SslConfig::Describe() const { return DescribeTable(Keys(), *this); }
 
 Status SslConfig::Extract(std::map<std::string, std::string>& props) {
-  for (auto it = props.begin(); it != props.end();) {
-    Status st = Set(it->first, it->second);
-    if (st.code() == StatusCode::kNotFound) {
-      ++it;
-      continue;
-    }
-    HR_RETURN_IF_ERROR(st);
-    it = props.erase(it);
-  }
-  return Status::OK();
+  // Set also takes the listener.name.<l>.ssl.* overrides.
+  return ExtractKeys(props, [this](const std::string& k, const std::string& v) { return Set(k, v); });
 }
 
 Result<net::TlsSettings> SslConfig::TlsSettingsFor(const std::string& listener) const {

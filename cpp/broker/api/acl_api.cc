@@ -1,5 +1,6 @@
 #include "broker/api/acl_api.h"
 
+#include "broker/api/cluster_admin.h"
 #include "broker/api/cluster_lookup.h"
 #include "broker/json.h"
 
@@ -40,20 +41,8 @@ void SubmitAclChange(BrokerContext& ctx, const Request& req, const char* kind,
       json::Write(json::Value(json::Object{{"acls", auth::BindingsToJson(bindings)}}));
   SubmitControlRequest(ctx, req, kind, std::move(payload), 0,
                        [done = std::move(done)](bool ok, const std::string& result) {
-                         if (!ok) {
-                           done(KafkaError::kRequestTimedOut, result);
-                           return;
-                         }
-                         auto parsed = json::Parse(result);
-                         const json::Value* code = parsed.ok() ? parsed->Find("error_code") : nullptr;
-                         if (code == nullptr || !code->is_int()) {
-                           done(KafkaError::kUnknownServerError,
-                                "the control plane's answer could not be read");
-                           return;
-                         }
-                         const json::Value* msg = parsed->Find("error_message");
-                         done(static_cast<KafkaError>(code->as_int()),
-                              msg && msg->is_string() ? msg->as_string() : "");
+                         Status st = ControlPlaneAnswer(ok, result);
+                         done(ToKafkaError(st), st.ok() ? "" : st.message());
                        });
 }
 

@@ -312,6 +312,10 @@ Status CallControlPlane(const BrokerContext& ctx, const std::string& kind, json:
     return KafkaStatus(KafkaError::kRequestTimedOut, "the control plane did not answer");
   }
   auto [ok, result] = answer.get();
+  return ControlPlaneAnswer(ok, result);
+}
+
+Status ControlPlaneAnswer(bool ok, const std::string& result) {
   if (!ok) return KafkaStatus(KafkaError::kRequestTimedOut, "control plane: " + result);
   auto parsed = json::Parse(result);
   const json::Value* code = parsed.ok() ? parsed->Find("error_code") : nullptr;

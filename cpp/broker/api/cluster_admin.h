@@ -18,6 +18,10 @@ namespace headrace::broker {
 // answered within 30 s. Blocks: call it on the admin worker. Cluster mode
 // only (ctx.state->cluster() != null).
 Status CallControlPlane(const BrokerContext& ctx, const std::string& kind, json::Object payload);
+// A control request's completion (ControlRequests::Completion arguments)
+// read as above: OK for error_code 0, else that KafkaStatus;
+// REQUEST_TIMED_OUT when it was not answered.
+Status ControlPlaneAnswer(bool ok, const std::string& result);
 
 // AlterConfigs / IncrementalAlterConfigs on a topic in cluster mode, on
 // any broker (a replica of the topic or not): `next` turns the topic's

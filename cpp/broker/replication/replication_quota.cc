@@ -1,7 +1,8 @@
 #include "broker/replication/replication_quota.h"
 
 #include <algorithm>
-#include <chrono>
+
+#include "broker/partition.h"
 
 namespace headrace::broker::replication {
 
@@ -52,19 +53,12 @@ ReplicationQuota::ReplicationQuota(int32_t window_num, int32_t window_size_secon
       window_size_seconds_(window_size_seconds),
       rate_(window_num, int64_t{window_size_seconds} * 1000) {}
 
-namespace {
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
 
 bool ReplicationQuota::Exceeded() const {
   const int64_t bound = bound_.load(std::memory_order_relaxed);
   if (bound == INT64_MAX) return false;
   std::lock_guard<std::mutex> l(mu_);
-  return rate_.Rate(NowMs()) > static_cast<double>(bound);
+  return rate_.Rate(Partition::SteadyNowMs()) > static_cast<double>(bound);
 }
 
 int64_t ReplicationQuota::MaxReadBytes() const {
@@ -76,7 +70,7 @@ int64_t ReplicationQuota::MaxReadBytes() const {
 void ReplicationQuota::Record(int64_t bytes) {
   if (bytes <= 0) return;
   std::lock_guard<std::mutex> l(mu_);
-  rate_.Record(static_cast<double>(bytes), NowMs());
+  rate_.Record(static_cast<double>(bytes), Partition::SteadyNowMs());
 }
 
 }  // namespace headrace::broker::replication

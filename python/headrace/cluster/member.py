@@ -730,27 +730,9 @@ class ClusterMember:
             return {"error_code": topic_admin.INVALID_REQUEST,
                     "error_message": f"bad client quota entity {path!r}"}
         quotas = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
-        znode = L.entity_config_path(path)
-        while True:  # read-modify-write, retried when another writer got in between
-            try:
-                data, stat = self.zk.get(znode)
-            except NoNodeError:
-                data, stat = None, None
-            config = {k: v for k, v in L.decode_entity_config(data, path).items()
-                      if k not in L.QUOTA_KEYS}
-            config.update(quotas)
-            encoded = json.dumps({"version": 1, "config": config}, sort_keys=True).encode()
-            try:
-                if stat is None:
-                    self.zk.create(znode, encoded, makepath=True)
-                else:
-                    self.zk.set(znode, encoded, version=stat.version)
-                break
-            except (NodeExistsError, BadVersionError):
-                continue
-        self.zk.create(f"{L.CONFIG_CHANGES}/config_change_",
-                       json.dumps({"version": 2, "entity_path": path}).encode(),
-                       sequence=True, makepath=True)
+        topic_admin.update_entity_config(
+            self.zk, path,
+            lambda config: {k: v for k, v in config.items() if k not in L.QUOTA_KEYS} | quotas)
         return {"error_code": 0, "error_message": None}
 
     # -- ElectLeaders ------------------------------------------------------------------------

@@ -16,9 +16,7 @@ import json
 import urllib.parse
 from typing import Any, Callable, Mapping
 
-from kazoo.exceptions import BadVersionError, NoNodeError, NodeExistsError
-
-from headrace.cluster import zk_layout as L
+from headrace.cluster import topic_admin
 
 CONFIG_USERS = "/config/users"
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -31,10 +29,6 @@ def sanitize(user: str) -> str:
 
 def desanitize(name: str) -> str:
     return urllib.parse.unquote(name)
-
-
-def user_path(user: str) -> str:
-    return f"{CONFIG_USERS}/{sanitize(user)}"
 
 
 def _config(data: bytes | None) -> dict[str, str]:
@@ -74,29 +68,13 @@ def alter(zk, payload: Mapping[str, Any]) -> dict:
     for u in payload.get("upsertions") or []:
         changes.setdefault(str(u["user"]), {})[str(u["mechanism"])] = str(u["credential"])
     for user, mechs in changes.items():
-        path = user_path(user)
-        while True:
-            try:
-                data, stat = zk.get(path)
-                version = stat.version
-            except NoNodeError:
-                data, version = None, None
-            config = _config(data)
+        def apply(config: dict[str, str], mechs=mechs) -> dict[str, str]:
             for mech, cred in mechs.items():
                 if cred is None:
                     config.pop(mech, None)
                 else:
                     config[mech] = cred
-            encoded = json.dumps({"version": 1, "config": config}, sort_keys=True).encode()
-            try:
-                if version is None:
-                    zk.create(path, encoded, makepath=True)
-                else:
-                    zk.set(path, encoded, version=version)
-                break
-            except (BadVersionError, NodeExistsError, NoNodeError):
-                continue  # changed meanwhile: read again
-        zk.create(f"{L.CONFIG_CHANGES}/config_change_",
-                  json.dumps({"version": 2, "entity_path": f"users/{sanitize(user)}"}).encode(),
-                  sequence=True, makepath=True)
+            return config
+
+        topic_admin.update_entity_config(zk, f"users/{sanitize(user)}", apply)
     return {"error_code": 0, "error_message": None}

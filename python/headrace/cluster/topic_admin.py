@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -270,6 +270,36 @@ def replace_config(zk: KazooClient, path: str, data: bytes, entity_path: str) ->
             zk.create(path, data, makepath=True)
         except NodeExistsError:
             zk.set(path, data)
+    _announce_config_change(zk, entity_path)
+
+
+def update_entity_config(zk: KazooClient, entity_path: str,
+                         change: Callable[[dict[str, str]], dict[str, str]]) -> None:
+    """Read-modify-write of /config/<entity_path> (users/<u>, clients/<c>,
+    ...: {"version":1,"config":{...}}, whose keys SCRAM credentials and
+    quotas share) with the znode's version, retried when another writer got
+    in between; then announced as replace_config does. `change` gets the
+    current keys and returns the new ones."""
+    path = L.entity_config_path(entity_path)
+    while True:
+        try:
+            data, stat = zk.get(path)
+        except NoNodeError:
+            data, stat = None, None
+        config = change(L.decode_entity_config(data, entity_path))
+        encoded = json.dumps({"version": 1, "config": config}, sort_keys=True).encode()
+        try:
+            if stat is None:
+                zk.create(path, encoded, makepath=True)
+            else:
+                zk.set(path, encoded, version=stat.version)
+            break
+        except (BadVersionError, NodeExistsError, NoNodeError):
+            continue
+    _announce_config_change(zk, entity_path)
+
+
+def _announce_config_change(zk: KazooClient, entity_path: str) -> None:
     zk.create(f"{L.CONFIG_CHANGES}/config_change_",
               json.dumps({"version": 2, "entity_path": entity_path}).encode(),
               sequence=True, makepath=True)
