@@ -147,6 +147,20 @@ def _try(fn, *args) -> bool:
         return False
 
 
+def group_progress(bootstrap: str, group: str, topic: str, partitions: int) -> int:
+    """Sum of the group's committed offsets on TOPIC (read_uncommitted, so a
+    pending transactional commit does not hold the answer back)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "enable.auto.commit": False, "isolation.level": "read_uncommitted"})
+    try:
+        tps = c.committed([TopicPartition(topic, p) for p in range(partitions)], 10.0)
+        return sum(max(tp.offset, 0) for tp in tps)
+    except Exception:
+        return -1  # the broker is restarting: ask again
+    finally:
+        c.close()
+
+
 def test_consume_transform_produce_killed_repeatedly_is_exactly_once(broker_factory):
     b = broker_factory(None, *BROKER_ARGS)
     bs = b.bootstrap
@@ -158,33 +172,50 @@ def test_consume_transform_produce_killed_repeatedly_is_exactly_once(broker_fact
     plain = Producer({"bootstrap.servers": bs, "linger.ms": 5})
     for i in range(n):
         plain.produce(src, f"v{i}".encode(), partition=i % 4)
-    plain.flush(TIMEOUT_S)
+    assert plain.flush(TIMEOUT_S) == 0
     group, txn_id = unique("ctp-group"), unique("ctp-tid")
-    cmd = [sys.executable, str(WORKER), bs, src, dst, group, txn_id, "4", "50"]
+    cmd = [sys.executable, str(WORKER), bs, src, dst, group, txn_id, "4", "20"]
+    # Each kill waits for the group's committed progress to pass the next
+    # mark, then lands after a random delay (mostly inside a transaction).
+    # Progress, not wall time, decides: a fast worker cannot finish before
+    # it was killed six times, a slow one is not killed before it started.
+    marks = [n * k // 8 for k in range(1, 7)]
     rng = random.Random(7)
-    kills = restarts = 0
-    worker = None
-    deadline = time.monotonic() + 240
+    kills = 0
     broker_killed = False
+    failures: list[str] = []
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True)
+
+    worker = start()
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        if worker is None or worker.poll() is not None:
-            if worker is not None and worker.returncode == 0:
+        if worker.poll() is not None:
+            err = worker.stderr.read()
+            if worker.returncode == 0:
                 break
-            worker = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            restarts += 1
-        time.sleep(rng.uniform(0.5, 2.0))
-        if kills < 6 and worker.poll() is None:
+            failures.append(err.strip()[-300:])
+            worker = start()
+            continue
+        if kills < len(marks) and group_progress(bs, group, src, 4) >= marks[kills]:
+            time.sleep(rng.uniform(0.0, 0.1))
             worker.kill()
             worker.wait(10)
+            worker.stderr.close()
             kills += 1
             if kills == 3 and not broker_killed:
                 b.kill()
                 b.start_again()
                 broker_killed = True
+            worker = start()
+        time.sleep(0.02)
     else:
         worker.kill()
-        pytest.fail("the worker did not finish in time")
-    assert kills == 6 and broker_killed
+        pytest.fail(f"the worker did not finish in time; its failures: {failures[-3:]}")
+    assert kills == len(marks), (kills, err, failures[-3:])
+    assert broker_killed
     out = read_all(bs, dst, 4, "read_committed", expect=n)
     out += read_all(bs, dst, 4, "read_committed", idle_s=1.0)[n:]  # nothing more
     keys = Counter(v.rsplit(b":", 1)[0] for *_, v in out)

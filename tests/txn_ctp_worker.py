@@ -36,6 +36,7 @@ def main() -> int:
     ends = {p: consumer.get_watermark_offsets(TopicPartition(src, p), TIMEOUT_S)[1]
             for p in range(partitions)}
     position = {tp.partition: max(tp.offset, 0) for tp in committed}
+    started = dict(position)
     while any(position[p] < ends[p] for p in range(partitions)):
         msgs = consumer.consume(batch, 1.0)
         msgs = [m for m in msgs if m.error() is None]
@@ -51,6 +52,7 @@ def main() -> int:
                                              TIMEOUT_S)
         producer.commit_transaction(TIMEOUT_S)
     consumer.close()
+    print(f"done: from {started} to the ends {ends}", file=sys.stderr)
     return 0
 
 
