@@ -35,6 +35,7 @@ from test_security_tls import make_ca, make_cert  # noqa: E402
 TIMEOUT_S = 30
 BROKER_PW = "broker-secret"
 ALICE_PW = "alice-secret"
+REAUTH_MS = 2000
 SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
               'username="broker" password="{pw}";')
 
@@ -130,6 +131,9 @@ def _sasl_settings(certs) -> dict:
         "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
         "listener.name.internal.sasl.enabled.mechanisms": "SCRAM-SHA-512",
         "listener.name.internal.scram-sha-512.sasl.jaas.config": SCRAM_JAAS.format(pw=BROKER_PW),
+        # KIP-368: inter-broker sessions last 2 s; the leader closes a
+        # connection that sends anything but SASL requests after that.
+        "listener.name.internal.connections.max.reauth.ms": REAUTH_MS,
         "listener.name.client.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.client.plain.sasl.jaas.config":
             "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -316,6 +320,36 @@ def test_transaction_markers_travel_over_secured_links(sasl):
                                  for part in range(3) for i in range(5))
     for part in range(3):
         _wait_identical(c, topic, part)  # the markers too, on every replica
+
+
+def _fetch_connections(follower_pid: int, leader_port: int) -> set[str]:
+    """The local addresses of `follower_pid`'s connections to leader_port."""
+    out = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{leader_port} )"],
+                         capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if f"pid={follower_pid}," in line}
+
+
+def test_fetchers_reauthenticate_in_band_before_the_session_expires(sasl):
+    """The leader gives inter-broker sessions REAUTH_MS (SaslAuthenticate
+    session_lifetime_ms) and closes a connection whose session expired;
+    the follower re-authenticates on the same connection, so its fetch
+    connection outlives several lifetimes and replication never stops."""
+    c = sasl.cluster
+    sasl.create("sec-reauth", assignment=[[1, 2, 3]])
+    _wait_isr(c, "sec-reauth", [1, 2, 3])
+    follower, leader_port = c.node(2).pid, c.node(1).port
+    before = _wait(lambda: _fetch_connections(follower, leader_port), "broker 2's fetch connection")
+    p = ck.Producer(sasl.conf(acks="all"))
+    deadline = time.monotonic() + 2.5 * REAUTH_MS / 1000
+    i = 0
+    while time.monotonic() < deadline:  # acks=all needs the followers all along
+        p.produce("sec-reauth", value=b"a-%d" % i)
+        i += 1
+        assert p.flush(TIMEOUT_S) == 0
+        time.sleep(0.1)
+    assert _fetch_connections(follower, leader_port) & before, "the fetch connection was replaced"
+    _wait_identical(c, "sec-reauth", 0)
+    assert "SASL session expired" not in _log(c, 1)
 
 
 def test_wrong_inter_broker_password_keeps_the_follower_out_of_the_isr(sasl):
