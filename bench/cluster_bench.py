@@ -336,7 +336,7 @@ def interbroker(tools, repeats: int, duration: float, extra: dict, keep) -> dict
                 before = {nid: _cpu(n.pid) for nid, n in b.c.nodes.items()}
                 r = b.loadgen("produce", topic, leader, "--size", "1024", "--acks", "all",
                               "--duration", str(duration), *PRODUCE_ARGS)
-                gb = r["produce"]["mb_per_s"] * duration / 1000
+                gb = r["produce"]["bytes"] / 1e9
                 followers = sum(_cpu(n.pid) - before[nid] for nid, n in b.c.nodes.items()
                                 if nid != leader)
                 r["followers_cpu_s_per_gb"] = followers / 2 / gb if gb else None

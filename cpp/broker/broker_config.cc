@@ -193,7 +193,8 @@ std::vector<Row> BuildRows() {
           }},
       StringRow("inter.broker.listener.name",
                 "The listener brokers of a cluster use to reach each other (replica fetchers, "
-                "controller requests); default: the one named after "
+                "transaction markers), of any security protocol (docs/security.md "
+                "\"Inter-broker security\"); default: the one named after "
                 "security.inter.broker.protocol.",
                 &BrokerConfig::inter_broker_listener_name),
       Row{{"security.inter.broker.protocol", ConfigType::kString, "", "PLAINTEXT, SSL, "
