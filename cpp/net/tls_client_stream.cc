@@ -1,6 +1,8 @@
 #include "net/tls_client_stream.h"
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -40,6 +42,35 @@ std::string Failure(SSL* ssl, int rc, bool* timed_out, bool* closed) {
   return TakeOpenSslError();
 }
 
+// OpenSSL's socket BIO, writing with send(MSG_NOSIGNAL): a peer that
+// closed (or a socket shut down by Interrupt) must fail the write, not
+// raise SIGPIPE in a process that does not ignore it (the C++ tests, an
+// embedding application). Reads, control and lifetime are BIO_s_socket's.
+int SendNoSignal(BIO* b, const char* data, int len) {
+  int fd = -1;
+  BIO_get_fd(b, &fd);
+  errno = 0;
+  const int n = static_cast<int>(::send(fd, data, static_cast<size_t>(len), MSG_NOSIGNAL));
+  BIO_clear_retry_flags(b);
+  if (n <= 0 && BIO_sock_should_retry(n)) BIO_set_retry_write(b);
+  return n;
+}
+
+BIO_METHOD* NoSignalSocketMethod() {
+  static BIO_METHOD* const method = [] {
+    const BIO_METHOD* sock = BIO_s_socket();
+    BIO_METHOD* m = BIO_meth_new(BIO_TYPE_SOCKET, "headrace socket (MSG_NOSIGNAL)");
+    BIO_meth_set_write(m, SendNoSignal);
+    BIO_meth_set_read(m, BIO_meth_get_read(sock));
+    BIO_meth_set_puts(m, BIO_meth_get_puts(sock));
+    BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(sock));
+    BIO_meth_set_create(m, BIO_meth_get_create(sock));
+    BIO_meth_set_destroy(m, BIO_meth_get_destroy(sock));
+    return m;
+  }();
+  return method;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TlsClientStream>> TlsClientStream::Handshake(std::shared_ptr<TlsContext> ctx,
@@ -57,7 +88,10 @@ Result<std::unique_ptr<TlsClientStream>> TlsClientStream::Handshake(std::shared_
                 : X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
     if (ok != 1) return Status::IOError("TLS: cannot verify host " + host + ": " + TakeOpenSslError());
   }
-  SSL_set_fd(ssl, fd);
+  BIO* bio = BIO_new(NoSignalSocketMethod());
+  if (bio == nullptr) return Status::IOError("TLS: BIO_new: " + TakeOpenSslError());
+  BIO_set_fd(bio, fd, BIO_NOCLOSE);
+  SSL_set_bio(ssl, bio, bio);  // the SSL owns it now
   int rc = SSL_connect(ssl);
   if (rc != 1) {
     std::string why;
