@@ -239,7 +239,9 @@ Result<std::shared_ptr<TlsContext>> TlsContext::CreateClient(const TlsSettings& 
     HR_RETURN_IF_ERROR(LoadTrust(ctx, s));
   }
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);  // the server is always verified
-  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+  // An EOF is the peer closing (reported as such), not an OpenSSL error.
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
+                               SSL_OP_IGNORE_UNEXPECTED_EOF);
   // Blocking streams: SSL_write returns only when everything is written.
   SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
   out->verify_hostname_ = s.verify_hostname;

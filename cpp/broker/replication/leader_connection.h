@@ -13,14 +13,13 @@
 // passed (as Kafka's clients, which pick 85-95%).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <chrono>
-#include <memory>
 
 #include "broker/replication/inter_broker_security.h"
 #include "headrace/status.h"
