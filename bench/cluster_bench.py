@@ -298,13 +298,14 @@ def _make_certs(d: Path) -> None:
     (d / "store.pem").write_text((d / "broker.key").read_text() + (d / "broker.pem").read_text())
 
 
-def interbroker(tools, repeats: int, duration: float, extra: dict, keep) -> dict:
+def interbroker(tools, repeats: int, duration: float, extra: dict, keep, rate: int = 0) -> dict:
     """RF=3 acks=all (min.insync 2) produce, the same load as `produce`, on
     two clusters running side by side: one whose brokers replicate over a
     PLAINTEXT listener, one over an SSL listener (clients use a PLAINTEXT
     listener on both). Runs alternate per repeat (plaintext first on even
     repeats), so each pair is back to back under the same load. Also the
-    followers' CPU per GB (decrypting)."""
+    followers' CPU per GB (decrypting). `rate` > 0: paced at that many
+    msgs/s instead (equal work per run: the CPU s/GB compare best)."""
     import tempfile
 
     from headrace.cluster.zookeeper_server import free_port
@@ -334,8 +335,9 @@ def interbroker(tools, repeats: int, duration: float, extra: dict, keep) -> dict
                 leader = b.create(topic, 1, 3, 2)[0]
                 os.sync()
                 before = {nid: _cpu(n.pid) for nid, n in b.c.nodes.items()}
+                pace = ["--rate", str(rate)] if rate > 0 else []
                 r = b.loadgen("produce", topic, leader, "--size", "1024", "--acks", "all",
-                              "--duration", str(duration), *PRODUCE_ARGS)
+                              "--duration", str(duration), *PRODUCE_ARGS, *pace)
                 gb = r["produce"]["bytes"] / 1e9
                 followers = sum(_cpu(n.pid) - before[nid] for nid, n in b.c.nodes.items()
                                 if nid != leader)
@@ -356,6 +358,8 @@ def summarize_interbroker(res: dict) -> dict:
                                              for r in runs],
                    "load": [r["load"] for r in runs]}
         s[name]["median_mb_per_s"] = med(s[name]["mb_per_s"])
+        s[name]["median_leader_cpu_s_per_gb"] = med(s[name]["leader_cpu_s_per_gb"])
+        s[name]["median_follower_cpu_s_per_gb"] = med(s[name]["follower_cpu_s_per_gb"])
     s["paired_ratios_tls_vs_plaintext"] = [
         round(t / p, 3) for t, p in zip(s["tls"]["mb_per_s"], s["plaintext"]["mb_per_s"])]
     s["median_ratio"] = med(s["paired_ratios_tls_vs_plaintext"])
@@ -519,6 +523,8 @@ def main(argv=None) -> int:
     p.add_argument("--failover-kinds", default="term,kill",
                    help="signals for the failover runs: term (controlled shutdown), kill")
     p.add_argument("--failover-rate", type=int, default=2000, help="msgs/s of the producer")
+    p.add_argument("--interbroker-rate", type=int, default=0,
+                   help="interbroker: pace the producer at N msgs/s (0 = as fast as it goes)")
     p.add_argument("--json-out", type=Path)
     p.add_argument("--cases", help="produce cases to run (default rf1_acks1,rf1_acksall,"
                    "rf3_acksall,lat_rf1_acksall,lat_rf3_acksall; also rf3_acks1)")
@@ -560,7 +566,8 @@ def main(argv=None) -> int:
                                   "worst": min(rates)}), flush=True)
                 save()
     if "interbroker" in only:
-        raw = interbroker(tools, args.repeats, args.duration, extra, args.keep_dir)
+        raw = interbroker(tools, args.repeats, args.duration, extra, args.keep_dir,
+                          args.interbroker_rate)
         results["interbroker_raw"] = raw
         results["interbroker"] = summarize_interbroker(raw)
         print(json.dumps({"interbroker": results["interbroker"]}, indent=1), flush=True)
