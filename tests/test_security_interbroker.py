@@ -481,3 +481,39 @@ def test_untrusted_leader_certificate_is_refused_and_retried(tmp_path, certs):
                                 r"unable to get local issuer certificate", _log(c, 1)),
               "the certificate failure in broker 1's log")
         assert all(n.running for n in c.nodes.values())
+
+
+def test_follower_without_cluster_action_is_refused_until_granted(sasl):
+    """Broker 2 authenticates fine but as a principal that is no super user:
+    the leaders refuse its replica fetches (CLUSTER_ACTION on the cluster),
+    its fetcher logs the authorisation failure and it leaves the ISR; an
+    ACL granting that principal ClusterAction lets it catch up, without a
+    restart."""
+    c = sasl.cluster
+    sasl.create("sec-denied", assignment=[[1, 2, 3]])
+    _wait_isr(c, "sec-denied", [1, 2, 3])
+    scram_users.upsert_password(c.zk, "replicator", "SCRAM-SHA-512", "replicator-pw")
+    node = c.node(2)
+    key = "listener.name.internal.scram-sha-512.sasl.jaas.config"
+    c.stop(2)
+    node.settings[key] = SCRAM_JAAS.format(pw="replicator-pw").replace('"broker"', '"replicator"')
+    mark = len(_log(c, 2))
+    c.start_node(2)
+    p = ck.Producer(sasl.conf(acks="1"))
+    for i in range(20):
+        p.produce("sec-denied", value=b"d-%d" % i, partition=0)
+    assert p.flush(TIMEOUT_S) == 0
+    _wait_isr(c, "sec-denied", [1, 3])
+    pattern = (r"replica fetcher for leader 1 \(127\.0\.0\.1:\d+\): .*"
+               r"(CLUSTER_AUTHORIZATION_FAILED|TOPIC_AUTHORIZATION_FAILED)")
+    _wait(lambda: re.search(pattern, _log(c, 2)[mark:]), "the authorisation failure in the log")
+    assert "inter-broker connections: listener INTERNAL, SASL_SSL (SCRAM-SHA-512 as replicator" \
+        in _log(c, 2)[mark:]
+    grant = AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                       "User:replicator", "*", AclOperation.CLUSTER_ACTION,
+                       AclPermissionType.ALLOW)
+    admin = sasl.admin()  # kept alive until the result is in
+    for f in admin.create_acls([grant]).values():
+        f.result(TIMEOUT_S)
+    _wait_isr(c, "sec-denied", [1, 2, 3])
+    _wait_identical(c, "sec-denied", 0)
