@@ -88,6 +88,47 @@ TEST(ScramClientTest, RefusesBadServerMessages) {
   EXPECT_NE(e.message().find("invalid-proof"), std::string::npos);
 }
 
+// Malformed and mutated server messages (a hostile or broken peer broker):
+// refused or accepted, never a crash, and a signature never verifies.
+TEST(ScramClientTest, MutatedServerMessagesNeverCrashOrVerify) {
+  const std::string first =
+      "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
+  const std::string final_msg = "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=";
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  int verified = 0;
+  for (int i = 0; i < 1000; ++i) {
+    std::string f = first, v = final_msg;
+    std::string& target = i % 2 == 0 ? f : v;
+    const int edits = 1 + static_cast<int>(next() % 4);
+    for (int e = 0; e < edits && !target.empty(); ++e) {
+      const size_t at = next() % target.size();
+      switch (next() % 3) {
+        case 0: target[at] = static_cast<char>(next() & 0xff); break;
+        case 1: target.erase(at, 1 + next() % 8); break;
+        default: target.insert(at, 1, ",="[next() % 2]); break;
+      }
+    }
+    ScramClient client(ScramMechanism::kSha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
+    client.ClientFirst();
+    auto fin = client.ClientFinal(f);
+    if (fin.ok() && client.VerifyServerFinal(v).ok()) ++verified;
+  }
+  // Only mutations that left both messages' meaning intact may verify
+  // (e.g. a changed server nonce suffix changes the AuthMessage: no).
+  EXPECT_LT(verified, 10);
+  ScramClient client(ScramMechanism::kSha512, "u", "p", "n");
+  client.ClientFirst();
+  EXPECT_FALSE(client.VerifyServerFinal(final_msg).ok());  // before any server-first
+  EXPECT_FALSE(client.ClientFinal("").ok());
+  EXPECT_FALSE(client.ClientFinal("r=n1,s=,i=99999999999999").ok());
+}
+
 TEST(PlainClientTest, TokenAuthenticatesAgainstThePlainExchange) {
   auto users = std::make_shared<const std::map<std::string, std::string>>(
       std::map<std::string, std::string>{{"broker", "s3cret"}});
