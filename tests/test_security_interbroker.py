@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -406,6 +407,11 @@ def mtls(tmp_path_factory, certs):
         "ssl.keystore.location": str(certs / "broker-store.pem"),
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(certs / "ca.pem"),
+        # The brokers' principal is their certificate's subject; clients on
+        # the PLAINTEXT listener (ANONYMOUS) may do what no ACL restricts.
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "super.users": "User:CN=broker",
+        "allow.everyone.if.no.acl.found": "true",
     }
     with EmbeddedCluster(3, settings=settings, data_dir=tmp_path_factory.mktemp("interbroker-mtls"),
                          node_settings=_two_listeners(ports)) as c:
@@ -419,6 +425,28 @@ def _connecting_pids(port: int) -> list[int]:
     return [int(pid) for pid in re.findall(r"pid=(\d+)", out)]
 
 
+def _anonymous_replica_fetch_error(port: int, topic: str) -> int:
+    """The error code of partition 0 in the answer to a replica fetch
+    (Fetch v4, replica_id 2) sent in plaintext, i.e. as User:ANONYMOUS."""
+    name = topic.encode()
+    body = struct.pack(">hhih", 1, 4, 7, 4) + b"test"  # Fetch v4, correlation id 7
+    body += struct.pack(">iiiib", 2, 0, 1, 1 << 20, 0)  # replica_id, max_wait, min/max bytes
+    body += struct.pack(">ih", 1, len(name)) + name
+    body += struct.pack(">iiqi", 1, 0, 0, 1 << 20)      # partition 0 from offset 0
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(struct.pack(">i", len(body)) + body)
+        data = b""
+        while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+            chunk = sock.recv(65536)
+            assert chunk, "connection closed"
+            data += chunk
+    # size, correlation id, throttle, [topics] count, topic name, [partitions]
+    # count, partition index, error code.
+    at = 4 + 4 + 4 + 4
+    at += 2 + struct.unpack(">h", data[at:at + 2])[0]
+    return struct.unpack(">h", data[at + 8:at + 10])[0]
+
+
 def test_brokers_replicate_over_mutual_tls(mtls):
     c, ports = mtls
     for node_id in c.nodes:
@@ -429,12 +457,23 @@ def test_brokers_replicate_over_mutual_tls(mtls):
     admin.create_topics([NewTopic("mtls-rep", 1, 3, config={"min.insync.replicas": "2"})],
                         operation_timeout=TIMEOUT_S)["mtls-rep"].result(TIMEOUT_S)
     leader = c.wait_for_leaders("mtls-rep", timeout=TIMEOUT_S)[0]
+    # ANONYMOUS may not act as a broker: only followers that authenticate
+    # with their certificate (User:CN=broker, a super user) can replicate.
+    deny = AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                      "User:ANONYMOUS", "*", AclOperation.CLUSTER_ACTION, AclPermissionType.DENY)
+    for f in admin.create_acls([deny]).values():
+        f.result(TIMEOUT_S)
+    # Once the leader applied it, a replica fetch as ANONYMOUS is refused.
+    _wait(lambda: _anonymous_replica_fetch_error(ports[leader], "mtls-rep") in (29, 31),
+          "the DENY ACL to reach the leader")
     p = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     for i in range(300):
         p.produce("mtls-rep", value=b"m-%05d" % i)
     assert p.flush(TIMEOUT_S) == 0
     _wait_isr(c, "mtls-rep", [1, 2, 3])
     _wait_identical(c, "mtls-rep", 0)
+    for node_id in c.nodes:
+        assert "AUTHORIZATION_FAILED" not in _log(c, node_id)
     # The followers' fetch connections go to the leader's TLS port, and
     # no broker connects to its plaintext client port.
     followers = {c.node(n).pid for n in c.nodes if n != leader}
