@@ -16,6 +16,7 @@
 #include "broker/metrics_config.h"
 #include "broker/sasl/sasl_server.h"
 #include "broker/sasl/scram_store.h"
+#include "broker/replication/inter_broker_security.h"
 #include "broker/ssl_config.h"
 #include "broker/quota/cluster_quotas.h"
 #include "broker/quota/quota_manager.h"
@@ -96,6 +97,9 @@ class BrokerImpl final : public Broker {
   }
   ~BrokerImpl() override { (void)Stop(); }
   void SetSasl(std::unique_ptr<broker::sasl::SaslServer> sasl) { sasl_ = std::move(sasl); }
+  void SetInterBrokerSecurity(std::shared_ptr<const broker::replication::InterBrokerSecurity> s) {
+    ctx_.inter_broker_security = std::move(s);
+  }
 
   Status Start() override {
     std::lock_guard<std::timed_mutex> l(mu_);
@@ -127,6 +131,12 @@ class BrokerImpl final : public Broker {
     if (config_.cluster_mode()) {
       auto fetcher_config = broker::replication::ReplicaFetcherConfig::FromBrokerConfig(config_);
       fetcher_config.follower_quota = &replication_quotas_->follower;
+      fetcher_config.security = ctx_.inter_broker_security;
+      if (ctx_.inter_broker_security) {
+        HR_LOG(kInfo) << "inter-broker connections: listener "
+                      << ctx_.inter_broker_security->listener << ", "
+                      << ctx_.inter_broker_security->Describe();
+      }
       fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(config_.node_id,
                                                                                fetcher_config);
     }
@@ -683,12 +693,18 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
       sasl_listeners.push_back(l.name);
   }
   HR_ASSIGN_OR_RETURN(auto sasl, broker::sasl::SaslServer::Create(sasl_config, sasl_listeners));
+  std::shared_ptr<const broker::replication::InterBrokerSecurity> inter_broker;
+  if (config.cluster_mode()) {  // docs/security.md "Inter-broker security"
+    HR_ASSIGN_OR_RETURN(inter_broker, broker::replication::InterBrokerSecurity::Build(
+                                          config, ssl_config, sasl_config));
+  }
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   auto impl = std::make_unique<BrokerImpl>(
       std::move(config), group_config, txn_config, fetch_config, cleaner_config,
       std::move(metrics_config), std::move(ssl_config), std::move(auth_config), quota_config,
       backend, std::move(fault_env));
   impl->SetSasl(std::move(sasl));
+  impl->SetInterBrokerSecurity(std::move(inter_broker));
   return std::unique_ptr<Broker>(std::move(impl));
 }
 

@@ -362,8 +362,8 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
     job->request.max_bytes = CapFetchMaxBytes(ctx, job->req, job->request.max_bytes);
   }
   job->targets.reserve(job->request.topics.size());
-  // A follower's fetch needs CLUSTER_ACTION (brokers: super.users until
-  // they authenticate; docs/security.md).
+  // A follower's fetch needs CLUSTER_ACTION (the brokers' principal in
+  // super.users or granted it; docs/security.md "Inter-broker security").
   const bool denied = job->from_follower() &&
                       !AuthorizedOnCluster(ctx, job->req, AclOperation::kClusterAction);
   for (const auto& t : job->request.topics) {

@@ -30,6 +30,7 @@ struct GroupConfig;      // broker/group/group_config.h
 }  // namespace group
 namespace replication {
 struct ReplicationQuotas;  // broker/replication/replication_quota.h
+struct InterBrokerSecurity;  // broker/replication/inter_broker_security.h
 }
 namespace fetch {
 class FetchSessionCache;  // broker/fetch/fetch_session.h
@@ -72,6 +73,9 @@ struct BrokerContext {
   std::string advertised_host;
   std::atomic<int32_t> advertised_port{0};
   int32_t node_id = 0;
+  // How this broker connects to the others (cluster mode; null = PLAINTEXT):
+  // the transaction marker sender's connections. Set before serving.
+  std::shared_ptr<const replication::InterBrokerSecurity> inter_broker_security;
   // The consumer group coordinator, null when this broker is not it (cluster
   // mode: it coordinates while it leads __consumer_offsets-0) or stopping;
   // handlers then answer COORDINATOR_NOT_AVAILABLE and clients look again.

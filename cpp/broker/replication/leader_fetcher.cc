@@ -54,7 +54,7 @@ LeaderFetcher::LeaderFetcher(int32_t local_broker_id, LeaderEndpoint leader,
       leader_(std::move(leader)),
       config_(config),
       counters_(counters),
-      conn_("headrace-replica-" + std::to_string(local_broker_id)),
+      conn_("headrace-replica-" + std::to_string(local_broker_id), config.security),
       errors_("replica fetcher for leader " + std::to_string(leader_.id) + " (" + leader_.host +
               ":" + std::to_string(leader_.port) + "): "),
       thread_([this] { Run(); }) {}

@@ -52,6 +52,7 @@ namespace headrace::broker::replication {
 
 class LeaderFetcher;
 class ReplicationQuota;
+struct InterBrokerSecurity;
 
 struct ReplicaFetcherConfig {
   int32_t fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
@@ -65,6 +66,9 @@ struct ReplicaFetcherConfig {
   // This broker's follower-side replication throttle (replication_quota.h;
   // null = none). Outlives the manager.
   ReplicationQuota* follower_quota = nullptr;
+  // How connections to leaders are secured (inter_broker_security.h); null =
+  // PLAINTEXT.
+  std::shared_ptr<const InterBrokerSecurity> security;
 
   static ReplicaFetcherConfig FromBrokerConfig(const BrokerConfig& config);
 };
