@@ -7,6 +7,7 @@
 // (group/consumer_group_coordinator.cc, docs/consumer-groups.md).
 #include "broker/api/client_host.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -18,7 +19,8 @@ using Req = protocol::ConsumerGroupHeartbeatRequest;
 using Resp = protocol::ConsumerGroupHeartbeatResponse;
 
 void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, req.group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   Resp resp;
   if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
     resp.error_code = Code(KafkaError::kGroupAuthorizationFailed);
@@ -34,7 +36,7 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
     }
   }
   if (groups == nullptr) {
-    resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    resp.error_code = Code(found.error);
     return request.Reply(resp);
   }
   group::ConsumerHeartbeatRequest hb;

@@ -1,0 +1,23 @@
+// How a group API finds the coordinator of a group: the broker's router
+// (group/group_coordinators.h) or, in a bare test context without one,
+// COORDINATOR_NOT_AVAILABLE.
+#pragma once
+
+#include <string_view>
+
+#include "broker/api/handler.h"
+#include "broker/group/group_coordinators.h"
+
+namespace headrace::broker {
+
+inline group::CoordinatorLookup GroupCoordinatorFor(const BrokerContext& ctx,
+                                                    std::string_view group_id) {
+  if (ctx.group_coordinators == nullptr) {
+    group::CoordinatorLookup none;
+    none.error = KafkaError::kCoordinatorNotAvailable;
+    return none;
+  }
+  return ctx.group_coordinators->For(group_id);
+}
+
+}  // namespace headrace::broker
