@@ -32,6 +32,7 @@
 #include "broker/dynamic_family_config.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/group_coordinators.h"
+#include "broker/api/group_metadata_migration.h"
 #include "broker/api/txn_marker_cluster.h"
 #include "broker/api/txn_marker_local.h"
 #include "broker/auth/acl_store.h"
@@ -185,12 +186,14 @@ class BrokerImpl final : public Broker {
     // Listening on port 0: advertise the port the OS picked.
     if (config_.advertised_listeners.empty()) ctx_.advertised_port = server_->port();
     SetListenerEndpoints();
+    if (config_.cluster_mode()) StartGroupMetadataMigration();
     return Status::OK();
   }
 
   Status Stop() override {
     std::lock_guard<std::timed_mutex> l(mu_);
     if (!state_) return Status::OK();
+    group_migration_.reset();  // stops its OffsetCommits; the log stays for the next start
     // Followers stop appending before anything below closes.
     if (fetchers_) fetchers_->Shutdown();
     if (cleaner_) cleaner_->Stop();  // a pass in progress is abandoned, its log untouched
@@ -457,6 +460,20 @@ class BrokerImpl final : public Broker {
     return std::shared_ptr<broker::group::GroupCoordinator>(std::move(groups));
   }
 
+  // Cluster mode: a single node's data_dir/__group_metadata is re-committed
+  // into the cluster (group_metadata_migration.h). A log that cannot be read
+  // stays where it is (logged): the broker serves without it.
+  void StartGroupMetadataMigration() {
+    auto m = broker::GroupMetadataMigration::Start(ctx_, config_.data_dir, config_.file_env,
+                                                   group_config_, CoordinatorLogServices());
+    if (!m.ok()) {
+      HR_LOG(kError) << "group metadata migration: cannot read " << config_.data_dir
+                     << "/__group_metadata: " << m.status().ToString();
+      return;
+    }
+    group_migration_ = std::move(m).value();
+  }
+
   // Stops every group coordinator here and the router's timer; group
   // requests then answer COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR.
   void StopGroupCoordinator() {
@@ -660,6 +677,8 @@ class BrokerImpl final : public Broker {
   broker::BrokerMetrics* metrics() const { return metrics_config_.enabled ? &metrics_ : nullptr; }
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
+  // Cluster mode: re-commits a single node's group log (null: none).
+  std::unique_ptr<broker::GroupMetadataMigration> group_migration_;
   // The group coordinators here (single node: partition 0 only).
   std::unique_ptr<broker::group::GroupCoordinators> group_coordinators_;
   // Cluster mode: per __consumer_offsets partition, the leader epoch its

@@ -35,8 +35,8 @@ KafkaError ErrorFor(const BrokerContext& ctx, int8_t key_type, const std::string
 }
 
 // Cluster mode: the coordinators' logs are the partitions of
-// __consumer_offsets and __transaction_state-0; the first FindCoordinator of a cluster without the
-// one it needs asks for its creation.
+// __consumer_offsets and __transaction_state-0; the first FindCoordinator
+// of a cluster without the one it needs asks for its creation.
 void EnsureCoordinatorTopic(BrokerContext& ctx, int8_t key_type) {
   ClusterState* cluster = ctx.state->cluster();
   if (cluster == nullptr) return;
@@ -141,6 +141,8 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
 }
 
 }  // namespace
+
+void EnsureConsumerOffsetsTopic(BrokerContext& ctx) { EnsureCoordinatorTopic(ctx, kKeyTypeGroup); }
 
 int32_t BrokerContext::group_coordinator_id(std::string_view group_id) const {
   return LeaderOfKey(*this, kConsumerOffsetsTopic, group_id, group::GroupPartition);

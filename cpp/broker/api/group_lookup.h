@@ -20,4 +20,10 @@ inline group::CoordinatorLookup GroupCoordinatorFor(const BrokerContext& ctx,
   return ctx.group_coordinators->For(group_id);
 }
 
+// Cluster mode: asks the control plane to create __consumer_offsets
+// (offsets.topic.num.partitions partitions, offsets.topic.replication.factor
+// replicas, compacted) unless it exists; what the first FindCoordinator for
+// a group does. Nothing on a single node. find_coordinator.cc.
+void EnsureConsumerOffsetsTopic(BrokerContext& ctx);
+
 }  // namespace headrace::broker
