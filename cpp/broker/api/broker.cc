@@ -531,9 +531,12 @@ class BrokerImpl final : public Broker {
   // leader wrote and replicated). `*epoch` is the leader epoch it loaded at
   // (-1: none); `stop` stops the running one; `open` starts one on the log
   // partition and publishes it. REQUIRES: mu_.
+  // `started` (optional): collects the partitions a coordinator started on
+  // instead of one log line each (50 partitions of __consumer_offsets).
   void FollowCoordinatorLogLocked(const char* what, const char* topic, int32_t partition,
                                   bool running, int32_t* epoch, const std::function<void()>& stop,
-                                  const std::function<Status(std::shared_ptr<broker::Partition>)>& open) {
+                                  const std::function<Status(std::shared_ptr<broker::Partition>)>& open,
+                                  std::vector<int32_t>* started = nullptr) {
     std::shared_ptr<broker::Partition> log = state_->topics().FindPartition(topic, partition);
     const bool lead = log && log->is_leader();
     const int32_t leader_epoch = lead ? log->leader_epoch().value() : -1;
@@ -553,6 +556,10 @@ class BrokerImpl final : public Broker {
       return;
     }
     *epoch = leader_epoch;
+    if (started) {
+      started->push_back(partition);
+      return;
+    }
     HR_LOG(kInfo) << what << ": coordinating as the leader of " << topic << "-" << partition
                   << " (leader epoch " << leader_epoch << ")";
   }
@@ -573,6 +580,7 @@ class BrokerImpl final : public Broker {
       groups_epochs_.erase(partition);
       HR_LOG(kInfo) << "group coordinator: stopped (" << topic << "-" << partition << " is gone)";
     }
+    std::vector<int32_t> started;
     for (int32_t p = 0; p < count; ++p) {
       auto [it, added] = groups_epochs_.try_emplace(p, -1);
       FollowCoordinatorLogLocked(
@@ -585,7 +593,13 @@ class BrokerImpl final : public Broker {
             HR_ASSIGN_OR_RETURN(auto groups, OpenGroupCoordinator(std::move(log)));
             group_coordinators_->Set(p, std::move(groups));
             return Status::OK();
-          });
+          },
+          &started);
+    }
+    if (!started.empty()) {
+      HR_LOG(kInfo) << "group coordinator: coordinating the groups of " << topic << " partition(s) "
+                    << IdList(started) << " (" << group_coordinators_->All().size() << " of "
+                    << count << " led here)";
     }
   }
 
