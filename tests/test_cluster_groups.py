@@ -110,9 +110,10 @@ def cluster(tmp_path_factory):
         yield c
 
 
-def create(cluster, topic: str, partitions: int = 3) -> None:
+def create(cluster, topic: str, partitions: int = 3, rf: int = 3) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, partitions, 3, config={"min.insync.replicas": "2"})],
+    configs = {"min.insync.replicas": "2"} if rf >= 2 else {}
+    admin.create_topics([NewTopic(topic, partitions, rf, config=configs)],
                         operation_timeout=30)[topic].result(30)
     cluster.wait_for_leaders(topic, timeout=30)
 
@@ -205,7 +206,9 @@ def test_groups_spread_over_the_leaders_of_their_partitions(cluster):
 
 def test_confluent_and_kafka_python_groups_commit_and_resume(cluster):
     topic = f"resume-{uuid.uuid4().hex[:6]}"
-    create(cluster, topic)
+    # RF 1: at least one of the two coordinators below holds no replica of
+    # the topic (it checks the topic against the cluster's view).
+    create(cluster, topic, rf=1)
     produce(cluster.bootstrap_servers, topic, 90)
     leaders = offsets_leaders(cluster)
     # Two groups on partitions led by different brokers.
@@ -342,3 +345,8 @@ def test_single_node_offsets_migrate_into_the_cluster(tmp_path):
         assert len(renamed) == 1, list(old_dir.iterdir())
         log = (base / "broker-1.log").read_text()
         assert "group metadata migration: re-committed 8 of 8 committed offset(s) of 4 group(s)" in log
+        # A restart finds nothing to migrate; the offsets stay.
+        c.restart(1)
+        log = (base / "broker-1.log").read_text()
+        assert log.count("__group_metadata holds") == 1, log
+        assert {g: committed(c.bootstrap_servers, g, topic, 2) for g in groups} == groups

@@ -56,16 +56,30 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
   hb.client_id = request.header().client_id.value_or("");
   hb.client_host = ClientHost(request.connection().peer);
   TopicRegistry& topics = ctx.topics();
+  // The subscribed topics as the cluster knows them (cluster mode: the view,
+  // since the coordinator need not hold a replica of them), else the local
+  // registry.
+  ClusterState* cluster = ctx.state->cluster();
+  std::shared_ptr<const ClusterView> view = cluster ? cluster->view() : nullptr;
   group::ConsumerHeartbeatResult r =
       groups->ConsumerHeartbeat(
           hb,
-          [&topics](const std::string& name) -> std::optional<group::TopicInfo> {
+          [&topics, &view](const std::string& name) -> std::optional<group::TopicInfo> {
+            if (view) {
+              const TopicView* t = view->FindTopic(name);
+              if (!t) return std::nullopt;
+              return group::TopicInfo{t->id, static_cast<int32_t>(t->partitions.size())};
+            }
             auto t = topics.FindTopic(name);
             if (!t) return std::nullopt;
             return group::TopicInfo{t->id, t->partition_count()};
           },
-          [&topics] {
+          [&topics, &view] {
             std::vector<std::string> names;
+            if (view) {
+              for (const auto& [name, t] : view->topics) names.push_back(name);
+              return names;
+            }
             for (const auto& t : topics.ListTopics()) names.push_back(t->name);
             return names;
           });

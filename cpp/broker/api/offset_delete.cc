@@ -6,6 +6,7 @@
 #include "broker/api/authorize.h"
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
+#include "broker/api/partition_checks.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
 
@@ -31,13 +32,12 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
   for (auto& t : req.topics) {
     Resp::OffsetDeleteResponseTopic rt;
     rt.name = t.name;
-    auto topic = ctx.topics().FindTopic(t.name);
     for (auto& p : t.partitions) {
       Resp::OffsetDeleteResponsePartition rp;
       rp.partition_index = p.partition_index;
       if (!AuthorizedOnTopic(ctx, request, AclOperation::kRead, t.name)) {
         rp.error_code = Code(KafkaError::kTopicAuthorizationFailed);
-      } else if (!topic || p.partition_index < 0 || p.partition_index >= topic->partition_count()) {
+      } else if (!PartitionExists(ctx, t.name, p.partition_index)) {  // the cluster's view
         rp.error_code = Code(KafkaError::kUnknownTopicOrPartition);
       } else {
         slots.emplace_back(resp.topics.size(), rt.partitions.size());
