@@ -326,7 +326,13 @@ def test_single_node_offsets_migrate_into_the_cluster(tmp_path):
     assert (old_dir / "__group_metadata").is_dir()
     settings = {k: v for k, v in SETTINGS.items() if k != "offsets.topic.num.partitions"}
     with EmbeddedCluster(brokers=3, settings=settings, data_dir=str(base)) as c:
-        # The topic in the cluster (the single node's own copy is not served).
+        # Its offsets wait for their topic: the cluster does not serve the
+        # single node's own copy (docs/cluster.md).
+        deadline = time.monotonic() + TIMEOUT_S
+        while "topic not in the cluster: migrated)" not in (base / "broker-1.log").read_text():
+            assert time.monotonic() < deadline, "the migration does not wait for the topic"
+            time.sleep(0.1)
+        assert (old_dir / "__group_metadata").is_dir()
         create(c, topic, partitions=2)
         deadline = time.monotonic() + TIMEOUT_S
         while True:
