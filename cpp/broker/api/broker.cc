@@ -72,8 +72,12 @@ Result<std::unique_ptr<FaultInjectingEnv>> FaultEnvFromEnvironment() {
 
 std::string IdList(const std::vector<int32_t>& ids) {
   std::string out = "[";
-  for (int32_t id : ids) out += (out.size() > 1 ? "," : "") + std::to_string(id);
-  return out + "]";
+  for (int32_t id : ids) {
+    if (out.size() > 1) out += ',';
+    out += std::to_string(id);  // appended, not "," + string: GCC 12 -Wrestrict false positive
+  }
+  out += ']';
+  return out;
 }
 
 class BrokerImpl final : public Broker {
@@ -597,9 +601,9 @@ class BrokerImpl final : public Broker {
           &started);
     }
     if (!started.empty()) {
-      HR_LOG(kInfo) << "group coordinator: coordinating the groups of " << topic << " partition(s) "
-                    << IdList(started) << " (" << group_coordinators_->All().size() << " of "
-                    << count << " led here)";
+      HR_LOG(kInfo) << "group coordinator: coordinating the groups of " << topic
+                    << " partition(s) " << IdList(started) << " ("
+                    << group_coordinators_->All().size() << " of " << count << " led here)";
     }
   }
 
