@@ -20,6 +20,7 @@ ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from cluster_faults import segment_digests  # noqa: E402
+from test_cluster_groups import group_partition  # noqa: E402
 from headrace import EmbeddedCluster  # noqa: E402
 
 SETTINGS = {
@@ -279,7 +280,9 @@ def test_group_keeps_committed_offsets_across_a_coordinator_kill(cluster):
     c.close()
     assert committed >= 120
 
-    coordinator = cluster.wait_for_leaders("__consumer_offsets")[0]
+    # The group's coordinator: the leader of its __consumer_offsets partition.
+    leaders = cluster.wait_for_leaders("__consumer_offsets")
+    coordinator = leaders[group_partition("survivor", len(leaders))]
     cluster.kill(coordinator)
     cluster.wait_for_leaders("__consumer_offsets", timeout=30)
     try:
