@@ -55,7 +55,9 @@ class LeaderBroker {
     state_->StopWaiting();
     server_->Stop();
     const Status closed = state_->Close();
-    if (clean) EXPECT_TRUE(closed.ok()) << closed.ToString();
+    if (clean) {
+      EXPECT_TRUE(closed.ok()) << closed.ToString();
+    }
     server_.reset();
     dispatcher_.reset();
     state_.reset();
