@@ -165,7 +165,7 @@ bool LeaderFetcher::AnyFlushPending() const {
   for (const auto& [key, f] : followed_) {
     const Partition& p = *f.partition;
     if (!f.failed && p.commit_requires_fsync() && p.has_flusher() && !p.offline() &&
-        p.flushed_offset() < p.log_end_offset()) {
+        !p.is_leader() && p.flushed_offset() < p.log_end_offset()) {
       return true;
     }
   }
