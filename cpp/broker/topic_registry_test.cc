@@ -396,7 +396,9 @@ TEST_F(TopicRegistryTest, InternalTopicIsFoundButNotListedOrChanged) {
   auto described = registry_->DescribeTopicConfig("__consumer_offsets");
   ASSERT_TRUE(described.ok());
   for (const ConfigEntry& e : *described) {
-    if (e.name == "cleanup.policy") EXPECT_EQ(e.value, "compact");
+    if (e.name == "cleanup.policy") {
+      EXPECT_EQ(e.value, "compact");
+    }
   }
   EXPECT_EQ(ToKafkaError(registry_->DeleteTopic("__consumer_offsets")),
             KafkaError::kInvalidTopicException);

@@ -37,7 +37,9 @@ TEST(Compression, EveryCodecRoundTripsSmallEmptyAndMultiBlockInputs) {
       Status st = Decompress(c, Span(packed), &out);
       ASSERT_TRUE(st.ok()) << CodecName(c) << " " << n << ": " << st.ToString();
       EXPECT_EQ(out, in) << CodecName(c) << " " << n;
-      if (n >= 100) EXPECT_LT(packed.size(), in.size()) << CodecName(c);
+      if (n >= 100) {
+        EXPECT_LT(packed.size(), in.size()) << CodecName(c);
+      }
     }
   }
 }

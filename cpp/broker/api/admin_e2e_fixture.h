@@ -35,7 +35,7 @@ constexpr int8_t kSourceDynamicTopic = 1;
 constexpr int8_t kSourceStaticBroker = 4;
 constexpr int8_t kSourceDefault = 5;
 
-std::string OneRecord(std::string value) {
+inline std::string OneRecord(std::string value) {
   RecordInput r;
   r.value = std::move(value);
   return BuildBatch({r});
