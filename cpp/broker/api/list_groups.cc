@@ -30,7 +30,11 @@ void HandleListGroups(BrokerContext& ctx, Req& req, Request request) {
   const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
   if (groups == nullptr) {
-    resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    // A cluster broker that leads no __consumer_offsets partition
+    // coordinates no group: as Kafka, an empty list without an error (admin
+    // clients ask every broker and fail the whole listing on an error).
+    // Single node: only while stopping.
+    if (ctx.state->cluster() == nullptr) resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
     return request.Reply(resp);
   }
   std::vector<std::string> states;
