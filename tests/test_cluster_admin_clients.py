@@ -108,3 +108,20 @@ def test_txn_offset_commit_for_partitions_on_other_brokers(admin, cluster):
             break
         time.sleep(0.1)
     assert {tp: o.offset for tp, o in offsets.items()} == {tp: 1 for tp in tps}
+
+
+def test_created_topic_is_in_the_answering_brokers_metadata(cluster):
+    # As Kafka, CreateTopics answers once the broker's own Metadata lists the
+    # topic with a leader per partition (was: LEADER_NOT_AVAILABLE, no
+    # partitions, every time).
+    from confluent_kafka.admin import AdminClient, NewTopic as CkNewTopic
+
+    one_broker = cluster.bootstrap_servers.split(",")[0]
+    ck = AdminClient({"bootstrap.servers": one_broker})
+    for _ in range(5):
+        name = _name("visible")
+        ck.create_topics([CkNewTopic(name, 4, 3)], operation_timeout=30)[name].result()
+        md = ck.list_topics(name, timeout=10).topics[name]
+        assert md.error is None
+        assert sorted(md.partitions) == [0, 1, 2, 3]
+        assert all(p.leader in (1, 2, 3) for p in md.partitions.values())

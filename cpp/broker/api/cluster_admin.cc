@@ -150,7 +150,8 @@ void ClusterCreateTopics(BrokerContext& ctx, protocol::CreateTopicsRequest& req,
     request.Reply(*resp);
     return;
   }
-  std::string payload = json::Write(json::Value(json::Object{{"topics", json::Value(std::move(topics))}}));
+  std::string payload = json::Write(json::Value(json::Object{
+      {"topics", json::Value(std::move(topics))}, {"timeout_ms", int64_t{req.timeout_ms}}}));
   SubmitControlRequest(ctx, request, "create_topics", std::move(payload), req.timeout_ms,
                        [resp, request, forwarded](bool ok, const std::string& result) {
                          auto results = ParseResults(ok, result, forwarded);
