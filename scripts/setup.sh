@@ -52,7 +52,8 @@ if [ "$CLIENT_SUITES" = 1 ]; then
   # librdkafka's test suite comes from Debian's source package and is built
   # in-tree (configure, make): dpkg-dev unpacks it; the codec/TLS headers
   # are librdkafka's build dependencies.
-  APT_PACKAGES+=(dpkg-dev make libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsasl2-dev)
+  APT_PACKAGES+=(dpkg-dev make libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsasl2-dev
+                 rapidjson-dev)  # its stats and transactional-consumer tests need RapidJSON
   DEB_SRC=/etc/apt/sources.list.d/headrace-deb-src.sources
   if [ ! -f "$DEB_SRC" ]; then
     printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm' \

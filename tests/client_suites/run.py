@@ -114,10 +114,15 @@ def fetch_librdkafka(cache: Path) -> Path:
     env = dict(os.environ)
     if shutil.which("ccache"):
         env.update(CC="ccache gcc", CXX="ccache g++")
-    if not (src / "Makefile.config").exists():
-        run(["./configure", "--disable-gssapi"], cwd=src, env=env, stdout=subprocess.DEVNULL)
-    run(["make", "-j2", "libs"], cwd=src, env=env, stdout=subprocess.DEVNULL)
-    run(["make", "-j2", "-C", "tests", "test-runner"], cwd=src, env=env, stdout=subprocess.DEVNULL)
+    build_log = top / "build.log"
+    log(f"building librdkafka and its test runner (output: {build_log})")
+    with open(build_log, "w") as out:
+        if not (src / "Makefile.config").exists():
+            run(["./configure", "--disable-gssapi"], cwd=src, env=env, stdout=out,
+                stderr=subprocess.STDOUT)
+        run(["make", "-j2", "libs"], cwd=src, env=env, stdout=out, stderr=subprocess.STDOUT)
+        run(["make", "-j2", "-C", "tests", "test-runner"], cwd=src, env=env, stdout=out,
+            stderr=subprocess.STDOUT)
     return tests
 
 
