@@ -2,7 +2,7 @@
 """Replication figures of issue 14 on a 3-broker EmbeddedCluster (a
 ZooKeeper and three `headrace broker --zookeeper` processes on loopback).
 
-    bench/cluster_bench.py [--only produce,catchup,failover] [--repeats 3]
+    bench/cluster_bench.py [--only produce,catchup,failover,interbroker] [--repeats 3]
                            [--build-dir build/bench] [--session-timeouts 6000,18000]
                            [--catchup-mb 500] [--json-out F]
 
@@ -20,6 +20,12 @@ ZooKeeper and three `headrace broker --zookeeper` processes on loopback).
   continuously to 3 RF=3 partitions; the leader of partition 0 is SIGKILLed
   (or SIGTERMed: controlled shutdown); the outage = the longest gap between
   consecutive acknowledgements of partition 0 around the signal.
+
+- interbroker (only when asked): the produce scenario's RF=3 acks=all case
+  on two clusters side by side, brokers replicating over PLAINTEXT vs over
+  an SSL listener, alternating back to back; MB/s, paired ratios, the
+  leader's and the followers' CPU s/GB (docs/performance.md "Inter-broker
+  TLS").
 
 Never pass/fail; prints a JSON summary per scenario (and --json-out keeps
 every raw result). Each line of progress carries the load average.
@@ -274,6 +280,92 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# -- (d) inter-broker TLS vs plaintext ---------------------------------------------------
+def _make_certs(d: Path) -> None:
+    """A CA and a broker certificate for 127.0.0.1 (openssl CLI), the
+    broker's key and chain in one PEM keystore."""
+    import subprocess
+
+    def run(*a):
+        subprocess.run(["openssl", *a], cwd=d, check=True, capture_output=True)
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=bench-ca")
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", "broker.key", "-out", "broker.csr", "-subj", "/CN=broker")
+    (d / "broker.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run("x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "broker.pem", "-days", "2", "-extfile", "broker.ext")
+    (d / "store.pem").write_text((d / "broker.key").read_text() + (d / "broker.pem").read_text())
+
+
+def interbroker(tools, repeats: int, duration: float, extra: dict, keep, rate: int = 0) -> dict:
+    """RF=3 acks=all (min.insync 2) produce, the same load as `produce`, on
+    two clusters running side by side: one whose brokers replicate over a
+    PLAINTEXT listener, one over an SSL listener (clients use a PLAINTEXT
+    listener on both). Runs alternate per repeat (plaintext first on even
+    repeats), so each pair is back to back under the same load. Also the
+    followers' CPU per GB (decrypting). `rate` > 0: paced at that many
+    msgs/s instead (equal work per run: the CPU s/GB compare best)."""
+    import tempfile
+
+    from headrace.cluster.zookeeper_server import free_port
+
+    certs = Path(tempfile.mkdtemp(prefix="headrace-ib-certs-"))
+    _make_certs(certs)
+    base = dict(BASE_SETTINGS, **{"zookeeper.session.timeout.ms": 6000}, **extra)
+    tls = dict(base, **{
+        "listener.security.protocol.map": "CLIENT:PLAINTEXT,INTERNAL:SSL",
+        "inter.broker.listener.name": "INTERNAL",
+        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs / "store.pem"),
+        "ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs / "ca.pem")})
+
+    def listeners(node_id: int, port: int) -> dict:  # clients on the node's port
+        return {"listeners": f"CLIENT://127.0.0.1:{port},INTERNAL://127.0.0.1:{free_port()}"}
+
+    out: dict = {"plaintext": [], "tls": []}
+    with EmbeddedCluster(3, settings=base, data_dir=keep and f"{keep}/ib-plain") as pc, \
+            EmbeddedCluster(3, settings=tls, data_dir=keep and f"{keep}/ib-tls",
+                            node_settings=listeners) as tc:
+        benches = {"plaintext": Bench(pc, tools), "tls": Bench(tc, tools)}
+        for i in range(repeats):
+            order = ["plaintext", "tls"] if i % 2 == 0 else ["tls", "plaintext"]
+            for name in order:
+                b = benches[name]
+                topic = f"ib-{name}-{i}"
+                leader = b.create(topic, 1, 3, 2)[0]
+                os.sync()
+                before = {nid: _cpu(n.pid) for nid, n in b.c.nodes.items()}
+                pace = ["--rate", str(rate)] if rate > 0 else []
+                r = b.loadgen("produce", topic, leader, "--size", "1024", "--acks", "all",
+                              "--duration", str(duration), *PRODUCE_ARGS, *pace)
+                gb = r["produce"]["bytes"] / 1e9
+                followers = sum(_cpu(n.pid) - before[nid] for nid, n in b.c.nodes.items()
+                                if nid != leader)
+                r["followers_cpu_s_per_gb"] = followers / 2 / gb if gb else None
+                log(f"    {name}: followers {r['followers_cpu_s_per_gb']:.2f} CPU s/GB each")
+                out[name].append(r)
+                b.delete(topic)
+    return out
+
+
+def summarize_interbroker(res: dict) -> dict:
+    s = {}
+    for name, runs in res.items():
+        s[name] = {"mb_per_s": [round(r["produce"]["mb_per_s"], 1) for r in runs],
+                   "p99_us": [round(r["produce"]["latency_us"]["p99"]) for r in runs],
+                   "leader_cpu_s_per_gb": [round(r["broker_cpu_s_per_gb"], 2) for r in runs],
+                   "follower_cpu_s_per_gb": [round(r["followers_cpu_s_per_gb"] or 0, 2)
+                                             for r in runs],
+                   "load": [r["load"] for r in runs]}
+        s[name]["median_mb_per_s"] = med(s[name]["mb_per_s"])
+        s[name]["median_leader_cpu_s_per_gb"] = med(s[name]["leader_cpu_s_per_gb"])
+        s[name]["median_follower_cpu_s_per_gb"] = med(s[name]["follower_cpu_s_per_gb"])
+    s["paired_ratios_tls_vs_plaintext"] = [
+        round(t / p, 3) for t, p in zip(s["tls"]["mb_per_s"], s["plaintext"]["mb_per_s"])]
+    s["median_ratio"] = med(s["paired_ratios_tls_vs_plaintext"])
+    return s
+
+
 # -- (c) failover -----------------------------------------------------------------------
 class AckRecorder:
     """A confluent-kafka producer (acks=all, idempotent) sending `rate`
@@ -418,7 +510,9 @@ def _dir(args, name: str):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", default="produce,catchup,failover")
+    p.add_argument("--only", default="produce,catchup,failover",
+                   help="scenarios: produce, catchup, failover, and interbroker (RF=3 acks=all "
+                        "with replication over TLS vs plaintext; not in the default set)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--build-dir", type=Path, default=REPO / "build" / "bench")
     p.add_argument("--duration", type=float, default=8.0, help="produce run seconds")
@@ -429,6 +523,8 @@ def main(argv=None) -> int:
     p.add_argument("--failover-kinds", default="term,kill",
                    help="signals for the failover runs: term (controlled shutdown), kill")
     p.add_argument("--failover-rate", type=int, default=2000, help="msgs/s of the producer")
+    p.add_argument("--interbroker-rate", type=int, default=0,
+                   help="interbroker: pace the producer at N msgs/s (0 = as fast as it goes)")
     p.add_argument("--json-out", type=Path)
     p.add_argument("--cases", help="produce cases to run (default rf1_acks1,rf1_acksall,"
                    "rf3_acksall,lat_rf1_acksall,lat_rf3_acksall; also rf3_acks1)")
@@ -469,6 +565,13 @@ def main(argv=None) -> int:
                 print(json.dumps({"catchup_mb_per_s": rates, "median": med(rates),
                                   "worst": min(rates)}), flush=True)
                 save()
+    if "interbroker" in only:
+        raw = interbroker(tools, args.repeats, args.duration, extra, args.keep_dir,
+                          args.interbroker_rate)
+        results["interbroker_raw"] = raw
+        results["interbroker"] = summarize_interbroker(raw)
+        print(json.dumps({"interbroker": results["interbroker"]}, indent=1), flush=True)
+        save()
     if "failover" in only:
         results["failover"] = []
         for st in [int(x) for x in args.session_timeouts.split(",") if x]:

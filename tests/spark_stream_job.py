@@ -15,7 +15,8 @@ same job there), ``--queries idem,alo,amo,eos`` (which to run),
 ``--fail-first-attempts`` (a UDF fails the first attempt of some tasks
 part-way through their rows; needs a master that retries tasks, e.g.
 local[2,4]), ``--slow-partition-0 SECONDS`` (the first attempt of partition
-0 of every batch sleeps that long, for speculation).
+0 of every batch waits at every 100th row, up to that long, until Spark has
+launched a speculative copy of it: the two then race).
 
 Usage: python spark_stream_job.py run|finish BOOTSTRAP INPUT_TOPIC OUT_PREFIX WORK
        MAX_PER_TRIGGER [--master URL] [--queries ...] [--fail-first-attempts]
@@ -94,11 +95,22 @@ def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path):
                 raise RuntimeError(f"injected failure: batch {batch} partition "
                                    f"{ctx.partitionId()} at {value!r}")
             if slow_s and ctx.partitionId() == 0 and value.endswith(b"00"):
-                time.sleep(slow_s)
+                _wait_for_copy(where, ctx.stageId(), slow_s)
         if slow_s and ctx.partitionId() == 0:
             _touch(where, f"attempt-{ctx.stageId()}-{ctx.attemptNumber()}")
         return value
     return udf(inject, "binary")
+
+
+def _wait_for_copy(where: str, stage: int, limit_s: float) -> None:
+    """Holds a first attempt until Spark launched a speculative copy of it
+    (the copy's first row leaves attempt-<stage>-1) or for ``limit_s``: the
+    two attempts then race through the rest of their rows."""
+    import os
+    copy = os.path.join(where, f"attempt-{stage}-1")
+    deadline = time.monotonic() + limit_s
+    while not os.path.exists(copy) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _touch(where: str, name: str) -> None:

@@ -20,6 +20,7 @@ ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from cluster_faults import segment_digests  # noqa: E402
+from test_cluster_groups import group_partition  # noqa: E402
 from headrace import EmbeddedCluster  # noqa: E402
 
 SETTINGS = {
@@ -224,6 +225,48 @@ def test_leader_kill_loses_no_acknowledged_record(cluster):
         _wait_identical(cluster, topic, p)
 
 
+def test_sigkill_of_every_broker_loses_no_acknowledged_record(cluster):
+    """headrace.acks.all.fsync (the default): an acknowledged acks=all write
+    is fsynced on every ISR member, whose followers fsync behind their
+    fetches (docs/cluster.md). All three brokers are SIGKILLed at once while
+    acknowledgements stream in, then started again: every acknowledged
+    record is there, once, in order."""
+    topic = "kill-all"
+    _create(cluster, topic, partitions=1)
+    produced, stop = Produced(), threading.Event()
+    t = threading.Thread(target=_produce_confluent, args=(cluster, topic, stop, produced, 1))
+    t.start()
+    try:
+        deadline = time.monotonic() + 30
+        while sum(len(v) for v in produced.acked.values()) < 2000:
+            assert time.monotonic() < deadline, "no acknowledgements"
+            time.sleep(0.02)
+        nodes = [cluster.node(i) for i in (1, 2, 3)]
+        for n in nodes:
+            n.proc.kill()                         # all three at once, mid-stream
+        for n in nodes:
+            n.wait(10)
+        acked_at_kill = sum(len(v) for v in produced.acked.values())
+        for n in nodes:
+            n.start()
+        cluster.wait_for_brokers([1, 2, 3])
+        cluster.wait_for_leaders(topic, timeout=30)
+        time.sleep(1)                             # it takes writes again
+    finally:
+        stop.set()
+        t.join(180)
+    assert not t.is_alive()
+    _wait_full_isr(cluster, topic, 3)
+    stored = _read_all(cluster, topic, partitions=1)
+    lost, dup, reordered = _check_history(produced, stored)
+    acked = sum(len(v) for v in produced.acked.values())
+    print(f"kill all: {acked_at_kill} acknowledged before the kill, {acked} in all, "
+          f"lost {lost}, duplicated {dup}, reordered {reordered}")
+    assert (lost, dup, reordered) == (0, 0, 0), \
+        f"{acked} acked: lost {lost}, duplicated {dup}, reordered {reordered}"
+    _wait_identical(cluster, topic, 0)
+
+
 def test_follower_kill_with_kafka_python_acks_all(cluster):
     kafka = pytest.importorskip("kafka")
     topic = "kill-follower"
@@ -279,7 +322,9 @@ def test_group_keeps_committed_offsets_across_a_coordinator_kill(cluster):
     c.close()
     assert committed >= 120
 
-    coordinator = cluster.wait_for_leaders("__consumer_offsets")[0]
+    # The group's coordinator: the leader of its __consumer_offsets partition.
+    leaders = cluster.wait_for_leaders("__consumer_offsets")
+    coordinator = leaders[group_partition("survivor", len(leaders))]
     cluster.kill(coordinator)
     cluster.wait_for_leaders("__consumer_offsets", timeout=30)
     try:

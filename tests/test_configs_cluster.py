@@ -88,7 +88,8 @@ def test_consumer_offsets_is_internal_with_its_true_leader(cluster):
         def described():
             t = {x["name"]: x for x in kp.describe_topics()}.get("__consumer_offsets")
             return t and t["is_internal"] and \
-                [(p["partition_index"], p["leader_id"]) for p in t["partitions"]] == [(0, leaders[0])]
+                sorted((p["partition_index"], p["leader_id"]) for p in t["partitions"]) == \
+                sorted(leaders.items())
         wait_for(described, TIMEOUT_S, what="__consumer_offsets listed internal")
     finally:
         kp.close()

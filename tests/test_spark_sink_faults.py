@@ -53,8 +53,8 @@ SPECULATION = ["--conf", "spark.speculation=true", "--conf", "spark.speculation.
 
 
 def speculative_copies(bootstrap: str, work, master: str) -> tuple[int, dict]:
-    """Partition 0's first attempt of every batch sleeps 4 s per 100 rows,
-    so Spark launches a copy of it; returns (tasks that had a second
+    """Partition 0's first attempt of every batch stalls (up to 4 s per 100
+    rows) until Spark launched a copy of it; returns (tasks that had a second
     attempt, {query: (lost, duplicated)}). Spark runs a copy only on another
     host than the attempt it races, so ``master`` must be a cluster with
     two worker hosts: tests/test_spark_standalone.py runs it."""

@@ -193,7 +193,8 @@ std::vector<Row> BuildRows() {
           }},
       StringRow("inter.broker.listener.name",
                 "The listener brokers of a cluster use to reach each other (replica fetchers, "
-                "controller requests); default: the one named after "
+                "transaction markers), of any security protocol (docs/security.md "
+                "\"Inter-broker security\"); default: the one named after "
                 "security.inter.broker.protocol.",
                 &BrokerConfig::inter_broker_listener_name),
       Row{{"security.inter.broker.protocol", ConfigType::kString, "", "PLAINTEXT, SSL, "
@@ -420,13 +421,8 @@ Status BrokerConfig::Validate() const {
     if (advertised_for(ib) == nullptr) {
       return Bad("inter.broker.listener.name", ib + " must be one of the listeners");
     }
-    // Replica fetchers and controller requests are plaintext clients.
-    auto it = protocol_map.find(ib);
-    if (it != protocol_map.end() && it->second != net::SecurityProtocol::kPlaintext) {
-      return Bad("inter.broker.listener.name",
-                 "listener " + ib + " is " + SecurityProtocolName(it->second) +
-                     "; brokers talk to each other over a PLAINTEXT listener only");
-    }
+    // Any protocol: replication::InterBrokerSecurity checks what a secured
+    // inter-broker listener needs as a client (broker.cc Broker::Create).
   }
   if (cluster_mode() && node_id >= 65536) {
     return Bad("node.id", "must be < 65536 in a cluster (producer ids are striped by node id)");

@@ -270,7 +270,26 @@ Result<std::optional<AppendInfo>> Partition::CheckProducerStateLocked(
   return std::optional<AppendInfo>(info);
 }
 
+bool Partition::WaitFlushed(Offset offset,
+                            std::chrono::steady_clock::time_point deadline) const {
+  std::unique_lock<std::mutex> l(flush_wait_mu_);
+  return flush_wait_cv_.wait_until(l, deadline,
+                                   [&] { return offline() || flushed_offset() >= offset; }) &&
+         !offline();
+}
+
+void Partition::NotifyFlushWaiters() const {
+  { std::lock_guard<std::mutex> l(flush_wait_mu_); }  // a waiter between its check and its wait
+  flush_wait_cv_.notify_all();
+}
+
 Status Partition::FlushLog() {
+  Status st = FlushLogOnce();
+  NotifyFlushWaiters();
+  return st;
+}
+
+Status Partition::FlushLogOnce() {
   flush_scheduled_.store(false, std::memory_order_release);  // appends from now on reschedule
   if (offline()) return CheckServing();
   // The epoch file first, so that it is durable before the data it

@@ -40,6 +40,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -302,8 +304,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // new log start. Errors: OutOfRange when offset > HW.
   Result<Offset> DeleteRecordsBefore(Offset offset);
 
-  // ---- flushing (the flusher thread, and a follower's replica fetcher
-  // before it fetches again) ----
+  // ---- flushing (the flusher thread; a follower's replica fetcher only
+  // when there is no flusher) ----
   // fsyncs the log (and persists the epoch cache when it changed), then
   // publishes the new flushed offset and HW. On failure the partition goes
   // offline: appends and reads fail with KafkaStorage from then on and
@@ -314,6 +316,14 @@ class Partition : public std::enable_shared_from_this<Partition> {
   void MaybeScheduleFlush();
   // Asks the flusher for an fsync of what is appended, whatever the policy.
   void RequestFlush() { ScheduleFlush(); }
+  // A flusher thread fsyncs this partition's appends (PartitionServices::
+  // flusher); false: only explicit FlushLog calls do (tests).
+  bool has_flusher() const { return services_.flusher != nullptr; }
+  // Blocks until the flushed offset reaches `offset`, the partition goes
+  // offline, or `deadline` passes; true when reached. Woken by FlushLog's
+  // completion (success or failure). A follower's replica fetcher waits
+  // here for the flusher before it reports a flushed offset (leader_fetcher.cc).
+  bool WaitFlushed(Offset offset, std::chrono::steady_clock::time_point deadline) const;
 
   // Maintenance.
   Status MaybeRoll(TimestampMs now);
@@ -330,6 +340,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // without a log line of its own (the directory's is the one). Idempotent.
   void TakeOffline() {
     if (!offline_.exchange(true)) AfterChange(0, /*state_changed=*/true);
+    NotifyFlushWaiters();
   }
 
   // ---- replication throttles (replication/replication_quota.h) ----
@@ -374,8 +385,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   LeaderEpoch leader_epoch() const { return LeaderEpoch(leader_epoch_.load()); }
   bool is_leader() const { return is_leader_.load(std::memory_order_acquire); }
   bool offline() const { return offline_.load(std::memory_order_acquire); }
-  // headrace.acks.all.fsync as wired (PartitionServices): a follower must
-  // fsync what it appended before it fetches again (docs/durability.md).
+  // headrace.acks.all.fsync as wired (PartitionServices): a follower
+  // reports its flushed offset to the leader, which commits only what every
+  // ISR member fsynced (docs/durability.md).
   bool commit_requires_fsync() const { return services_.commit_requires_fsync; }
   // Counts state changes (offline, role, truncation, close); bumped before
   // the listener hears of one. A waiter that read it before acting sees a
@@ -483,6 +495,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
     if (services_.commit_requires_fsync || info.flush_due) ScheduleFlush();
   }
   Status GoOffline(const Status& cause);
+  // FlushLog's work; FlushLog then wakes WaitFlushed.
+  Status FlushLogOnce();
+  void NotifyFlushWaiters() const;
   // Read and ReadForFollower: records from `offset` below `limit`
   // (kHighWatermark, kLastStable or kLogEnd) of one snapshot of the offsets.
   Result<PartitionRead> ReadUpTo(Offset offset, int64_t max_bytes, bool min_one_batch,
@@ -506,6 +521,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::atomic<int> isr_size_{1};
   std::atomic<bool> retention_delete_{true};  // cleanup.policy contains delete
   std::atomic<bool> flush_scheduled_{false};  // in the flusher's queue
+  // WaitFlushed's wake-up: notified after each FlushLog (a leaf mutex).
+  mutable std::mutex flush_wait_mu_;
+  mutable std::condition_variable flush_wait_cv_;
   mutable std::mutex compaction_mu_;           // a leaf; guards compaction_
   CompactionSettings compaction_;
   // Replication throttles by ThrottleSide: the brokers named for this

@@ -145,9 +145,20 @@ const std::vector<Key>& Keys() {
           },
           [](const SslConfig& c) { return c.principal_mapping_rules; }, ConfigType::kList,
           UpdateMode::kReadOnly, "DEFAULT"},
-      StringKey("ssl.endpoint.identification.algorithm",
-                "Accepted for compatibility (a client setting); no effect on the broker.",
-                &SslConfig::endpoint_identification_algorithm),
+      Key{"ssl.endpoint.identification.algorithm",
+          "Inter-broker TLS: https = a broker checks the other broker's certificate names "
+          "(subjectAltName DNS or IP) against the host it connects to; empty = the chain only.",
+          [](SslConfig& c, const std::string& v) -> Status {
+            std::string low = v;
+            for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            if (!low.empty() && low != "https")
+              return Status::InvalidArgument(
+                  "ssl.endpoint.identification.algorithm: must be https or empty, got '" + v + "'");
+            c.endpoint_identification_algorithm = low;
+            return Status::OK();
+          },
+          [](const SslConfig& c) { return c.endpoint_identification_algorithm; },
+          ConfigType::kString, UpdateMode::kReadOnly, "https, (empty)"},
       Key{"headrace.ssl.ktls.enable",
           "Use kernel TLS for sending when the kernel has it (zero-copy fetch under TLS); false "
           "= always encrypt through OpenSSL.",
@@ -257,6 +268,7 @@ Result<net::TlsSettings> SslConfig::TlsSettingsFor(const std::string& listener) 
   s.protocols = c.enabled_protocols;
   s.cipher_suites = c.cipher_suites;
   s.try_ktls = c.ktls;
+  s.verify_hostname = c.endpoint_identification_algorithm == "https";
   return s;
 }
 

@@ -31,7 +31,7 @@ struct SslConfig {
   std::string protocol = "TLSv1.3";            // ssl.protocol
   std::vector<std::string> cipher_suites;      // ssl.cipher.suites ("" = OpenSSL defaults)
   std::string principal_mapping_rules = "DEFAULT";  // ssl.principal.mapping.rules
-  std::string endpoint_identification_algorithm = "https";  // client side; no effect here
+  std::string endpoint_identification_algorithm = "https";  // inter-broker TLS: "https" or ""
   bool ktls = true;                            // headrace.ssl.ktls.enable
   // listener.name.<LISTENER>.ssl.<key> -> value, by upper-case listener name.
   std::map<std::string, std::map<std::string, std::string>> listener_overrides;

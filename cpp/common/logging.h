@@ -100,12 +100,18 @@ class LogStream {
   std::vector<LogField> fields_;
 };
 
+// Turns a whole `LogStream(...) << ...` expression into void, so HR_LOG can
+// be one conditional expression (no dangling `else` inside a caller's if).
+struct LogVoidify {
+  void operator&(const LogStream&) const {}
+};
+
 }  // namespace headrace
 
 // HR_LOG(kInfo) << ...; the arguments are not evaluated when the level is off.
 #define HR_LOG(level) HR_LOG_TO(level, "headrace")
 // The same with a named logger ("headrace.topic", "headrace.group", ...).
-#define HR_LOG_TO(level, logger)                                \
-  if (!::headrace::LogEnabled(::headrace::LogLevel::level)) {   \
-  } else                                                        \
-    ::headrace::LogStream(::headrace::LogLevel::level, logger)
+#define HR_LOG_TO(level, logger)                                 \
+  !::headrace::LogEnabled(::headrace::LogLevel::level)           \
+      ? (void)0                                                  \
+      : ::headrace::LogVoidify() & ::headrace::LogStream(::headrace::LogLevel::level, logger)

@@ -16,8 +16,8 @@ namespace {
 
 // The offset index stores 4-byte positions and relative offsets.
 constexpr int64_t kMaxSegmentBytes = INT32_MAX;
-// Flush fsyncs the checkpoint file at most this often; recovery from an
-// older flush point only scans more.
+// Flush writes and fsyncs the checkpoint file at most this often; recovery
+// from an older flush point only scans more.
 constexpr int64_t kCheckpointIntervalMs = 1000;
 // The append scratch buffers (records_scratch_, converted_) are released,
 // right after an append's validation, when above this: a rare huge batch
@@ -338,6 +338,7 @@ Status LogImpl::MaybeFlush() {
 Status LogImpl::WriteCheckpointLocked(bool sync) {
   checkpoint_.log_start_offset = Offset(start_offset_.load());
   if (sync) last_checkpoint_sync_ms_ = WallClockMs();
+  checkpoint_file_segment_ = checkpoint_.recovery_segment;
   return WriteCheckpoint(*env_, dir_, checkpoint_, sync);
 }
 
@@ -383,10 +384,18 @@ Status LogImpl::Flush() {
   std::lock_guard<std::mutex> cp(checkpoint_mu_);
   if (target > flushed_offset()) SetFlushPointLocked(target, segment, position);
   lock.unlock();
-  // The new flush point only saves recovery work, so the file is fsynced at
-  // most once per kCheckpointIntervalMs; losing a newer one is harmless.
-  const bool sync = WallClockMs() - last_checkpoint_sync_ms_ >= kCheckpointIntervalMs;
-  return Fence(WriteCheckpointLocked(sync));
+  // The new flush point only saves recovery work, so the file is written
+  // (and fsynced) once per kCheckpointIntervalMs, or when the flush point
+  // entered another segment (recovery then scans at most the active
+  // segment's last second of data): the flush point is kept in memory
+  // meanwhile, and recovery from the older one on disk only scans more.
+  // Close writes the final one. (It was rewritten, unsynced, on every
+  // flush: an open/write/close/rename per fsync; docs/performance.md.)
+  if (WallClockMs() - last_checkpoint_sync_ms_ < kCheckpointIntervalMs &&
+      checkpoint_.recovery_segment == checkpoint_file_segment_) {
+    return Status::OK();
+  }
+  return Fence(WriteCheckpointLocked(/*sync=*/true));
 }
 
 void LogImpl::SetConfig(const LogConfig& config) {

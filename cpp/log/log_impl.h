@@ -213,6 +213,10 @@ class LogImpl final : public Log {
 
   Checkpoint checkpoint_;             // guarded by checkpoint_mu_
   int64_t last_checkpoint_sync_ms_ = 0;  // guarded by checkpoint_mu_
+  // The recovery segment of the file last written (guarded by
+  // checkpoint_mu_): Flush writes the file when the flush point enters
+  // another segment, or once per kCheckpointIntervalMs.
+  Offset checkpoint_file_segment_{-1};
   RecoveryReport report_;             // written by Recover only
 };
 

@@ -220,6 +220,35 @@ Result<std::shared_ptr<TlsContext>> TlsContext::Create(const TlsSettings& s) {
   return out;
 }
 
+Result<std::shared_ptr<TlsContext>> TlsContext::CreateClient(const TlsSettings& s) {
+  std::shared_ptr<TlsContext> out(new TlsContext());
+  ERR_clear_error();
+  out->ctx_ = SSL_CTX_new(TLS_client_method());
+  if (out->ctx_ == nullptr) return Bad(s, "SSL_CTX_new: " + TakeOpenSslError());
+  SSL_CTX* ctx = out->ctx_;
+  HR_RETURN_IF_ERROR(SetProtocols(ctx, s));
+  HR_RETURN_IF_ERROR(SetCiphers(ctx, s));
+  // The client certificate is optional: a listener without mutual TLS
+  // never asks for it.
+  if (!s.cert_chain_pem.empty() || !s.key_pem.empty()) HR_RETURN_IF_ERROR(LoadKeyAndChain(ctx, s));
+  if (s.trust_pem.empty()) {
+    if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+      return Bad(s, "no truststore and no system CA certificates: " + TakeOpenSslError());
+    }
+  } else {
+    HR_RETURN_IF_ERROR(LoadTrust(ctx, s));
+  }
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);  // the server is always verified
+  // An EOF is the peer closing (reported as such), not an OpenSSL error.
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
+                               SSL_OP_IGNORE_UNEXPECTED_EOF);
+  // Blocking streams: SSL_write returns only when everything is written.
+  SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
+  out->verify_hostname_ = s.verify_hostname;
+  out->send_path_ = "OpenSSL copy (client)";
+  return out;
+}
+
 TlsContext::~TlsContext() {
   if (ctx_ != nullptr) SSL_CTX_free(ctx_);
 }

@@ -31,6 +31,10 @@ struct TlsSettings {
   // the client certificate's subject (always, as Kafka's default builder).
   // Try kernel TLS for sending (when the kernel has it).
   bool try_ktls = true;
+  // Client side only (TlsContext::CreateClient): check the server
+  // certificate's names against the host connected to
+  // (ssl.endpoint.identification.algorithm=https); false = chain only.
+  bool verify_hostname = true;
   // For messages: "listener SSL".
   std::string what = "TLS";
 };

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from headrace.errors import HeadraceError
 
@@ -118,12 +118,19 @@ class EmbeddedCluster:
     ``data_dir=None`` makes a temporary directory, removed at ``stop_all()``
     / the end of the ``with``; a given one is kept. ``base_port``: brokers
     listen on base_port, base_port+1, ... (default: free ports).
+    ``node_settings(node_id, port)``: extra settings of one broker (e.g. its
+    own ``listeners``; the first listener must keep ``port``).
+    ``before_brokers(zk_connect)``: called once ZooKeeper runs and before
+    any broker starts (e.g. to create the brokers' own SCRAM credentials,
+    as Kafka's bootstrap with kafka-configs --zookeeper).
     """
 
     def __init__(self, brokers: int = 3, settings: Mapping[str, object] | None = None,
                  data_dir: str | os.PathLike | None = None, host: str = "127.0.0.1",
                  base_port: int | None = None, zookeeper_port: int = 0,
-                 racks: Mapping[int, str] | None = None, detach: bool = False):
+                 racks: Mapping[int, str] | None = None, detach: bool = False,
+                 node_settings: Callable[[int, int], Mapping[str, object]] | None = None,
+                 before_brokers: Callable[[str], None] | None = None):
         if brokers < 1:
             raise HeadraceError("an EmbeddedCluster needs at least one broker")
         self.num_brokers = brokers
@@ -135,6 +142,8 @@ class EmbeddedCluster:
         self.zookeeper_port = zookeeper_port
         self.racks = dict(racks or {})
         self.detach = detach
+        self.node_settings = node_settings
+        self.before_brokers = before_brokers
         self.dir: Path | None = None
         self.zookeeper = None
         self.nodes: dict[int, BrokerNode] = {}
@@ -157,8 +166,13 @@ class EmbeddedCluster:
                 settings = dict(self.settings)
                 if i in self.racks:
                     settings["broker.rack"] = self.racks[i]
+                if self.node_settings is not None:
+                    settings.update({k: str(v).lower() if isinstance(v, bool) else str(v)
+                                     for k, v in self.node_settings(i, port).items()})
                 self.nodes[i] = BrokerNode(i, self.dir / f"broker-{i}", self.host, port,
                                            self.zookeeper.connect_string, settings, self.detach)
+            if self.before_brokers is not None:
+                self.before_brokers(self.zookeeper.connect_string)
             for node in self.nodes.values():
                 node.start()
             if not self.detach:

@@ -1,8 +1,11 @@
 // AddOffsetsToTxn (key 25), v0-3: adds the group's offsets partition
-// (__consumer_offsets-0: headrace keeps every group in one partition) to the
-// transaction, so that EndTxn's marker reaches the group coordinator and
-// makes the producer's TxnOffsetCommit offsets visible (or drops them).
+// (__consumer_offsets-N, N = the group's partition, group/group_partition.h;
+// 0 on a single node) to the transaction, so that EndTxn's marker reaches
+// the group's coordinator and makes the producer's TxnOffsetCommit offsets
+// visible (or drops them). COORDINATOR_NOT_AVAILABLE (retriable) while
+// __consumer_offsets does not exist yet in a cluster.
 #include "broker/api/txn_api.h"
+#include "broker/group/group_coordinators.h"
 
 namespace headrace::broker {
 namespace {
@@ -28,8 +31,15 @@ void HandleAddOffsetsToTxn(BrokerContext& ctx, protocol::AddOffsetsToTxnRequest&
     req.Reply(resp);
     return;
   }
+  const int32_t partition =
+      ctx.group_coordinators ? ctx.group_coordinators->PartitionFor(request.group_id) : -1;
+  if (partition < 0) {
+    resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    req.Reply(resp);
+    return;
+  }
   coordinator->AddPartitions(request.transactional_id, request.producer_id,
-                             request.producer_epoch, {{kConsumerOffsetsTopic, 0}},
+                             request.producer_epoch, {{kConsumerOffsetsTopic, partition}},
                              [req](KafkaError e) {
                                req.RunOnLoop([req, e] {
                                  protocol::AddOffsetsToTxnResponse out;

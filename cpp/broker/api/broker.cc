@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <mutex>
 
 #include "broker/api/dispatcher.h"
@@ -16,6 +17,7 @@
 #include "broker/metrics_config.h"
 #include "broker/sasl/sasl_server.h"
 #include "broker/sasl/scram_store.h"
+#include "broker/replication/inter_broker_security.h"
 #include "broker/ssl_config.h"
 #include "broker/quota/cluster_quotas.h"
 #include "broker/quota/quota_manager.h"
@@ -30,6 +32,8 @@
 #include "broker/log_cleaner.h"
 #include "broker/dynamic_family_config.h"
 #include "broker/group/group_coordinator.h"
+#include "broker/group/group_coordinators.h"
+#include "broker/api/group_metadata_migration.h"
 #include "broker/api/txn_marker_cluster.h"
 #include "broker/api/txn_marker_local.h"
 #include "broker/auth/acl_store.h"
@@ -69,8 +73,12 @@ Result<std::unique_ptr<FaultInjectingEnv>> FaultEnvFromEnvironment() {
 
 std::string IdList(const std::vector<int32_t>& ids) {
   std::string out = "[";
-  for (int32_t id : ids) out += (out.size() > 1 ? "," : "") + std::to_string(id);
-  return out + "]";
+  for (int32_t id : ids) {
+    if (out.size() > 1) out += ',';
+    out += std::to_string(id);  // appended, not "," + string: GCC 12 -Wrestrict false positive
+  }
+  out += ']';
+  return out;
 }
 
 class BrokerImpl final : public Broker {
@@ -96,6 +104,9 @@ class BrokerImpl final : public Broker {
   }
   ~BrokerImpl() override { (void)Stop(); }
   void SetSasl(std::unique_ptr<broker::sasl::SaslServer> sasl) { sasl_ = std::move(sasl); }
+  void SetInterBrokerSecurity(std::shared_ptr<const broker::replication::InterBrokerSecurity> s) {
+    ctx_.inter_broker_security = std::move(s);
+  }
 
   Status Start() override {
     std::lock_guard<std::timed_mutex> l(mu_);
@@ -127,17 +138,33 @@ class BrokerImpl final : public Broker {
     if (config_.cluster_mode()) {
       auto fetcher_config = broker::replication::ReplicaFetcherConfig::FromBrokerConfig(config_);
       fetcher_config.follower_quota = &replication_quotas_->follower;
+      fetcher_config.security = ctx_.inter_broker_security;
+      if (ctx_.inter_broker_security) {
+        HR_LOG(kInfo) << "inter-broker connections: listener "
+                      << ctx_.inter_broker_security->listener << ", "
+                      << ctx_.inter_broker_security->Describe();
+      }
       fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(config_.node_id,
                                                                                fetcher_config);
     }
-    if (!config_.cluster_mode()) {  // cluster mode: while leading __consumer_offsets-0
+    // Single node: one coordinator for every group (one partition); cluster
+    // mode: one per __consumer_offsets partition led here, ticked by the
+    // router's one timer (UpdateGroupCoordinatorsLocked).
+    group_coordinators_ = std::make_unique<broker::group::GroupCoordinators>(
+        config_.cluster_mode() ? broker::KafkaError::kNotCoordinator
+                               : broker::KafkaError::kCoordinatorNotAvailable);
+    ctx_.group_coordinators = group_coordinators_.get();
+    if (config_.cluster_mode()) group_coordinators_->StartTimer(group_config_.timer_interval_ms);
+    if (!config_.cluster_mode()) {
       auto groups = OpenGroupCoordinator(nullptr);
       if (!groups.ok()) {
+        StopGroupCoordinator();
         (void)state_->Close();
         state_.reset();
         return groups.status();
       }
-      ctx_.set_coordinator(std::move(groups).value());
+      group_coordinators_->SetPartitionCount(1);
+      group_coordinators_->Set(0, std::move(groups).value());
       auto txns = OpenTxnCoordinator(nullptr);
       if (!txns.ok()) {
         StopGroupCoordinator();
@@ -173,12 +200,14 @@ class BrokerImpl final : public Broker {
     // Listening on port 0: advertise the port the OS picked.
     if (config_.advertised_listeners.empty()) ctx_.advertised_port = server_->port();
     SetListenerEndpoints();
+    if (config_.cluster_mode()) StartGroupMetadataMigration();
     return Status::OK();
   }
 
   Status Stop() override {
     std::lock_guard<std::timed_mutex> l(mu_);
     if (!state_) return Status::OK();
+    group_migration_.reset();  // stops its OffsetCommits; the log stays for the next start
     // Followers stop appending before anything below closes.
     if (fetchers_) fetchers_->Shutdown();
     if (cleaner_) cleaner_->Stop();  // a pass in progress is abandoned, its log untouched
@@ -414,8 +443,6 @@ class BrokerImpl final : public Broker {
     return services;
   }
 
-  // The group coordinator on `log_partition` (cluster mode) or on its own
-  // data_dir/__group_metadata log (null).
   // The replication throttles (replication_quota.h) from the start
   // properties and the dynamic layers, following every dynamic change.
   void StartReplicationQuotas() {
@@ -430,6 +457,9 @@ class BrokerImpl final : public Broker {
     ctx_.replication_quotas = replication_quotas_.get();
   }
 
+  // The group coordinator on `log_partition` (cluster mode: a partition of
+  // __consumer_offsets led here) or on its own data_dir/__group_metadata log
+  // (null).
   Result<std::shared_ptr<broker::group::GroupCoordinator>> OpenGroupCoordinator(
       std::shared_ptr<broker::Partition> log_partition) {
     broker::group::GroupCoordinator::Options gopts;
@@ -437,15 +467,36 @@ class BrokerImpl final : public Broker {
     gopts.data_dir = config_.data_dir;
     gopts.log_services = CoordinatorLogServices();
     gopts.env = config_.file_env;
+    // Cluster mode: the router's one timer ticks every coordinator.
+    gopts.start_timer = log_partition == nullptr;
     gopts.log_partition = std::move(log_partition);
     HR_ASSIGN_OR_RETURN(auto groups, broker::group::GroupCoordinator::Open(std::move(gopts)));
     return std::shared_ptr<broker::group::GroupCoordinator>(std::move(groups));
   }
 
+  // Cluster mode: a single node's data_dir/__group_metadata is re-committed
+  // into the cluster (group_metadata_migration.h). A log that cannot be read
+  // stays where it is (logged): the broker serves without it.
+  void StartGroupMetadataMigration() {
+    auto m = broker::GroupMetadataMigration::Start(ctx_, config_.data_dir, config_.file_env,
+                                                   group_config_, CoordinatorLogServices());
+    if (!m.ok()) {
+      HR_LOG(kError) << "group metadata migration: cannot read " << config_.data_dir
+                     << "/__group_metadata: " << m.status().ToString();
+      return;
+    }
+    group_migration_ = std::move(m).value();
+  }
+
+  // Stops every group coordinator here and the router's timer; group
+  // requests then answer COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR.
   void StopGroupCoordinator() {
-    std::shared_ptr<broker::group::GroupCoordinator> groups = ctx_.coordinator();
-    ctx_.set_coordinator(nullptr);
-    if (groups) groups->Stop();
+    if (!group_coordinators_) return;
+    group_coordinators_->StopTimer();
+    for (const auto& [partition, groups] : group_coordinators_->All()) {
+      if (auto taken = group_coordinators_->Take(partition)) taken->Stop();
+    }
+    groups_epochs_.clear();
   }
 
   // The transaction coordinator on `log_partition` (cluster mode) or on its
@@ -467,7 +518,7 @@ class BrokerImpl final : public Broker {
   // Single node: the coordinators' logs are served as the internal topics
   // (Metadata lists them; Fetch/ListOffsets read them as from Kafka).
   void RegisterInternalTopics() {
-    if (auto groups = ctx_.coordinator()) {
+    if (auto groups = group_coordinators_->ForPartition(0)) {
       state_->topics().SetInternalTopic(
           broker::kConsumerOffsetsTopic, groups->log_partition(),
           {{"cleanup.policy", "compact"},
@@ -487,17 +538,20 @@ class BrokerImpl final : public Broker {
     if (txns) txns->Stop();
   }
 
-  // Cluster mode: a coordinator serves while this broker leads partition 0
-  // of its internal topic (`what` = "group coordinator" on
+  // Cluster mode: a coordinator serves while this broker leads partition
+  // `partition` of its internal topic (`what` = "group coordinator" on
   // __consumer_offsets, "transaction coordinator" on __transaction_state); a
   // new leader epoch reloads its state from the log (what the previous
   // leader wrote and replicated). `*epoch` is the leader epoch it loaded at
   // (-1: none); `stop` stops the running one; `open` starts one on the log
   // partition and publishes it. REQUIRES: mu_.
-  void FollowCoordinatorLogLocked(const char* what, const char* topic, bool running,
-                                  int32_t* epoch, const std::function<void()>& stop,
-                                  const std::function<Status(std::shared_ptr<broker::Partition>)>& open) {
-    std::shared_ptr<broker::Partition> log = state_->topics().FindPartition(topic, 0);
+  // `started` (optional): collects the partitions a coordinator started on
+  // instead of one log line each (50 partitions of __consumer_offsets).
+  void FollowCoordinatorLogLocked(const char* what, const char* topic, int32_t partition,
+                                  bool running, int32_t* epoch, const std::function<void()>& stop,
+                                  const std::function<Status(std::shared_ptr<broker::Partition>)>& open,
+                                  std::vector<int32_t>* started = nullptr) {
+    std::shared_ptr<broker::Partition> log = state_->topics().FindPartition(topic, partition);
     const bool lead = log && log->is_leader();
     const int32_t leader_epoch = lead ? log->leader_epoch().value() : -1;
     if (lead && running && *epoch == leader_epoch) return;
@@ -505,33 +559,67 @@ class BrokerImpl final : public Broker {
     stop();
     *epoch = -1;
     if (!lead) {
-      HR_LOG(kInfo) << what << ": stopped (no longer the leader of " << topic << "-0)";
+      HR_LOG(kInfo) << what << ": stopped (no longer the leader of " << topic << "-" << partition
+                    << ")";
       return;
     }
     Status st = open(log);
     if (!st.ok()) {
-      HR_LOG(kError) << what << ": cannot load " << topic << "-0: " << st.ToString();
+      HR_LOG(kError) << what << ": cannot load " << topic << "-" << partition << ": "
+                     << st.ToString();
       return;
     }
     *epoch = leader_epoch;
-    HR_LOG(kInfo) << what << ": coordinating as the leader of " << topic << "-0 (leader epoch "
-                  << leader_epoch << ")";
+    if (started) {
+      started->push_back(partition);
+      return;
+    }
+    HR_LOG(kInfo) << what << ": coordinating as the leader of " << topic << "-" << partition
+                  << " (leader epoch " << leader_epoch << ")";
   }
 
+  // Cluster mode: one group coordinator per partition of
+  // __consumer_offsets this broker leads (docs/cluster.md "Consumer
+  // groups"); the router learns the topic's partition count from the view.
   void UpdateGroupCoordinatorLocked() {
-    FollowCoordinatorLogLocked(
-        "group coordinator", broker::kConsumerOffsetsTopic, ctx_.coordinator() != nullptr,
-        &groups_epoch_, [this] { StopGroupCoordinator(); },
-        [this](std::shared_ptr<broker::Partition> log) -> Status {
-          HR_ASSIGN_OR_RETURN(auto groups, OpenGroupCoordinator(std::move(log)));
-          ctx_.set_coordinator(std::move(groups));
-          return Status::OK();
-        });
+    const char* topic = broker::kConsumerOffsetsTopic;
+    const auto view = state_->cluster()->view();
+    const broker::TopicView* t = view->FindTopic(topic);
+    const int32_t count = t ? static_cast<int32_t>(t->partitions.size()) : 0;
+    group_coordinators_->SetPartitionCount(count);
+    // Partitions gone (the topic deleted): stop their coordinators.
+    for (const auto& [partition, groups] : group_coordinators_->All()) {
+      if (partition < count) continue;
+      if (auto taken = group_coordinators_->Take(partition)) taken->Stop();
+      groups_epochs_.erase(partition);
+      HR_LOG(kInfo) << "group coordinator: stopped (" << topic << "-" << partition << " is gone)";
+    }
+    std::vector<int32_t> started;
+    for (int32_t p = 0; p < count; ++p) {
+      auto [it, added] = groups_epochs_.try_emplace(p, -1);
+      FollowCoordinatorLogLocked(
+          "group coordinator", topic, p, group_coordinators_->ForPartition(p) != nullptr,
+          &it->second,
+          [this, p] {
+            if (auto taken = group_coordinators_->Take(p)) taken->Stop();
+          },
+          [this, p](std::shared_ptr<broker::Partition> log) -> Status {
+            HR_ASSIGN_OR_RETURN(auto groups, OpenGroupCoordinator(std::move(log)));
+            group_coordinators_->Set(p, std::move(groups));
+            return Status::OK();
+          },
+          &started);
+    }
+    if (!started.empty()) {
+      HR_LOG(kInfo) << "group coordinator: coordinating the groups of " << topic
+                    << " partition(s) " << IdList(started) << " ("
+                    << group_coordinators_->All().size() << " of " << count << " led here)";
+    }
   }
 
   void UpdateTxnCoordinatorLocked() {
     FollowCoordinatorLogLocked(
-        "transaction coordinator", broker::kTransactionStateTopic,
+        "transaction coordinator", broker::kTransactionStateTopic, 0,
         ctx_.txn_coordinator() != nullptr, &txns_epoch_, [this] { StopTxnCoordinator(); },
         [this](std::shared_ptr<broker::Partition> log) -> Status {
           HR_ASSIGN_OR_RETURN(auto txns, OpenTxnCoordinator(std::move(log)));
@@ -617,7 +705,13 @@ class BrokerImpl final : public Broker {
   broker::BrokerMetrics* metrics() const { return metrics_config_.enabled ? &metrics_ : nullptr; }
   net::Backend backend_;
   std::unique_ptr<broker::BrokerState> state_;
-  int32_t groups_epoch_ = -1;  // the leader epoch the coordinator loaded at (cluster mode)
+  // Cluster mode: re-commits a single node's group log (null: none).
+  std::unique_ptr<broker::GroupMetadataMigration> group_migration_;
+  // The group coordinators here (single node: partition 0 only).
+  std::unique_ptr<broker::group::GroupCoordinators> group_coordinators_;
+  // Cluster mode: per __consumer_offsets partition, the leader epoch its
+  // coordinator loaded at (-1: none). Guarded by mu_.
+  std::map<int32_t, int32_t> groups_epochs_;
   int32_t txns_epoch_ = -1;    // the same for the transaction coordinator
   // Write transaction markers: to local partitions (the coordinator's and
   // WriteTxnMarkers'), and in a cluster to the leaders of the others. Both
@@ -683,12 +777,18 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
       sasl_listeners.push_back(l.name);
   }
   HR_ASSIGN_OR_RETURN(auto sasl, broker::sasl::SaslServer::Create(sasl_config, sasl_listeners));
+  std::shared_ptr<const broker::replication::InterBrokerSecurity> inter_broker;
+  if (config.cluster_mode()) {  // docs/security.md "Inter-broker security"
+    HR_ASSIGN_OR_RETURN(inter_broker, broker::replication::InterBrokerSecurity::Build(
+                                          config, ssl_config, sasl_config));
+  }
   HR_ASSIGN_OR_RETURN(std::unique_ptr<FaultInjectingEnv> fault_env, FaultEnvFromEnvironment());
   auto impl = std::make_unique<BrokerImpl>(
       std::move(config), group_config, txn_config, fetch_config, cleaner_config,
       std::move(metrics_config), std::move(ssl_config), std::move(auth_config), quota_config,
       backend, std::move(fault_env));
   impl->SetSasl(std::move(sasl));
+  impl->SetInterBrokerSecurity(std::move(inter_broker));
   return std::unique_ptr<Broker>(std::move(impl));
 }
 

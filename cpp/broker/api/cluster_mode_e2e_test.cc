@@ -288,5 +288,81 @@ TEST_F(ClusterModeTest, FindCoordinatorAsksForTheOffsetsTopicThenNamesItsLeader)
   EXPECT_EQ(second.port, port_);
 }
 
+// __consumer_offsets with two partitions: 0 led here, 1 by broker 2. Group
+// "b" (Java hashCode 98, partition 0) is coordinated here, group "a" (97,
+// partition 1) by broker 2: each group API answers per group.
+TEST_F(ClusterModeTest, GroupApisAreRoutedByTheGroupsPartition) {
+  std::string view = View();
+  view.insert(view.rfind(']'), std::string(R"(, {"name": "__consumer_offsets", "id": "AAAAAAAAAAAAAAAAAAAAAw",
+      "configs": {"cleanup.policy": "compact"}, "partitions": [
+        {"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1], "isr": [1]},
+        {"partition": 1, "leader": 2, "leader_epoch": 0, "replicas": [2], "isr": [2]}]})"));
+  Apply(view);
+  {
+    FindCoordinatorRequest req;
+    req.coordinator_keys = {"a", "b"};
+    auto resp = Call<FindCoordinatorResponse>(req, 4);
+    ASSERT_EQ(resp.coordinators.size(), 2u);
+    EXPECT_EQ(resp.coordinators[0].key, "a");
+    EXPECT_EQ(resp.coordinators[0].node_id, 2);
+    EXPECT_EQ(resp.coordinators[0].port, 1);
+    EXPECT_EQ(resp.coordinators[1].node_id, 1);
+    EXPECT_EQ(resp.coordinators[1].port, port_);
+  }
+  auto commit = [&](const std::string& group) {
+    OffsetCommitRequest req;
+    req.group_id = group;
+    auto& t = req.topics.emplace_back();
+    t.name = "t";
+    // Partition 2 has no replica here: the topic is checked against the view.
+    for (int32_t p : {0, 2}) t.partitions.push_back({p, 5 + p, -1, -1, std::string("m")});
+    auto resp = Call<OffsetCommitResponse>(req, 8);
+    return std::make_pair(resp.topics.at(0).partitions.at(0).error_code,
+                          resp.topics.at(0).partitions.at(1).error_code);
+  };
+  EXPECT_EQ(commit("b"), std::make_pair(Code(KafkaError::kNone), Code(KafkaError::kNone)));
+  EXPECT_EQ(commit("a"), std::make_pair(Code(KafkaError::kNotCoordinator),
+                                        Code(KafkaError::kNotCoordinator)));
+  {  // OffsetFetch v8 batches groups: each answered by its own partition.
+    OffsetFetchRequest req;
+    for (const char* g : {"a", "b"}) {
+      auto& rg = req.groups.emplace_back();
+      rg.group_id = g;
+      rg.topics = std::nullopt;  // every committed offset
+    }
+    auto resp = Call<OffsetFetchResponse>(req, 8);
+    ASSERT_EQ(resp.groups.size(), 2u);
+    EXPECT_EQ(resp.groups[0].error_code, Code(KafkaError::kNotCoordinator));
+    EXPECT_EQ(resp.groups[1].error_code, Code(KafkaError::kNone));
+    ASSERT_EQ(resp.groups[1].topics.size(), 1u);
+    ASSERT_EQ(resp.groups[1].topics[0].partitions.size(), 2u);
+    EXPECT_EQ(resp.groups[1].topics[0].partitions[0].committed_offset, 5);
+    EXPECT_EQ(resp.groups[1].topics[0].partitions[1].committed_offset, 7);
+  }
+  {  // ListGroups: the groups of the partitions led here.
+    auto resp = Call<ListGroupsResponse>(ListGroupsRequest{}, 4);
+    EXPECT_EQ(resp.error_code, 0);
+    ASSERT_EQ(resp.groups.size(), 1u);
+    EXPECT_EQ(resp.groups[0].group_id, "b");
+  }
+  {  // DescribeGroups per group.
+    DescribeGroupsRequest req;
+    req.groups = {"a", "b"};
+    auto resp = Call<DescribeGroupsResponse>(req, 5);
+    ASSERT_EQ(resp.groups.size(), 2u);
+    EXPECT_EQ(resp.groups[0].error_code, Code(KafkaError::kNotCoordinator));
+    EXPECT_EQ(resp.groups[1].error_code, Code(KafkaError::kNone));
+    EXPECT_EQ(resp.groups[1].group_state, "Empty");
+  }
+  {  // Leading partition 1 too (a new view): "a" is coordinated here now.
+    std::string moved = view;
+    const std::string from = R"({"partition": 1, "leader": 2, "leader_epoch": 0, "replicas": [2], "isr": [2]})";
+    moved.replace(moved.find(from), from.size(),
+                  R"({"partition": 1, "leader": 1, "leader_epoch": 1, "replicas": [1], "isr": [1]})");
+    Apply(moved);
+    EXPECT_EQ(commit("a"), std::make_pair(Code(KafkaError::kNone), Code(KafkaError::kNone)));
+  }
+}
+
 }  // namespace
 }  // namespace headrace

@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -32,7 +33,6 @@ Resp::Assignment ToAssignment(const group::TopicPartitions& tps,
 }
 
 void HandleConsumerGroupDescribe(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
   for (const std::string& id : req.group_ids) {
     Resp::DescribedGroup out;
@@ -42,12 +42,13 @@ void HandleConsumerGroupDescribe(BrokerContext& ctx, Req& req, Request request) 
       resp.groups.push_back(std::move(out));
       continue;
     }
-    if (groups == nullptr) {
-      out.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, id);
+    if (found.coordinator == nullptr) {
+      out.error_code = Code(found.error);  // NOT_COORDINATOR: this group only
       resp.groups.push_back(std::move(out));
       continue;
     }
-    group::ConsumerGroupDescription d = groups->DescribeConsumerGroup(id);
+    group::ConsumerGroupDescription d = found.coordinator->DescribeConsumerGroup(id);
     out.error_code = Code(d.error);
     out.error_message = d.error_message;
     if (d.error == KafkaError::kNone) {

@@ -7,6 +7,7 @@
 // (group/consumer_group_coordinator.cc, docs/consumer-groups.md).
 #include "broker/api/client_host.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -18,7 +19,8 @@ using Req = protocol::ConsumerGroupHeartbeatRequest;
 using Resp = protocol::ConsumerGroupHeartbeatResponse;
 
 void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, req.group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   Resp resp;
   if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
     resp.error_code = Code(KafkaError::kGroupAuthorizationFailed);
@@ -34,7 +36,7 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
     }
   }
   if (groups == nullptr) {
-    resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    resp.error_code = Code(found.error);
     return request.Reply(resp);
   }
   group::ConsumerHeartbeatRequest hb;
@@ -54,16 +56,30 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
   hb.client_id = request.header().client_id.value_or("");
   hb.client_host = ClientHost(request.connection().peer);
   TopicRegistry& topics = ctx.topics();
+  // The subscribed topics as the cluster knows them (cluster mode: the view,
+  // since the coordinator need not hold a replica of them), else the local
+  // registry.
+  ClusterState* cluster = ctx.state->cluster();
+  std::shared_ptr<const ClusterView> view = cluster ? cluster->view() : nullptr;
   group::ConsumerHeartbeatResult r =
       groups->ConsumerHeartbeat(
           hb,
-          [&topics](const std::string& name) -> std::optional<group::TopicInfo> {
+          [&topics, &view](const std::string& name) -> std::optional<group::TopicInfo> {
+            if (view) {
+              const TopicView* t = view->FindTopic(name);
+              if (!t) return std::nullopt;
+              return group::TopicInfo{t->id, static_cast<int32_t>(t->partitions.size())};
+            }
             auto t = topics.FindTopic(name);
             if (!t) return std::nullopt;
             return group::TopicInfo{t->id, t->partition_count()};
           },
-          [&topics] {
+          [&topics, &view] {
             std::vector<std::string> names;
+            if (view) {
+              for (const auto& [name, t] : view->topics) names.push_back(name);
+              return names;
+            }
             for (const auto& t : topics.ListTopics()) names.push_back(t->name);
             return names;
           });

@@ -3,6 +3,7 @@
 // remain, GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for "".
 #include "broker/api/group_log_wait.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -11,18 +12,22 @@ namespace headrace::broker {
 namespace {
 
 void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  std::vector<std::shared_ptr<group::GroupCoordinator>> touched;
   protocol::DeleteGroupsResponse resp;
   for (const std::string& id : req.groups_names) {
     protocol::DeleteGroupsResponse::DeletableGroupResult r;
     r.group_id = id;
-    r.error_code = Code(!AuthorizedOnGroup(ctx, request, AclOperation::kDelete, id)
-                            ? KafkaError::kGroupAuthorizationFailed
-                        : groups ? groups->DeleteGroup(id)
-                                 : KafkaError::kCoordinatorNotAvailable);
+    if (!AuthorizedOnGroup(ctx, request, AclOperation::kDelete, id)) {
+      r.error_code = Code(KafkaError::kGroupAuthorizationFailed);
+    } else if (group::CoordinatorLookup found = GroupCoordinatorFor(ctx, id); found.coordinator) {
+      r.error_code = Code(found.coordinator->DeleteGroup(id));
+      touched.push_back(std::move(found.coordinator));
+    } else {
+      r.error_code = Code(found.error);  // NOT_COORDINATOR: this group only
+    }
     resp.results.push_back(std::move(r));
   }
-  ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp),
+  ReplyWhenGroupLogCommitted(ctx, touched, std::move(request), std::move(resp),
                              [](protocol::DeleteGroupsResponse& r, KafkaError e) {
                                for (auto& g : r.results)
                                  if (g.error_code == 0) g.error_code = Code(e);

@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -17,7 +18,6 @@ using Resp = protocol::DescribeGroupsResponse;
 
 
 void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
   Resp resp;
   for (const std::string& id : req.groups) {
     Resp::DescribedGroup out;
@@ -28,12 +28,13 @@ void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
       resp.groups.push_back(std::move(out));
       continue;
     }
-    if (groups == nullptr) {
-      out.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, id);
+    if (found.coordinator == nullptr) {
+      out.error_code = Code(found.error);  // NOT_COORDINATOR: this group only
       resp.groups.push_back(std::move(out));
       continue;
     }
-    group::GroupDescription d = groups->Describe(id);
+    group::GroupDescription d = found.coordinator->Describe(id);
     out.error_code = Code(d.error);
     out.group_state = group::GroupStateName(d.state);
     out.protocol_type = d.protocol_type;

@@ -37,10 +37,11 @@
 // Follower fetches (replica_id >= 0: the v0-14 replica_id field, v15+
 // replica_state.replica_id; docs/cluster.md, "Followers and the ISR"):
 //   - read up to the log end offset, not the HW (isolation is ignored);
-//   - the fetch offset is the follower's LEO and, by the follower's contract
-//     (it fsyncs what it appended before fetching again when
-//     headrace.acks.all.fsync is on), its flushed offset too:
-//     Partition::UpdateFollowerState(replica_id, fetch_offset, fetch_offset)
+//   - the fetch offset is the follower's LEO; its flushed offset is the
+//     partition's headrace tag HeadraceFlushedOffset (tag 1000, v12+: a
+//     headrace follower fsyncs behind its fetches) or, without the tag, the
+//     fetch offset too (a follower that fsyncs before fetching again):
+//     Partition::UpdateFollowerState(replica_id, fetch_offset, flushed)
 //     before the answer, which carries the HW after that update. A replica
 //     id the partition does not list is served without effect;
 //   - OFFSET_OUT_OF_RANGE when the offset is below the log start or past the
@@ -204,7 +205,12 @@ void ReadForFollower(const FetchJob& job, const std::shared_ptr<Partition>& part
       return;
     }
   }
-  partition->UpdateFollowerState(replica_id, fetch_offset, fetch_offset);
+  // A headrace follower reports its flushed offset apart (it fsyncs behind
+  // its fetches); without the tag the fetch offset is the flushed offset.
+  const Offset flushed = in.headrace_flushed_offset >= 0
+                             ? std::min(Offset(in.headrace_flushed_offset), fetch_offset)
+                             : fetch_offset;
+  partition->UpdateFollowerState(replica_id, fetch_offset, flushed);
   out->error_code = Code(KafkaError::kNone);
   out->high_watermark = partition->high_watermark().value();  // after the update
   out->last_stable_offset = out->high_watermark;
@@ -362,8 +368,8 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
     job->request.max_bytes = CapFetchMaxBytes(ctx, job->req, job->request.max_bytes);
   }
   job->targets.reserve(job->request.topics.size());
-  // A follower's fetch needs CLUSTER_ACTION (brokers: super.users until
-  // they authenticate; docs/security.md).
+  // A follower's fetch needs CLUSTER_ACTION (the brokers' principal in
+  // super.users or granted it; docs/security.md "Inter-broker security").
   const bool denied = job->from_follower() &&
                       !AuthorizedOnCluster(ctx, job->req, AclOperation::kClusterAction);
   for (const auto& t : job->request.topics) {

@@ -1,14 +1,18 @@
 // FindCoordinator (key 10), v0..6. A single node coordinates every group
-// (key type 0) and every transactional id (key type 1); in cluster mode the
-// group coordinator is the leader of __consumer_offsets-0 and the
-// transaction coordinator the leader of __transaction_state-0 (created by
-// the first FindCoordinator that needs it). Other key types (2 = share
+// (key type 0) and every transactional id (key type 1); in cluster mode a
+// group's coordinator is the leader of the group's partition of
+// __consumer_offsets (abs(Java hashCode(group id)) % partitions,
+// group/group_partition.h) and the transaction coordinator the leader of
+// __transaction_state-0 (each topic created by the first FindCoordinator
+// that needs it; __consumer_offsets with offsets.topic.num.partitions). Other key types (2 = share
 // groups, v6) are INVALID_REQUEST. v4+ batches keys (coordinator_keys) and
 // answers per key.
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_config.h"
+#include "broker/group/group_partition.h"
 #include "broker/kafka_error.h"
 #include "broker/txn/txn_config.h"
 
@@ -21,18 +25,18 @@ using Resp = protocol::FindCoordinatorResponse;
 constexpr int8_t kKeyTypeGroup = 0;
 constexpr int8_t kKeyTypeTransaction = 1;
 
-KafkaError ErrorFor(const BrokerContext& ctx, int8_t key_type) {
+KafkaError ErrorFor(const BrokerContext& ctx, int8_t key_type, const std::string& key) {
   if (key_type != kKeyTypeGroup && key_type != kKeyTypeTransaction)
     return KafkaError::kInvalidRequest;
   if (ctx.state->cluster() != nullptr) return KafkaError::kNone;
-  const bool up = key_type == kKeyTypeGroup ? ctx.coordinator() != nullptr
+  const bool up = key_type == kKeyTypeGroup ? GroupCoordinatorFor(ctx, key).coordinator != nullptr
                                             : ctx.txn_coordinator() != nullptr;
   return up ? KafkaError::kNone : KafkaError::kCoordinatorNotAvailable;
 }
 
-// Cluster mode: the coordinators' logs are __consumer_offsets-0 and
-// __transaction_state-0; the first FindCoordinator of a cluster without the
-// one it needs asks for its creation.
+// Cluster mode: the coordinators' logs are the partitions of
+// __consumer_offsets and __transaction_state-0; the first FindCoordinator
+// of a cluster without the one it needs asks for its creation.
 void EnsureCoordinatorTopic(BrokerContext& ctx, int8_t key_type) {
   ClusterState* cluster = ctx.state->cluster();
   if (cluster == nullptr) return;
@@ -49,19 +53,30 @@ void EnsureCoordinatorTopic(BrokerContext& ctx, int8_t key_type) {
     return;
   }
   const group::GroupConfig& g = *ctx.group_config;
-  RequestTopicCreation(ctx, topic, 1, g.offsets_topic_replication_factor,
+  // The partition count is fixed here, once: a later change of
+  // offsets.topic.num.partitions does not repartition the topic (as Kafka).
+  RequestTopicCreation(ctx, topic, g.offsets_topic_num_partitions,
+                       g.offsets_topic_replication_factor,
                        {{"cleanup.policy", "compact"},
                         {"segment.bytes", std::to_string(g.log_segment_bytes)}});
 }
 
-int32_t LeaderOfPartitionZero(const BrokerContext& ctx, const char* topic) {
+// The leader of `topic`'s partition `key` maps to (`partition_of` given
+// the partition count), this node on a single node, -1 when unknown.
+int32_t LeaderOfKey(const BrokerContext& ctx, const char* topic, std::string_view key,
+                    int32_t (*partition_of)(std::string_view, int32_t)) {
   ClusterState* cluster = ctx.state->cluster();
   if (cluster == nullptr) return ctx.node_id;
   auto view = cluster->view();
   const TopicView* t = view->FindTopic(topic);
   if (t == nullptr || t->partitions.empty()) return -1;
-  return t->partitions[0].leader;
+  const int32_t p = partition_of(key, static_cast<int32_t>(t->partitions.size()));
+  for (const auto& pv : t->partitions)
+    if (pv.partition == p) return pv.leader;
+  return -1;
 }
+
+int32_t FirstPartition(std::string_view, int32_t) { return 0; }
 
 // ACLs: DESCRIBE on the group / transactional id a key names.
 KafkaError Denied(const BrokerContext& ctx, const Request& request, int8_t key_type,
@@ -88,13 +103,16 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
   if (any_allowed && (req.key_type == kKeyTypeGroup || req.key_type == kKeyTypeTransaction)) {
     EnsureCoordinatorTopic(ctx, req.key_type);
   }
-  const int32_t coordinator = req.key_type == kKeyTypeTransaction ? ctx.txn_coordinator_id()
-                                                                  : ctx.group_coordinator_id();
+  auto coordinator_of = [&](const std::string& key) {
+    return req.key_type == kKeyTypeTransaction ? ctx.txn_coordinator_id()
+                                               : ctx.group_coordinator_id(key);
+  };
   Resp resp;
-  auto fill = [&](KafkaError e, int32_t& node, std::string& host, int32_t& port,
-                  int16_t& code, std::optional<std::string>& message) {
+  auto fill = [&](const std::string& key, KafkaError e, int32_t& node, std::string& host,
+                  int32_t& port, int16_t& code, std::optional<std::string>& message) {
+    if (e == KafkaError::kNone) e = ErrorFor(ctx, req.key_type, key);
     if (e == KafkaError::kNone) {
-      node = coordinator;
+      node = coordinator_of(key);
       if (!ctx.FindEndpoint(node, &host, &port, request.session().listener_name)) {
         e = KafkaError::kCoordinatorNotAvailable;
       }
@@ -108,30 +126,30 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
       message = KafkaErrorName(e);
     }
   };
-  KafkaError e = ErrorFor(ctx, req.key_type);
   if (request.version() >= 4) {
     for (size_t i = 0; i < req.coordinator_keys.size(); ++i) {
       Resp::Coordinator c;
       c.key = req.coordinator_keys[i];
-      fill(denied[i] != KafkaError::kNone ? denied[i] : e, c.node_id, c.host, c.port,
-           c.error_code, c.error_message);
+      fill(c.key, denied[i], c.node_id, c.host, c.port, c.error_code, c.error_message);
       resp.coordinators.push_back(std::move(c));
     }
   } else {
-    fill(denied[0] != KafkaError::kNone ? denied[0] : e, resp.node_id, resp.host, resp.port,
-         resp.error_code, resp.error_message);
+    fill(req.key, denied[0], resp.node_id, resp.host, resp.port, resp.error_code,
+         resp.error_message);
   }
   request.Reply(resp);
 }
 
 }  // namespace
 
-int32_t BrokerContext::group_coordinator_id() const {
-  return LeaderOfPartitionZero(*this, kConsumerOffsetsTopic);
+void EnsureConsumerOffsetsTopic(BrokerContext& ctx) { EnsureCoordinatorTopic(ctx, kKeyTypeGroup); }
+
+int32_t BrokerContext::group_coordinator_id(std::string_view group_id) const {
+  return LeaderOfKey(*this, kConsumerOffsetsTopic, group_id, group::GroupPartition);
 }
 
 int32_t BrokerContext::txn_coordinator_id() const {
-  return LeaderOfPartitionZero(*this, kTransactionStateTopic);
+  return LeaderOfKey(*this, kTransactionStateTopic, "", FirstPartition);
 }
 
 extern const ApiHandler kFindCoordinatorHandler =

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
@@ -33,36 +34,69 @@ inline constexpr std::chrono::milliseconds kOffsetsCommitTimeout{5000};
 inline void WhenGroupLogCommitted(BrokerContext& ctx,
                                   const std::shared_ptr<group::GroupCoordinator>& groups,
                                   std::shared_ptr<net::LoopExecutor> executor,
-                                  std::function<void(KafkaError)> done) {
-  std::shared_ptr<Partition> log = groups->log_partition();
-  const Offset end = log->log_end_offset();
-  if (log->high_watermark() >= end) {
+                                  std::function<void(KafkaError)> done);
+
+namespace group_log_wait_internal {
+// Waits for each (log, end) in `logs` from index `i` on, one after the
+// other (the ends were read before the first wait).
+inline void WaitEach(BrokerContext& ctx,
+                     std::shared_ptr<std::vector<std::pair<std::shared_ptr<Partition>, Offset>>> logs,
+                     size_t i, std::shared_ptr<net::LoopExecutor> executor,
+                     std::function<void(KafkaError)> done) {
+  while (i < logs->size() && (*logs)[i].first->high_watermark() >= (*logs)[i].second) ++i;
+  if (i == logs->size()) {
     done(KafkaError::kNone);
     return;
   }
+  auto [log, end] = (*logs)[i];
   ctx.state->purgatory().Wait(
       {{log, Watermark::kHighWatermark, end}}, Purgatory::Clock::now() + kOffsetsCommitTimeout,
-      std::move(executor), [log, end, done = std::move(done)](WakeReason) {
-        if (log->high_watermark() >= end) return done(KafkaError::kNone);
+      executor, [&ctx, logs, i, executor, log, end, done = std::move(done)](WakeReason) mutable {
+        if (log->high_watermark() >= end) {
+          return WaitEach(ctx, std::move(logs), i + 1, std::move(executor), std::move(done));
+        }
         done(log->offline() ? KafkaError::kKafkaStorageError : KafkaError::kRequestTimedOut);
       });
 }
+}  // namespace group_log_wait_internal
 
-// Replies `resp` once the group log is committed up to its current end. If
-// that does not happen within kOffsetsCommitTimeout, on shutdown, or because
-// the log went offline, `fail(resp, error)` first marks the answer
+// WhenGroupLogCommitted for the logs of several coordinators (a request
+// that touched groups of several partitions); null entries are skipped.
+inline void WhenGroupLogsCommitted(
+    BrokerContext& ctx, const std::vector<std::shared_ptr<group::GroupCoordinator>>& touched,
+    std::shared_ptr<net::LoopExecutor> executor, std::function<void(KafkaError)> done) {
+  auto logs = std::make_shared<std::vector<std::pair<std::shared_ptr<Partition>, Offset>>>();
+  for (const auto& groups : touched) {
+    if (groups == nullptr) continue;
+    std::shared_ptr<Partition> log = groups->log_partition();
+    bool seen = false;
+    for (const auto& l : *logs) seen = seen || l.first == log;
+    if (!seen) logs->emplace_back(log, log->log_end_offset());
+  }
+  group_log_wait_internal::WaitEach(ctx, std::move(logs), 0, std::move(executor),
+                                    std::move(done));
+}
+
+inline void WhenGroupLogCommitted(BrokerContext& ctx,
+                                  const std::shared_ptr<group::GroupCoordinator>& groups,
+                                  std::shared_ptr<net::LoopExecutor> executor,
+                                  std::function<void(KafkaError)> done) {
+  WhenGroupLogsCommitted(ctx, {groups}, std::move(executor), std::move(done));
+}
+
+// Replies `resp` once the logs of the coordinators it `touched` are
+// committed up to their current ends (null entries: nothing to wait for).
+// If that does not happen within kOffsetsCommitTimeout, on shutdown, or
+// because a log went offline, `fail(resp, error)` first marks the answer
 // (REQUEST_TIMED_OUT or KAFKA_STORAGE_ERROR). The reply is sent on the
 // request's own I/O thread.
 template <typename Resp, typename Fail>
-void ReplyWhenGroupLogCommitted(BrokerContext& ctx, Request req, Resp resp, Fail fail) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
-  if (groups == nullptr) {
-    req.Reply(resp);
-    return;
-  }
+void ReplyWhenGroupLogCommitted(BrokerContext& ctx,
+                                const std::vector<std::shared_ptr<group::GroupCoordinator>>& touched,
+                                Request req, Resp resp, Fail fail) {
   auto executor = req.executor();
   auto answer = std::make_shared<std::pair<Request, Resp>>(std::move(req), std::move(resp));
-  WhenGroupLogCommitted(ctx, groups, std::move(executor), [answer, fail](KafkaError e) {
+  WhenGroupLogsCommitted(ctx, touched, std::move(executor), [answer, fail](KafkaError e) {
     if (e != KafkaError::kNone) fail(answer->second, e);
     answer->first.Reply(answer->second);
   });

@@ -25,11 +25,13 @@
 
 namespace headrace::broker {
 namespace group {
-class GroupCoordinator;  // broker/group/group_coordinator.h
+class GroupCoordinator;   // broker/group/group_coordinator.h
+class GroupCoordinators;  // broker/group/group_coordinators.h
 struct GroupConfig;      // broker/group/group_config.h
 }  // namespace group
 namespace replication {
 struct ReplicationQuotas;  // broker/replication/replication_quota.h
+struct InterBrokerSecurity;  // broker/replication/inter_broker_security.h
 }
 namespace fetch {
 class FetchSessionCache;  // broker/fetch/fetch_session.h
@@ -50,8 +52,8 @@ class ClientQuotaStore;  // broker/quota/client_quota_store.h
 class QuotaManager;      // broker/quota/quota_manager.h
 }  // namespace quota
 
-// The internal topic whose partition 0 is the group coordinator's log in
-// cluster mode.
+// The internal topic whose partitions are the group coordinators' logs in
+// cluster mode (a group's partition: group/group_partition.h).
 inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
 // The internal topic whose partition 0 is the transaction coordinator's log
 // in cluster mode.
@@ -72,23 +74,21 @@ struct BrokerContext {
   std::string advertised_host;
   std::atomic<int32_t> advertised_port{0};
   int32_t node_id = 0;
-  // The consumer group coordinator, null when this broker is not it (cluster
-  // mode: it coordinates while it leads __consumer_offsets-0) or stopping;
-  // handlers then answer COORDINATOR_NOT_AVAILABLE and clients look again.
-  // A handler takes one snapshot and uses it throughout.
-  std::shared_ptr<group::GroupCoordinator> coordinator() const {
-    std::lock_guard<std::mutex> lock(groups_mu);
-    return groups;
-  }
-  void set_coordinator(std::shared_ptr<group::GroupCoordinator> c) {
-    std::lock_guard<std::mutex> lock(groups_mu);
-    groups = std::move(c);
-  }
+  // How this broker connects to the others (cluster mode; null = PLAINTEXT):
+  // the transaction marker sender's connections. Set before serving.
+  std::shared_ptr<const replication::InterBrokerSecurity> inter_broker_security;
+  // The group coordinators of this broker (group/group_coordinators.h):
+  // For(group_id) is the coordinator of the group's partition of
+  // __consumer_offsets here, or the error to answer (NOT_COORDINATOR in
+  // cluster mode when another broker leads it). Set before serving, owned by
+  // the broker; null only in tests that build a bare context. Handlers call
+  // GroupCoordinatorFor (api/group_lookup.h), take one snapshot and use it
+  // throughout.
+  group::GroupCoordinators* group_coordinators = nullptr;
   const group::GroupConfig* group_config = nullptr;  // the broker's group.* / offsets.* keys
-  mutable std::mutex groups_mu;
-  std::shared_ptr<group::GroupCoordinator> groups;  // guarded by groups_mu
-  // The transaction coordinator, as coordinator() (cluster mode: while this
-  // broker leads __transaction_state-0); null: NOT_COORDINATOR.
+  mutable std::mutex groups_mu;  // guards txns
+  // The transaction coordinator (cluster mode: while this broker leads
+  // __transaction_state-0); null: NOT_COORDINATOR.
   std::shared_ptr<txn::TxnCoordinator> txn_coordinator() const {
     std::lock_guard<std::mutex> lock(groups_mu);
     return txns;
@@ -161,9 +161,10 @@ struct BrokerContext {
     std::lock_guard<std::mutex> lock(endpoints_mu);
     listener_endpoints = std::move(endpoints);
   }
-  // The group coordinator's broker: this node, or in cluster mode the
-  // leader of __consumer_offsets-0 (-1: none yet; docs/cluster.md).
-  int32_t group_coordinator_id() const;  // find_coordinator.cc
+  // The broker coordinating `group_id`: this node, or in cluster mode the
+  // leader of the group's partition of __consumer_offsets (-1: none yet;
+  // docs/cluster.md).
+  int32_t group_coordinator_id(std::string_view group_id) const;  // find_coordinator.cc
   // The transaction coordinator's broker: this node, or in cluster mode the
   // leader of __transaction_state-0 (-1: none yet).
   int32_t txn_coordinator_id() const;  // find_coordinator.cc

@@ -5,6 +5,7 @@
 // v9 skip_assignment for a static leader rejoining a stable group.
 #include "broker/api/client_host.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -37,7 +38,8 @@ Resp ToResponse(const group::JoinResult& r, int16_t version) {
 }
 
 void HandleJoinGroup(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, req.group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   int16_t version = request.version();
   if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
     group::JoinResult r;
@@ -47,7 +49,7 @@ void HandleJoinGroup(BrokerContext& ctx, Req& req, Request request) {
   }
   if (groups == nullptr) {
     group::JoinResult r;
-    r.error = KafkaError::kCoordinatorNotAvailable;
+    r.error = found.error;
     r.member_id = req.member_id;
     return request.Reply(ToResponse(r, version));
   }

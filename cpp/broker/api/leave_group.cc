@@ -2,6 +2,7 @@
 // one member; v3+ batch members (by member id or group.instance.id) and
 // answer per member.
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -13,7 +14,8 @@ using Req = protocol::LeaveGroupRequest;
 using Resp = protocol::LeaveGroupResponse;
 
 void HandleLeaveGroup(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, req.group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   Resp resp;
   bool batched = request.version() >= 3;
   std::vector<group::LeaveMember> members;
@@ -27,7 +29,7 @@ void HandleLeaveGroup(BrokerContext& ctx, Req& req, Request request) {
     return request.Reply(resp);
   }
   if (groups == nullptr) {
-    resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+    resp.error_code = Code(found.error);
     return request.Reply(resp);
   }
   auto [group_error, per_member] = groups->Leave(req.group_id, members);

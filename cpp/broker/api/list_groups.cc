@@ -6,8 +6,11 @@
 // "consumer", case-insensitive).
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <map>
 
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -27,14 +30,14 @@ bool WantsType(const std::vector<std::string>& types, const std::string& type) {
 }
 
 void HandleListGroups(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  // The groups of every partition coordinated here. A cluster member
+  // coordinating none answers an empty list (as Kafka); a single node
+  // without its coordinator (stopping) COORDINATOR_NOT_AVAILABLE.
+  std::map<int32_t, std::shared_ptr<group::GroupCoordinator>> coordinators;
+  if (ctx.group_coordinators) coordinators = ctx.group_coordinators->All();
   Resp resp;
-  if (groups == nullptr) {
-    // A cluster broker that leads no __consumer_offsets partition
-    // coordinates no group: as Kafka, an empty list without an error (admin
-    // clients ask every broker and fail the whole listing on an error).
-    // Single node: only while stopping.
-    if (ctx.state->cluster() == nullptr) resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
+  if (coordinators.empty() && (ctx.group_coordinators == nullptr || ctx.state->cluster() == nullptr)) {
+    resp.error_code = Code(KafkaError::kCoordinatorNotAvailable);
     return request.Reply(resp);
   }
   std::vector<std::string> states;
@@ -42,7 +45,13 @@ void HandleListGroups(BrokerContext& ctx, Req& req, Request request) {
   // ACLs: DESCRIBE on the CLUSTER lists every group; otherwise only the
   // groups the client may DESCRIBE (no error, as Kafka).
   const bool all = AuthorizedOnCluster(ctx, request, AclOperation::kDescribe);
-  for (const group::GroupListing& g : groups->ListGroups(states)) {
+  std::vector<group::GroupListing> listed;
+  for (const auto& [partition, groups] : coordinators) {
+    std::vector<group::GroupListing> some = groups->ListGroups(states);
+    listed.insert(listed.end(), std::make_move_iterator(some.begin()),
+                  std::make_move_iterator(some.end()));
+  }
+  for (const group::GroupListing& g : listed) {
     if (request.version() >= 5 && !WantsType(req.types_filter, g.type)) continue;
     if (!all && !AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, g.group_id)) continue;
     Resp::ListedGroup out;

@@ -5,7 +5,7 @@
 #include <set>
 #include <utility>
 
-#include "broker/group/group_coordinator.h"
+#include "broker/group/group_coordinators.h"
 #include "broker/quota/quota_manager.h"
 #include "broker/txn/txn_coordinator.h"
 #include "common/prometheus_text.h"
@@ -133,20 +133,21 @@ void WriteGroupLag(PrometheusText& p, BrokerContext& ctx) {
   p.Family("headrace_group_lag_records", "gauge",
            "Records between a consumer group's committed offset and the high watermark, "
            "summed over the topic's partitions led here.");
-  std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
-  if (!groups) return;
-  for (const group::GroupListing& g : groups->ListGroups({})) {
-    std::vector<group::FetchedOffset> offsets;
-    if (groups->FetchOffsets(g.group_id, std::nullopt, &offsets) != KafkaError::kNone) continue;
-    std::map<std::string, int64_t> lag;
-    for (const group::FetchedOffset& o : offsets) {
-      if (o.committed.offset < 0) continue;
-      std::shared_ptr<Partition> part = ctx.topics().FindPartition(o.topic, o.partition);
-      if (!part || !part->is_leader()) continue;
-      lag[o.topic] += std::max<int64_t>(0, part->high_watermark().value() - o.committed.offset);
-    }
-    for (const auto& [topic, records] : lag) {
-      p.Sample("headrace_group_lag_records", {{"group", g.group_id}, {"topic", topic}}, records);
+  if (!ctx.group_coordinators) return;
+  for (const auto& [partition, groups] : ctx.group_coordinators->All()) {
+    for (const group::GroupListing& g : groups->ListGroups({})) {
+      std::vector<group::FetchedOffset> offsets;
+      if (groups->FetchOffsets(g.group_id, std::nullopt, &offsets) != KafkaError::kNone) continue;
+      std::map<std::string, int64_t> lag;
+      for (const group::FetchedOffset& o : offsets) {
+        if (o.committed.offset < 0) continue;
+        std::shared_ptr<Partition> part = ctx.topics().FindPartition(o.topic, o.partition);
+        if (!part || !part->is_leader()) continue;
+        lag[o.topic] += std::max<int64_t>(0, part->high_watermark().value() - o.committed.offset);
+      }
+      for (const auto& [topic, records] : lag) {
+        p.Sample("headrace_group_lag_records", {{"group", g.group_id}, {"topic", topic}}, records);
+      }
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "broker/api/authorize.h"
 #include "broker/api/group_log_wait.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
 #include "broker/group/group_coordinator.h"
@@ -31,7 +32,8 @@ void AnswerOffsetCommit(BrokerContext& ctx, const Req& req, Request request, Com
                         bool with_leader_epoch, Run run, KafkaError refused = KafkaError::kNone) {
   using RespTopic = typename decltype(Resp::topics)::value_type;
   using RespPartition = typename decltype(RespTopic::partitions)::value_type;
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, req.group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   Resp resp;
   if (refused == KafkaError::kNone &&
       !AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
@@ -76,15 +78,14 @@ void AnswerOffsetCommit(BrokerContext& ctx, const Req& req, Request request, Com
   if (!commit.partitions.empty() || req.group_id.empty()) {
     std::vector<KafkaError> errors =
         groups ? run(*groups, commit)
-               : std::vector<KafkaError>(commit.partitions.size(),
-                                         KafkaError::kCoordinatorNotAvailable);
+               : std::vector<KafkaError>(commit.partitions.size(), found.error);
     for (size_t i = 0; i < slots.size(); ++i)
       resp.topics[slots[i].first].partitions[slots[i].second].error_code = Code(errors[i]);
     if (req.group_id.empty())  // every partition, known topic or not
       for (auto& t : resp.topics)
         for (auto& p : t.partitions) p.error_code = Code(KafkaError::kInvalidGroupId);
   }
-  ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp), [](Resp& r, KafkaError e) {
+  ReplyWhenGroupLogCommitted(ctx, {groups}, std::move(request), std::move(resp), [](Resp& r, KafkaError e) {
     for (auto& t : r.topics)
       for (auto& p : t.partitions)
         if (p.error_code == 0) p.error_code = Code(e);

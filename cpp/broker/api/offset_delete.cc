@@ -4,7 +4,9 @@
 // UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist.
 #include "broker/api/group_log_wait.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
+#include "broker/api/partition_checks.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
 
@@ -15,7 +17,8 @@ using Req = protocol::OffsetDeleteRequest;
 using Resp = protocol::OffsetDeleteResponse;
 
 void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, req.group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   Resp resp;
   std::vector<group::TopicPartitionKey> wanted;
   std::vector<std::pair<size_t, size_t>> slots;
@@ -29,13 +32,12 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
   for (auto& t : req.topics) {
     Resp::OffsetDeleteResponseTopic rt;
     rt.name = t.name;
-    auto topic = ctx.topics().FindTopic(t.name);
     for (auto& p : t.partitions) {
       Resp::OffsetDeleteResponsePartition rp;
       rp.partition_index = p.partition_index;
       if (!AuthorizedOnTopic(ctx, request, AclOperation::kRead, t.name)) {
         rp.error_code = Code(KafkaError::kTopicAuthorizationFailed);
-      } else if (!topic || p.partition_index < 0 || p.partition_index >= topic->partition_count()) {
+      } else if (!PartitionExists(ctx, t.name, p.partition_index)) {  // the cluster's view
         rp.error_code = Code(KafkaError::kUnknownTopicOrPartition);
       } else {
         slots.emplace_back(resp.topics.size(), rt.partitions.size());
@@ -47,7 +49,7 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
   }
   std::vector<KafkaError> per_partition;
   KafkaError e = groups ? groups->DeleteOffsets(req.group_id, wanted, &per_partition)
-                            : KafkaError::kCoordinatorNotAvailable;
+                        : found.error;
   resp.error_code = Code(e);
   if (e != KafkaError::kNone) {
     resp.topics.clear();
@@ -55,7 +57,7 @@ void HandleOffsetDelete(BrokerContext& ctx, Req& req, Request request) {
     for (size_t i = 0; i < slots.size(); ++i)
       resp.topics[slots[i].first].partitions[slots[i].second].error_code = Code(per_partition[i]);
   }
-  ReplyWhenGroupLogCommitted(ctx, std::move(request), std::move(resp),
+  ReplyWhenGroupLogCommitted(ctx, {groups}, std::move(request), std::move(resp),
                              [](protocol::OffsetDeleteResponse& r, KafkaError e) {
                                if (r.error_code == 0) r.error_code = Code(e);
                              });

@@ -7,6 +7,7 @@
 // UNKNOWN_MEMBER_ID and another epoch STALE_MEMBER_EPOCH (group-level
 // error); classic groups ignore them.
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -54,12 +55,15 @@ KafkaError Fetch(BrokerContext& ctx, const Request& request, const std::string& 
                  std::vector<group::FetchedOffset>* out,
                  const std::optional<std::string>& member_id = std::nullopt,
                  int32_t member_epoch = -1) {
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  // v8+ batches: each group is answered by its own partition's coordinator
+  // (NOT_COORDINATOR for a group another broker coordinates).
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   KafkaError e = KafkaError::kNone;
   if (!AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, group_id)) {
     e = KafkaError::kGroupAuthorizationFailed;
   } else if (groups == nullptr) {
-    return KafkaError::kCoordinatorNotAvailable;
+    return found.error;
   } else {
     e = groups->FetchOffsets(group_id, wanted, out, require_stable, member_id, member_epoch);
     std::vector<group::FetchedOffset> kept;

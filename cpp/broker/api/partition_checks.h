@@ -32,19 +32,18 @@ inline IsolationLevel ToIsolationLevel(int8_t wire) {
 }
 
 // Whether `topic` exists with a partition `partition`: offsets committed for
-// anything else are answered UNKNOWN_TOPIC_OR_PARTITION (and transactions
-// refuse it). Single node: the topic registry. Cluster mode: the cluster
-// view, since a coordinator need not host a replica of the partition.
-inline bool PartitionExists(const BrokerContext& ctx, const std::string& topic,
-                            int32_t partition) {
+// anything else are answered UNKNOWN_TOPIC_OR_PARTITION.
+// Cluster mode asks the cluster view (as Kafka's metadata cache): a group's
+// coordinator need not hold a replica of the topics its group commits.
+inline bool PartitionExists(BrokerContext& ctx, const std::string& topic, int32_t partition) {
   if (partition < 0) return false;
   if (ClusterState* cluster = ctx.state->cluster()) {
     auto view = cluster->view();
     const TopicView* t = view->FindTopic(topic);
     return t != nullptr && partition < static_cast<int32_t>(t->partitions.size());
   }
-  std::shared_ptr<const Topic> t = ctx.topics().FindTopic(topic);
-  return t != nullptr && partition < t->partition_count();
+  auto t = ctx.topics().FindTopic(topic);
+  return t && partition < t->partition_count();
 }
 
 }  // namespace headrace::broker

@@ -2,6 +2,7 @@
 // its client-side assignor; every member waits for its share. v5+ names the
 // protocol type and name (checked against the group's).
 #include "broker/api/authorize.h"
+#include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/kafka_error.h"
@@ -25,7 +26,8 @@ Resp ToResponse(const group::SyncResult& r, int16_t version) {
 
 void HandleSyncGroup(BrokerContext& ctx, Req& req, Request request) {
   int16_t version = request.version();
-  const std::shared_ptr<group::GroupCoordinator> groups = ctx.coordinator();
+  const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, req.group_id);
+  const std::shared_ptr<group::GroupCoordinator>& groups = found.coordinator;
   if (!AuthorizedOnGroup(ctx, request, AclOperation::kRead, req.group_id)) {
     group::SyncResult r;
     r.error = KafkaError::kGroupAuthorizationFailed;
@@ -33,7 +35,7 @@ void HandleSyncGroup(BrokerContext& ctx, Req& req, Request request) {
   }
   if (groups == nullptr) {
     group::SyncResult r;
-    r.error = KafkaError::kCoordinatorNotAvailable;
+    r.error = found.error;
     return request.Reply(ToResponse(r, version));
   }
   group::SyncRequest s;

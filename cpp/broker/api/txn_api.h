@@ -9,7 +9,6 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/api/partition_checks.h"
 #include "broker/kafka_error.h"
 #include "broker/txn/txn_coordinator.h"
 
@@ -23,10 +22,18 @@ inline KafkaError TxnErrorForVersion(KafkaError e, int16_t version, int16_t firs
   return e;
 }
 
-// Whether `topic` has partition `partition` (api/partition_checks.h).
+// Whether `topic` has partition `partition` (single node: the topic
+// registry; cluster mode: the cluster view).
 inline bool TxnPartitionExists(const BrokerContext& ctx, const std::string& topic,
                                int32_t partition) {
-  return PartitionExists(ctx, topic, partition);
+  if (partition < 0) return false;
+  if (ClusterState* cluster = ctx.state->cluster()) {
+    auto view = cluster->view();
+    const TopicView* t = view->FindTopic(topic);
+    return t != nullptr && partition < static_cast<int32_t>(t->partitions.size());
+  }
+  std::shared_ptr<const Topic> t = ctx.topics().FindTopic(topic);
+  return t != nullptr && partition < t->partition_count();
 }
 
 }  // namespace headrace::broker

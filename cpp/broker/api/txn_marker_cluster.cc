@@ -147,8 +147,8 @@ void ClusterTxnMarkerWriter::Send(RemoteJob& job) {
   }
   auto& conn = connections_[job.broker_id];
   if (!conn) {
-    conn = std::make_unique<replication::LeaderConnection>("headrace-txn-markers-" +
-                                                           std::to_string(ctx_.node_id));
+    conn = std::make_unique<replication::LeaderConnection>(
+        "headrace-txn-markers-" + std::to_string(ctx_.node_id), ctx_.inter_broker_security);
   }
   Status st = conn->connected() ? Status::OK()
                                 : conn->Connect(host, port, kConnectTimeoutMs, kReadTimeoutMs);

@@ -8,6 +8,7 @@
 
 #include "broker/api/group_log_wait.h"
 #include "broker/group/group_coordinator.h"
+#include "broker/group/group_coordinators.h"
 #include "broker/kafka_error.h"
 #include "broker/partition.h"
 
@@ -67,7 +68,9 @@ void LocalTxnMarkerWriter::Write(txn::TxnMarkerSpec spec, txn::MarkersDone done)
   for (size_t i = 0; i < n; ++i) {
     const auto& [topic, index] = spec.partitions[i];
     if (topic == kConsumerOffsetsTopic) {
-      std::shared_ptr<group::GroupCoordinator> groups = ctx_.coordinator();
+      // The coordinator of that partition's groups (single node: index 0).
+      std::shared_ptr<group::GroupCoordinator> groups =
+          ctx_.group_coordinators ? ctx_.group_coordinators->ForPartition(index) : nullptr;
       if (groups == nullptr) {
         writes->Finish(i, KafkaError::kNotCoordinator);
         continue;

@@ -50,7 +50,9 @@ class TxnMarkerLocalTest : public ::testing::Test {
   }
   void TearDown() override {
     p_.reset();
-    if (state_) EXPECT_TRUE(state_->Close().ok());
+    if (state_) {
+      EXPECT_TRUE(state_->Close().ok());
+    }
     state_.reset();
     fs::remove_all(dir_);
   }

@@ -4,7 +4,8 @@
 // OffsetFetch until then). Answered once the group log is durable, as
 // OffsetCommit. Errors per partition: UNKNOWN_TOPIC_OR_PARTITION for unknown
 // topics; INVALID_GROUP_ID for an empty group id (every partition);
-// COORDINATOR_NOT_AVAILABLE when this broker coordinates no groups; v3+
+// NOT_COORDINATOR when another broker coordinates the group (cluster mode:
+// the leader of its __consumer_offsets partition); v3+
 // (KIP-447) member checks ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID /
 // FENCED_INSTANCE_ID; INVALID_PRODUCER_EPOCH for an epoch older than the
 // producer's pending offsets carry; OFFSET_METADATA_TOO_LARGE.

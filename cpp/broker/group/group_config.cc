@@ -38,7 +38,8 @@ const std::vector<GroupKey>& Keys() {
              "Replicas of __consumer_offsets in a cluster (fewer if fewer brokers are live).",
              &GroupConfig::offsets_topic_replication_factor, 1, 32767),
       IntKey("offsets.topic.num.partitions",
-             "Accepted for compatibility; headrace's __consumer_offsets has one partition.",
+             "Partitions of __consumer_offsets in a cluster (a group's coordinator is the leader of "
+             "abs(hashCode(group id)) % partitions); fixed when the topic is first created.",
              &GroupConfig::offsets_topic_num_partitions, 1, kI32Max),
       IntKey("offsets.retention.minutes", "How long committed offsets of an empty group are kept.",
              &GroupConfig::offsets_retention_ms, 1, kI32Max, 60000),

@@ -37,8 +37,9 @@ struct GroupConfig {
   // Cluster mode (docs/cluster.md): the replicated __consumer_offsets topic
   // holds the coordinator's log. offsets.topic.replication.factor: its
   // replicas (fewer when fewer brokers are live at creation).
-  // offsets.topic.num.partitions is accepted for compatibility; headrace
-  // creates the topic with one partition (one coordinator for all groups).
+  // offsets.topic.num.partitions: its partitions, fixed when the topic is
+  // first created (a later value does not repartition it, as Kafka); a
+  // group's coordinator is the leader of group_partition.h's partition.
   int32_t offsets_topic_replication_factor = 3;
   int32_t offsets_topic_num_partitions = 50;
 

@@ -21,9 +21,9 @@ TEST(GroupConfigTest, EveryDescribedKeyIsSettableAndReadsBackAsSet) {
   EXPECT_FALSE(c.commit_fsync);
   EXPECT_EQ(c.log_segment_bytes, 65536);
   for (const GroupConfig::Setting& s : c.Describe()) {
-    if (s.name == "offsets.retention.minutes") EXPECT_EQ(s.value, "90");
-    if (s.name == "headrace.offsets.commit.fsync") EXPECT_EQ(s.value, "false");
-    if (s.name == "offsets.topic.segment.bytes") EXPECT_EQ(s.value, "65536");
+    if (s.name == "offsets.retention.minutes") { EXPECT_EQ(s.value, "90"); }
+    if (s.name == "headrace.offsets.commit.fsync") { EXPECT_EQ(s.value, "false"); }
+    if (s.name == "offsets.topic.segment.bytes") { EXPECT_EQ(s.value, "65536"); }
   }
 }
 

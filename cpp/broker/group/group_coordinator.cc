@@ -30,6 +30,8 @@ Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options
   PartitionServices services = options_services;
   services.commit_requires_fsync = c->config_.commit_fsync;
   if (options_partition) {
+    c->log_partition_attached_ = true;
+    c->log_name_ = options_partition->topic_partition().ToString();
     c->log_ = GroupLog::Attach(std::move(options_partition));
   } else {
     HR_ASSIGN_OR_RETURN(c->log_,
@@ -74,8 +76,12 @@ Status GroupCoordinator::Load() {
     for (auto& [id, m] : g.members) m.session_deadline_ms = now + m.session_timeout_ms;
     ++it;
   }
-  HR_LOG(kInfo) << "group coordinator: loaded " << groups_.size() << " groups from " << records
-                << " records";
+  // Cluster mode: one coordinator per led partition, most of them empty;
+  // only the ones with something to load say so.
+  if (records > 0 || !log_partition_attached_) {
+    HR_LOG(kInfo) << "group coordinator: loaded " << groups_.size() << " groups from " << records
+                  << " records" << (log_partition_attached_ ? " of " + log_name_ : "");
+  }
   return Status::OK();
 }
 

@@ -393,6 +393,8 @@ class GroupCoordinator {
   std::map<std::string, Group> groups_;  // guarded by mu_
   std::unique_ptr<GroupLog> log_;        // guarded by mu_; null once stopped
   std::shared_ptr<Partition> log_partition_;  // set by Open, then constant
+  bool log_partition_attached_ = false;  // cluster mode (Options::log_partition); set by Open
+  std::string log_name_;                 // "__consumer_offsets-N" when attached
   bool stopped_ = false;                 // guarded by mu_
   int64_t next_retention_check_ms_ = 0;  // guarded by mu_
   int64_t next_compaction_bytes_ = 0;    // guarded by mu_: log size that triggers MaybeCompact

@@ -58,8 +58,11 @@ Status GroupLog::Replay(const std::function<void(const Entry&)>& fn) const {
   Offset next = partition_->log_start_offset();
   const Offset end = partition_->log_end_offset();
   while (next < end) {
-    HR_ASSIGN_OR_RETURN(PartitionRead read,
-                        partition_->Read(next, kReplayChunkBytes, IsolationLevel::kReadUncommitted));
+    // Up to the log end, not the HW: a follower that just became the leader
+    // may not have learnt the HW that covers the commits it holds (its HW
+    // lags the old leader's by one fetch), and what its log holds is what it
+    // keeps as leader (as Kafka's coordinator loads to the log end).
+    HR_ASSIGN_OR_RETURN(PartitionRead read, partition_->ReadForFollower(next, kReplayChunkBytes));
     ReadResult& r = read.data;
     if (r.slices.empty()) break;
     HR_ASSIGN_OR_RETURN(std::vector<uint8_t> buf, ReadAllSlices(r.slices, r.bytes));

@@ -59,7 +59,8 @@ class GroupLog {
   // Appends `entries` as one batch (all or nothing); the flusher makes it
   // durable (see above). REQUIRES: !entries.empty().
   Status Append(const std::vector<Entry>& entries);
-  // Calls `fn` for every record from the start, in offset order.
+  // Calls `fn` for every record from the start to the log end (not the HW),
+  // in offset order.
   Status Replay(const std::function<void(const Entry&)>& fn) const;
   // Compaction: appends `live` (every record of the current state) in
   // batches and asks the flusher for an fsync; once that copy is flushed

@@ -25,10 +25,14 @@ std::string_view UserOfPrincipal(std::string_view principal) {
   return colon == std::string_view::npos ? principal : principal.substr(colon + 1);
 }
 
-QuotaManager::QuotaManager(const QuotaConfig& config, const ClientQuotaStore* store)
+QuotaManager::QuotaManager(const QuotaConfig& config, const ClientQuotaStore* store,
+                           int64_t idle_expiry_ms, int64_t sweep_interval_ms)
     : samples_(config.window_num),
       window_ms_(int64_t{config.window_size_seconds} * 1000),
-      store_(store) {
+      store_(store),
+      idle_expiry_ms_(idle_expiry_ms),
+      sweep_interval_ms_(sweep_interval_ms),
+      next_sweep_ms_(sweep_interval_ms) {
   Refresh();
 }
 
@@ -96,16 +100,53 @@ std::shared_ptr<QuotaManager::Resolved> QuotaManager::Resolve(std::string_view u
   std::string key;
   key.reserve(user.size() + client_id.size() + 1);
   key.append(user).append(1, '\0').append(client_id);
+  const int64_t now = NowMs();
+  int64_t due = next_sweep_ms_.load(std::memory_order_relaxed);
+  if (now >= due && next_sweep_ms_.compare_exchange_strong(due, now + sweep_interval_ms_)) {
+    SweepIdle(now);
+  }
   Shard& shard = shards_[std::hash<std::string>{}(key) % kShards];
   {
     std::lock_guard<std::mutex> l(shard.mu);
     auto it = shard.clients.find(key);
-    if (it != shard.clients.end() && it->second->version == version) return it->second;
+    if (it != shard.clients.end() && it->second->version == version) {
+      it->second->last_used_ms.store(now, std::memory_order_relaxed);
+      return it->second;
+    }
   }
   auto built = Build(user, client_id, version);
+  built->last_used_ms.store(now, std::memory_order_relaxed);
   std::lock_guard<std::mutex> l(shard.mu);
   shard.clients[key] = built;
   return built;
+}
+
+void QuotaManager::SweepIdle(int64_t now_ms) {
+  const int64_t cutoff = now_ms - idle_expiry_ms_;
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> l(shard.mu);
+    std::erase_if(shard.clients, [cutoff](const auto& entry) {
+      return entry.second->last_used_ms.load(std::memory_order_relaxed) < cutoff;
+    });
+  }
+  // A rate held only by this map has no client left (a request in flight
+  // holds its Resolved, and so its rates, until it is done).
+  std::lock_guard<std::mutex> l(sensors_mu_);
+  std::erase_if(sensors_, [](const auto& entry) { return entry.second.use_count() == 1; });
+}
+
+size_t QuotaManager::tracked_clients() {
+  size_t n = 0;
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> l(shard.mu);
+    n += shard.clients.size();
+  }
+  return n;
+}
+
+size_t QuotaManager::tracked_rates() {
+  std::lock_guard<std::mutex> l(sensors_mu_);
+  return sensors_.size();
 }
 
 int32_t QuotaManager::Count(QuotaKind kind, int64_t throttle_ms) {

@@ -21,6 +21,13 @@
 // mutex per shard) and one lock of the matched rate; the cache is rebuilt
 // lazily after every quota change (docs/performance.md).
 //
+// Expiry: a client not seen for kIdleExpiryMs (Kafka's one hour of an
+// inactive quota sensor) is forgotten, and so is a rate no remaining
+// client shares; a client that comes back starts a fresh rate (its old
+// samples are older than every window anyway). The sweep runs from
+// Resolve at most once per kSweepIntervalMs, so a broker that sees
+// millions of client ids over its life keeps only the recent ones.
+//
 // Threading: thread-safe; called from every I/O thread.
 #pragma once
 
@@ -51,8 +58,13 @@ class QuotaManager {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `store` must outlive the manager.
-  QuotaManager(const QuotaConfig& config, const ClientQuotaStore* store);
+  static constexpr int64_t kIdleExpiryMs = 3'600'000;
+  static constexpr int64_t kSweepIntervalMs = 60'000;
+
+  // `store` must outlive the manager. `idle_expiry_ms` / `sweep_interval_ms`:
+  // the expiry above (tests pass short ones).
+  QuotaManager(const QuotaConfig& config, const ClientQuotaStore* store,
+               int64_t idle_expiry_ms = kIdleExpiryMs, int64_t sweep_interval_ms = kSweepIntervalMs);
 
   // Whether any quota of `kind` is set (cheap; the fast path).
   bool Enabled(QuotaKind kind) const {
@@ -78,6 +90,9 @@ class QuotaManager {
 
   // The bound that applies to the client (0: none); for tests and tools.
   double QuotaFor(QuotaKind kind, std::string_view user, std::string_view client_id);
+  // Clients (user, client id) and rates held now; for tests and tools.
+  size_t tracked_clients();
+  size_t tracked_rates();
 
   // Counters for the metrics page (monotonic).
   uint64_t throttled_responses(QuotaKind kind) const {
@@ -96,6 +111,7 @@ class QuotaManager {
   // What applies to one (user, client id) under one table version.
   struct Resolved {
     uint64_t version = 0;
+    std::atomic<int64_t> last_used_ms{0};  // NowMs() of the last Resolve
     std::array<double, kQuotaKinds> bound{};  // 0: no quota
     std::array<std::shared_ptr<Sensor>, kQuotaKinds> sensor;
   };
@@ -111,11 +127,16 @@ class QuotaManager {
                                   uint64_t version);
   int64_t NowMs() const;
   int32_t Count(QuotaKind kind, int64_t throttle_ms);
+  // Forgets clients idle for idle_expiry_ms_ and rates no client holds.
+  void SweepIdle(int64_t now_ms);
 
   const int samples_;
   const int64_t window_ms_;
   const ClientQuotaStore* const store_;
+  const int64_t idle_expiry_ms_;
+  const int64_t sweep_interval_ms_;
   const Clock::time_point epoch_ = Clock::now();
+  std::atomic<int64_t> next_sweep_ms_;
   mutable std::atomic<uint64_t> seen_version_{0};
   mutable std::array<std::atomic<bool>, kQuotaKinds> enabled_{};
   std::array<Shard, kShards> shards_;

@@ -164,6 +164,26 @@ TEST(QuotaManagerTest, RequestTimeThrottleIsCappedAtOneWindow) {
   EXPECT_EQ(m.RequestThrottle("ANONYMOUS", "c"), 1000);
 }
 
+TEST(QuotaManagerTest, IdleClientsAndTheirRatesAreForgotten) {
+  auto store = MemoryStore();
+  QuotaManager m(QuotaConfig{}, store.get(), /*idle_expiry_ms=*/100, /*sweep_interval_ms=*/20);
+  ASSERT_TRUE(store->Apply({Entry({}, EntityPart::Default(), {{kProducerByteRate, 1000}})}).ok());
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(m.Record(QuotaKind::kProduce, "ANONYMOUS", "once-" + std::to_string(i), 10), 0);
+  }
+  EXPECT_EQ(m.tracked_clients(), 50u);
+  EXPECT_EQ(m.tracked_rates(), 50u);  // clients/<default>: a rate per client id
+  // A client that keeps coming stays, with its rate and its throttle.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (std::chrono::steady_clock::now() < deadline) {
+    (void)m.Record(QuotaKind::kProduce, "ANONYMOUS", "steady", 1);
+    usleep(10'000);
+  }
+  EXPECT_EQ(m.tracked_clients(), 1u);
+  EXPECT_EQ(m.tracked_rates(), 1u);
+  EXPECT_GT(m.Record(QuotaKind::kProduce, "ANONYMOUS", "steady", 20'000), 0);  // still counted
+}
+
 TEST(QuotaStoreTest, TheFileSurvivesAReopen) {
   fs::path dir = fs::temp_directory_path() / ("hr_quota_" + std::to_string(::getpid()));
   fs::remove_all(dir);

@@ -3,7 +3,9 @@
 // its fetch offset moves the leader's view of it (and so the HW); epochs
 // are fenced; a non-leader answers NOT_LEADER_OR_FOLLOWER; a fetch past the
 // LEO is OFFSET_OUT_OF_RANGE; a diverged last_fetched_epoch gets
-// diverging_epoch; a follower long poll wakes on a new append.
+// diverging_epoch; a follower long poll wakes on a new append; with
+// headrace.acks.all.fsync the follower's HeadraceFlushedOffset tag (or,
+// without it, its fetch offset) bounds the HW.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -160,6 +162,82 @@ TEST_F(FollowerFetchTest, AnUnknownReplicaIsServedWithoutEffectAndV15CarriesTheI
   EXPECT_EQ(p_->isr(), (std::vector<int32_t>{1}));
   EXPECT_EQ(Error(Fetch(7, 5, 0, 15)), KafkaError::kOffsetOutOfRange);  // v15: a follower
   EXPECT_EQ(Error(Fetch(-1, 4, 0, 15)), KafkaError::kNone);             // consumer at the end
+}
+
+// With headrace.acks.all.fsync the HW counts each ISR follower's flushed
+// offset: the partition's HeadraceFlushedOffset tag when sent (bounded by
+// the fetch offset), the fetch offset when not.
+TEST(FollowerFlushedOffsetTest, TheTaggedFlushedOffsetBoundsTheHighWatermark) {
+  headrace::testing::TempDir dir;
+  LeaderBroker leader(dir.path(), /*node_id=*/1, /*acks_all_fsync=*/true);
+  ASSERT_TRUE(leader.Start());
+  auto p = leader.CreateTopic("t");
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(p->BecomeLeader(LeaderEpoch(2), {1, 2}, {1, 2}).ok());
+  std::string b = ProducerBatch(10);
+  ASSERT_TRUE(p->AppendAsLeader(MutableBytes(b), 1).ok());
+  ASSERT_TRUE(p->WaitFlushed(Offset(10), std::chrono::steady_clock::now() +
+                                             std::chrono::seconds(10)));  // the leader's own
+  headrace::testing::KafkaTestClient client(leader.port());
+  ASSERT_TRUE(client.connected());
+  auto fetch_at_10 = [&](int64_t flushed) -> int64_t {
+    FetchRequest req;
+    req.replica_id = 2;
+    req.max_wait_ms = 0;
+    req.min_bytes = 1;
+    auto& t = req.topics.emplace_back();
+    t.topic = "t";
+    auto& fp = t.partitions.emplace_back();
+    fp.partition = 0;
+    fp.fetch_offset = 10;
+    fp.current_leader_epoch = 2;
+    fp.partition_max_bytes = 1 << 20;
+    fp.headrace_flushed_offset = flushed;
+    std::string error;
+    auto resp = client.Call<FetchResponse>(req, 12, &error);
+    EXPECT_TRUE(resp.has_value()) << error;
+    if (!resp || resp->responses.empty() || resp->responses[0].partitions.empty()) return -2;
+    EXPECT_EQ(resp->responses[0].partitions[0].error_code, 0);
+    return resp->responses[0].partitions[0].high_watermark;
+  };
+  EXPECT_EQ(fetch_at_10(4), 4);    // has 10, fsynced 4
+  EXPECT_EQ(fetch_at_10(7), 7);
+  EXPECT_EQ(fetch_at_10(99), 10);  // never above the fetch offset
+  EXPECT_EQ(p->high_watermark(), Offset(10));
+  p.reset();
+  leader.Stop();
+}
+
+TEST(FollowerFlushedOffsetTest, WithoutTheTagTheFetchOffsetIsTheFlushedOffset) {
+  headrace::testing::TempDir dir;
+  LeaderBroker leader(dir.path(), /*node_id=*/1, /*acks_all_fsync=*/true);
+  ASSERT_TRUE(leader.Start());
+  auto p = leader.CreateTopic("t");
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(p->BecomeLeader(LeaderEpoch(2), {1, 2}, {1, 2}).ok());
+  std::string b = ProducerBatch(10);
+  ASSERT_TRUE(p->AppendAsLeader(MutableBytes(b), 1).ok());
+  ASSERT_TRUE(p->WaitFlushed(Offset(10), std::chrono::steady_clock::now() +
+                                             std::chrono::seconds(10)));
+  headrace::testing::KafkaTestClient client(leader.port());
+  ASSERT_TRUE(client.connected());
+  FetchRequest req;  // HeadraceFlushedOffset left at -1: not written
+  req.replica_id = 2;
+  req.max_wait_ms = 0;
+  req.min_bytes = 1;
+  auto& t = req.topics.emplace_back();
+  t.topic = "t";
+  auto& fp = t.partitions.emplace_back();
+  fp.partition = 0;
+  fp.fetch_offset = 10;
+  fp.current_leader_epoch = 2;
+  fp.partition_max_bytes = 1 << 20;
+  std::string error;
+  auto resp = client.Call<FetchResponse>(req, 12, &error);
+  ASSERT_TRUE(resp.has_value()) << error;
+  EXPECT_EQ(resp->responses[0].partitions[0].high_watermark, 10);
+  p.reset();
+  leader.Stop();
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ class LeaderBroker {
     config.node_id = node_id_;
     config.data_dir = data_dir_;
     config.acks_all_fsync = acks_all_fsync_;
+    config.file_env = file_env_;
     config.listeners = {{"PLAINTEXT", "127.0.0.1", port}};
     auto state = BrokerState::Open(config);
     if (!state.ok()) return ::testing::AssertionFailure() << state.status().ToString();
@@ -48,11 +49,15 @@ class LeaderBroker {
     ctx_.advertised_port = server_->port();
     return ::testing::AssertionSuccess();
   }
-  void Stop() {
+  // `clean`: every partition closes cleanly (false: one is offline).
+  void Stop(bool clean = true) {
     if (!state_) return;
     state_->StopWaiting();
     server_->Stop();
-    EXPECT_TRUE(state_->Close().ok());
+    const Status closed = state_->Close();
+    if (clean) {
+      EXPECT_TRUE(closed.ok()) << closed.ToString();
+    }
     server_.reset();
     dispatcher_.reset();
     state_.reset();
@@ -72,6 +77,9 @@ class LeaderBroker {
     return state_->topics().FindPartition(topic, 0);
   }
   uint16_t port() const { return server_ ? server_->port() : 0; }
+  // The file system the broker's partitions use from the next Start (null:
+  // the OS); e.g. a FaultInjectingEnv. Must outlive the broker.
+  void set_file_env(FileEnv* env) { file_env_ = env; }
   int32_t node_id() const { return node_id_; }
   BrokerState& state() { return *state_; }
 
@@ -79,6 +87,7 @@ class LeaderBroker {
   const std::string data_dir_;
   const int32_t node_id_;
   const bool acks_all_fsync_;
+  FileEnv* file_env_ = nullptr;
   std::unique_ptr<BrokerState> state_;
   BrokerContext ctx_;
   std::unique_ptr<Dispatcher> dispatcher_;

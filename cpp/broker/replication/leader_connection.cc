@@ -13,6 +13,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "broker/sasl/sasl_client.h"
+#include "net/tls_client_stream.h"
+
 namespace headrace::broker::replication {
 namespace {
 
@@ -36,7 +39,22 @@ int ConnectWithin(int fd, const sockaddr* addr, socklen_t len, int timeout_ms) {
   return err;
 }
 
+void SetTimeouts(int fd, int ms) {
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+// Re-authenticate once this share of a SASL session's lifetime has passed.
+constexpr int64_t kReauthenticatePercent = 85;
+
 }  // namespace
+
+LeaderConnection::LeaderConnection(std::string client_id,
+                                   std::shared_ptr<const InterBrokerSecurity> security)
+    : client_id_(std::move(client_id)), security_(std::move(security)) {}
+
+LeaderConnection::~LeaderConnection() { Close(); }
 
 Status LeaderConnection::Connect(const std::string& host, int32_t port, int connect_timeout_ms,
                                   int read_timeout_ms) {
@@ -69,9 +87,9 @@ Status LeaderConnection::Connect(const std::string& host, int32_t port, int conn
     if (last_err == 0) {
       int flags = ::fcntl(fd, F_GETFL);
       ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-      timeval tv{read_timeout_ms / 1000, (read_timeout_ms % 1000) * 1000};
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+      // The TLS handshake and SASL rounds wait at most the connect timeout
+      // per read or write; requests afterwards the read timeout.
+      SetTimeouts(fd, connect_timeout_ms);
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       fd_ = fd;
@@ -85,7 +103,59 @@ Status LeaderConnection::Connect(const std::string& host, int32_t port, int conn
   }
   ::freeaddrinfo(found);
   if (fd_ < 0) return Status::IOError(Errno(("connect " + host + ":" + service).c_str(), last_err));
+  host_ = host + ":" + service;
+  if (security_ != nullptr && security_->uses_tls()) {
+    auto stream = net::TlsClientStream::Handshake(security_->tls, fd_, host);
+    if (!stream.ok()) return Failed(stream.status().message());
+    tls_ = std::move(stream).value();
+  }
+  if (security_ != nullptr && security_->uses_sasl()) HR_RETURN_IF_ERROR(Authenticate());
+  SetTimeouts(fd_, read_timeout_ms);
   return Status::OK();
+}
+
+Status LeaderConnection::Authenticate() {
+  reauthenticate_at_.reset();
+  const InterBrokerSecurity& sec = *security_;
+  auto fail = [&](const std::string& why) {
+    return Failed("SASL authentication to " + host_ + " (" + sec.sasl_mechanism + " as " +
+                  sec.sasl_username + ") failed: " + why);
+  };
+  protocol::SaslHandshakeRequest handshake;
+  handshake.mechanism = sec.sasl_mechanism;
+  auto hs = RoundTrip<protocol::SaslHandshakeResponse>(handshake, 1);
+  if (!hs.ok()) return hs.status();
+  if (hs->error_code != 0) {
+    std::string enabled;
+    for (const std::string& m : hs->mechanisms) enabled += (enabled.empty() ? "" : ", ") + m;
+    return fail("the leader does not enable the mechanism (it offers: " + enabled + ")");
+  }
+  auto client = sasl::SaslClient::Create(sec.sasl_mechanism, sec.sasl_username, sec.sasl_password);
+  if (!client.ok()) return fail(client.status().message());
+  std::string token = (*client)->Start();
+  for (int round = 0; round < 4; ++round) {
+    protocol::SaslAuthenticateRequest auth;
+    auth.auth_bytes = std::move(token);
+    auto resp = RoundTrip<protocol::SaslAuthenticateResponse>(auth, 2);
+    if (!resp.ok()) return resp.status();
+    if (resp->error_code != 0) {
+      std::string msg = resp->error_message.value_or("");
+      return fail(msg.empty() ? "error code " + std::to_string(resp->error_code) : msg);
+    }
+    bool done = false;
+    auto next = (*client)->Step(resp->auth_bytes, &done);
+    if (!next.ok()) return fail(next.status().message());
+    if (done) {
+      if (resp->session_lifetime_ms > 0) {
+        reauthenticate_at_ = std::chrono::steady_clock::now() +
+                             std::chrono::milliseconds(resp->session_lifetime_ms *
+                                                       kReauthenticatePercent / 100);
+      }
+      return Status::OK();
+    }
+    token = std::move(next).value();
+  }
+  return fail("the exchange did not end");
 }
 
 void LeaderConnection::Close() {
@@ -93,6 +163,8 @@ void LeaderConnection::Close() {
     std::lock_guard<std::mutex> l(interrupt_mu_);
     interrupt_fd_ = -1;
   }
+  tls_.reset();
+  reauthenticate_at_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }
@@ -113,6 +185,10 @@ Status LeaderConnection::SendFrame(const std::string& body) {
   uint32_t size = htonl(static_cast<uint32_t>(body.size()));
   std::string frame(reinterpret_cast<const char*>(&size), 4);
   frame += body;
+  if (tls_) {
+    Status st = tls_->WriteAll(frame.data(), frame.size());
+    return st.ok() ? st : Failed("send to the leader: " + st.message());
+  }
   size_t done = 0;
   while (done < frame.size()) {
     ssize_t n = ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
@@ -125,6 +201,14 @@ Status LeaderConnection::SendFrame(const std::string& body) {
 
 Status LeaderConnection::ReadFrame() {
   auto read_all = [&](uint8_t* p, size_t n) -> Status {
+    if (tls_) {
+      bool timed_out = false, closed = false;
+      Status st = tls_->ReadAll(p, n, &timed_out, &closed);
+      if (st.ok()) return st;
+      return Failed(timed_out ? "no response from the leader in time"
+                    : closed  ? "the leader closed the connection"
+                              : "recv from the leader: " + st.message());
+    }
     size_t done = 0;
     while (done < n) {
       ssize_t got = ::recv(fd_, p + done, n - done, 0);

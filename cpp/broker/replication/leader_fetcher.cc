@@ -54,7 +54,7 @@ LeaderFetcher::LeaderFetcher(int32_t local_broker_id, LeaderEndpoint leader,
       leader_(std::move(leader)),
       config_(config),
       counters_(counters),
-      conn_("headrace-replica-" + std::to_string(local_broker_id)),
+      conn_("headrace-replica-" + std::to_string(local_broker_id), config.security),
       errors_("replica fetcher for leader " + std::to_string(leader_.id) + " (" + leader_.host +
               ":" + std::to_string(leader_.port) + "): "),
       thread_([this] { Run(); }) {}
@@ -152,11 +152,32 @@ void LeaderFetcher::Announce(Followed& f) {
                 << f.partition->log_end_offset().value();
 }
 
+// Followers whose flusher fsyncs their appends (has_flusher) pipeline their
+// flushes; without one (unit tests) the fetcher flushes inline.
+bool LeaderFetcher::FlushBehind(const Followed& f) {
+  const Partition& p = *f.partition;
+  if (!p.commit_requires_fsync() || !p.has_flusher()) return false;
+  // A truncation may have moved the log end below must_flush.
+  return p.flushed_offset() < std::min(f.must_flush, p.log_end_offset());
+}
+
+bool LeaderFetcher::AnyFlushPending() const {
+  for (const auto& [key, f] : followed_) {
+    const Partition& p = *f.partition;
+    if (!f.failed && p.commit_requires_fsync() && p.has_flusher() && !p.offline() &&
+        !p.is_leader() && p.flushed_offset() < p.log_end_offset()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void LeaderFetcher::Run() {
   const auto backoff = std::chrono::milliseconds(config_.fetch_backoff_ms);
   while (Refresh()) {
     const Clock::time_point now = Clock::now();
     std::vector<Followed*> ready;
+    Followed* flush_blocked = nullptr;  // one waiting for its flush
     Clock::time_point next_retry = Clock::time_point::max();
     for (auto& [key, f] : followed_) {
       if (f.failed) continue;
@@ -173,8 +194,25 @@ void LeaderFetcher::Run() {
         next_retry = std::min(next_retry, now + kThrottleRecheck);
         continue;
       }
+      if (FlushBehind(f)) {
+        flush_blocked = &f;
+        continue;
+      }
       ready.push_back(&f);
     }
+    // Waiting for a flush: when nothing else can be fetched, or (once)
+    // when the last fetch brought nothing new — no round trips of empty
+    // answers while an fsync runs, yet other partitions are fetched after
+    // one slice even if this fsync never ends.
+    if (flush_blocked != nullptr &&
+        (ready.empty() || (!last_round_appended_ && !waited_for_flush_))) {
+      const Partition& p = *flush_blocked->partition;
+      p.WaitFlushed(std::min(flush_blocked->must_flush, p.log_end_offset()),
+                    std::min(next_retry, now + kFlushWaitSlice));
+      waited_for_flush_ = true;
+      continue;
+    }
+    waited_for_flush_ = false;
     if (ready.empty()) {
       if (conn_.connected() && followed_.empty()) conn_.Close();
       WaitUntil(next_retry);
@@ -276,7 +314,9 @@ Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
 Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
   protocol::FetchRequest req;
   req.replica_id = local_broker_id_;
-  req.max_wait_ms = config_.fetch_wait_max_ms;
+  // A flush in progress will move a flushed offset the leader waits for:
+  // answer at once, and the next fetch (after the flush) reports it.
+  req.max_wait_ms = AnyFlushPending() ? 0 : config_.fetch_wait_max_ms;
   req.min_bytes = config_.fetch_min_bytes;
   req.max_bytes = config_.fetch_response_max_bytes;
   req.isolation_level = 0;
@@ -284,8 +324,10 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
   req.session_epoch = -1;  // full fetch, no session (KIP-227)
   std::map<std::string, size_t> topic_index;
   Asked asked;  // answered ones are erased
+  std::map<Followed*, Offset> sent_offset;
   for (Followed* f : list) {
     const Offset leo = f->partition->log_end_offset();
+    sent_offset[f] = leo;
     asked[{f->partition->topic(), f->partition->partition()}] = f;
     auto& p = TopicEntry(req.topics, topic_index, f->partition->topic()).partitions.emplace_back();
     p.partition = f->partition->partition();
@@ -294,6 +336,12 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
     p.last_fetched_epoch =
         leo > f->partition->log_start_offset() ? f->partition->EpochAt(leo - 1).value() : -1;
     p.log_start_offset = f->partition->log_start_offset().value();
+    // With headrace.acks.all.fsync the leader's HW waits for this (read
+    // after the log end: never above it); otherwise it is left out and the
+    // fetch offset stands for it, as from any other follower.
+    if (f->partition->commit_requires_fsync()) {
+      p.headrace_flushed_offset = std::min(f->partition->flushed_offset(), leo).value();
+    }
     p.partition_max_bytes = config_.fetch_max_bytes;
     if (Throttled(*f)) {
       p.partition_max_bytes = static_cast<int32_t>(std::min<int64_t>(
@@ -311,6 +359,7 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
     return Status::OK();
   }
   std::vector<Followed*> to_flush;
+  last_round_appended_ = false;
   for (auto& t : resp.responses) {
     for (auto& p : t.partitions) {
       auto found = asked.find({t.topic, p.partition_index});
@@ -361,6 +410,9 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
         }
         continue;
       }
+      // Nothing new: everything appended is flushed before the next
+      // (long-poll) fetch; new data: everything before it (FlushBehind).
+      f->must_flush = partition.log_end_offset();
       if (!p.records.is_null && !p.records.data.empty()) {
         int64_t records = 0;
         std::span<uint8_t> batches =
@@ -393,14 +445,17 @@ Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
           counters_->records_appended.fetch_add(static_cast<uint64_t>(records),
                                                 std::memory_order_relaxed);
           if (Throttled(*f)) config_.follower_quota->Record(static_cast<int64_t>(batches.size()));
-          if (partition.commit_requires_fsync()) to_flush.push_back(f);
+          f->must_flush = sent_offset[f];
+          last_round_appended_ = true;
+          // The append scheduled the flusher; without one, flush here.
+          if (partition.commit_requires_fsync() && !partition.has_flusher()) to_flush.push_back(f);
         }
       }
       partition.SetHighWatermarkFromLeader(Offset(p.high_watermark));
     }
   }
   for (auto& [key, f] : asked) PartitionError(*f, "Fetch: no answer for it");
-  // The next fetch offset is also the flushed offset (docs/durability.md).
+  // No flusher: the next fetch offset is also the flushed offset.
   for (Followed* f : to_flush) {
     Status st = f->partition->FlushLog();
     if (!st.ok()) {

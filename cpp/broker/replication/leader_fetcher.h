@@ -53,6 +53,9 @@ class LeaderFetcher {
     bool announced = false;         // the INFO line for this epoch was written
     bool failed = false;            // local storage error: not fetched any more
     Clock::time_point retry_at{};   // backoff after an error
+    // With commit_requires_fsync and a flusher: the flushed offset the
+    // partition must reach before it is fetched again (FlushBehind).
+    Offset must_flush{-1};
   };
 
   void Run();
@@ -73,6 +76,21 @@ class LeaderFetcher {
   void PartitionError(Followed& f, const std::string& what,
                       KafkaError error = KafkaError::kUnknownServerError);
   void Announce(Followed& f);
+  // The follower's flush pipeline (docs/cluster.md, "Followers and the
+  // ISR"): the flusher fsyncs what a fetch appended while the next fetch
+  // runs, and each fetch reports the flushed offset apart from the fetch
+  // offset. At most one fetch's data is unflushed when the next is sent
+  // (a fetch that appended sets must_flush to its own fetch offset), and
+  // before a long poll everything is (an answer with nothing new sets it to
+  // the log end) — so a stuck fsync stops the fetching, and the leader's
+  // ISR rule drops this replica, as when the fetcher flushed inline.
+  static bool FlushBehind(const Followed& f);
+  // Some followed partition has appended data not yet flushed: its flushed
+  // offset will move soon, so the next fetch must not be parked.
+  bool AnyFlushPending() const;
+  // How long a wait for a flush lasts before the thread looks at its
+  // assignment and Stop again.
+  static constexpr std::chrono::milliseconds kFlushWaitSlice{100};
   // Follower-side replication throttle applies to `f` (replication_quota.h).
   bool Throttled(const Followed& f) const;
   // How soon a partition held back by the throttle is looked at again.
@@ -97,6 +115,8 @@ class LeaderFetcher {
   LeaderConnection conn_;
   ErrorSummary errors_;
   bool pass_had_error_ = false;  // a partition error in the current pass
+  bool last_round_appended_ = false;  // the last FetchRound appended records
+  bool waited_for_flush_ = false;     // the last pass waited for a flush (Run)
   std::thread thread_;  // last: starts after everything above exists
 };
 

@@ -11,9 +11,13 @@
 //   2. fetching: Fetch v12 (replica_id = own id, current_leader_epoch, the
 //      LEO as fetch offset, last_fetched_epoch), AppendAsFollower with the
 //      leader's offsets and epochs, SetHighWatermarkFromLeader; when the
-//      partition's commit requires fsync (headrace.acks.all.fsync) it is
-//      FlushLog()ged before the next fetch, so the next fetch offset is also
-//      the follower's flushed offset (the leader counts it as such).
+//      partition's commit requires fsync (headrace.acks.all.fsync) the
+//      broker's flusher fsyncs what was appended while the next fetch runs,
+//      and every fetch reports the flushed offset apart from the fetch
+//      offset (the tagged field HeadraceFlushedOffset, which the leader's HW
+//      takes); at most one fetch's data is unflushed when the next is sent
+//      (LeaderFetcher::FlushBehind). Without a flusher (tests) it is
+//      FlushLog()ged before the next fetch and the fetch offset stands for it.
 //      A partition throttled on this follower (follower.replication.
 //      throttled.replicas, not in the ISR) is left out of the fetches
 //      while the follower's throttled rate is over
@@ -52,6 +56,7 @@ namespace headrace::broker::replication {
 
 class LeaderFetcher;
 class ReplicationQuota;
+struct InterBrokerSecurity;
 
 struct ReplicaFetcherConfig {
   int32_t fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
@@ -65,6 +70,9 @@ struct ReplicaFetcherConfig {
   // This broker's follower-side replication throttle (replication_quota.h;
   // null = none). Outlives the manager.
   ReplicationQuota* follower_quota = nullptr;
+  // How connections to leaders are secured (inter_broker_security.h); null =
+  // PLAINTEXT.
+  std::shared_ptr<const InterBrokerSecurity> security;
 
   static ReplicaFetcherConfig FromBrokerConfig(const BrokerConfig& config);
 };

@@ -77,7 +77,7 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit 
 std::shared_ptr<Partition> OpenFollower(const std::string& data_dir, const std::string& topic) {
   PartitionServices services;
   services.local_broker_id = kFollowerId;
-  services.commit_requires_fsync = true;  // the fetcher fsyncs before fetching again
+  services.commit_requires_fsync = true;  // no flusher: the fetcher fsyncs before fetching again
   auto p = Partition::Open(data_dir, TopicPartition{topic, 0}, Uuid::Random(), {}, services);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return p.ok() ? *p : nullptr;

@@ -6,7 +6,10 @@
 // shrink is applied.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "broker/api/kafka_test_client.h"
@@ -15,6 +18,7 @@
 #include "broker/replication/isr_changes.h"
 #include "broker/replication/leader_broker_test_util.h"
 #include "broker/replication/replica_fetcher.h"
+#include "common/fault_injecting_env.h"
 #include "log/testing.h"
 
 namespace headrace::broker::replication {
@@ -105,6 +109,78 @@ TEST(ReplicationE2ETest, AcksAllWaitsForTheFollowersFsyncAndTheIsrShrinkLetsItGo
   leader.reset();
   follower.reset();
   b2.Stop();
+  b1.Stop();
+}
+
+// The follower fsyncs behind its fetches (the flusher) and reports its
+// flushed offset apart from its fetch offset: an acks=all produce the
+// follower has fetched but not fsynced is not answered; once its fsync is
+// let go it is. Then its fsync fails: the follower goes offline, and the
+// produce it fetched is never answered while it stays in the ISR.
+TEST(ReplicationE2ETest, AcksAllIsNotAnsweredBeforeTheFollowersFsync) {
+  headrace::testing::TempDir dir1, dir2, holds;
+  const std::string hold = holds.path() + "/hold";
+  FaultInjectingEnv follower_env(FileEnv::Default());
+  LeaderBroker b1(dir1.path(), 1, /*acks_all_fsync=*/true);
+  LeaderBroker b2(dir2.path(), 2, /*acks_all_fsync=*/true);
+  b2.set_file_env(&follower_env);
+  ASSERT_TRUE(b1.Start());
+  ASSERT_TRUE(b2.Start());
+  auto leader = b1.CreateTopic("t");
+  auto follower = b2.CreateTopic("t");
+  ASSERT_TRUE(leader && follower);
+  ASSERT_TRUE(leader->BecomeLeader(LeaderEpoch(1), {1, 2}, {1, 2}).ok());
+  ASSERT_TRUE(follower->BecomeFollower(LeaderEpoch(1), 1, {1, 2}).ok());
+  ReplicaFetcherConfig config;
+  config.fetch_wait_max_ms = 200;
+  config.fetch_backoff_ms = 100;
+  ReplicaFetcherManager fetchers(2, config);
+  fetchers.SetFollowed({{follower, 1, "127.0.0.1", b1.port()}});
+  headrace::testing::KafkaTestClient client(b1.port());
+  ASSERT_TRUE(client.connected());
+  ASSERT_EQ(ProduceAll(client, 10, 5000), KafkaError::kNone);  // the pipeline runs
+  ASSERT_EQ(leader->high_watermark(), Offset(10));
+
+  // 1. The follower's segment fsyncs wait while `hold` exists.
+  { std::ofstream(hold) << "held"; }
+  FaultRule held;
+  held.op = FileOp::kSync;
+  held.path_substr = ".log";
+  held.hold_path = hold;
+  follower_env.AddRule(held);
+  std::atomic<int> answer{-1};
+  std::thread producer([&] {
+    headrace::testing::KafkaTestClient c(b1.port());
+    answer = static_cast<int>(ProduceAll(c, 50, 20000));
+  });
+  const auto fetched_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (follower->log_end_offset() < Offset(60) && std::chrono::steady_clock::now() < fetched_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(follower->log_end_offset(), Offset(60));  // fetched...
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // several fetch rounds
+  EXPECT_LT(follower->flushed_offset(), Offset(60));  // ...not fsynced...
+  EXPECT_EQ(answer.load(), -1) << "acks=all answered before the follower's fsync";
+  EXPECT_EQ(leader->high_watermark(), Offset(10));    // ...so not committed
+  std::filesystem::remove(hold);
+  producer.join();
+  EXPECT_EQ(answer.load(), static_cast<int>(KafkaError::kNone));
+  EXPECT_EQ(leader->high_watermark(), Offset(60));
+
+  // 2. Its next segment fsync fails: offline, never reported flushed.
+  follower_env.ClearRules();
+  FaultRule broken;
+  broken.op = FileOp::kSync;
+  broken.path_substr = ".log";
+  follower_env.AddRule(broken);
+  EXPECT_EQ(ProduceAll(client, 20, 1500), KafkaError::kRequestTimedOut);
+  EXPECT_TRUE(follower->offline());
+  EXPECT_EQ(follower->flushed_offset(), Offset(60));
+  EXPECT_EQ(leader->high_watermark(), Offset(60));
+  fetchers.Shutdown();
+  leader.reset();
+  follower.reset();
+  b2.Stop(/*clean=*/false);  // its partition is offline
   b1.Stop();
 }
 

@@ -83,4 +83,18 @@ std::map<std::string, std::string> PlainUsers(const std::vector<JaasModule>& mod
   return users;
 }
 
+Result<JaasLogin> LoginCredentials(const std::vector<JaasModule>& modules) {
+  for (const JaasModule& m : modules) {
+    auto user = m.options.find("username");
+    if (user == m.options.end()) continue;
+    auto password = m.options.find("password");
+    if (password == m.options.end())
+      return Status::InvalidArgument("sasl.jaas.config: " + m.login_module +
+                                     " has a username but no password");
+    return JaasLogin{user->second, password->second};
+  }
+  return Status::InvalidArgument("sasl.jaas.config: no login module with username=\"...\" "
+                                 "password=\"...\"");
+}
+
 }  // namespace headrace::broker::sasl

@@ -29,4 +29,14 @@ Result<std::vector<JaasModule>> ParseJaasConfig(std::string_view text);
 // user name -> password from the `user_<name>` options of every module.
 std::map<std::string, std::string> PlainUsers(const std::vector<JaasModule>& modules);
 
+// The credentials a broker logs in to other brokers with: the `username`
+// and `password` options of the first module that has a `username` (as
+// Kafka's PLAIN and SCRAM login modules read them). InvalidArgument when
+// no module has one, or it has no password.
+struct JaasLogin {
+  std::string username;
+  std::string password;
+};
+Result<JaasLogin> LoginCredentials(const std::vector<JaasModule>& modules);
+
 }  // namespace headrace::broker::sasl

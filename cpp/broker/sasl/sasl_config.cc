@@ -44,6 +44,12 @@ const std::vector<SaslKey>& Keys() {
                                "Longest SASL session before the client must re-authenticate "
                                "(KIP-368); 0 = sessions never expire but with their token.",
                                &SaslConfig::connections_max_reauth_ms, 0, INT64_MAX),
+      StringKey("sasl.mechanism.inter.broker.protocol",
+                "SASL mechanism brokers authenticate to each other with when the inter-broker "
+                "listener is SASL_PLAINTEXT or SASL_SSL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 "
+                "(Kafka's default GSSAPI is not supported: set it). The credentials are the "
+                "username/password of the listener's <mechanism>.sasl.jaas.config.",
+                &SaslConfig::inter_broker_mechanism),
       StringKey("sasl.jaas.config",
                 "JAAS login module options; PLAIN users are its user_<name>=\"<password>\" "
                 "options (PlainLoginModule).",

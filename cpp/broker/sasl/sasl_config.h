@@ -36,6 +36,10 @@ struct SaslConfig {
   std::string expected_audience;
   int64_t clock_skew_seconds = 30;
   std::string sub_claim_name = "sub";
+  // sasl.mechanism.inter.broker.protocol: Kafka's default GSSAPI has no
+  // implementation here, so a SASL inter-broker listener must set it
+  // (replication/inter_broker_security.h checks at start).
+  std::string inter_broker_mechanism = "GSSAPI";
 
   // Every key as given: the unprefixed ones and the listener-prefixed ones.
   std::map<std::string, std::string> given;

@@ -81,6 +81,17 @@ std::string RandomNonce() {
 
 Status Invalid(const std::string& why) { return Status::InvalidArgument(why); }
 
+// RFC 5802 saslname: ',' -> "=2C", '=' -> "=3D".
+std::string EncodeSaslName(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ',') out += "=2C";
+    else if (c == '=') out += "=3D";
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* ScramMechanismName(ScramMechanism m) {
@@ -240,6 +251,60 @@ Status ScramServer::ClientFinal(std::string_view msg, std::string* response) {
     return Invalid("Authentication failed: Invalid user credentials");
   *response = "v=" + Base64Encode(Hmac(mech_, cred_.server_key, auth_message));
   state_ = State::kDone;
+  return Status::OK();
+}
+
+
+ScramClient::ScramClient(ScramMechanism m, std::string user, std::string password,
+                         std::string client_nonce)
+    : mech_(m),
+      user_(std::move(user)),
+      password_(std::move(password)),
+      nonce_(client_nonce.empty() ? RandomNonce() : std::move(client_nonce)) {}
+
+std::string ScramClient::ClientFirst() {
+  client_first_bare_ = "n=" + EncodeSaslName(user_) + ",r=" + nonce_;
+  return "n,," + client_first_bare_;
+}
+
+Result<std::string> ScramClient::ClientFinal(std::string_view server_first) {
+  std::vector<std::pair<char, std::string_view>> attrs;
+  if (!SplitAttributes(server_first, &attrs) || attrs.size() < 3 || attrs[0].first != 'r' ||
+      attrs[1].first != 's' || attrs[2].first != 'i')
+    return Invalid("invalid SCRAM server first message");
+  const std::string_view nonce = attrs[0].second;
+  if (nonce.size() <= nonce_.size() || nonce.substr(0, nonce_.size()) != nonce_)
+    return Invalid("SCRAM server nonce does not extend the client nonce");
+  std::optional<std::string> salt = Base64Decode(attrs[1].second);
+  int32_t iterations = 0;
+  auto [p, ec] = std::from_chars(attrs[2].second.data(),
+                                 attrs[2].second.data() + attrs[2].second.size(), iterations);
+  if (!salt || ec != std::errc() || p != attrs[2].second.data() + attrs[2].second.size())
+    return Invalid("invalid SCRAM server first message");
+  if (iterations < kScramMinIterations)
+    return Invalid("SCRAM iterations " + std::to_string(iterations) + " below the minimum " +
+                   std::to_string(kScramMinIterations));
+  salted_password_ = SaltPassword(mech_, password_, *salt, iterations);
+  const std::string without_proof = "c=" + Base64Encode("n,,") + ",r=" + std::string(nonce);
+  auth_message_ = client_first_bare_ + "," + std::string(server_first) + "," + without_proof;
+  const std::string client_key = Hmac(mech_, salted_password_, "Client Key");
+  const std::string signature = Hmac(mech_, Hash(mech_, client_key), auth_message_);
+  std::string proof(client_key.size(), '\0');
+  for (size_t i = 0; i < proof.size(); ++i) proof[i] = client_key[i] ^ signature[i];
+  return without_proof + ",p=" + Base64Encode(proof);
+}
+
+Status ScramClient::VerifyServerFinal(std::string_view server_final) {
+  if (server_final.substr(0, 2) == "e=")
+    return Invalid("SCRAM server error: " + std::string(server_final.substr(2)));
+  if (server_final.substr(0, 2) != "v=" || salted_password_.empty())
+    return Invalid("invalid SCRAM server final message");
+  std::optional<std::string> got = Base64Decode(server_final.substr(2));
+  const std::string want = Hmac(mech_, Hmac(mech_, salted_password_, "Server Key"), auth_message_);
+  if (!got || got->size() != want.size() ||
+      CRYPTO_memcmp(got->data(), want.data(), want.size()) != 0)
+    return Invalid("SCRAM server signature does not match (the server does not hold this "
+                   "user's credential)");
   return Status::OK();
 }
 

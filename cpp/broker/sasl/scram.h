@@ -2,7 +2,8 @@
 // the credential the broker stores (salt, StoredKey, ServerKey,
 // iterations — never the password), its text form (Kafka's ZooKeeper
 // /config/users/<user> value "salt=<b64>,stored_key=<b64>,server_key=<b64>,
-// iterations=<n>"), and the server side of one exchange.
+// iterations=<n>"), the server side of one exchange, and the client side
+// (a broker authenticating to another: inter-broker SASL).
 #pragma once
 
 #include <cstdint>
@@ -83,6 +84,36 @@ class ScramServer {
   std::string server_first_;
   std::string nonce_;  // client nonce + server nonce
   ScramCredential cred_;
+};
+
+// The client side of one SCRAM exchange (no channel binding, no authzid,
+// as Kafka's client): client-first, then client-final for the server-first
+// message, then the server-final message is verified. Not thread-safe.
+class ScramClient {
+ public:
+  // `client_nonce`: empty = random (tests pass RFC 7677's).
+  ScramClient(ScramMechanism m, std::string user, std::string password,
+              std::string client_nonce = "");
+
+  // "n,,n=<user>,r=<nonce>".
+  std::string ClientFirst();
+  // The client-final message for `server_first`. InvalidArgument when it
+  // is malformed, does not extend our nonce, or asks for fewer than
+  // kScramMinIterations iterations (as Kafka's client refuses).
+  Result<std::string> ClientFinal(std::string_view server_first);
+  // Checks the server's signature ("v=..."); InvalidArgument for an
+  // error ("e=...") or a wrong signature (the server does not know the
+  // password: not the broker we meant to reach).
+  Status VerifyServerFinal(std::string_view server_final);
+
+ private:
+  const ScramMechanism mech_;
+  const std::string user_;
+  const std::string password_;
+  std::string nonce_;
+  std::string client_first_bare_;
+  std::string auth_message_;
+  std::string salted_password_;
 };
 
 }  // namespace headrace::broker::sasl

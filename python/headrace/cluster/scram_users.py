@@ -12,7 +12,11 @@ only writes them (``alter``) and reads the whole set for the cluster state
 (``read``), which every broker hands to its credential store."""
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
+import os
 import urllib.parse
 from typing import Any, Callable, Mapping
 
@@ -78,3 +82,32 @@ def alter(zk, payload: Mapping[str, Any]) -> dict:
 
         topic_admin.update_entity_config(zk, f"users/{sanitize(user)}", apply)
     return {"error_code": 0, "error_message": None}
+
+
+def credential(mechanism: str, password: str, iterations: int = 4096,
+               salt: bytes | None = None) -> str:
+    """Kafka's credential text of ``password`` (RFC 5802: SaltedPassword =
+    PBKDF2-HMAC(password, salt, iterations); StoredKey = H(HMAC(SaltedPassword,
+    "Client Key")); ServerKey = HMAC(SaltedPassword, "Server Key"))."""
+    if mechanism not in SCRAM_MECHANISMS:
+        raise ValueError(f"not a SCRAM mechanism: {mechanism}")
+    digest = "sha256" if mechanism == "SCRAM-SHA-256" else "sha512"
+    salt = salt if salt is not None else os.urandom(16)
+    salted = hashlib.pbkdf2_hmac(digest, password.encode(), salt, iterations)
+    client_key = hmac.new(salted, b"Client Key", digest).digest()
+    stored_key = hashlib.new(digest, client_key).digest()
+    server_key = hmac.new(salted, b"Server Key", digest).digest()
+
+    def b64(b: bytes) -> str:
+        return base64.b64encode(b).decode()
+
+    return (f"salt={b64(salt)},stored_key={b64(stored_key)},server_key={b64(server_key)},"
+            f"iterations={iterations}")
+
+
+def upsert_password(zk, user: str, mechanism: str, password: str, iterations: int = 4096) -> None:
+    """Sets ``user``'s ``mechanism`` credential straight in ZooKeeper: how a
+    secured cluster's inter-broker user is created before any broker runs
+    (Kafka: kafka-configs --zookeeper ... --add-config 'SCRAM-SHA-512=[password=...]')."""
+    alter(zk, {"upsertions": [{"user": user, "mechanism": mechanism,
+                               "credential": credential(mechanism, password, iterations)}]})
