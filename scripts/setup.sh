@@ -9,12 +9,24 @@
 #                             clang (fuzzing), kcat, librdkafka, ZooKeeper,
 #                             Java (Spark), iproute2/nftables, every PyPI test
 #                             package; builds the C++ unit tests (ctest)
+#   scripts/setup.sh --client-suites   (with or without --test) also what
+#                             the clients' own test suites need
+#                             (tests/client_suites/run.py): a deb-src entry
+#                             for Debian bookworm (apt-get source librdkafka)
+#                             and librdkafka's build dependencies
 # Idempotent: a second run only rebuilds what changed (build/py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MODE=run
-[ "${1:-}" = "--test" ] && MODE=test
+CLIENT_SUITES=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) MODE=test ;;
+    --client-suites) CLIENT_SUITES=1 ;;
+    *) echo "setup: unknown flag $arg" >&2; exit 2 ;;
+  esac
+done
 
 # What building and running a broker needs.
 APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev
@@ -35,10 +47,25 @@ if [ "$MODE" = test ]; then
   # (headrace.cluster.zookeeper_server), never as the system service.
   command -v java >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jre-headless)
 fi
+APT_UPDATE=0
+if [ "$CLIENT_SUITES" = 1 ]; then
+  # librdkafka's test suite comes from Debian's source package and is built
+  # in-tree (configure, make): dpkg-dev unpacks it; the codec/TLS headers
+  # are librdkafka's build dependencies.
+  APT_PACKAGES+=(dpkg-dev make libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsasl2-dev
+                 rapidjson-dev)  # its stats and transactional-consumer tests need RapidJSON
+  DEB_SRC=/etc/apt/sources.list.d/headrace-deb-src.sources
+  if [ ! -f "$DEB_SRC" ]; then
+    printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm' \
+      'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' > "$DEB_SRC"
+    APT_UPDATE=1
+  fi
+fi
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+[ ${#missing[@]} -gt 0 ] || [ "$APT_UPDATE" = 0 ] || apt-get update -qq
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
   apt-get update -qq

@@ -182,17 +182,28 @@ std::function<Result<std::string>(std::string_view)> ThrottledReplicas(const cha
 }
 
 // message.format.version: a Kafka release or inter-broker protocol version
-// string ("0.10.2", "2.8", "3.0", "3.0-IV1", ...).
+// string ("0.10.2", "2.8", "3.0", "3.0-IV1", ...). As Kafka's
+// MetadataVersion.fromVersionString, only the significant dot-separated
+// segments are read (three for 0.x, two otherwise): "0.10.0.0" is 0.10.0 and
+// "3.0.1" is 3.0 (librdkafka's tests set "0.10.0.0"). Stored as given.
 Result<std::string> MessageFormatVersion(std::string_view v) {
   auto bad = [&] {
     return InvalidValue("message.format.version",
                         "must be a Kafka version such as 0.10.2, 2.8, 3.0 or 3.0-IV1, got \"" +
                             std::string(v) + "\"");
   };
-  std::string_view core = v;
-  if (size_t iv = v.find("-IV"); iv != std::string_view::npos) {
-    if (!ParseConfigInt(v.substr(iv + 3), 0, 99).ok()) return bad();
-    core = v.substr(0, iv);
+  std::string_view head = v;  // the significant segments
+  const size_t significant = v.starts_with("0.") ? 3 : 2;
+  size_t cut = std::string_view::npos;
+  for (size_t i = 0, from = 0; i < significant; ++i, from = cut + 1) {
+    cut = head.find('.', from);
+    if (cut == std::string_view::npos) break;
+  }
+  if (cut != std::string_view::npos) head = head.substr(0, cut);
+  std::string_view core = head;
+  if (size_t iv = head.find("-IV"); iv != std::string_view::npos) {
+    if (!ParseConfigInt(head.substr(iv + 3), 0, 99).ok()) return bad();
+    core = head.substr(0, iv);
   }
   std::vector<int64_t> parts;
   size_t start = 0;

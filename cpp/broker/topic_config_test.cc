@@ -194,6 +194,15 @@ TEST(TopicConfigTest, EveryKafkaTopicKeyIsAccepted) {
     EXPECT_EQ(e.value, stored[e.name]) << e.name;
     EXPECT_EQ(e.source, ConfigSource::kDynamicTopicConfig) << e.name;
   }
+  // message.format.version: as Kafka, segments past the significant ones
+  // (three for 0.x, two otherwise) are not read.
+  for (const char* v : {"0.10.0.0", "0.10.0", "3.0.1", "2.8.9-IV0", "0.11.0-IV2", "3.9"}) {
+    EXPECT_TRUE(ValidateTopicConfig("message.format.version", v).ok()) << v;
+  }
+  for (const char* v : {"0.12.0.0", "3.10.0", "3.0-IV", "3"}) {
+    EXPECT_EQ(ToKafkaError(ValidateTopicConfig("message.format.version", v)),
+              KafkaError::kInvalidConfig) << v;
+  }
   // Defaults are Kafka's.
   auto defaults = DescribeTopicConfigs(TopicDefaults{}, {});
   EXPECT_EQ(Entry(defaults, "message.format.version").value, "3.0-IV1");

@@ -90,6 +90,14 @@ TEST_F(AdminConfigsE2ETest, AlterConfigsReplacesAllOverridesAndPersists) {
   EXPECT_EQ(cfg["cleanup.policy"].value, "delete");
   EXPECT_EQ(cfg["segment.bytes"].value, "1048576");
 
+  // A repeated key takes its last value (Kafka's ZooKeeper-mode broker).
+  AlterConfigsRequest repeated;
+  repeated.resources = {{kTopic, "alt", {{"segment.bytes", "2097152"}, {"segment.bytes", "1048576"}}}};
+  auto rr = Call<AlterConfigsResponse>(repeated, 0);
+  ASSERT_EQ(rr.responses.size(), 1u);
+  ASSERT_EQ(rr.responses[0].error_code, 0) << rr.responses[0].error_message.value_or("");
+  EXPECT_EQ(TopicConfigs("alt")["segment.bytes"].value, "1048576");
+
   // validate_only and errors change nothing.
   EXPECT_EQ(Alter(kTopic, "alt", {{"retention.ms", "5"}}, true).error_code, 0);
   auto bad = Alter(kTopic, "alt", {{"retention.ms", "-9"}});

@@ -30,17 +30,18 @@ namespace {
 using Req = protocol::AlterConfigsRequest;
 using Resp = protocol::AlterConfigsResponse;
 
-// The resource's configs as a map. Errors: INVALID_REQUEST for a null
-// value or a repeated key.
+// The resource's configs as a map. INVALID_REQUEST for a null value. A
+// repeated key takes its last value, as Kafka's ZooKeeper-mode broker
+// (ZkAdminManager reads the entries into Properties; KRaft refuses them):
+// librdkafka before 2.x's read-modify-write AlterConfigs sends the changed
+// key twice.
 Result<ConfigMap> ConfigsOf(const Req::AlterConfigsResource& r) {
   ConfigMap configs;
   for (const auto& c : r.configs) {
     if (!c.value) {
       return KafkaStatus(KafkaError::kInvalidRequest, "Null value not supported for : " + c.name);
     }
-    if (!configs.emplace(c.name, *c.value).second) {
-      return KafkaStatus(KafkaError::kInvalidRequest, "Duplicate config key: " + c.name);
-    }
+    configs[c.name] = *c.value;
   }
   return configs;
 }

@@ -150,7 +150,8 @@ void ClusterCreateTopics(BrokerContext& ctx, protocol::CreateTopicsRequest& req,
     request.Reply(*resp);
     return;
   }
-  std::string payload = json::Write(json::Value(json::Object{{"topics", json::Value(std::move(topics))}}));
+  std::string payload = json::Write(json::Value(json::Object{
+      {"topics", json::Value(std::move(topics))}, {"timeout_ms", int64_t{req.timeout_ms}}}));
   SubmitControlRequest(ctx, request, "create_topics", std::move(payload), req.timeout_ms,
                        [resp, request, forwarded](bool ok, const std::string& result) {
                          auto results = ParseResults(ok, result, forwarded);
@@ -219,14 +220,10 @@ void ClusterDeleteTopics(BrokerContext& ctx, protocol::DeleteTopicsRequest& req,
       resp->responses.push_back(std::move(r));
       continue;
     }
-    if (!topic) {
-      Resp::DeletableTopicResult r;
-      r.name = name;
-      r.error_code = Code(KafkaError::kUnknownTopicOrPartition);
-      r.error_message = "This server does not host this topic: " + name;
-      resp->responses.push_back(std::move(r));
-      continue;
-    }
+    // A name missing from this broker's view is forwarded too: the view
+    // trails ZooKeeper, so a topic created a moment ago (CreateTopics
+    // answered) may not be in it yet. The control plane answers
+    // UNKNOWN_TOPIC_OR_PARTITION for a name ZooKeeper does not hold.
     forwarded.push_back(name);
     array.push_back(json::Value(name));
   }
@@ -241,7 +238,12 @@ void ClusterDeleteTopics(BrokerContext& ctx, protocol::DeleteTopicsRequest& req,
                          for (const std::string& name : forwarded) {
                            Resp::DeletableTopicResult r;
                            r.name = name;
-                           if (const TopicView* t = view->FindTopic(name)) r.topic_id = t->id;
+                           const TopicResult& answer = results[name];
+                           if (const TopicView* t = view->FindTopic(name)) {
+                             r.topic_id = t->id;
+                           } else if (answer.topic_id) {
+                             if (auto id = Uuid::FromBase64(*answer.topic_id); id.ok()) r.topic_id = *id;
+                           }
                            r.error_code = results[name].error_code;
                            r.error_message = results[name].error_message;
                            resp->responses.push_back(std::move(r));

@@ -45,6 +45,7 @@ ISR_POLL_S = 0.1
 DEBOUNCE_S = 0.02
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 FIRST_STATE_TIMEOUT_S = 10.0
+CREATE_WAIT_MARGIN_S = 0.1  # CreateTopics answers this much before the data plane gives up
 UNKNOWN_SERVER_ERROR = -1
 _ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
 
@@ -544,6 +545,36 @@ class ClusterMember:
             self.state_version += 1
             self._state_cond.notify_all()
 
+    def _await_created_topics(self, payload: Mapping[str, Any], result: dict) -> None:
+        """As Kafka's CreateTopics: the answer waits until this broker's own
+        view (what its Metadata answers) lists each created topic with a
+        leader for every partition, so the client's next Metadata here finds
+        it. Bounded by the request's ``timeout_ms`` (less a margin, the data
+        plane gives up at it); ``timeout_ms`` <= 0 or validate_only: no wait.
+        A topic still incomplete then is answered REQUEST_TIMED_OUT (it is
+        created; its leaders are not known here yet), as Kafka does."""
+        timeout_ms = int(payload.get("timeout_ms") or 0)
+        dry = {t.get("name") for t in payload.get("topics", []) if t.get("validate_only")}
+        waiting = {r["name"] for r in result.get("topics", [])
+                   if r.get("error_code") == 0 and r["name"] not in dry}
+        if timeout_ms <= 0 or not waiting:
+            return
+
+        def incomplete() -> set[str]:
+            ready = {t["name"] for t in (self.state or {}).get("topics", [])
+                     if t["partitions"] and all(p["leader"] >= 0 for p in t["partitions"])}
+            return waiting - ready
+
+        with self._state_cond:
+            self._state_cond.wait_for(lambda: not incomplete(),
+                                      max(0.0, timeout_ms / 1000 - CREATE_WAIT_MARGIN_S))
+            late = incomplete()
+        for r in result["topics"]:
+            if r["name"] in late:
+                r.update(error_code=topic_admin.REQUEST_TIMED_OUT,
+                         error_message=f"Topic '{r['name']}' was created; its leaders are not "
+                                       f"known to broker {self.broker_id} yet.")
+
     def led_partitions(self, state: dict | None = None) -> list[tuple[str, int]]:
         state = state if state is not None else self.state or {"topics": []}
         return [(t["name"], p["partition"]) for t in state["topics"] for p in t["partitions"]
@@ -679,7 +710,9 @@ class ClusterMember:
 
     def handle_request(self, kind: str, payload: Mapping[str, Any]) -> dict:
         if kind == "create_topics":
-            return topic_admin.create_topics(self.zk, payload, self.defaults)
+            result = topic_admin.create_topics(self.zk, payload, self.defaults)
+            self._await_created_topics(payload, result)
+            return result
         if kind == "delete_topics":
             return topic_admin.delete_topics(self.zk, payload)
         if kind == "create_partitions":

@@ -156,11 +156,22 @@ def delete_topics(zk: KazooClient, payload: Mapping[str, Any]) -> dict:
     timeout_ms = int(payload.get("timeout_ms") or DELETE_TIMEOUT_MS)
     results = {}
     pending = []
+    topic_ids = {}  # answered with each result (the asking broker's view may lack it)
     for name in payload.get("topics", []):
-        if not isinstance(name, str) or zk.exists(L.topic_path(name)) is None:
+        data = None
+        if isinstance(name, str):
+            try:
+                data, _ = zk.get(L.topic_path(name))
+            except NoNodeError:
+                pass
+        if data is None:
             results[name] = _result(name, UNKNOWN_TOPIC_OR_PARTITION,
                                     "This server does not host this topic-partition.")
             continue
+        try:
+            topic_ids[name] = L.TopicAssignment.decode(name, data).topic_id
+        except L.LayoutError:
+            pass
         try:
             zk.create(L.delete_topic_path(name), b"", makepath=True)
         except NodeExistsError:
@@ -170,12 +181,13 @@ def delete_topics(zk: KazooClient, payload: Mapping[str, Any]) -> dict:
     for name in pending:
         while zk.exists(L.topic_path(name)) is not None and time.monotonic() < deadline:
             time.sleep(0.05)
+        extra = {"topic_id": topic_ids[name]} if name in topic_ids else {}
         if zk.exists(L.topic_path(name)) is None:
-            results[name] = _result(name)
+            results[name] = _result(name, **extra)
         else:
             results[name] = _result(name, REQUEST_TIMED_OUT,
                                     f"Topic '{name}' is marked for deletion; the controller "
-                                    f"has not deleted it within {timeout_ms} ms.")
+                                    f"has not deleted it within {timeout_ms} ms.", **extra)
     return {"topics": [results[n] for n in payload.get("topics", []) if n in results]}
 
 
