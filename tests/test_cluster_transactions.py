@@ -2,7 +2,7 @@
 broker --zookeeper` processes): the coordinator is the leader of
 __transaction_state-0 and sends markers to partition leaders on other
 brokers; offsets sent to the transaction reach the group coordinator on
-whichever broker leads __consumer_offsets-0; SIGKILLing the coordinator's
+whichever broker leads the group's __consumer_offsets partition; SIGKILLing the coordinator's
 broker mid-transaction moves coordination to a replica that replays the
 replicated log, and the transaction still ends wholly committed or wholly
 aborted."""
