@@ -295,6 +295,62 @@ def test_follower_kill_with_kafka_python_acks_all(cluster):
     _wait_identical(cluster, topic, 0)
 
 
+def _hw_checkpoint(cluster, node_id) -> dict[tuple[str, int], int]:
+    """The broker's <data dir>/replication-offset-checkpoint (docs/log-format.md)."""
+    lines = (cluster.node(node_id).data_dir / "replication-offset-checkpoint") \
+        .read_text().splitlines()
+    assert lines[0] == "0" and int(lines[1]) == len(lines) - 2, lines[:2]
+    return {(t, int(p)): int(hw) for t, p, hw in (line.split() for line in lines[2:])}
+
+
+def test_high_watermark_is_checkpointed_and_bounds_visibility_after_restart(cluster):
+    """Issue 14: a follower stopped cleanly leaves its HW in
+    replication-offset-checkpoint; after every broker restarts (each HW
+    starting at min(checkpoint, log end)) consumers still read every record."""
+    topic = "hw-checkpoint"
+    _create(cluster, topic, partitions=1)
+    leader = cluster.wait_for_leaders(topic)[0]
+    follower = next(n for n in (1, 2, 3) if n != leader)
+    p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                     "enable.idempotence": True, "linger.ms": 2})
+    values = [b"h-%08d" % i for i in range(500)]
+    for v in values:
+        p.produce(topic, value=v, partition=0)
+    assert p.flush(60) == 0
+    # Records 0..499 were committed before this one was appended, so the fetch
+    # that brought it to each ISR follower carried HW >= 500, and its own
+    # acks=all needs every ISR follower to fetch past it: each follower's HW
+    # is then 500 or 501.
+    values.append(b"h-sentinel")
+    p.produce(topic, value=values[-1], partition=0)
+    assert p.flush(60) == 0
+    assert len(cluster.partition_states(topic)[0].isr) == 3
+    assert cluster.stop(follower) == 0
+    hw = _hw_checkpoint(cluster, follower)[(topic, 0)]
+    assert hw in (500, 501), hw
+    for n in (1, 2, 3):
+        if n != follower:
+            assert cluster.stop(n) == 0
+    for n in (1, 2, 3):
+        cluster.node(n).start()
+    cluster.wait_for_brokers([1, 2, 3])
+    cluster.wait_for_leaders(topic, timeout=30)
+    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "hw-cp"})
+    try:
+        deadline, high = time.monotonic() + 30, -1
+        while high < 501:
+            assert time.monotonic() < deadline, f"HW {high}: records stayed invisible"
+            try:
+                high = c.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10)[1]
+            except ck.KafkaException:  # the new leader is not known yet
+                pass
+            time.sleep(0.1)
+        assert high == 501
+    finally:
+        c.close()
+    assert _read_all(cluster, topic, partitions=1)[0] == values
+
+
 def test_group_keeps_committed_offsets_across_a_coordinator_kill(cluster):
     topic = "group-failover"
     _create(cluster, topic, partitions=1)

@@ -293,6 +293,10 @@ std::vector<Row> BuildRows() {
               &BrokerConfig::unclean_leader_election_enable),
       IntRow("replica.lag.time.max.ms", "A follower not caught up for this long leaves the ISR.",
              &BrokerConfig::replica_lag_time_max_ms, 1, kLongMax),
+      IntRow("replica.high.watermark.checkpoint.interval.ms",
+             "How often each log directory's replication-offset-checkpoint (the partitions' "
+             "high watermarks, read at start) is written; cluster mode only.",
+             &BrokerConfig::replica_high_watermark_checkpoint_interval_ms, 1, kLongMax),
       IntRow("replica.fetch.max.bytes", "Bytes a follower fetch asks for per partition.",
              &BrokerConfig::replica_fetch_max_bytes, 0, kIntMax),
       IntRow("replica.fetch.response.max.bytes", "Bytes a follower fetch asks for in total.",

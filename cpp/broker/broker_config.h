@@ -116,6 +116,9 @@ struct BrokerConfig {
   // replica.lag.time.max.ms: a follower that has not caught up with the
   // leader's log end for this long leaves the ISR.
   int64_t replica_lag_time_max_ms = 30000;
+  // replica.high.watermark.checkpoint.interval.ms (cluster mode;
+  // hw_checkpoint.h).
+  int64_t replica_high_watermark_checkpoint_interval_ms = 5000;
   int32_t replica_fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
   int32_t replica_fetch_response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
   int32_t replica_fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms

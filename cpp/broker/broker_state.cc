@@ -1,5 +1,8 @@
 #include "broker/broker_state.h"
 
+#include "broker/hw_checkpoint.h"
+#include "common/logging.h"
+
 namespace headrace::broker {
 
 Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& config,
@@ -50,6 +53,13 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   m.retention_check_ms = config.log_retention_check_interval_ms;
   m.producer_id_expiration_ms = config.producer_id_expiration_ms;
   TopicRegistry* registry = s->registry_.get();
+  if (config.cluster_mode()) {
+    m.hw_checkpoint_ms = config.replica_high_watermark_checkpoint_interval_ms;
+    LogDirs* dirs = s->dirs_.get();
+    m.checkpoint_hw = [dirs, registry] {
+      return CheckpointHighWatermarks(*dirs, registry->AllPartitions());
+    };
+  }
   s->dynamic_->Subscribe([registry](const DynamicBrokerLayers& layers) {
     auto [cluster_default, per_broker] = TopicDefaultLayers(layers);
     registry->SetDynamicTopicDefaults(cluster_default, per_broker);
@@ -73,7 +83,12 @@ Status BrokerState::Close() {
   if (admin_) admin_->Stop();  // queued creates/deletes finish first
   if (maintenance_) maintenance_->Stop();
   StopWaiting();
-  return registry_ ? registry_->Close() : Status::OK();
+  if (!registry_) return Status::OK();
+  // Clean shutdown: the HWs as they end (cluster mode; hw_checkpoint.h).
+  Status hw;
+  if (cluster_ && dirs_) hw = CheckpointHighWatermarks(*dirs_, registry_->AllPartitions());
+  if (!hw.ok()) HR_LOG(kError) << "high-watermark checkpoint at shutdown failed: " << hw.ToString();
+  return registry_->Close();
 }
 
 void BrokerState::StopWaiting() {

@@ -57,7 +57,10 @@ void Maintenance::Loop() {
   auto tick = std::chrono::milliseconds(options_.tick_ms);
   auto retention_every = std::chrono::milliseconds(options_.retention_check_ms);
   auto next_retention = std::chrono::steady_clock::now() + retention_every;
+  auto hw_every = std::chrono::milliseconds(options_.hw_checkpoint_ms);
+  auto next_hw = std::chrono::steady_clock::now() + hw_every;
   std::string last_logged;  // first error of the previous pass
+  std::string last_hw_error;  // of the previous HW checkpoint
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, tick, [&] { return stopping_; })) {
     lock.unlock();
@@ -71,6 +74,15 @@ void Maintenance::Loop() {
       HR_LOG(kError) << "maintenance: " << report.errors << " error(s), first: " << report.first_error;
     }
     last_logged = report.first_error;
+    if (options_.checkpoint_hw && now >= next_hw) {
+      next_hw = now + hw_every;
+      Status st = options_.checkpoint_hw();
+      std::string error = st.ok() ? "" : st.ToString();
+      if (!error.empty() && error != last_hw_error) {
+        HR_LOG(kError) << "high-watermark checkpoint failed: " << error;
+      }
+      last_hw_error = std::move(error);
+    }
     lock.lock();
     ++passes_;
     last_ = std::move(report);

@@ -4,7 +4,9 @@
 // (MaybeScheduleFlush); every
 // log.retention.check.interval.ms it also applies retention (retention.ms,
 // retention.bytes) to partitions whose cleanup.policy includes delete, and
-// forgets producers idle for producer.id.expiration.ms.
+// forgets producers idle for producer.id.expiration.ms. In cluster mode,
+// every replica.high.watermark.checkpoint.interval.ms it also runs the
+// high-watermark checkpoint (Options::checkpoint_hw; hw_checkpoint.h).
 #pragma once
 
 #include <chrono>
@@ -37,6 +39,11 @@ class Maintenance {
     int64_t tick_ms = 1000;                // log.flush.scheduler.interval.ms
     int64_t retention_check_ms = 300000;   // log.retention.check.interval.ms
     int64_t producer_id_expiration_ms = 86400000;  // producer.id.expiration.ms
+    // replica.high.watermark.checkpoint.interval.ms: how often the thread
+    // calls checkpoint_hw (empty: never; a single node). Its error is
+    // logged once per distinct message.
+    int64_t hw_checkpoint_ms = 5000;
+    std::function<Status()> checkpoint_hw;
   };
 
   // One pass over `partitions` at time `now` (also what the thread runs).

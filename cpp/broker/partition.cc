@@ -113,6 +113,15 @@ Partition::Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
 
 Partition::~Partition() = default;
 
+void Partition::StartHighWatermarkAt(Offset checkpointed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Offset hw = std::min(checkpointed, log_->end_offset());
+  if (services_.commit_requires_fsync) hw = std::min(hw, log_->flushed_offset());
+  hw = std::max(hw, log_->start_offset());
+  high_watermark_.store(hw.value(), std::memory_order_release);
+  PublishLastStableLocked();
+}
+
 Offset Partition::watermark(Watermark which) const {
   switch (which) {
     case Watermark::kLogEnd: return log_end_offset();

@@ -191,6 +191,14 @@ class Partition : public std::enable_shared_from_this<Partition> {
             const TopicSettings& settings, const PartitionServices& services);
   ~Partition();
   Partition(const Partition&) = delete;
+  // Cluster mode, at start (before any role change, append or reader):
+  // the HW starts at the one checkpointed for this partition
+  // (replication-offset-checkpoint, hw_checkpoint.h; Offset(0) when it has
+  // none), bounded to [log start, LEO] (and the flushed offset when
+  // commit_requires_fsync), instead of the constructor's LEO: records the
+  // old ISR never committed stay invisible until a leader's ISR has them.
+  // The LSO follows. From then on the HW moves only by the usual rules.
+  void StartHighWatermarkAt(Offset checkpointed);
   Partition& operator=(const Partition&) = delete;
 
   // ---- leader ----

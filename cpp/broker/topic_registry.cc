@@ -81,6 +81,7 @@ Status TopicRegistry::Load() {
   HR_RETURN_IF_ERROR(dirs_->Bootstrap(identity_));
   HR_ASSIGN_OR_RETURN(std::vector<TopicMetadata> topics, store_->LoadTopics());
   HR_ASSIGN_OR_RETURN(Locations found, ScanDirs(topics));
+  if (config_.cluster_mode()) LoadHwCheckpoints();
   for (const TopicMetadata& t : topics) {
     auto settings = ApplyTopicConfigs(*defaults(), t.configs);
     if (!settings.ok()) {
@@ -268,7 +269,32 @@ Result<std::shared_ptr<Partition>> TopicRegistry::OpenIn(int dir, const TopicPar
   if (!part.ok() && part.status().code() == StatusCode::kIOError) {
     dirs_->MarkOffline(dir, part.status());
   }
+  if (part.ok() && config_.cluster_mode()) {
+    // Kafka's rule: min(checkpointed HW, LEO), 0 without a checkpoint (a
+    // new partition has LEO 0 anyway).
+    Offset hw(0);
+    if (dir < static_cast<int>(hw_checkpoints_.size())) {
+      auto it = hw_checkpoints_[dir].find({tp.topic, tp.partition});
+      if (it != hw_checkpoints_[dir].end()) hw = it->second;
+    }
+    (*part)->StartHighWatermarkAt(hw);
+  }
   return part;
+}
+
+void TopicRegistry::LoadHwCheckpoints() {
+  hw_checkpoints_.assign(dirs_->size(), HwCheckpoint{});
+  for (int d = 0; d < dirs_->size(); ++d) {
+    if (!dirs_->online(d)) continue;
+    Result<HwCheckpoint> cp = ReadHwCheckpoint(dirs_->env(), dirs_->path(d));
+    if (cp.ok()) {
+      hw_checkpoints_[d] = std::move(*cp);
+    } else {
+      // Safe direction: every HW of the directory starts at 0 and comes
+      // back from the leaders / the ISR.
+      HR_LOG(kWarn) << "high-watermark checkpoint ignored: " << cp.status().ToString();
+    }
+  }
 }
 
 std::shared_ptr<Partition> TopicRegistry::OfflinePartition(const TopicPartition& tp,

@@ -27,6 +27,7 @@
 
 #include "broker/broker_config.h"
 #include "broker/dir_deleter.h"
+#include "broker/hw_checkpoint.h"
 #include "broker/log_dirs.h"
 #include "broker/metadata_store.h"
 #include "broker/partition.h"
@@ -256,6 +257,9 @@ class TopicRegistry {
   // directory offline and returns IOError.
   Result<std::shared_ptr<Partition>> OpenIn(int dir, const TopicPartition& tp, const Uuid& id,
                                             const TopicSettings& settings);
+  // Cluster mode: each directory's replication-offset-checkpoint as read
+  // at start (empty when absent or unreadable: every HW then starts at 0).
+  void LoadHwCheckpoints();
   // The stand-in for a partition whose directory is offline.
   std::shared_ptr<Partition> OfflinePartition(const TopicPartition& tp, const Uuid& id,
                                               const TopicSettings& settings, int dir);
@@ -313,6 +317,9 @@ class TopicRegistry {
   const LogFactory log_factory_;
   ClusterIdentity identity_;
   StartupReport startup_;
+  // Cluster mode: the checkpointed HWs by directory index (LoadHwCheckpoints),
+  // applied by OpenIn; written by nothing after start.
+  std::vector<HwCheckpoint> hw_checkpoints_;
 
   mutable std::mutex admin_mu_;  // serialises admin operations and Close; guards closed_
   bool closed_ = false;
