@@ -11,8 +11,10 @@
 #include <sstream>
 
 #include "broker/log_dirs.h"
+#include "broker/maintenance.h"
 #include "broker/partition.h"
 #include "broker/partition_test_util.h"
+#include "broker/topic_registry.h"
 #include "common/fault_injecting_env.h"
 #include "log/testing.h"
 
@@ -186,6 +188,122 @@ TEST_F(HwCheckpointPartitionTest, EachOnlineDirectoryGetsItsPartitionsHighWaterm
   other = ReadHwCheckpoint(*FileEnv::Default(), (*dirs)->path(1));
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(*other, (HwCheckpoint{{{"b", 0}, Offset(0)}}));
+}
+
+// The wiring: a cluster-mode registry opens each replica with the HW its
+// directory's checkpoint holds (bounded by the LEO; 0 without an entry); a
+// single node keeps its HW at the log end.
+class HwCheckpointRegistryTest : public ::testing::Test {
+ protected:
+  void TearDown() override { registry_.reset(); }
+  void Open(bool cluster) {
+    registry_.reset();
+    store_.reset();
+    BrokerConfig config;
+    config.data_dir = dir_.path();
+    config.node_id = 1;
+    if (cluster) config.zookeeper_connect = "127.0.0.1:1";  // never dialled here
+    auto store = FileMetadataStore::Open(dir_.path());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    TopicRegistry::Options o;
+    o.config = config;
+    o.store = store_.get();
+    o.services.local_broker_id = 1;
+    auto r = TopicRegistry::Open(std::move(o));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    registry_ = std::move(r).value();
+  }
+  std::shared_ptr<Partition> Replica(int32_t partition) {
+    auto p = registry_->EnsureReplica("t", id_, {}, 3, partition);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return p.ok() ? *p : nullptr;
+  }
+  headrace::testing::TempDir dir_;
+  Uuid id_ = Uuid::Random();
+  std::unique_ptr<FileMetadataStore> store_;
+  std::unique_ptr<TopicRegistry> registry_;
+};
+
+TEST_F(HwCheckpointRegistryTest, ClusterReplicasStartAtTheCheckpointedHighWatermark) {
+  Open(/*cluster=*/true);
+  for (int32_t i = 0; i < 3; ++i) {
+    auto p = Replica(i);
+    ASSERT_TRUE(p);
+    ASSERT_TRUE(p->BecomeLeader(LeaderEpoch(1), {1}, {1}).ok());
+    std::string b = ProducerBatch(10);
+    ASSERT_TRUE(p->AppendAsLeader(MutableBytes(b), 1).ok());
+    ASSERT_TRUE(p->FlushLog().ok());
+    EXPECT_EQ(p->high_watermark(), Offset(10));
+  }
+  registry_.reset();
+  // t-0 committed 4 of its 10, t-1's checkpoint is ahead of its log, t-2 has none.
+  ASSERT_TRUE(WriteHwCheckpoint(*FileEnv::Default(), dir_.path(),
+                                {{{"t", 0}, Offset(4)}, {{"t", 1}, Offset(99)}})
+                  .ok());
+  Open(/*cluster=*/true);
+  auto topic = registry_->FindTopic("t");
+  ASSERT_TRUE(topic);
+  ASSERT_EQ(topic->partition_count(), 3);
+  EXPECT_EQ(topic->partitions[0]->high_watermark(), Offset(4));
+  EXPECT_EQ(topic->partitions[1]->high_watermark(), Offset(10));
+  EXPECT_EQ(topic->partitions[2]->high_watermark(), Offset(0));
+  // Led again with an ISR of itself: everything it has is committed at once.
+  ASSERT_TRUE(topic->partitions[0]->BecomeLeader(LeaderEpoch(2), {1}, {1}).ok());
+  EXPECT_EQ(topic->partitions[0]->high_watermark(), Offset(10));
+  // What the next periodic write records.
+  ASSERT_TRUE(CheckpointHighWatermarks(registry_->log_dirs(), registry_->AllPartitions()).ok());
+  auto cp = ReadHwCheckpoint(*FileEnv::Default(), dir_.path());
+  ASSERT_TRUE(cp.ok());
+  EXPECT_EQ(*cp, (HwCheckpoint{{{"t", 0}, Offset(10)}, {{"t", 1}, Offset(10)},
+                               {{"t", 2}, Offset(0)}}));
+}
+
+TEST_F(HwCheckpointRegistryTest, SingleNodeKeepsItsHighWatermarkAtTheLogEnd) {
+  Open(/*cluster=*/false);
+  CreateTopicRequest req;
+  req.name = "s";
+  req.num_partitions = 1;
+  ASSERT_TRUE(registry_->CreateTopic(req).ok());
+  auto p = registry_->FindTopic("s")->partitions[0];
+  std::string b = ProducerBatch(7);
+  ASSERT_TRUE(p->AppendAsLeader(MutableBytes(b), 1).ok());
+  p.reset();
+  registry_.reset();
+  // A stray file is not read: a single node's HW is its fsync point.
+  ASSERT_TRUE(WriteHwCheckpoint(*FileEnv::Default(), dir_.path(), {{{"s", 0}, Offset(2)}}).ok());
+  Open(/*cluster=*/false);
+  EXPECT_EQ(registry_->FindTopic("s")->partitions[0]->high_watermark(), Offset(7));
+}
+
+TEST(HwCheckpointMaintenance, TheMaintenanceThreadRunsTheCheckpointOnItsInterval) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int calls = 0;
+  Maintenance::Options o;
+  o.tick_ms = 5;
+  o.hw_checkpoint_ms = 20;
+  o.checkpoint_hw = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    ++calls;
+    cv.notify_all();
+    return calls == 1 ? Status::IOError("first one fails") : Status::OK();
+  };
+  Maintenance m(o, [] { return std::vector<std::shared_ptr<Partition>>{}; });
+  const auto started = std::chrono::steady_clock::now();
+  m.Start();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return calls >= 3; }));
+  }
+  m.Stop();
+  // A failed checkpoint does not stop the next ones, and they come no more
+  // often than the interval: at most one per 20 ms elapsed.
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_LE(calls, elapsed.count() / 20 + 1);
+  EXPECT_GT(m.passes(), calls);  // the other passes did not checkpoint
 }
 
 }  // namespace
