@@ -12,7 +12,9 @@
 //                        member's LEO and, when commit_requires_fsync
 //                        (headrace.acks.all.fsync), of each member's flushed
 //                        offset. As follower: what the leader reports,
-//                        bounded by the local LEO.
+//                        bounded by the local LEO. At start: the LEO (or
+//                        flushed offset) on a single node; in cluster mode
+//                        min(checkpointed HW, LEO) (StartHighWatermarkAt).
 //   last stable offset   bound for read_committed (LSO): the minimum of the
 //                        HW and the first offset of the earliest
 //                        transaction that is ongoing (producer_state.h) or
