@@ -310,7 +310,6 @@ def test_high_watermark_is_checkpointed_and_bounds_visibility_after_restart(clus
     topic = "hw-checkpoint"
     _create(cluster, topic, partitions=1)
     leader = cluster.wait_for_leaders(topic)[0]
-    follower = next(n for n in (1, 2, 3) if n != leader)
     p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
                      "enable.idempotence": True, "linger.ms": 2})
     values = [b"h-%08d" % i for i in range(500)]
@@ -324,7 +323,9 @@ def test_high_watermark_is_checkpointed_and_bounds_visibility_after_restart(clus
     values.append(b"h-sentinel")
     p.produce(topic, value=values[-1], partition=0)
     assert p.flush(60) == 0
-    assert len(cluster.partition_states(topic)[0].isr) == 3
+    # A follower still in the ISR took part in the sentinel's commit (a slow
+    # one may have left it under load: it proves nothing, so it is not used).
+    follower = next(n for n in cluster.partition_states(topic)[0].isr if n != leader)
     assert cluster.stop(follower) == 0
     hw = _hw_checkpoint(cluster, follower)[(topic, 0)]
     assert hw in (500, 501), hw
