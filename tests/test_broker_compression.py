@@ -70,7 +70,13 @@ def test_offsets_for_times_answers_the_exact_record_inside_compressed_batches(mo
     _produce_one_batch(b.bootstrap, topic, codec, stamps)
     batches = batch_headers(fetch_once(b.address, topic, 0, 0, max_bytes=16 << 20).records)
     assert sum(x.record_count for x in batches) == 200
-    assert len(batches) < 20 and {x.compression for x in batches} == {CODEC_IDS[codec]}, batches
+    # librdkafka sends a batch uncompressed when the codec does not shrink it
+    # (a lone record, when the linger ended early on a loaded machine): every
+    # batch of several records must carry the codec, and most records must be
+    # inside such batches.
+    assert len(batches) < 20, batches
+    assert {x.compression for x in batches if x.record_count > 1} == {CODEC_IDS[codec]}, batches
+    assert sum(x.record_count for x in batches if x.compression == CODEC_IDS[codec]) >= 190
 
     # (asked time, expected offset, expected timestamp): inside batches, on
     # an exact hit, between records, into the run of equal times, past the end.
