@@ -1,48 +1,30 @@
 #include "broker/hw_checkpoint.h"
 
-#include <sstream>
-
+#include "broker/checkpoint_text.h"
 #include "broker/log_dirs.h"
 #include "broker/partition.h"
 
 namespace headrace::broker {
-namespace {
-
-constexpr int kFormatVersion = 0;
-
-Status Garbled(const std::string& path, const std::string& why) {
-  return Status::Corruption(path + ": " + why);
-}
-
-}  // namespace
 
 std::string FormatHwCheckpoint(const HwCheckpoint& entries) {
-  std::string text = std::to_string(kFormatVersion) + "\n" + std::to_string(entries.size()) + "\n";
+  std::vector<std::string> lines;
+  lines.reserve(entries.size());
   for (const auto& [tp, hw] : entries) {
-    text += tp.first + " " + std::to_string(tp.second) + " " + std::to_string(hw.value()) + "\n";
+    lines.push_back(tp.first + " " + std::to_string(tp.second) + " " + std::to_string(hw.value()));
   }
-  return text;
+  return FormatCheckpointText(lines);
 }
 
 Result<HwCheckpoint> ParseHwCheckpoint(std::string_view text, const std::string& path) {
-  std::istringstream in{std::string(text)};
-  int64_t version = -1, count = -1;
-  if (!(in >> version) || version != kFormatVersion) return Garbled(path, "unknown version");
-  if (!(in >> count) || count < 0 || count > (1 << 24)) return Garbled(path, "bad entry count");
   HwCheckpoint entries;
-  for (int64_t i = 0; i < count; ++i) {
+  HR_RETURN_IF_ERROR(ParseCheckpointText(text, path, [&](std::istream& in) -> std::string {
     std::string topic;
     int64_t partition = -1, hw = -1;
-    if (!(in >> topic >> partition >> hw)) {
-      return Garbled(path, "entry " + std::to_string(i) + " missing");
-    }
-    if (partition < 0 || partition > INT32_MAX || hw < 0) {
-      return Garbled(path, "entry " + std::to_string(i) + " out of range");
-    }
+    if (!(in >> topic >> partition >> hw)) return "missing";
+    if (partition < 0 || partition > INT32_MAX || hw < 0) return "out of range";
     entries[{topic, static_cast<int32_t>(partition)}] = Offset(hw);
-  }
-  std::string extra;
-  if (in >> extra) return Garbled(path, "trailing data");
+    return "";
+  }));
   return entries;
 }
 

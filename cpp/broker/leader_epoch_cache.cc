@@ -1,20 +1,11 @@
 #include "broker/leader_epoch_cache.h"
 
 #include <algorithm>
-#include <sstream>
 
+#include "broker/checkpoint_text.h"
 #include "common/file_env.h"
 
 namespace headrace::broker {
-namespace {
-
-constexpr int kFormatVersion = 0;
-
-Status Garbled(const std::string& path, const std::string& why) {
-  return Status::Corruption(path + ": " + why);
-}
-
-}  // namespace
 
 Result<bool> LeaderEpochCache::Load() {
   entries_.clear();
@@ -25,25 +16,18 @@ Result<bool> LeaderEpochCache::Load() {
     if (text.status().code() == StatusCode::kNotFound) return false;
     return text.status();
   }
-  std::istringstream in(*text);
-  int64_t version = -1, count = -1;
-  if (!(in >> version) || version != kFormatVersion) return Garbled(path, "unknown version");
-  if (!(in >> count) || count < 0 || count > (1 << 24)) return Garbled(path, "bad entry count");
   std::vector<EpochEntry> entries;
-  for (int64_t i = 0; i < count; ++i) {
+  HR_RETURN_IF_ERROR(ParseCheckpointText(*text, path, [&](std::istream& in) -> std::string {
     int64_t epoch = -1, start = -1;
-    if (!(in >> epoch >> start)) return Garbled(path, "entry " + std::to_string(i) + " missing");
-    if (epoch < 0 || epoch > INT32_MAX || start < 0) {
-      return Garbled(path, "entry " + std::to_string(i) + " out of range");
-    }
+    if (!(in >> epoch >> start)) return "missing";
+    if (epoch < 0 || epoch > INT32_MAX || start < 0) return "out of range";
     if (!entries.empty() && (epoch <= entries.back().epoch.value() ||
                              start < entries.back().start_offset.value())) {
-      return Garbled(path, "entry " + std::to_string(i) + " not ascending");
+      return "not ascending";
     }
     entries.push_back({LeaderEpoch(static_cast<int32_t>(epoch)), Offset(start)});
-  }
-  std::string extra;
-  if (in >> extra) return Garbled(path, "trailing data");
+    return "";
+  }));
   entries_ = std::move(entries);
   return true;
 }
@@ -51,11 +35,12 @@ Result<bool> LeaderEpochCache::Load() {
 std::optional<std::string> LeaderEpochCache::TakeDirtyFile() {
   if (!dirty_ || dir_.empty()) return std::nullopt;
   dirty_ = false;
-  std::string text = std::to_string(kFormatVersion) + "\n" + std::to_string(entries_.size()) + "\n";
+  std::vector<std::string> lines;
+  lines.reserve(entries_.size());
   for (const EpochEntry& e : entries_) {
-    text += std::to_string(e.epoch.value()) + " " + std::to_string(e.start_offset.value()) + "\n";
+    lines.push_back(std::to_string(e.epoch.value()) + " " + std::to_string(e.start_offset.value()));
   }
-  return text;
+  return FormatCheckpointText(lines);
 }
 
 Status LeaderEpochCache::WriteFile(const std::string& contents) const {

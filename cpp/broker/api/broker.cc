@@ -494,7 +494,7 @@ class BrokerImpl final : public Broker {
     if (!group_coordinators_) return;
     group_coordinators_->StopTimer();
     for (const auto& [partition, groups] : group_coordinators_->All()) {
-      if (auto taken = group_coordinators_->Take(partition)) taken->Stop();
+      group_coordinators_->Stop(partition);
     }
     groups_epochs_.clear();
   }
@@ -590,7 +590,7 @@ class BrokerImpl final : public Broker {
     // Partitions gone (the topic deleted): stop their coordinators.
     for (const auto& [partition, groups] : group_coordinators_->All()) {
       if (partition < count) continue;
-      if (auto taken = group_coordinators_->Take(partition)) taken->Stop();
+      group_coordinators_->Stop(partition);
       groups_epochs_.erase(partition);
       HR_LOG(kInfo) << "group coordinator: stopped (" << topic << "-" << partition << " is gone)";
     }
@@ -600,9 +600,7 @@ class BrokerImpl final : public Broker {
       FollowCoordinatorLogLocked(
           "group coordinator", topic, p, group_coordinators_->ForPartition(p) != nullptr,
           &it->second,
-          [this, p] {
-            if (auto taken = group_coordinators_->Take(p)) taken->Stop();
-          },
+          [this, p] { group_coordinators_->Stop(p); },
           [this, p](std::shared_ptr<broker::Partition> log) -> Status {
             HR_ASSIGN_OR_RETURN(auto groups, OpenGroupCoordinator(std::move(log)));
             group_coordinators_->Set(p, std::move(groups));

@@ -72,6 +72,10 @@ std::shared_ptr<GroupCoordinator> GroupCoordinators::Take(int32_t partition) {
   return c;
 }
 
+void GroupCoordinators::Stop(int32_t partition) {
+  if (std::shared_ptr<GroupCoordinator> c = Take(partition)) c->Stop();
+}
+
 void GroupCoordinators::StartTimer(int64_t interval_ms) {
   std::lock_guard<std::mutex> l(mu_);
   if (timer_.joinable() || timer_stopped_) return;

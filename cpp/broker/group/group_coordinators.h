@@ -61,6 +61,9 @@ class GroupCoordinators {
   // Removes and returns the coordinator of `partition` (null if none); the
   // caller stops it.
   std::shared_ptr<GroupCoordinator> Take(int32_t partition);
+  // Take, then stop what was taken (outside the router's lock); no-op when
+  // `partition` has none.
+  void Stop(int32_t partition);
 
   // Starts the one thread that calls Tick() on every coordinator every
   // `interval_ms` (coordinators opened with start_timer = false). Once.

@@ -94,13 +94,13 @@ std::shared_ptr<QuotaManager::Resolved> QuotaManager::Build(std::string_view use
 }
 
 std::shared_ptr<QuotaManager::Resolved> QuotaManager::Resolve(std::string_view user,
-                                                              std::string_view client_id) {
+                                                              std::string_view client_id,
+                                                              int64_t now) {
   Refresh();
   const uint64_t version = seen_version_.load(std::memory_order_acquire);
   std::string key;
   key.reserve(user.size() + client_id.size() + 1);
   key.append(user).append(1, '\0').append(client_id);
-  const int64_t now = NowMs();
   int64_t due = next_sweep_ms_.load(std::memory_order_relaxed);
   if (now >= due && next_sweep_ms_.compare_exchange_strong(due, now + sweep_interval_ms_)) {
     SweepIdle(now);
@@ -160,10 +160,10 @@ int32_t QuotaManager::Count(QuotaKind kind, int64_t throttle_ms) {
 int32_t QuotaManager::Record(QuotaKind kind, std::string_view user, std::string_view client_id,
                              double value) {
   if (!Enabled(kind)) return 0;
-  auto r = Resolve(user, client_id);
+  const int64_t now = NowMs();
+  auto r = Resolve(user, client_id, now);
   const int k = static_cast<int>(kind);
   if (!r->sensor[k]) return 0;
-  const int64_t now = NowMs();
   int64_t throttle = 0;
   {
     std::lock_guard<std::mutex> l(r->sensor[k]->mu);
@@ -177,17 +177,18 @@ int32_t QuotaManager::Record(QuotaKind kind, std::string_view user, std::string_
 void QuotaManager::Unrecord(QuotaKind kind, std::string_view user, std::string_view client_id,
                             double value) {
   if (!Enabled(kind)) return;
-  auto r = Resolve(user, client_id);
+  const int64_t now = NowMs();
+  auto r = Resolve(user, client_id, now);
   const int k = static_cast<int>(kind);
   if (!r->sensor[k]) return;
   std::lock_guard<std::mutex> l(r->sensor[k]->mu);
-  r->sensor[k]->rate.Record(-value, NowMs());
+  r->sensor[k]->rate.Record(-value, now);
 }
 
 int64_t QuotaManager::MaxValueInWindow(QuotaKind kind, std::string_view user,
                                        std::string_view client_id) {
   if (!Enabled(kind)) return std::numeric_limits<int64_t>::max();
-  auto r = Resolve(user, client_id);
+  auto r = Resolve(user, client_id, NowMs());
   const int k = static_cast<int>(kind);
   if (!r->sensor[k]) return std::numeric_limits<int64_t>::max();
   const double max = r->bound[k] * (samples_ - 1) * (static_cast<double>(window_ms_) / 1000.0);
@@ -196,13 +197,14 @@ int64_t QuotaManager::MaxValueInWindow(QuotaKind kind, std::string_view user,
 
 int32_t QuotaManager::RequestThrottle(std::string_view user, std::string_view client_id) {
   if (!Enabled(QuotaKind::kRequest)) return 0;
-  auto r = Resolve(user, client_id);
+  const int64_t now = NowMs();
+  auto r = Resolve(user, client_id, now);
   const int k = static_cast<int>(QuotaKind::kRequest);
   if (!r->sensor[k]) return 0;
   int64_t throttle = 0;
   {
     std::lock_guard<std::mutex> l(r->sensor[k]->mu);
-    throttle = r->sensor[k]->rate.ThrottleMs(r->bound[k], NowMs());
+    throttle = r->sensor[k]->rate.ThrottleMs(r->bound[k], now);
   }
   return Count(QuotaKind::kRequest, std::min(throttle, window_ms_));
 }
@@ -210,16 +212,17 @@ int32_t QuotaManager::RequestThrottle(std::string_view user, std::string_view cl
 void QuotaManager::RecordRequestNanos(std::string_view user, std::string_view client_id,
                                       int64_t nanos) {
   if (!Enabled(QuotaKind::kRequest)) return;
-  auto r = Resolve(user, client_id);
+  const int64_t now = NowMs();
+  auto r = Resolve(user, client_id, now);
   const int k = static_cast<int>(QuotaKind::kRequest);
   if (!r->sensor[k]) return;
   std::lock_guard<std::mutex> l(r->sensor[k]->mu);
-  r->sensor[k]->rate.Record(static_cast<double>(nanos) * kPercentPerNano, NowMs());
+  r->sensor[k]->rate.Record(static_cast<double>(nanos) * kPercentPerNano, now);
 }
 
 double QuotaManager::QuotaFor(QuotaKind kind, std::string_view user, std::string_view client_id) {
   if (!Enabled(kind)) return 0;
-  return Resolve(user, client_id)->bound[static_cast<int>(kind)];
+  return Resolve(user, client_id, NowMs())->bound[static_cast<int>(kind)];
 }
 
 }  // namespace headrace::broker::quota

@@ -122,7 +122,9 @@ class QuotaManager {
   static constexpr size_t kShards = 16;
 
   void Refresh() const;
-  std::shared_ptr<Resolved> Resolve(std::string_view user, std::string_view client_id);
+  // `now`: NowMs() of the request (marks the client used, may run the sweep).
+  std::shared_ptr<Resolved> Resolve(std::string_view user, std::string_view client_id,
+                                    int64_t now);
   std::shared_ptr<Resolved> Build(std::string_view user, std::string_view client_id,
                                   uint64_t version);
   int64_t NowMs() const;
