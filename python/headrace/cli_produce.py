@@ -10,6 +10,11 @@ hold newlines), ``--encoding base64|hex`` reads keys and values encoded, and
 The summary of what was acknowledged goes to stderr; a progress bar with a
 rate is drawn on stderr only when stderr is a terminal, so piped or
 redirected output never holds control characters.
+
+Two paths, one librdkafka (the copy confluent_kafka ships): plain values
+(no key, header, encoding or null) go through headrace._core.LineProducer,
+one call per chunk of records; everything else through confluent_kafka's
+Producer, one call per record (HEADRACE_CLI_PRODUCER=python forces it).
 """
 from __future__ import annotations
 
@@ -90,28 +95,68 @@ class _Progress:
             sys.stderr.flush()
 
 
+def _conf(args) -> dict:
+    """The producer's librdkafka properties (both paths)."""
+    conf = {"acks": args.acks, "compression.type": args.compression,
+            "message.timeout.ms": int(args.timeout * 1000), "linger.ms": 5,
+            "batch.num.messages": 100000, "batch.size": 1 << 20,
+            "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
+            "delivery.report.only.error": True}
+    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (cli_common)
+    return conf
+
+
 def _producer(args, on_delivery):
     from confluent_kafka import Producer
 
     from headrace.admin import client_config
 
-    conf = {"acks": args.acks, "compression.type": args.compression,
-            "message.timeout.ms": int(args.timeout * 1000), "linger.ms": 5,
-            "batch.num.messages": 100000, "batch.size": 1 << 20,
-            "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
-            "delivery.report.only.error": True, "on_delivery": on_delivery}
-    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (cli_common)
     try:
-        return Producer(client_config(args.brokers, **conf))
+        return Producer(client_config(args.brokers, on_delivery=on_delivery, **_conf(args)))
     except Exception as e:  # noqa: BLE001 - a bad -X property: one line
         raise CliError(f"producer configuration: {e}") from None
 
 
-def _check_topic(producer, args):
-    """Metadata for the topic with auto-creation allowed: the broker creates
-    it or says why not (one line). Returns its TopicMetadata (None if the
-    broker has not listed it yet)."""
+def _line_producer(args):
+    """headrace._core.LineProducer on the librdkafka confluent_kafka loaded
+    (so both paths run the same client library), or None where it cannot
+    load (then the confluent_kafka path serves)."""
+    import confluent_kafka  # noqa: F401 - maps its librdkafka into the process
+
+    from headrace import _core
+    from headrace.errors import InvalidArgumentError, UnsupportedError
+
+    conf = {"bootstrap.servers": args.brokers, "log.connection.close": "false"}
+    for key, value in _conf(args).items():
+        conf[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    try:
+        return _core.LineProducer(conf, args.topic)
+    except InvalidArgumentError as e:
+        raise CliError(f"producer configuration: {e}") from None
+    except UnsupportedError:
+        return None
+
+
+def _check_topic(args, err, partitions: list[int] | None) -> None:
+    """Checks the topic's metadata, asked for with auto-creation allowed:
+    the broker created it or says why not (one line). ``err``: the topic's
+    KafkaError or None; ``partitions``: its partition ids (None or empty if
+    the broker has not listed it yet)."""
     from confluent_kafka import KafkaError, KafkaException
+
+    from headrace.admin import describe_error
+
+    if err is not None and err.code() not in (KafkaError.LEADER_NOT_AVAILABLE,):
+        raise CliError(f"produce to {args.topic}: the broker refused the topic: "
+                       f"{describe_error(KafkaException(err))}")
+    if args.partition is not None and partitions and args.partition not in partitions:
+        raise CliError(f"topic {args.topic} has no partition {args.partition} "
+                       f"(partitions 0..{len(partitions) - 1})")
+
+
+def _describe(producer, args) -> list[int] | None:
+    """The topic's partition ids through a confluent_kafka Producer (checked)."""
+    from confluent_kafka import KafkaException
 
     from headrace.admin import describe_error
 
@@ -119,15 +164,23 @@ def _check_topic(producer, args):
         md = producer.list_topics(args.topic, timeout=args.timeout).topics.get(args.topic)
     except KafkaException as e:
         raise CliError(f"produce to {args.topic}: {describe_error(e)}") from None
-    if md is not None and md.error is not None and md.error.code() not in (
-            KafkaError.LEADER_NOT_AVAILABLE,):
-        raise CliError(f"produce to {args.topic}: the broker refused the topic: "
-                       f"{describe_error(KafkaException(md.error))}")
-    if args.partition is not None and md is not None and md.partitions and \
-            args.partition not in md.partitions:
-        raise CliError(f"topic {args.topic} has no partition {args.partition} "
-                       f"(partitions 0..{len(md.partitions) - 1})")
-    return md
+    partitions = None if md is None else sorted(md.partitions)
+    _check_topic(args, None if md is None else md.error, partitions)
+    return partitions
+
+
+def _describe_native(lp, args) -> list[int]:
+    """The topic's partition ids through a LineProducer (checked)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    from headrace.admin import describe_error
+
+    code, text, partitions = lp.describe(args.timeout)
+    err = KafkaError(code, text) if code else None
+    if code < 0:  # client-side: the request itself failed (timeout, transport)
+        raise CliError(f"produce to {args.topic}: {describe_error(KafkaException(err))}")
+    _check_topic(args, err, partitions)
+    return partitions
 
 
 def _produce(args) -> int:
@@ -141,9 +194,7 @@ def _produce(args) -> int:
     delim = parse_delimiter(args.delimiter, "--delimiter")
     client_settings(args)  # a bad setting is reported before the probe
     check_reachable(args)
-    deliveries = _Deliveries()
-    producer = _producer(args, deliveries.on_delivery)
-    md = _check_topic(producer, args)
+    lp = _line_producer(args) if _bulk_applies(args, sep, headers) else None
     if args.value_file:
         stream, total = _open(args.value_file)
         with stream:
@@ -152,9 +203,30 @@ def _produce(args) -> int:
     else:
         stream, total = _open(args.file) if args.file else (sys.stdin.buffer, None)
         batches = split_records(stream, delim, strip_cr=delim == b"\n")
-    with stream:
-        sent, remaining = _send_all(producer, args, batches, sep, headers, total, deliveries)
-    return _report(args, md, sent, remaining, deliveries)
+    if lp is not None:
+        partitions = _describe_native(lp, args)
+        with stream:
+            sent, remaining = _send_bulk(lp, args, batches, total)
+        failed = lp.failed
+        errors = [_failure_text(*f) for f in lp.failures]
+    else:
+        deliveries = _Deliveries()
+        producer = _producer(args, deliveries.on_delivery)
+        partitions = _describe(producer, args)
+        with stream:
+            sent, remaining = _send_all(producer, args, batches, sep, headers, total, deliveries)
+        failed, errors = deliveries.failed, deliveries.errors
+    if remaining:
+        errors.append(f"{remaining} records not acknowledged within {args.timeout:g}s")
+    return _report(args, partitions, sent, remaining, failed, errors)
+
+
+def _bulk_applies(args, sep, headers) -> bool:
+    """The bulk path takes plain values: no key, header, encoding or null
+    value. HEADRACE_CLI_PRODUCER=python forces the per-record path."""
+    return (os.environ.get("HEADRACE_CLI_PRODUCER") != "python" and not args.value_file and
+            sep is None and args.key is None and headers is None and
+            args.encoding == "text" and not args.tombstone and not args.null_empty)
 
 
 def _open(path: str):
@@ -204,7 +276,8 @@ class _Deliveries:
             self.errors.append(describe_error(KafkaException(err)))
 
 
-def _send_all(producer, args, batches, sep, headers, total, deliveries: _Deliveries) -> int:
+def _send_all(producer, args, batches, sep, headers, total,
+              deliveries: _Deliveries) -> tuple[int, int]:
     """Produces every record; returns how many were handed to the producer.
     REQUIRES: the producer's on_delivery is ``deliveries.on_delivery``."""
     progress = _Progress(total)
@@ -214,7 +287,7 @@ def _send_all(producer, args, batches, sep, headers, total, deliveries: _Deliver
     simple = sep is None and args.key is None and args.encoding == "text" and \
         not args.tombstone and not args.null_empty
     for batch in batches:
-        if simple and headers is None:  # the hot path: one C call per record
+        if simple and headers is None:  # plain values: one C call per record
             for i, value in enumerate(batch):
                 try:
                     produce(topic, value, None, partition)
@@ -240,10 +313,40 @@ def _send_all(producer, args, batches, sep, headers, total, deliveries: _Deliver
     remaining = producer.flush(0.5 if cli_interrupt.requested() else args.timeout)
     progress.update(sent - remaining - deliveries.failed, done_bytes, force=True)
     progress.finish()
-    if remaining:
-        deliveries.errors.append(f"{remaining} records not acknowledged within "
-                                 f"{args.timeout:g}s")
     return sent, remaining
+
+
+def _send_bulk(lp, args, batches, total) -> tuple[int, int]:
+    """_send_all for plain values through a LineProducer: one call per list
+    of records. Returns (handed to the producer, still queued at the end)."""
+    progress = _Progress(total)
+    sent = done_bytes = 0
+    partition = -1 if args.partition is None else args.partition
+    for batch in batches:
+        done = lp.produce(batch, 0, partition)
+        while done < len(batch) and not cli_interrupt.requested():
+            lp.poll(0.05)  # the local queue is full: let deliveries drain it
+            done = lp.produce(batch, done, partition)
+        sent += done
+        lp.poll(0)
+        if progress.enabled:
+            done_bytes += sum(map(len, batch[:done])) + done
+            progress.update(sent - len(lp), done_bytes)
+        if cli_interrupt.requested():
+            break
+    remaining = lp.flush(0.5 if cli_interrupt.requested() else args.timeout)
+    progress.update(sent - remaining - lp.failed, done_bytes, force=True)
+    progress.finish()
+    return sent, remaining
+
+
+def _failure_text(code: int, name: str, text: str) -> str:
+    """One line for a LineProducer failure, worded as describe_error words
+    a KafkaError."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    from headrace.admin import describe_error
+    return describe_error(KafkaException(KafkaError(code, text)))
 
 
 def _retry(producer, topic, value, key, partition, headers) -> bool:
@@ -259,15 +362,16 @@ def _retry(producer, topic, value, key, partition, headers) -> bool:
     return False
 
 
-def _report(args, md, sent: int, remaining: int, deliveries: _Deliveries) -> int:
-    n = sent - remaining - deliveries.failed
+def _report(args, partitions, sent: int, remaining: int, failed: int,
+            errors: list[str]) -> int:
+    n = sent - remaining - failed
     summary = f"headrace: produced {n} of {sent} records to {args.topic}"
     part = args.partition if args.partition is not None else \
-        (0 if md is not None and len(md.partitions) == 1 else None)
+        (partitions[0] if partitions and len(partitions) == 1 else None)
     if part is not None and n:
         summary += f" (partition:records {part}:{n})"
-    if deliveries.errors:
+    if errors:
         raise CliError(f"{sent - n} of {sent} records failed ({n} acknowledged): "
-                       f"{deliveries.errors[0]}")
+                       f"{errors[0]}")
     print(summary, file=sys.stderr)
     return 0

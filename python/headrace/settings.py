@@ -22,7 +22,9 @@ ENV_PREFIX = "HEADRACE_"
 # Environment variables with this prefix that are not broker settings.
 _NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR", "HEADRACE_DEBUG",
                  "HEADRACE_LOG_LEVEL", "HEADRACE_LOG_FORMAT",  # read by the C++ logger itself
-                 "HEADRACE_FAULT_INJECT"}  # testing hook read by the C++ broker
+                 "HEADRACE_FAULT_INJECT",  # testing hook read by the C++ broker
+                 "HEADRACE_USER_PASSWORD",  # `headrace user` (cli_user)
+                 "HEADRACE_CLI_PRODUCER"}  # `headrace produce`'s path (cli_produce)
 
 
 # Settings read by the Python control plane of a cluster (headrace.cluster;
