@@ -104,3 +104,14 @@ def test_the_bulk_path_loads_confluent_kafkas_librdkafka():
     assert confluent_kafka.libversion()[0]
     with pytest.raises(InvalidArgumentError, match="no.such.property"):
         _core.LineProducer({"no.such.property": "1"}, "t")
+
+
+def test_the_tools_variables_are_not_broker_settings():
+    """HEADRACE_CLI_PRODUCER (and `headrace user`'s HEADRACE_USER_PASSWORD)
+    configure tools: a broker started with them set must not read them as
+    the unknown settings `cli.producer` / `user.password`."""
+    from headrace import settings
+
+    env = {"HEADRACE_CLI_PRODUCER": "python", "HEADRACE_USER_PASSWORD": "pw",
+           "HEADRACE_LOG_RETENTION_MS": "1000"}
+    assert settings.from_environ(env) == {"log.retention.ms": "1000"}
