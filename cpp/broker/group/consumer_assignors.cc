@@ -58,9 +58,10 @@ std::map<std::string, TopicPartitions> AssignUniform(const std::vector<AssignorM
   // 3. Balance: move one partition at a time from a member to one that has
   // at least two fewer and may take it. Each move lowers the sum of squared
   // counts, so this ends.
+  std::vector<const AssignorMember*> by_load;
   for (bool moved = true; moved;) {
     moved = false;
-    std::vector<const AssignorMember*> by_load = sorted;
+    by_load.assign(sorted.begin(), sorted.end());
     std::stable_sort(by_load.begin(), by_load.end(), [&](const AssignorMember* a, const AssignorMember* b) {
       return count[a->member_id] > count[b->member_id];
     });
@@ -81,8 +82,7 @@ std::map<std::string, TopicPartitions> AssignUniform(const std::vector<AssignorM
         }
       }
   }
-  for (auto& [id, tps] : out)
-    for (auto it = tps.begin(); it != tps.end();) it = it->second.empty() ? tps.erase(it) : std::next(it);
+  for (auto& [id, tps] : out) std::erase_if(tps, [](const auto& tp) { return tp.second.empty(); });
   return out;
 }
 
