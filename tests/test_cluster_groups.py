@@ -70,8 +70,10 @@ def group_on(partition: int, partitions: int, prefix: str) -> str:
             return g
 
 
-def find_group_coordinators(bootstrap: str, groups: list[str]) -> dict[str, tuple[int, int]]:
-    """FindCoordinator v4 (batched keys, key type 0): {group: (error, node)}."""
+def find_group_coordinators(bootstrap: str, groups: list[str],
+                            key_type: int = 0) -> dict[str, tuple[int, int]]:
+    """FindCoordinator v4 (batched keys; key type 0 = groups, 1 =
+    transactional ids): {key: (error, node)}."""
     conn = None
     for address in bootstrap.split(","):  # the first live broker
         host, port = address.rsplit(":", 1)
@@ -85,7 +87,7 @@ def find_group_coordinators(bootstrap: str, groups: list[str]) -> dict[str, tupl
         def cstr(s: str) -> bytes:
             b = s.encode()
             return bytes([len(b) + 1]) + b
-        body = b"\x00" + bytes([len(groups) + 1]) + b"".join(cstr(g) for g in groups) + b"\x00"
+        body = bytes([key_type, len(groups) + 1]) + b"".join(cstr(g) for g in groups) + b"\x00"
         r = conn.call(10, 4, body)
         r.int32()  # throttle
         out = {}
@@ -136,11 +138,11 @@ def offsets_leaders(cluster) -> dict[int, int]:
             assert time.monotonic() < deadline, "__consumer_offsets not created"
 
 
-def wait_coordinators(cluster, groups: list[str]) -> dict[str, int]:
-    """Until FindCoordinator answers every group without error: {group: node}."""
+def wait_coordinators(cluster, groups: list[str], key_type: int = 0) -> dict[str, int]:
+    """Until FindCoordinator answers every key without error: {key: node}."""
     deadline = time.monotonic() + TIMEOUT_S
     while True:
-        got = find_group_coordinators(cluster.bootstrap_servers, groups)
+        got = find_group_coordinators(cluster.bootstrap_servers, groups, key_type)
         if all(code == 0 for code, _ in got.values()):
             return {g: node for g, (code, node) in got.items()}
         assert time.monotonic() < deadline, f"coordinators not found: {got}"

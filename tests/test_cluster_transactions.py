@@ -1,7 +1,8 @@
 """Transactions on a 3-broker cluster (a real ZooKeeper and three `headrace
-broker --zookeeper` processes): the coordinator is the leader of
-__transaction_state-0 and sends markers to partition leaders on other
-brokers; offsets sent to the transaction reach the group coordinator on
+broker --zookeeper` processes, __transaction_state with the default 50
+partitions): a transactional id's coordinator is the leader of the id's
+partition of __transaction_state and sends markers to partition leaders on
+other brokers; offsets sent to the transaction reach the group coordinator on
 whichever broker leads the group's __consumer_offsets partition; SIGKILLing the coordinator's
 broker mid-transaction moves coordination to a replica that replays the
 replicated log, and the transaction still ends wholly committed or wholly
@@ -18,6 +19,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from headrace import EmbeddedCluster  # noqa: E402
+from test_cluster_groups import group_partition  # noqa: E402
 from test_transactions import end_offsets, read_all  # noqa: E402
 
 TIMEOUT_S = 60.0
@@ -105,10 +107,14 @@ def test_coordinator_killed_mid_transaction_moves_and_finishes(cluster):
     bs = cluster.bootstrap_servers
     t = unique("ckill")
     create(cluster, t, 3)
-    # Make sure __transaction_state exists and find its leader.
+    # init_transactions creates __transaction_state (50 partitions, the
+    # default); the id's coordinator leads its partition.
     txn_id = unique("tid")
     p = txn_producer(cluster, txn_id)
-    coordinator = cluster.partition_states("__transaction_state")[0].leader
+    states = cluster.partition_states("__transaction_state")
+    assert len(states) == 50
+    part = group_partition(txn_id, 50)
+    coordinator = states[part].leader
     p.begin_transaction()
     for i in range(30):
         p.produce(t, f"k{i}".encode(), partition=i % 3)
@@ -127,7 +133,7 @@ def test_coordinator_killed_mid_transaction_moves_and_finishes(cluster):
         else:
             assert values in ([], sorted(f"k{i}".encode() for i in range(30)))
         # The coordinator moved to another broker.
-        assert cluster.partition_states("__transaction_state")[0].leader != coordinator
+        assert cluster.partition_states("__transaction_state")[part].leader != coordinator
     finally:
         cluster.restart(coordinator)
     # The id is usable again (its state came from the replicated log).

@@ -2,7 +2,8 @@
 // (__consumer_offsets-N, N = the group's partition, group/group_partition.h;
 // 0 on a single node) to the transaction, so that EndTxn's marker reaches
 // the group's coordinator and makes the producer's TxnOffsetCommit offsets
-// visible (or drops them). COORDINATOR_NOT_AVAILABLE (retriable) while
+// visible (or drops them). Answered by the transactional id's coordinator
+// (txn/txn_coordinators.h). COORDINATOR_NOT_AVAILABLE (retriable) while
 // __consumer_offsets does not exist yet in a cluster.
 #include "broker/api/txn_api.h"
 #include "broker/group/group_coordinators.h"
@@ -12,7 +13,6 @@ namespace {
 
 void HandleAddOffsetsToTxn(BrokerContext& ctx, protocol::AddOffsetsToTxnRequest& request,
                            Request req) {
-  std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
   protocol::AddOffsetsToTxnResponse resp;
   // ACLs: WRITE on the transactional id, READ on the group.
   if (!AuthorizedOnTxnId(ctx, req, AclOperation::kWrite, request.transactional_id)) {
@@ -25,12 +25,13 @@ void HandleAddOffsetsToTxn(BrokerContext& ctx, protocol::AddOffsetsToTxnRequest&
     req.Reply(resp);
     return;
   }
-  if (request.group_id.empty() || coordinator == nullptr) {
-    resp.error_code = Code(request.group_id.empty() ? KafkaError::kInvalidGroupId
-                                                    : KafkaError::kNotCoordinator);
+  const txn::TxnCoordinatorLookup found = TxnCoordinatorFor(ctx, request.transactional_id);
+  if (request.group_id.empty() || found.coordinator == nullptr) {
+    resp.error_code = Code(request.group_id.empty() ? KafkaError::kInvalidGroupId : found.error);
     req.Reply(resp);
     return;
   }
+  const std::shared_ptr<txn::TxnCoordinator>& coordinator = found.coordinator;
   const int32_t partition =
       ctx.group_coordinators ? ctx.group_coordinators->PartitionFor(request.group_id) : -1;
   if (partition < 0) {

@@ -2,7 +2,9 @@
 // broker-to-broker verification of KIP-890, not served). Every partition
 // must exist, else the unknown ones answer UNKNOWN_TOPIC_OR_PARTITION and
 // the others OPERATION_NOT_ATTEMPTED, nothing being added (as Kafka does);
-// otherwise the coordinator's answer is given to every partition.
+// otherwise the answer of the transactional id's coordinator
+// (txn/txn_coordinators.h; NOT_COORDINATOR when another broker leads the
+// id's partition of __transaction_state) is given to every partition.
 #include "broker/api/txn_api.h"
 
 namespace headrace::broker {
@@ -67,11 +69,13 @@ void HandleAddPartitionsToTxn(BrokerContext& ctx, Req& request, Request req) {
     req.Reply(Answer(ctx, request, KafkaError::kOperationNotAttempted, true));
     return;
   }
-  std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
-  if (coordinator == nullptr) {
-    req.Reply(Answer(ctx, request, KafkaError::kNotCoordinator, false));
+  const txn::TxnCoordinatorLookup found =
+      TxnCoordinatorFor(ctx, request.v3_and_below_transactional_id);
+  if (found.coordinator == nullptr) {
+    req.Reply(Answer(ctx, request, found.error, false));
     return;
   }
+  const std::shared_ptr<txn::TxnCoordinator>& coordinator = found.coordinator;
   auto shared = std::make_shared<Req>(std::move(request));
   coordinator->AddPartitions(
       shared->v3_and_below_transactional_id, shared->v3_and_below_producer_id,

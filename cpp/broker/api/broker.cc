@@ -39,7 +39,7 @@
 #include "broker/auth/acl_store.h"
 #include "broker/auth/authorizer.h"
 #include "broker/serial_executor.h"
-#include "broker/txn/txn_coordinator.h"
+#include "broker/txn/txn_coordinators.h"
 #include "common/fault_injecting_env.h"
 #include "common/logging.h"
 #include "net/server.h"
@@ -155,6 +155,16 @@ class BrokerImpl final : public Broker {
                                : broker::KafkaError::kCoordinatorNotAvailable);
     ctx_.group_coordinators = group_coordinators_.get();
     if (config_.cluster_mode()) group_coordinators_->StartTimer(group_config_.timer_interval_ms);
+    // The same for transactions: one coordinator per __transaction_state
+    // partition led here, sharing one timer and one persist executor.
+    txn_coordinators_ = std::make_unique<broker::txn::TxnCoordinators>(
+        config_.cluster_mode() ? broker::KafkaError::kNotCoordinator
+                               : broker::KafkaError::kCoordinatorNotAvailable);
+    ctx_.txn_coordinators = txn_coordinators_.get();
+    if (config_.cluster_mode()) {
+      txn_executor_ = std::make_shared<broker::SerialExecutor>("hr-txn-persist");
+      txn_coordinators_->StartTimer(broker::txn::kTxnTimerPeriodMs);
+    }
     if (!config_.cluster_mode()) {
       auto groups = OpenGroupCoordinator(nullptr);
       if (!groups.ok()) {
@@ -172,7 +182,8 @@ class BrokerImpl final : public Broker {
         state_.reset();
         return txns.status();
       }
-      ctx_.set_txn_coordinator(std::move(txns).value());
+      txn_coordinators_->SetPartitionCount(1);
+      txn_coordinators_->Set(0, std::move(txns).value());
       RegisterInternalTopics();
     }
     ctx_.node_id = config_.node_id;
@@ -499,8 +510,9 @@ class BrokerImpl final : public Broker {
     groups_epochs_.clear();
   }
 
-  // The transaction coordinator on `log_partition` (cluster mode) or on its
-  // own data_dir/__transaction_state log (null).
+  // The transaction coordinator on `log_partition` (cluster mode: a
+  // partition of __transaction_state led here) or on its own
+  // data_dir/__transaction_state log (null).
   Result<std::shared_ptr<broker::txn::TxnCoordinator>> OpenTxnCoordinator(
       std::shared_ptr<broker::Partition> log_partition) {
     broker::txn::TxnCoordinator::Options topts;
@@ -508,6 +520,9 @@ class BrokerImpl final : public Broker {
     topts.data_dir = config_.data_dir;
     topts.log_services = CoordinatorLogServices();
     topts.env = config_.file_env;
+    // Cluster mode: the router's timer and one executor serve them all.
+    topts.start_timer = log_partition == nullptr;
+    topts.executor = txn_executor_;
     topts.log_partition = std::move(log_partition);
     topts.purgatory = &state_->purgatory();
     topts.markers = cluster_markers_.get();
@@ -524,7 +539,7 @@ class BrokerImpl final : public Broker {
           {{"cleanup.policy", "compact"},
            {"segment.bytes", std::to_string(group_config_.log_segment_bytes)}});
     }
-    if (auto txns = ctx_.txn_coordinator()) {
+    if (auto txns = txn_coordinators_->ForPartition(0)) {
       state_->topics().SetInternalTopic(
           broker::kTransactionStateTopic, txns->log_partition(),
           {{"cleanup.policy", "compact"},
@@ -532,10 +547,13 @@ class BrokerImpl final : public Broker {
     }
   }
 
+  // Stops every transaction coordinator here and the router's timer;
+  // transaction requests then answer NOT_COORDINATOR /
+  // COORDINATOR_NOT_AVAILABLE.
   void StopTxnCoordinator() {
-    std::shared_ptr<broker::txn::TxnCoordinator> txns = ctx_.txn_coordinator();
-    ctx_.set_txn_coordinator(nullptr);
-    if (txns) txns->Stop();
+    if (!txn_coordinators_) return;
+    txn_coordinators_->StopAll();
+    txns_epochs_.clear();
   }
 
   // Cluster mode: a coordinator serves while this broker leads partition
@@ -578,52 +596,59 @@ class BrokerImpl final : public Broker {
                   << " (leader epoch " << leader_epoch << ")";
   }
 
-  // Cluster mode: one group coordinator per partition of
-  // __consumer_offsets this broker leads (docs/cluster.md "Consumer
-  // groups"); the router learns the topic's partition count from the view.
-  void UpdateGroupCoordinatorLocked() {
-    const char* topic = broker::kConsumerOffsetsTopic;
+  // Cluster mode: one coordinator per partition of `topic` this broker
+  // leads, published in `router` (a group::CoordinatorRouter); `epochs` is
+  // the leader epoch each loaded at; `open(log)` opens one on a led
+  // partition. The router learns the topic's partition count from the view.
+  // REQUIRES: mu_.
+  template <class Router, class Open>
+  void FollowCoordinatorPartitionsLocked(const char* what, const char* topic, Router& router,
+                                         std::map<int32_t, int32_t>& epochs, const Open& open) {
     const auto view = state_->cluster()->view();
     const broker::TopicView* t = view->FindTopic(topic);
     const int32_t count = t ? static_cast<int32_t>(t->partitions.size()) : 0;
-    group_coordinators_->SetPartitionCount(count);
+    router.SetPartitionCount(count);
     // Partitions gone (the topic deleted): stop their coordinators.
-    for (const auto& [partition, groups] : group_coordinators_->All()) {
+    for (const auto& [partition, c] : router.All()) {
       if (partition < count) continue;
-      group_coordinators_->Stop(partition);
-      groups_epochs_.erase(partition);
-      HR_LOG(kInfo) << "group coordinator: stopped (" << topic << "-" << partition << " is gone)";
+      router.Stop(partition);
+      epochs.erase(partition);
+      HR_LOG(kInfo) << what << ": stopped (" << topic << "-" << partition << " is gone)";
     }
     std::vector<int32_t> started;
     for (int32_t p = 0; p < count; ++p) {
-      auto [it, added] = groups_epochs_.try_emplace(p, -1);
+      auto [it, added] = epochs.try_emplace(p, -1);
       FollowCoordinatorLogLocked(
-          "group coordinator", topic, p, group_coordinators_->ForPartition(p) != nullptr,
-          &it->second,
-          [this, p] { group_coordinators_->Stop(p); },
-          [this, p](std::shared_ptr<broker::Partition> log) -> Status {
-            HR_ASSIGN_OR_RETURN(auto groups, OpenGroupCoordinator(std::move(log)));
-            group_coordinators_->Set(p, std::move(groups));
+          what, topic, p, router.ForPartition(p) != nullptr, &it->second,
+          [&router, p] { router.Stop(p); },
+          [&router, &open, p](std::shared_ptr<broker::Partition> log) -> Status {
+            HR_ASSIGN_OR_RETURN(auto c, open(std::move(log)));
+            router.Set(p, std::move(c));
             return Status::OK();
           },
           &started);
     }
     if (!started.empty()) {
-      HR_LOG(kInfo) << "group coordinator: coordinating the groups of " << topic
-                    << " partition(s) " << IdList(started) << " ("
-                    << group_coordinators_->All().size() << " of " << count << " led here)";
+      HR_LOG(kInfo) << what << ": coordinating " << topic << " partition(s) " << IdList(started)
+                    << " (" << router.All().size() << " of " << count << " led here)";
     }
   }
 
+  // Cluster mode: one group coordinator per partition of
+  // __consumer_offsets this broker leads (docs/cluster.md "Consumer groups").
+  void UpdateGroupCoordinatorLocked() {
+    FollowCoordinatorPartitionsLocked(
+        "group coordinator", broker::kConsumerOffsetsTopic, *group_coordinators_, groups_epochs_,
+        [this](std::shared_ptr<broker::Partition> log) { return OpenGroupCoordinator(std::move(log)); });
+  }
+
+  // Cluster mode: one transaction coordinator per partition of
+  // __transaction_state this broker leads (docs/cluster.md "Transactions").
   void UpdateTxnCoordinatorLocked() {
-    FollowCoordinatorLogLocked(
-        "transaction coordinator", broker::kTransactionStateTopic, 0,
-        ctx_.txn_coordinator() != nullptr, &txns_epoch_, [this] { StopTxnCoordinator(); },
-        [this](std::shared_ptr<broker::Partition> log) -> Status {
-          HR_ASSIGN_OR_RETURN(auto txns, OpenTxnCoordinator(std::move(log)));
-          ctx_.set_txn_coordinator(std::move(txns));
-          return Status::OK();
-        });
+    FollowCoordinatorPartitionsLocked(
+        "transaction coordinator", broker::kTransactionStateTopic, *txn_coordinators_,
+        txns_epochs_,
+        [this](std::shared_ptr<broker::Partition> log) { return OpenTxnCoordinator(std::move(log)); });
   }
 
   // The authorizer's ACLs: single node, from the ACL file in the data dir
@@ -710,7 +735,12 @@ class BrokerImpl final : public Broker {
   // Cluster mode: per __consumer_offsets partition, the leader epoch its
   // coordinator loaded at (-1: none). Guarded by mu_.
   std::map<int32_t, int32_t> groups_epochs_;
-  int32_t txns_epoch_ = -1;    // the same for the transaction coordinator
+  // The transaction coordinators here (single node: partition 0 only), the
+  // leader epoch each loaded at (cluster mode; guarded by mu_), and the
+  // executor they share (cluster mode; single node: its own).
+  std::unique_ptr<broker::txn::TxnCoordinators> txn_coordinators_;
+  std::map<int32_t, int32_t> txns_epochs_;
+  std::shared_ptr<broker::SerialExecutor> txn_executor_;
   // Write transaction markers: to local partitions (the coordinator's and
   // WriteTxnMarkers'), and in a cluster to the leaders of the others. Both
   // outlive the transaction coordinator.

@@ -1,7 +1,9 @@
 // DescribeTransactions (key 65), v0: per transactional id its state,
 // timeout, start time, producer id and epoch, and the partitions of the open
 // transaction; TRANSACTIONAL_ID_NOT_FOUND for an unknown id,
-// NOT_COORDINATOR when this broker does not coordinate transactions.
+// NOT_COORDINATOR when another broker leads the id's partition of
+// __transaction_state (each id answered by its own partition's coordinator,
+// txn/txn_coordinators.h).
 #include <map>
 
 #include "broker/api/txn_api.h"
@@ -14,7 +16,6 @@ using Resp = protocol::DescribeTransactionsResponse;
 void HandleDescribeTransactions(BrokerContext& ctx,
                                 protocol::DescribeTransactionsRequest& request, Request req) {
   Resp resp;
-  std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
   for (const std::string& id : request.transactional_ids) {
     Resp::TransactionState out;
     out.transactional_id = id;
@@ -26,12 +27,13 @@ void HandleDescribeTransactions(BrokerContext& ctx,
       resp.transaction_states.push_back(std::move(out));
       continue;
     }
-    if (coordinator == nullptr) {
-      out.error_code = Code(KafkaError::kNotCoordinator);
+    const txn::TxnCoordinatorLookup found = TxnCoordinatorFor(ctx, id);
+    if (found.coordinator == nullptr) {
+      out.error_code = Code(found.error);
       resp.transaction_states.push_back(std::move(out));
       continue;
     }
-    txn::TxnDescription d = coordinator->Describe(id);
+    txn::TxnDescription d = found.coordinator->Describe(id);
     out.error_code = Code(d.error);
     if (d.error == KafkaError::kNone) {
       const txn::TxnMetadata& m = d.metadata;

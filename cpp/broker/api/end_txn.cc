@@ -1,27 +1,28 @@
 // EndTxn (key 26), v0-3: commit or abort the producer's open transaction.
 // Answered once the decision (PrepareCommit / PrepareAbort) is durable in the
-// coordinator's log; the markers are written after that
-// (txn/txn_coordinator.h).
+// log of the transactional id's coordinator (txn/txn_coordinators.h;
+// NOT_COORDINATOR when another broker leads the id's partition); the
+// markers are written after that (txn/txn_coordinator.h).
 #include "broker/api/txn_api.h"
 
 namespace headrace::broker {
 namespace {
 
 void HandleEndTxn(BrokerContext& ctx, protocol::EndTxnRequest& request, Request req) {
-  std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
   if (!AuthorizedOnTxnId(ctx, req, AclOperation::kWrite, request.transactional_id)) {  // ACLs
     protocol::EndTxnResponse resp;
     resp.error_code = Code(KafkaError::kTransactionalIdAuthorizationFailed);
     req.Reply(resp);
     return;
   }
-  if (coordinator == nullptr) {
+  const txn::TxnCoordinatorLookup found = TxnCoordinatorFor(ctx, request.transactional_id);
+  if (found.coordinator == nullptr) {
     protocol::EndTxnResponse resp;
-    resp.error_code = Code(KafkaError::kNotCoordinator);
+    resp.error_code = Code(found.error);
     req.Reply(resp);
     return;
   }
-  coordinator->EndTxn(request.transactional_id, request.producer_id, request.producer_epoch,
+  found.coordinator->EndTxn(request.transactional_id, request.producer_id, request.producer_epoch,
                       request.committed, [req](KafkaError e) {
                         req.RunOnLoop([req, e] {
                           protocol::EndTxnResponse out;

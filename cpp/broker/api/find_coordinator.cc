@@ -1,16 +1,18 @@
 // FindCoordinator (key 10), v0..6. A single node coordinates every group
 // (key type 0) and every transactional id (key type 1); in cluster mode a
 // group's coordinator is the leader of the group's partition of
-// __consumer_offsets (abs(Java hashCode(group id)) % partitions,
-// group/group_partition.h) and the transaction coordinator the leader of
-// __transaction_state-0 (each topic created by the first FindCoordinator
-// that needs it; __consumer_offsets with offsets.topic.num.partitions). Other key types (2 = share
-// groups, v6) are INVALID_REQUEST. v4+ batches keys (coordinator_keys) and
-// answers per key.
+// __consumer_offsets and a transactional id's the leader of the id's
+// partition of __transaction_state (both abs(Java hashCode(key)) %
+// partitions, group/group_partition.h; each topic created by the first
+// FindCoordinator that needs it, with offsets.topic.num.partitions /
+// transaction.state.log.num.partitions partitions). Other key types (2 =
+// share groups, v6) are INVALID_REQUEST. v4+ batches keys (coordinator_keys)
+// and answers per key.
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/authorize.h"
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
+#include "broker/api/txn_api.h"
 #include "broker/group/group_config.h"
 #include "broker/group/group_partition.h"
 #include "broker/kafka_error.h"
@@ -30,13 +32,16 @@ KafkaError ErrorFor(const BrokerContext& ctx, int8_t key_type, const std::string
     return KafkaError::kInvalidRequest;
   if (ctx.state->cluster() != nullptr) return KafkaError::kNone;
   const bool up = key_type == kKeyTypeGroup ? GroupCoordinatorFor(ctx, key).coordinator != nullptr
-                                            : ctx.txn_coordinator() != nullptr;
+                                            : TxnCoordinatorFor(ctx, key).coordinator != nullptr;
   return up ? KafkaError::kNone : KafkaError::kCoordinatorNotAvailable;
 }
 
 // Cluster mode: the coordinators' logs are the partitions of
-// __consumer_offsets and __transaction_state-0; the first FindCoordinator
-// of a cluster without the one it needs asks for its creation.
+// __consumer_offsets and __transaction_state; the first FindCoordinator of
+// a cluster without the one it needs asks for its creation. The partition
+// count is fixed then, once: a later change of offsets.topic.num.partitions
+// or transaction.state.log.num.partitions does not repartition the topic
+// (as Kafka).
 void EnsureCoordinatorTopic(BrokerContext& ctx, int8_t key_type) {
   ClusterState* cluster = ctx.state->cluster();
   if (cluster == nullptr) return;
@@ -46,15 +51,13 @@ void EnsureCoordinatorTopic(BrokerContext& ctx, int8_t key_type) {
   if (cluster->view()->brokers.empty()) return;  // no view yet
   if (key_type == kKeyTypeTransaction) {
     const txn::TxnConfig& t = *ctx.txn_config;
-    RequestTopicCreation(ctx, topic, 1, t.log_replication_factor,
+    RequestTopicCreation(ctx, topic, t.log_num_partitions, t.log_replication_factor,
                          {{"cleanup.policy", "compact"},
                           {"min.insync.replicas", std::to_string(t.log_min_isr)},
                           {"segment.bytes", std::to_string(t.log_segment_bytes)}});
     return;
   }
   const group::GroupConfig& g = *ctx.group_config;
-  // The partition count is fixed here, once: a later change of
-  // offsets.topic.num.partitions does not repartition the topic (as Kafka).
   RequestTopicCreation(ctx, topic, g.offsets_topic_num_partitions,
                        g.offsets_topic_replication_factor,
                        {{"cleanup.policy", "compact"},
@@ -75,8 +78,6 @@ int32_t LeaderOfKey(const BrokerContext& ctx, const char* topic, std::string_vie
     if (pv.partition == p) return pv.leader;
   return -1;
 }
-
-int32_t FirstPartition(std::string_view, int32_t) { return 0; }
 
 // ACLs: DESCRIBE on the group / transactional id a key names.
 KafkaError Denied(const BrokerContext& ctx, const Request& request, int8_t key_type,
@@ -104,7 +105,7 @@ void HandleFindCoordinator(BrokerContext& ctx, Req& req, Request request) {
     EnsureCoordinatorTopic(ctx, req.key_type);
   }
   auto coordinator_of = [&](const std::string& key) {
-    return req.key_type == kKeyTypeTransaction ? ctx.txn_coordinator_id()
+    return req.key_type == kKeyTypeTransaction ? ctx.txn_coordinator_id(key)
                                                : ctx.group_coordinator_id(key);
   };
   Resp resp;
@@ -148,8 +149,8 @@ int32_t BrokerContext::group_coordinator_id(std::string_view group_id) const {
   return LeaderOfKey(*this, kConsumerOffsetsTopic, group_id, group::GroupPartition);
 }
 
-int32_t BrokerContext::txn_coordinator_id() const {
-  return LeaderOfKey(*this, kTransactionStateTopic, "", FirstPartition);
+int32_t BrokerContext::txn_coordinator_id(std::string_view transactional_id) const {
+  return LeaderOfKey(*this, kTransactionStateTopic, transactional_id, group::GroupPartition);
 }
 
 extern const ApiHandler kFindCoordinatorHandler =

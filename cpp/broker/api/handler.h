@@ -41,7 +41,7 @@ class Authorizer;    // broker/auth/authorizer.h
 class FileAclStore;  // broker/auth/acl_store.h
 }  // namespace auth
 namespace txn {
-class TxnCoordinator;  // broker/txn/txn_coordinator.h
+class TxnCoordinators;  // broker/txn/txn_coordinators.h
 struct TxnConfig;      // broker/txn/txn_config.h
 }  // namespace txn
 namespace sasl {
@@ -55,8 +55,8 @@ class QuotaManager;      // broker/quota/quota_manager.h
 // The internal topic whose partitions are the group coordinators' logs in
 // cluster mode (a group's partition: group/group_partition.h).
 inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
-// The internal topic whose partition 0 is the transaction coordinator's log
-// in cluster mode.
+// The internal topic whose partitions are the transaction coordinators' logs
+// in cluster mode (an id's partition: txn/txn_coordinators.h).
 inline constexpr const char* kTransactionStateTopic = "__transaction_state";
 
 // One listener's advertised address (advertised.listeners, docs/security.md).
@@ -86,17 +86,12 @@ struct BrokerContext {
   // throughout.
   group::GroupCoordinators* group_coordinators = nullptr;
   const group::GroupConfig* group_config = nullptr;  // the broker's group.* / offsets.* keys
-  mutable std::mutex groups_mu;  // guards txns
-  // The transaction coordinator (cluster mode: while this broker leads
-  // __transaction_state-0); null: NOT_COORDINATOR.
-  std::shared_ptr<txn::TxnCoordinator> txn_coordinator() const {
-    std::lock_guard<std::mutex> lock(groups_mu);
-    return txns;
-  }
-  void set_txn_coordinator(std::shared_ptr<txn::TxnCoordinator> c) {
-    std::lock_guard<std::mutex> lock(groups_mu);
-    txns = std::move(c);
-  }
+  // The transaction coordinators of this broker (txn/txn_coordinators.h),
+  // routed like the group coordinators by transactional id over the
+  // partitions of __transaction_state. Set before serving, owned by the
+  // broker; null only in tests that build a bare context. Handlers call
+  // TxnCoordinatorFor (api/txn_api.h).
+  txn::TxnCoordinators* txn_coordinators = nullptr;
   const txn::TxnConfig* txn_config = nullptr;  // the broker's transaction.* keys
   fetch::FetchSessionCache* fetch_sessions = nullptr;  // KIP-227 sessions; null: none kept
   // Replication throttles (leader side used by Fetch); null: none.
@@ -104,7 +99,6 @@ struct BrokerContext {
   // Client quotas (docs/security.md "Quotas"); null: none (handler tests).
   quota::ClientQuotaStore* client_quotas = nullptr;
   quota::QuotaManager* quotas = nullptr;
-  std::shared_ptr<txn::TxnCoordinator> txns;   // guarded by groups_mu
   // SASL listeners' settings and the SCRAM credential store
   // (docs/security.md); null only in tests that build a bare context.
   const sasl::SaslServer* sasl = nullptr;
@@ -165,9 +159,10 @@ struct BrokerContext {
   // leader of the group's partition of __consumer_offsets (-1: none yet;
   // docs/cluster.md).
   int32_t group_coordinator_id(std::string_view group_id) const;  // find_coordinator.cc
-  // The transaction coordinator's broker: this node, or in cluster mode the
-  // leader of __transaction_state-0 (-1: none yet).
-  int32_t txn_coordinator_id() const;  // find_coordinator.cc
+  // The broker coordinating `transactional_id`: this node, or in cluster
+  // mode the leader of the id's partition of __transaction_state (-1: none
+  // yet).
+  int32_t txn_coordinator_id(std::string_view transactional_id) const;  // find_coordinator.cc
 };
 
 class Request {

@@ -4,8 +4,9 @@
 // so ids are never reused across restarts); from v3 (KIP-360) a producer may
 // present its current id and epoch: when they are the ones this broker
 // handed out, the epoch is bumped instead; otherwise it gets a new id.
-// With a transactional id: the transaction coordinator answers
-// (txn/txn_coordinator.h); an empty id is INVALID_REQUEST, as in Kafka.
+// With a transactional id: the coordinator of the id's partition of
+// __transaction_state answers (txn/txn_coordinators.h; NOT_COORDINATOR when
+// another broker leads it); an empty id is INVALID_REQUEST, as in Kafka.
 #include "broker/api/txn_api.h"
 #include "broker/kafka_error.h"
 
@@ -32,13 +33,18 @@ void HandleInitProducerId(BrokerContext& ctx, protocol::InitProducerIdRequest& r
     return;
   }
   if (request.transactional_id.has_value()) {
-    std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
-    if (request.transactional_id->empty() || coordinator == nullptr) {
-      resp.error_code = Code(request.transactional_id->empty() ? KafkaError::kInvalidRequest
-                                                               : KafkaError::kNotCoordinator);
+    if (request.transactional_id->empty()) {
+      resp.error_code = Code(KafkaError::kInvalidRequest);
       req.Reply(resp);
       return;
     }
+    const txn::TxnCoordinatorLookup found = TxnCoordinatorFor(ctx, *request.transactional_id);
+    if (found.coordinator == nullptr) {
+      resp.error_code = Code(found.error);
+      req.Reply(resp);
+      return;
+    }
+    const std::shared_ptr<txn::TxnCoordinator>& coordinator = found.coordinator;
     const int16_t version = req.version();
     const bool expects = version >= kFirstEpochBumpVersion;
     coordinator->InitProducerId(

@@ -1,7 +1,11 @@
-// ListTransactions (key 66), v0-1: the transactional ids this coordinator
-// owns, filtered by state names (unknown names are echoed in
+// ListTransactions (key 66), v0-1: the transactional ids of every
+// transaction coordinator on this broker (cluster mode: one per
+// __transaction_state partition led here; clients and `headrace txn list`
+// ask every broker, as Kafka's tool does), filtered by state names (unknown names are echoed in
 // unknown_state_filters), producer ids and (v1) how long the transaction
 // has been open.
+#include <map>
+
 #include "broker/api/txn_api.h"
 
 namespace headrace::broker {
@@ -10,8 +14,10 @@ namespace {
 void HandleListTransactions(BrokerContext& ctx, protocol::ListTransactionsRequest& request,
                             Request req) {
   protocol::ListTransactionsResponse resp;
-  std::shared_ptr<txn::TxnCoordinator> coordinator = ctx.txn_coordinator();
-  if (coordinator == nullptr) {
+  const auto coordinators = ctx.txn_coordinators
+                                ? ctx.txn_coordinators->All()
+                                : std::map<int32_t, std::shared_ptr<txn::TxnCoordinator>>{};
+  if (coordinators.empty()) {
     // A broker that coordinates nothing lists nothing (clients ask every broker).
     resp.error_code = Code(ctx.state->cluster() ? KafkaError::kNone
                                                 : KafkaError::kCoordinatorNotAvailable);
@@ -29,10 +35,14 @@ void HandleListTransactions(BrokerContext& ctx, protocol::ListTransactionsReques
   }
   std::set<int64_t> producer_ids(request.producer_id_filters.begin(),
                                  request.producer_id_filters.end());
-  for (const txn::TxnListing& l : coordinator->List(states, producer_ids, request.duration_filter)) {
-    // ACLs: only the transactional ids the client may DESCRIBE (no error).
-    if (!AuthorizedOnTxnId(ctx, req, AclOperation::kDescribe, l.transactional_id)) continue;
-    resp.transaction_states.push_back({l.transactional_id, l.producer_id, txn::TxnStateName(l.state)});
+  for (const auto& [partition, coordinator] : coordinators) {
+    for (const txn::TxnListing& l :
+         coordinator->List(states, producer_ids, request.duration_filter)) {
+      // ACLs: only the transactional ids the client may DESCRIBE (no error).
+      if (!AuthorizedOnTxnId(ctx, req, AclOperation::kDescribe, l.transactional_id)) continue;
+      resp.transaction_states.push_back(
+          {l.transactional_id, l.producer_id, txn::TxnStateName(l.state)});
+    }
   }
   resp.error_code = Code(KafkaError::kNone);
   req.Reply(resp);

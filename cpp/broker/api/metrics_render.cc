@@ -7,7 +7,7 @@
 
 #include "broker/group/group_coordinators.h"
 #include "broker/quota/quota_manager.h"
-#include "broker/txn/txn_coordinator.h"
+#include "broker/txn/txn_coordinators.h"
 #include "common/prometheus_text.h"
 
 namespace headrace::broker {
@@ -154,11 +154,12 @@ void WriteGroupLag(PrometheusText& p, BrokerContext& ctx) {
 
 void WriteTransactions(PrometheusText& p, BrokerContext& ctx) {
   p.Family("headrace_transactions", "gauge",
-           "Transactional ids known to the coordinator here, by state.");
-  std::shared_ptr<txn::TxnCoordinator> txns = ctx.txn_coordinator();
-  if (!txns) return;
+           "Transactional ids known to the transaction coordinators here, by state.");
+  if (ctx.txn_coordinators == nullptr) return;
   std::map<std::string, int64_t> by_state;
-  for (const txn::TxnListing& t : txns->List({}, {}, -1)) ++by_state[txn::TxnStateName(t.state)];
+  for (const auto& [partition, txns] : ctx.txn_coordinators->All()) {
+    for (const txn::TxnListing& t : txns->List({}, {}, -1)) ++by_state[txn::TxnStateName(t.state)];
+  }
   for (const auto& [state, n] : by_state) p.Sample("headrace_transactions", {{"state", state}}, n);
 }
 

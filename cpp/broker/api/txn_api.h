@@ -1,18 +1,34 @@
 // What the transaction APIs (InitProducerId with a transactional id,
 // AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, ListTransactions,
-// DescribeTransactions) share: the coordinator lookup, the version-dependent
-// fencing error, and the partition check.
+// DescribeTransactions) share: the coordinator lookup by transactional id,
+// the version-dependent fencing error, and the partition check.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
-#include "broker/txn/txn_coordinator.h"
+#include "broker/txn/txn_coordinators.h"
 
 namespace headrace::broker {
+
+// The coordinator of `transactional_id` here (the broker's router,
+// txn/txn_coordinators.h), or the error to answer: NOT_COORDINATOR when
+// another broker leads its partition of __transaction_state,
+// COORDINATOR_NOT_AVAILABLE when the topic does not exist yet (or in a bare
+// test context without a router).
+inline txn::TxnCoordinatorLookup TxnCoordinatorFor(const BrokerContext& ctx,
+                                                   std::string_view transactional_id) {
+  if (ctx.txn_coordinators == nullptr) {
+    txn::TxnCoordinatorLookup none;
+    none.error = KafkaError::kCoordinatorNotAvailable;
+    return none;
+  }
+  return ctx.txn_coordinators->For(transactional_id);
+}
 
 // PRODUCER_FENCED exists from the API version given (KIP-588); older
 // versions are told INVALID_PRODUCER_EPOCH, as Kafka does.

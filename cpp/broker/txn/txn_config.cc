@@ -23,7 +23,9 @@ const std::vector<ConfigKey<TxnConfig>>& Keys() {
                    "Replicas of __transaction_state in a cluster (fewer if fewer brokers are live).",
                    &TxnConfig::log_replication_factor, 1, 32767),
       IntConfigKey("transaction.state.log.num.partitions",
-                   "Accepted for compatibility; headrace's __transaction_state has one partition.",
+                   "Partitions of __transaction_state in a cluster (a transactional id's "
+                   "coordinator is the leader of abs(hashCode(id)) % partitions); fixed when the "
+                   "topic is first created.",
                    &TxnConfig::log_num_partitions, 1, kI32Max),
       IntConfigKey("transaction.state.log.min.isr",
                    "min.insync.replicas of __transaction_state.", &TxnConfig::log_min_isr, 1,

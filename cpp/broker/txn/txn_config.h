@@ -23,10 +23,11 @@ struct TxnConfig {
   int32_t abort_check_interval_ms = 10000;
   // transaction.remove.expired.transaction.cleanup.interval.ms.
   int32_t expire_check_interval_ms = 3600000;
-  // transaction.state.log.*: the coordinator's log. In a cluster it is
-  // partition 0 of the replicated __transaction_state topic (num.partitions
-  // accepted for compatibility, one partition is used, as for
-  // __consumer_offsets); segment.bytes is also its compaction step.
+  // transaction.state.log.*: the coordinators' logs. In a cluster they are
+  // the partitions of the replicated __transaction_state topic
+  // (num.partitions of them, fixed when the topic is created; a
+  // transactional id's coordinator leads abs(hashCode(id)) % partitions);
+  // segment.bytes is also the compaction step.
   int32_t log_replication_factor = 3;
   int32_t log_num_partitions = 50;
   int32_t log_min_isr = 2;

@@ -14,8 +14,6 @@ constexpr std::chrono::milliseconds kDurableTimeout{10000};
 // How long AddPartitionsToTxn waits for the previous transaction's markers
 // before it answers CONCURRENT_TRANSACTIONS.
 constexpr int64_t kParkedMaxMs = 1000;
-// The timer's period: marker retries are checked this often.
-constexpr int64_t kTimerPeriodMs = 50;
 // Kafka bumps to a new producer id instead of passing this epoch.
 constexpr int16_t kMaxEpoch = 32766;
 
@@ -44,7 +42,9 @@ Result<std::shared_ptr<TxnCoordinator>> TxnCoordinator::Open(Options options) {
                                                    kTxnLogDirName));
   }
   const bool start_timer = options.start_timer;
+  const bool options_attached = options.log_partition != nullptr;
   std::shared_ptr<TxnCoordinator> c(new TxnCoordinator(std::move(options)));
+  c->attached_ = options_attached;
   c->log_ = std::move(log);
   c->log_partition_ = c->log_->partition();
   c->coordinator_epoch_ = c->log_partition_->leader_epoch().value();
@@ -68,7 +68,8 @@ TxnCoordinator::TxnCoordinator(Options options)
       markers_(options.markers),
       producer_ids_(options.producer_ids),
       now_ms_(options.now_ms ? options.now_ms : SystemNowMs),
-      executor_(std::make_shared<SerialExecutor>("hr-txn-persist")) {}
+      executor_(options.executor ? options.executor
+                                 : std::make_shared<SerialExecutor>("hr-txn-persist")) {}
 
 TxnCoordinator::~TxnCoordinator() { Stop(); }
 
@@ -104,9 +105,15 @@ Status TxnCoordinator::Load() {
   const int64_t now = Now();
   next_abort_check_ms_ = now + config_.abort_check_interval_ms;
   next_expire_check_ms_ = now + config_.expire_check_interval_ms;
-  HR_LOG(kInfo) << "transaction coordinator: loaded " << txns_.size()
-                << " transactional id(s), " << markers_pending_.size()
-                << " transaction(s) to complete";
+  // Cluster mode: one coordinator per led partition, most of them empty;
+  // only the ones with something loaded say so.
+  if (!txns_.empty() || !attached_) {
+    HR_LOG(kInfo) << "transaction coordinator: loaded " << txns_.size()
+                  << " transactional id(s), " << markers_pending_.size()
+                  << " transaction(s) to complete"
+                  << (attached_ ? " of " + log_partition_->topic_partition().ToString()
+                                : std::string());
+  }
   return Status::OK();
 }
 
@@ -443,7 +450,7 @@ void TxnCoordinator::Tick() {
 void TxnCoordinator::TimerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopped_) {
-    timer_cv_.wait_for(lock, std::chrono::milliseconds(kTimerPeriodMs));
+    timer_cv_.wait_for(lock, std::chrono::milliseconds(kTxnTimerPeriodMs));
     if (stopped_) break;
     lock.unlock();
     Tick();

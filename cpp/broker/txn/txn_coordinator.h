@@ -5,7 +5,9 @@
 //
 // Log: single node, <data_dir>/__transaction_state (a name the topic
 // registry never takes for a partition); cluster mode, the local leader
-// replica of __transaction_state-0 (replicated like any partition). The log
+// replica of one partition of __transaction_state (replicated like any
+// partition): a coordinator per partition led here, routed by
+// txn_coordinators.h, each owning the transactional ids of its partition. The log
 // is a Partition whose high watermark only covers fsynced records: a change
 // is answered once the HW passes it (the purgatory waits; no fsync on the
 // caller's thread). On open the log is replayed; transactions found in
@@ -41,6 +43,9 @@
 namespace headrace::broker::txn {
 
 inline constexpr const char* kTxnLogDirName = "__transaction_state";
+// How often Tick() should run: the period of a coordinator's own timer and
+// of the router's shared one (marker retries are checked this often).
+inline constexpr int64_t kTxnTimerPeriodMs = 50;
 
 struct InitProducerIdResult {
   KafkaError error = KafkaError::kNone;
@@ -66,13 +71,17 @@ class TxnCoordinator : public std::enable_shared_from_this<TxnCoordinator> {
     std::string data_dir;       // single node: the log is data_dir/__transaction_state
     FileEnv* env = nullptr;     // the log's I/O seam (null = the OS)
     PartitionServices log_services;  // purgatory + flusher of the log partition
-    // Cluster mode: the local leader replica of __transaction_state-0.
+    // Cluster mode: the local leader replica of its __transaction_state
+    // partition.
     std::shared_ptr<Partition> log_partition;
     Purgatory* purgatory = nullptr;       // required: waits for the log's HW
     TxnMarkerWriter* markers = nullptr;   // required; outlives the coordinator
-    ProducerIdAllocator* producer_ids = nullptr;  // required
+    ProducerIdAllocator* producer_ids = nullptr;  // required; shared by a broker's coordinators
+    // Runs the waiters of the log's durability (may be shared by a broker's
+    // coordinators: one thread for all); null: a thread of its own.
+    std::shared_ptr<SerialExecutor> executor;
     std::function<int64_t()> now_ms;      // default: the system clock
-    bool start_timer = true;              // false: tests call Tick()
+    bool start_timer = true;  // false: the router's timer (or a test) calls Tick()
   };
 
   static Result<std::shared_ptr<TxnCoordinator>> Open(Options options);
@@ -107,7 +116,7 @@ class TxnCoordinator : public std::enable_shared_from_this<TxnCoordinator> {
   TxnDescription Describe(const std::string& id);
 
   // Retries markers that are due, aborts timed-out transactions and expires
-  // idle ids (the timer thread calls this).
+  // idle ids (the timer thread calls this, every kTxnTimerPeriodMs).
   void Tick();
   // Stops the timer; later requests answer NOT_COORDINATOR. Idempotent.
   void Stop();
@@ -161,6 +170,7 @@ class TxnCoordinator : public std::enable_shared_from_this<TxnCoordinator> {
   // Runs the waiters of PersistLocked (the log's HW reaching a state).
   std::shared_ptr<SerialExecutor> executor_;
   std::shared_ptr<Partition> log_partition_;
+  bool attached_ = false;  // cluster mode: log_partition_ is a replicated partition
   int32_t coordinator_epoch_ = 0;
 
   mutable std::mutex mu_;
