@@ -6,7 +6,8 @@ A group's coordinator is the leader of partition abs(Java hashCode(group id))
 spread over the brokers: FindCoordinator names the leader of each group's
 partition, confluent-kafka and kafka-python groups commit and resume, a
 SIGKILL of one group's coordinator moves that group (offsets intact) while a
-group of another partition carries on, and a transactional
+group of another partition carries on (also for a KIP-848
+`group.protocol=consumer` group), and a transactional
 consume-transform-produce commits its offsets through a non-zero partition.
 The migration test turns a single-node data dir into a cluster member and
 reads the offsets it had committed back through the cluster (with the
@@ -36,6 +37,11 @@ SETTINGS = {
     "group.initial.rebalance.delay.ms": 0,
     "group.min.session.timeout.ms": 1000,
     "offsets.topic.num.partitions": PARTITIONS,
+    # KIP-848 groups (test_kip848_group_...): a failover within seconds.
+    "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.session.timeout.ms": 6000,
+    "group.consumer.min.heartbeat.interval.ms": 100,
+    "group.consumer.heartbeat.interval.ms": 300,
 }
 
 
@@ -260,6 +266,58 @@ def test_killed_coordinator_moves_one_group_and_leaves_the_other(cluster):
         assert consume_commit(cluster.bootstrap_servers, moving, topic, rest, "confluent") == rest
     finally:
         cluster.restart(victim)
+
+
+def test_kip848_group_follows_its_coordinator_across_a_kill(cluster):
+    """A KIP-848 member (librdkafka group.protocol=consumer: heartbeats carry
+    the assignment, no JoinGroup/SyncGroup) consumes half a topic and commits;
+    its coordinator is SIGKILLed; the member finds the new leader of the
+    group's partition and goes on from its committed offsets: every record,
+    old and produced after the kill, consumed exactly once."""
+    topic = f"kip848-{uuid.uuid4().hex[:6]}"
+    create(cluster, topic)
+    produce(cluster.bootstrap_servers, topic, 60)
+    leaders = offsets_leaders(cluster)
+    group = group_on(2, PARTITIONS, "kip848")
+    victim = leaders[2]
+    assert wait_coordinators(cluster, [group])[group] == victim
+    c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
+                  "group.protocol": "consumer", "enable.auto.commit": False,
+                  "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100})
+    seen: list[bytes] = []
+
+    def consume_until(n: int) -> None:
+        deadline = time.monotonic() + TIMEOUT_S
+        while len(seen) < n:
+            assert time.monotonic() < deadline, f"consumed {len(seen)} of {n}"
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                seen.append(m.value())
+                c.commit(message=m, asynchronous=False)
+
+    c.subscribe([topic])
+    try:
+        consume_until(30)
+        before = committed(cluster.bootstrap_servers, group, topic)
+        assert sum(before.values()) == 30
+        cluster.kill(victim)
+        try:
+            deadline = time.monotonic() + TIMEOUT_S
+            while cluster.partition_states("__consumer_offsets")[2].leader in (victim, -1):
+                assert time.monotonic() < deadline, "no new leader for the group's partition"
+                time.sleep(0.1)
+            p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+            for i in range(60, 90):
+                p.produce(topic, b"v-%04d" % i, partition=i % 3)
+            assert p.flush(30) == 0
+            consume_until(90)
+            assert wait_coordinators(cluster, [group])[group] != victim
+        finally:
+            cluster.restart(victim)
+    finally:
+        c.close()
+    assert sorted(seen) == [b"v-%04d" % i for i in range(90)]  # none lost, none twice
+    assert sum(committed(cluster.bootstrap_servers, group, topic).values()) == 90
 
 
 def test_transactional_offsets_commit_through_a_nonzero_partition(cluster):
