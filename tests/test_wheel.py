@@ -89,5 +89,14 @@ def test_wheel_is_self_contained_and_runs_a_broker_in_a_fresh_venv(tmp_path):
                 got.append(m.value())
         c.close()
         assert got == [b"w%d" % i for i in range(5)]
+        # The venv's CLI: its bulk produce path resolves the librdkafka of
+        # the venv's confluent_kafka (no apt package involved).
+        r = subprocess.run([str(py), "-m", "headrace", "produce", "wheel-cli", "--brokers",
+                            b.bootstrap], input=b"a\nb\nc\n", capture_output=True,
+                           timeout=120)
+        assert r.returncode == 0 and b"produced 3 of 3" in r.stderr, r.stderr
+        r = subprocess.run([str(py), "-m", "headrace", "consume", "wheel-cli", "--brokers",
+                            b.bootstrap], capture_output=True, timeout=120)
+        assert r.returncode == 0 and r.stdout == b"a\nb\nc\n", r
     finally:
         b.stop()
