@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "broker/api/coordinator_leadership.h"
 #include "broker/api/dispatcher.h"
 #include "broker/api/metrics_render.h"
 #include "broker/api/handler.h"
@@ -71,15 +72,6 @@ Result<std::unique_ptr<FaultInjectingEnv>> FaultEnvFromEnvironment() {
   return env;
 }
 
-std::string IdList(const std::vector<int32_t>& ids) {
-  std::string out = "[";
-  for (int32_t id : ids) {
-    if (out.size() > 1) out += ',';
-    out += std::to_string(id);  // appended, not "," + string: GCC 12 -Wrestrict false positive
-  }
-  out += ']';
-  return out;
-}
 
 class BrokerImpl final : public Broker {
  public:
@@ -149,11 +141,13 @@ class BrokerImpl final : public Broker {
     }
     // Single node: one coordinator for every group (one partition); cluster
     // mode: one per __consumer_offsets partition led here, ticked by the
-    // router's one timer (UpdateGroupCoordinatorsLocked).
+    // router's one timer (FollowCoordinatorLeadershipLocked).
     group_coordinators_ = std::make_unique<broker::group::GroupCoordinators>(
         config_.cluster_mode() ? broker::KafkaError::kNotCoordinator
                                : broker::KafkaError::kCoordinatorNotAvailable);
     ctx_.group_coordinators = group_coordinators_.get();
+    group_leadership_ = std::make_unique<GroupLeadership>(
+        "group coordinator", broker::kConsumerOffsetsTopic, group_coordinators_.get());
     if (config_.cluster_mode()) group_coordinators_->StartTimer(group_config_.timer_interval_ms);
     // The same for transactions: one coordinator per __transaction_state
     // partition led here, sharing one timer and one persist executor.
@@ -161,6 +155,8 @@ class BrokerImpl final : public Broker {
         config_.cluster_mode() ? broker::KafkaError::kNotCoordinator
                                : broker::KafkaError::kCoordinatorNotAvailable);
     ctx_.txn_coordinators = txn_coordinators_.get();
+    txn_leadership_ = std::make_unique<TxnLeadership>(
+        "transaction coordinator", broker::kTransactionStateTopic, txn_coordinators_.get());
     if (config_.cluster_mode()) {
       txn_executor_ = std::make_shared<broker::SerialExecutor>("hr-txn-persist");
       txn_coordinators_->StartTimer(broker::txn::kTxnTimerPeriodMs);
@@ -328,8 +324,7 @@ class BrokerImpl final : public Broker {
     if (client_quotas_) broker::quota::ApplyClusterQuotas(state_json, client_quotas_.get());
     const size_t following = applied.follow.size();
     fetchers_->SetFollowed(std::move(applied.follow));
-    UpdateGroupCoordinatorLocked();
-    UpdateTxnCoordinatorLocked();
+    FollowCoordinatorLeadershipLocked();
     if (applied.became_leader + applied.became_follower + applied.isr_updates > 0) {
       HR_LOG(kInfo) << "cluster state applied: leader of " << applied.became_leader
                     << " more partition(s), follower of " << applied.became_follower
@@ -357,7 +352,7 @@ class BrokerImpl final : public Broker {
           {"topic", c.topic}, {"partition", c.partition}, {"leader_epoch", c.leader_epoch},
           {"isr", broker::json::Value(std::move(isr))}}));
       HR_LOG(kInfo) << "ISR change proposed for " << c.topic << "-" << c.partition
-                    << " at leader epoch " << c.leader_epoch << ": " << IdList(c.isr);
+                    << " at leader epoch " << c.leader_epoch << ": " << broker::IdList(c.isr);
     }
     return broker::json::Write(broker::json::Value(std::move(out)));
   }
@@ -502,12 +497,7 @@ class BrokerImpl final : public Broker {
   // Stops every group coordinator here and the router's timer; group
   // requests then answer COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR.
   void StopGroupCoordinator() {
-    if (!group_coordinators_) return;
-    group_coordinators_->StopTimer();
-    for (const auto& [partition, groups] : group_coordinators_->All()) {
-      group_coordinators_->Stop(partition);
-    }
-    groups_epochs_.clear();
+    if (group_leadership_) group_leadership_->StopAll();
   }
 
   // The transaction coordinator on `log_partition` (cluster mode: a
@@ -551,104 +541,21 @@ class BrokerImpl final : public Broker {
   // transaction requests then answer NOT_COORDINATOR /
   // COORDINATOR_NOT_AVAILABLE.
   void StopTxnCoordinator() {
-    if (!txn_coordinators_) return;
-    txn_coordinators_->StopAll();
-    txns_epochs_.clear();
-  }
-
-  // Cluster mode: a coordinator serves while this broker leads partition
-  // `partition` of its internal topic (`what` = "group coordinator" on
-  // __consumer_offsets, "transaction coordinator" on __transaction_state); a
-  // new leader epoch reloads its state from the log (what the previous
-  // leader wrote and replicated). `*epoch` is the leader epoch it loaded at
-  // (-1: none); `stop` stops the running one; `open` starts one on the log
-  // partition and publishes it. REQUIRES: mu_.
-  // `started` (optional): collects the partitions a coordinator started on
-  // instead of one log line each (50 partitions of __consumer_offsets).
-  void FollowCoordinatorLogLocked(const char* what, const char* topic, int32_t partition,
-                                  bool running, int32_t* epoch, const std::function<void()>& stop,
-                                  const std::function<Status(std::shared_ptr<broker::Partition>)>& open,
-                                  std::vector<int32_t>* started = nullptr) {
-    std::shared_ptr<broker::Partition> log = state_->topics().FindPartition(topic, partition);
-    const bool lead = log && log->is_leader();
-    const int32_t leader_epoch = lead ? log->leader_epoch().value() : -1;
-    if (lead && running && *epoch == leader_epoch) return;
-    if (!lead && !running) return;
-    stop();
-    *epoch = -1;
-    if (!lead) {
-      HR_LOG(kInfo) << what << ": stopped (no longer the leader of " << topic << "-" << partition
-                    << ")";
-      return;
-    }
-    Status st = open(log);
-    if (!st.ok()) {
-      HR_LOG(kError) << what << ": cannot load " << topic << "-" << partition << ": "
-                     << st.ToString();
-      return;
-    }
-    *epoch = leader_epoch;
-    if (started) {
-      started->push_back(partition);
-      return;
-    }
-    HR_LOG(kInfo) << what << ": coordinating as the leader of " << topic << "-" << partition
-                  << " (leader epoch " << leader_epoch << ")";
-  }
-
-  // Cluster mode: one coordinator per partition of `topic` this broker
-  // leads, published in `router` (a group::CoordinatorRouter); `epochs` is
-  // the leader epoch each loaded at; `open(log)` opens one on a led
-  // partition. The router learns the topic's partition count from the view.
-  // REQUIRES: mu_.
-  template <class Router, class Open>
-  void FollowCoordinatorPartitionsLocked(const char* what, const char* topic, Router& router,
-                                         std::map<int32_t, int32_t>& epochs, const Open& open) {
-    const auto view = state_->cluster()->view();
-    const broker::TopicView* t = view->FindTopic(topic);
-    const int32_t count = t ? static_cast<int32_t>(t->partitions.size()) : 0;
-    router.SetPartitionCount(count);
-    // Partitions gone (the topic deleted): stop their coordinators.
-    for (const auto& [partition, c] : router.All()) {
-      if (partition < count) continue;
-      router.Stop(partition);
-      epochs.erase(partition);
-      HR_LOG(kInfo) << what << ": stopped (" << topic << "-" << partition << " is gone)";
-    }
-    std::vector<int32_t> started;
-    for (int32_t p = 0; p < count; ++p) {
-      auto [it, added] = epochs.try_emplace(p, -1);
-      FollowCoordinatorLogLocked(
-          what, topic, p, router.ForPartition(p) != nullptr, &it->second,
-          [&router, p] { router.Stop(p); },
-          [&router, &open, p](std::shared_ptr<broker::Partition> log) -> Status {
-            HR_ASSIGN_OR_RETURN(auto c, open(std::move(log)));
-            router.Set(p, std::move(c));
-            return Status::OK();
-          },
-          &started);
-    }
-    if (!started.empty()) {
-      HR_LOG(kInfo) << what << ": coordinating " << topic << " partition(s) " << IdList(started)
-                    << " (" << router.All().size() << " of " << count << " led here)";
-    }
+    if (txn_leadership_) txn_leadership_->StopAll();
   }
 
   // Cluster mode: one group coordinator per partition of
-  // __consumer_offsets this broker leads (docs/cluster.md "Consumer groups").
-  void UpdateGroupCoordinatorLocked() {
-    FollowCoordinatorPartitionsLocked(
-        "group coordinator", broker::kConsumerOffsetsTopic, *group_coordinators_, groups_epochs_,
-        [this](std::shared_ptr<broker::Partition> log) { return OpenGroupCoordinator(std::move(log)); });
-  }
-
-  // Cluster mode: one transaction coordinator per partition of
-  // __transaction_state this broker leads (docs/cluster.md "Transactions").
-  void UpdateTxnCoordinatorLocked() {
-    FollowCoordinatorPartitionsLocked(
-        "transaction coordinator", broker::kTransactionStateTopic, *txn_coordinators_,
-        txns_epochs_,
-        [this](std::shared_ptr<broker::Partition> log) { return OpenTxnCoordinator(std::move(log)); });
+  // __consumer_offsets this broker leads (docs/cluster.md "Consumer groups"),
+  // one transaction coordinator per partition of __transaction_state
+  // (docs/cluster.md "Transactions"). REQUIRES: mu_.
+  void FollowCoordinatorLeadershipLocked() {
+    const auto view = state_->cluster()->view();
+    group_leadership_->Follow(*view, state_->topics(), [this](std::shared_ptr<broker::Partition> log) {
+      return OpenGroupCoordinator(std::move(log));
+    });
+    txn_leadership_->Follow(*view, state_->topics(), [this](std::shared_ptr<broker::Partition> log) {
+      return OpenTxnCoordinator(std::move(log));
+    });
   }
 
   // The authorizer's ACLs: single node, from the ACL file in the data dir
@@ -732,14 +639,17 @@ class BrokerImpl final : public Broker {
   std::unique_ptr<broker::GroupMetadataMigration> group_migration_;
   // The group coordinators here (single node: partition 0 only).
   std::unique_ptr<broker::group::GroupCoordinators> group_coordinators_;
-  // Cluster mode: per __consumer_offsets partition, the leader epoch its
-  // coordinator loaded at (-1: none). Guarded by mu_.
-  std::map<int32_t, int32_t> groups_epochs_;
-  // The transaction coordinators here (single node: partition 0 only), the
-  // leader epoch each loaded at (cluster mode; guarded by mu_), and the
-  // executor they share (cluster mode; single node: its own).
+  // Which group coordinators run here (cluster mode: follows leadership of
+  // __consumer_offsets; guarded by mu_).
+  using GroupLeadership = broker::CoordinatorLeadership<broker::group::GroupCoordinators>;
+  std::unique_ptr<GroupLeadership> group_leadership_;
+  // The transaction coordinators here (single node: partition 0 only),
+  // which run (cluster mode: follows leadership of __transaction_state;
+  // guarded by mu_), and the executor they share (cluster mode; single
+  // node: its own).
   std::unique_ptr<broker::txn::TxnCoordinators> txn_coordinators_;
-  std::map<int32_t, int32_t> txns_epochs_;
+  using TxnLeadership = broker::CoordinatorLeadership<broker::txn::TxnCoordinators>;
+  std::unique_ptr<TxnLeadership> txn_leadership_;
   std::shared_ptr<broker::SerialExecutor> txn_executor_;
   // Write transaction markers: to local partitions (the coordinator's and
   // WriteTxnMarkers'), and in a cluster to the leaders of the others. Both
