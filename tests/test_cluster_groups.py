@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from broker_process import BrokerProcess  # noqa: E402
+from cluster_clients import create_topic as create  # noqa: E402
 from headrace import EmbeddedCluster  # noqa: E402
 from headrace.admin_wire import Connection, WireError  # noqa: E402
 
@@ -118,12 +119,6 @@ def cluster(tmp_path_factory):
         yield c
 
 
-def create(cluster, topic: str, partitions: int = 3, rf: int = 3) -> None:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    configs = {"min.insync.replicas": "2"} if rf >= 2 else {}
-    admin.create_topics([NewTopic(topic, partitions, rf, config=configs)],
-                        operation_timeout=30)[topic].result(30)
-    cluster.wait_for_leaders(topic, timeout=30)
 
 
 def produce(bootstrap: str, topic: str, n: int, partitions: int = 3) -> None:

@@ -15,9 +15,9 @@ import uuid
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka import Consumer, KafkaException, TopicPartition  # noqa: E402
 
+from cluster_clients import create_topic as create, txn_producer  # noqa: E402
 from headrace import EmbeddedCluster  # noqa: E402
 from test_cluster_groups import group_partition  # noqa: E402
 from test_transactions import end_offsets, read_all  # noqa: E402
@@ -43,18 +43,8 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def create(cluster, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, partitions, 3, config={"min.insync.replicas": "2"})],
-                        operation_timeout=30)[topic].result(30)
-    cluster.wait_for_leaders(topic, timeout=30)
 
 
-def txn_producer(cluster, txn_id: str) -> Producer:
-    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": txn_id,
-                  "transaction.timeout.ms": 20000, "linger.ms": 2})
-    p.init_transactions(TIMEOUT_S)
-    return p
 
 
 def test_markers_reach_leaders_on_every_broker(cluster):
@@ -63,7 +53,7 @@ def test_markers_reach_leaders_on_every_broker(cluster):
     create(cluster, t, 6)
     leaders = {s.leader for s in cluster.partition_states(t).values()}
     assert len(leaders) == 3, f"leaders not spread: {leaders}"
-    p = txn_producer(cluster, unique("tid"))
+    p = txn_producer(cluster, unique("tid"), 20000)
     p.begin_transaction()
     for i in range(60):
         p.produce(t, f"c{i}".encode(), partition=i % 6)
@@ -90,7 +80,7 @@ def test_offsets_sent_to_transaction_reach_the_group_coordinator(cluster):
     create(cluster, dst, 3)
     group = unique("cg")
     c = Consumer({"bootstrap.servers": bs, "group.id": group})
-    p = txn_producer(cluster, unique("tid"))
+    p = txn_producer(cluster, unique("tid"), 20000)
     try:
         p.begin_transaction()
         p.produce(dst, b"out", partition=1)
@@ -110,7 +100,7 @@ def test_coordinator_killed_mid_transaction_moves_and_finishes(cluster):
     # init_transactions creates __transaction_state (50 partitions, the
     # default); the id's coordinator leads its partition.
     txn_id = unique("tid")
-    p = txn_producer(cluster, txn_id)
+    p = txn_producer(cluster, txn_id, 20000)
     states = cluster.partition_states("__transaction_state")
     assert len(states) == 50
     part = group_partition(txn_id, 50)
@@ -137,7 +127,7 @@ def test_coordinator_killed_mid_transaction_moves_and_finishes(cluster):
     finally:
         cluster.restart(coordinator)
     # The id is usable again (its state came from the replicated log).
-    p2 = txn_producer(cluster, txn_id)
+    p2 = txn_producer(cluster, txn_id, 20000)
     p2.begin_transaction()
     p2.produce(t, b"after", partition=0)
     p2.commit_transaction(TIMEOUT_S)

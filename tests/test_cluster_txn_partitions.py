@@ -23,10 +23,9 @@ import uuid
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Producer  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from cli_run import headrace, ok  # noqa: E402
+from cluster_clients import create_topic as create, txn_producer  # noqa: E402
 from headrace import EmbeddedCluster  # noqa: E402
 from headrace.admin_wire import Connection, find_transaction_coordinator  # noqa: E402
 from test_cluster_groups import group_partition, wait_coordinators  # noqa: E402
@@ -66,18 +65,8 @@ def txn_leaders(cluster) -> dict[int, int]:
     return cluster.wait_for_leaders("__transaction_state", timeout=TIMEOUT_S)
 
 
-def create(cluster, topic: str, partitions: int = 3) -> None:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, partitions, 3, config={"min.insync.replicas": "2"})],
-                        operation_timeout=30)[topic].result(30)
-    cluster.wait_for_leaders(topic, timeout=30)
 
 
-def txn_producer(cluster, tid: str) -> Producer:
-    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": tid,
-                  "transaction.timeout.ms": 30000, "linger.ms": 2})
-    p.init_transactions(TIMEOUT_S)
-    return p
 
 
 def ids_on_two_coordinators(cluster, prefix: str, avoid: int | None = None):

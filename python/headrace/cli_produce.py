@@ -310,10 +310,8 @@ def _send_all(producer, args, batches, sep, headers, total,
             progress.update(sent - len(producer), done_bytes)
         if cli_interrupt.requested():
             break
-    remaining = producer.flush(0.5 if cli_interrupt.requested() else args.timeout)
-    progress.update(sent - remaining - deliveries.failed, done_bytes, force=True)
-    progress.finish()
-    return sent, remaining
+    return sent, _drain(producer.flush, lambda: deliveries.failed, progress, sent, done_bytes,
+                        args)
 
 
 def _send_bulk(lp, args, batches, total) -> tuple[int, int]:
@@ -334,10 +332,16 @@ def _send_bulk(lp, args, batches, total) -> tuple[int, int]:
             progress.update(sent - len(lp), done_bytes)
         if cli_interrupt.requested():
             break
-    remaining = lp.flush(0.5 if cli_interrupt.requested() else args.timeout)
-    progress.update(sent - remaining - lp.failed, done_bytes, force=True)
+    return sent, _drain(lp.flush, lambda: lp.failed, progress, sent, done_bytes, args)
+
+
+def _drain(flush, failed, progress: _Progress, sent: int, done_bytes: int, args) -> int:
+    """Waits for what is still queued (0.5 s after Ctrl-C, else --timeout),
+    draws the final progress; returns how many records are left."""
+    remaining = flush(0.5 if cli_interrupt.requested() else args.timeout)
+    progress.update(sent - remaining - failed(), done_bytes, force=True)
     progress.finish()
-    return sent, remaining
+    return remaining
 
 
 def _failure_text(code: int, name: str, text: str) -> str:
