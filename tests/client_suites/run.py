@@ -56,6 +56,10 @@ KAFKA_PYTHON_NOT_RUN = {
 # tests; -K: not the tests the suite marks as having known issues; -E: no
 # sockem (socket emulation) tests; -Q: quick mode; -r: JSON report.
 LIBRDKAFKA_FLAGS = ["-L", "-K", "-E", "-Q", "-r"]
+# librdkafka's tests run Kafka's kafka-topics.sh / kafka-acls.sh from
+# $KAFKA_PATH/bin (with --bootstrap-server $BROKERS): kafka_bin/ has both,
+# carried out by headrace's CLI (kafka_bin/kafka_tools.py).
+KAFKA_SCRIPTS_ENV = {"KAFKA_PATH": str(HERE / "kafka_bin"), "HEADRACE_SUITE_PYTHON": sys.executable}
 
 
 def cluster_settings(suite: str, brokers: int) -> dict[str, str]:
@@ -177,7 +181,8 @@ def run_librdkafka(tests: Path, bootstrap: str, timeout_s: int, parallel: int) -
     conf.write_text(f"bootstrap.servers={bootstrap}\ntest.topic.random=true\n")
     for old in tests.glob("test_report_*.json"):
         old.unlink()
-    env = dict(os.environ, TEST_KAFKA_VERSION=KAFKA_VERSION_CLAIMED, RDKAFKA_TEST_CONF=str(conf))
+    env = dict(os.environ, TEST_KAFKA_VERSION=KAFKA_VERSION_CLAIMED, RDKAFKA_TEST_CONF=str(conf),
+               **KAFKA_SCRIPTS_ENV, BROKERS=bootstrap)
     env.pop("TESTS", None)
     cmd = ["./test-runner", *LIBRDKAFKA_FLAGS, f"-p{parallel}"]
     log("librdkafka: " + " ".join(cmd) + f" (in {tests})")
