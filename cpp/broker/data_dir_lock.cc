@@ -25,7 +25,8 @@ std::string HolderPid(const std::string& path) {
 
 }  // namespace
 
-Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& data_dir) {
+Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& data_dir,
+                                                          FileEnv& env) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) return Status::IOError("create " + data_dir + ": " + ec.message());
@@ -46,15 +47,12 @@ Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& dat
   // and fdatasyncing it also proves the directory's disk takes writes (a
   // failed or read-only disk is refused here, before anything is opened on
   // it).
-  int err = 0;
-  if (::ftruncate(fd, 0) != 0) err = errno;
-  if (err == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    err = errno ? errno : EIO;
-  }
-  if (err == 0 && ::fdatasync(fd) != 0) err = errno;
-  if (err != 0) {
+  Status st = env.Truncate(fd, path, 0);
+  if (st.ok()) st = env.WriteAt(fd, path, pid.data(), static_cast<int64_t>(pid.size()), 0);
+  if (st.ok()) st = env.Sync(fd, path, /*data_only=*/true);
+  if (!st.ok()) {
     ::close(fd);
-    return Status::FromErrno("data directory " + data_dir + " is not writable: write " + path, err);
+    return Status::IOError("data directory " + data_dir + " is not writable: " + st.message());
   }
   return std::unique_ptr<DataDirLock>(new DataDirLock(fd, std::move(path)));
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "common/file_env.h"
 #include "headrace/status.h"
 
 namespace headrace::broker {
@@ -19,8 +20,11 @@ class DataDirLock {
   // another process (or another open in this one) holds it; IOError with the
   // errno text when the directory or file cannot be made, or when the pid
   // cannot be written and fdatasynced into it (the disk failed or is
-  // read-only).
-  static Result<std::unique_ptr<DataDirLock>> Acquire(const std::string& data_dir);
+  // read-only). The pid is written and fdatasynced through `env` (the I/O
+  // seam: a FaultInjectingEnv makes a failing disk); the lock is flock(2) on
+  // a descriptor of the OS's own.
+  static Result<std::unique_ptr<DataDirLock>> Acquire(const std::string& data_dir,
+                                                      FileEnv& env = *FileEnv::Default());
   ~DataDirLock();  // releases the lock (the file stays)
   DataDirLock(const DataDirLock&) = delete;
   DataDirLock& operator=(const DataDirLock&) = delete;

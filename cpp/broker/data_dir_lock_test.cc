@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "common/fault_injecting_env.h"
 #include "common/file_env.h"
 
 namespace headrace::broker {
@@ -47,6 +48,26 @@ TEST_F(DataDirLockTest, ReleasedLockCanBeTakenAgainAndTheFileStays) {
   { ASSERT_TRUE(DataDirLock::Acquire(dir_.string()).ok()); }
   EXPECT_TRUE(fs::exists(dir_ / ".lock"));
   EXPECT_TRUE(DataDirLock::Acquire(dir_.string()).ok());
+}
+
+// The pid goes through the I/O seam: a disk whose fdatasync fails (or whose
+// write fails) is refused with the errno text, and the lock is let go.
+TEST_F(DataDirLockTest, AFailingDiskIsRefusedAndTheLockLetGo) {
+  for (FileOp op : {FileOp::kSync, FileOp::kWrite}) {
+    FaultInjectingEnv env(FileEnv::Default());
+    FaultRule rule;
+    rule.op = op;
+    rule.path_substr = "/.lock";
+    rule.err = op == FileOp::kSync ? EIO : ENOSPC;
+    env.AddRule(rule);
+    auto lock = DataDirLock::Acquire(dir_.string(), env);
+    ASSERT_FALSE(lock.ok());
+    const std::string& m = lock.status().message();
+    EXPECT_EQ(m.rfind("data directory " + dir_.string() + " is not writable: ", 0), 0u) << m;
+    EXPECT_NE(m.find(op == FileOp::kSync ? "Input/output error" : "No space left"),
+              std::string::npos) << m;
+    EXPECT_TRUE(DataDirLock::Acquire(dir_.string()).ok());
+  }
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ Result<std::unique_ptr<LogDirs>> LogDirs::Open(Options options) {
     Dir& dir = *d->dirs_[i];
     Status st = d->env_->CreateDirs(dir.path);
     if (st.ok() && d->options_.lock) {
-      auto lock = DataDirLock::Acquire(dir.path);
+      auto lock = DataDirLock::Acquire(dir.path, *d->env_);
       if (lock.ok()) {
         dir.lock = std::move(lock).value();
       } else if (lock.status().message().find("in use by another broker") != std::string::npos) {
