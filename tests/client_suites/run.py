@@ -13,8 +13,8 @@ Suites (fetched offline-friendly: PyPI and the Debian mirror only):
                 --client-suites) builds tests/test-runner in-tree; test.conf
                 names the cluster's brokers.
 
-Each suite gets a fresh cluster: ZooKeeper + N brokers (default 3,
-headrace.EmbeddedCluster) with the broker settings of the suite's own test
+Each suite gets a fresh cluster: ZooKeeper + N brokers (default 3, node ids
+0..N-1, headrace.EmbeddedCluster) with the broker settings of the suite's own test
 cluster (cluster_settings): 4 partitions and replication factor min(3, N)
 for auto-created topics, an ACL authorizer open when no ACL applies, and
 for kafka-python its short group timeouts.
@@ -285,12 +285,14 @@ def table(results: list[dict]) -> str:
 
 
 def _start_cluster(cluster_class, brokers: int, settings: dict):
-    """A started cluster; a start that fails (a free port taken by another
-    process before the broker bound it) is retried twice."""
+    """A started cluster, node ids from 0 (a single Kafka's broker.id=0: the
+    suites assume it, e.g. kafka-python's test_create_partitions assigns
+    new partitions to broker 0); a start that fails (a free port taken by
+    another process before the broker bound it) is retried twice."""
     from headrace.errors import HeadraceError
 
     for attempt in range(3):
-        cluster = cluster_class(brokers=brokers, settings=settings)
+        cluster = cluster_class(brokers=brokers, settings=settings, first_node_id=0)
         try:
             return cluster.start()
         except HeadraceError as e:
