@@ -130,3 +130,29 @@ def test_topic_config_goes_through_zookeeper_and_any_broker_describes_it(cluster
                  == "123456", TIMEOUT_S, what=f"broker {node} describes the new value")
     host, port = cluster.node(2).address.rsplit(":", 1)
     assert describe_topic_config((host, int(port)), "no-such-topic")[0] == 3
+
+
+def test_kerberos_keys_are_accepted_per_broker_without_effect(cluster):
+    """Kafka's sasl.kerberos.* keys (librdkafka's 0081_admin sets one): per
+    broker through IncrementalAlterConfigs, refused at the cluster default
+    (per-broker keys in Kafka), reported by DescribeConfigs with Kafka's
+    defaults; a value that is not a long is refused like every bad dynamic
+    value."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import ConfigSource
+    admin = _admin(cluster)
+    assert _broker_entry(admin, 1, "sasl.kerberos.min.time.before.relogin") == (
+        "60000", ConfigSource.DEFAULT_CONFIG.value)
+    assert _broker_entry(admin, 1, "sasl.kerberos.ticket.renew.window.factor")[0] == "0.8"
+    assert _broker_entry(admin, 1, "sasl.kerberos.kinit.cmd")[0] == "/usr/bin/kinit"
+    _alter(admin, "1", "sasl.kerberos.min.time.before.relogin", "58000")
+    wait_for(lambda: _broker_entry(admin, 1, "sasl.kerberos.min.time.before.relogin") == (
+        "58000", ConfigSource.DYNAMIC_BROKER_CONFIG.value), TIMEOUT_S)
+    assert _broker_entry(admin, 2, "sasl.kerberos.min.time.before.relogin")[0] == "60000"
+    with pytest.raises(KafkaException) as bad:
+        _alter(admin, "1", "sasl.kerberos.min.time.before.relogin", "soon")
+    assert "sasl.kerberos.min.time.before.relogin" in str(bad.value)
+    host, port = cluster.node(1).address.rsplit(":", 1)
+    code, message = alter_cluster_default((host, int(port)), {"sasl.kerberos.service.name": "kafka"})
+    assert code == 42 and "broker id must be specified" in message, (code, message)  # INVALID_REQUEST
+    _alter(admin, "1", "sasl.kerberos.min.time.before.relogin", "60000")

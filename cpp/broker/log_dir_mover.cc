@@ -25,6 +25,35 @@ Result<std::string> SliceBytes(FileEnv& env, const ReadResult& r) {
   return out;
 }
 
+// The copy `dst` is no longer a prefix of `src`: it is longer, or the two
+// differ in the epoch of its last record (an offset and the epoch that
+// wrote it name one record, so equal epochs there mean equal prefixes).
+bool Diverged(const Partition& src, const Partition& dst) {
+  const Offset end = dst.log_end_offset();
+  if (end > src.log_end_offset()) return true;
+  if (end <= dst.log_start_offset() || end <= src.log_start_offset()) return false;
+  const Offset last(end.value() - 1);
+  return src.EpochAt(last) != dst.EpochAt(last);
+}
+
+// The role the control plane gave a replica (cluster mode), to give its copy.
+struct Role {
+  bool leader = false;
+  LeaderEpoch epoch{-1};
+  int32_t leader_id = -1;
+  std::vector<int32_t> replicas;
+  std::vector<int32_t> isr;
+};
+
+Role RoleOf(const Partition& p) {
+  return Role{p.is_leader(), p.leader_epoch(), p.leader_id(), p.replicas(), p.isr()};
+}
+
+Status Assume(Partition& p, const Role& r) {
+  return r.leader ? p.BecomeLeader(r.epoch, r.replicas, r.isr)
+                  : p.BecomeFollower(r.epoch, r.leader_id, r.replicas);
+}
+
 }  // namespace
 
 LogDirMover::LogDirMover(TopicRegistry* registry)
@@ -125,7 +154,18 @@ Status LogDirMover::CatchUp(Job& job, int64_t slack) {
       HR_RETURN_IF_ERROR(dst.TruncateFullyAndStartAt(src.log_start_offset()));
       continue;
     }
-    HR_ASSIGN_OR_RETURN(PartitionRead r, src.ReadForFollower(next, kCopyChunk));
+    if (Diverged(src, dst)) {
+      // A follower source was truncated (its leader changed) below what was
+      // copied, and may have fetched other records since: copy again. Rare,
+      // and only before the seal (a sealed source does not change).
+      HR_LOG(kInfo) << "moving " << job.tp.ToString() << ": the replica was truncated at "
+                    << src.log_end_offset().value() << ", copying it again";
+      HR_RETURN_IF_ERROR(dst.TruncateFullyAndStartAt(src.log_start_offset()));
+      continue;
+    }
+    auto read = src.ReadForFollower(next, kCopyChunk);
+    if (!read.ok() && read.status().code() == StatusCode::kOutOfRange) continue;  // truncated
+    HR_ASSIGN_OR_RETURN(PartitionRead r, std::move(read));
     if (r.data.slices.empty()) return Status::OK();  // at the source's end
     HR_ASSIGN_OR_RETURN(std::string bytes, SliceBytes(env, r.data));
     HR_RETURN_IF_ERROR(
@@ -175,6 +215,9 @@ Status LogDirMover::Move(Job& job) {
   // 1. copy while the source serves.
   if (st.ok()) st = CatchUp(job, kCopyChunk);
   if (st.ok()) {
+    // Cluster mode: no role change between the seal and the copy taking the
+    // replica's role (ApplyClusterState waits; it then applies to the copy).
+    std::lock_guard<std::mutex> roles(reg.roles_mu_);
     std::lock_guard<std::mutex> admin(reg.admin_mu_);
     st = reg.CheckOpenLocked();
     if (st.ok() && reg.FindPartition(job.tp.topic, job.tp.partition) != source) {
@@ -198,11 +241,23 @@ Status LogDirMover::CommitLocked(Job& job, const std::string& future_path) {
   FileEnv& env = dirs.env();
   Partition& source = *job.source;
   const int32_t self = reg.config_.node_id;
-  const LeaderEpoch epoch = source.leader_epoch();
-  // 2. seal: no append reaches the source from here on.
-  HR_RETURN_IF_ERROR(source.BecomeFollower(epoch, -1, {self}));
+  const bool cluster = reg.config_.cluster_mode();
+  // Single node: the partition leads, alone. Cluster mode: whatever the
+  // control plane made it (held still by roles_mu_).
+  const Role role = cluster ? RoleOf(source)
+                            : Role{true, source.leader_epoch(), self, {self}, {self}};
+  // 2. seal: no append (nor truncation) reaches the source from here on. A
+  // leader becomes a follower of nobody (producers and the followers'
+  // fetches get the retriable NOT_LEADER_OR_FOLLOWER); a follower refuses
+  // its replica fetcher's appends.
+  if (role.leader) {
+    HR_RETURN_IF_ERROR(source.BecomeFollower(role.epoch, -1, role.replicas));
+  } else {
+    source.SealFollowerWrites(true);
+  }
   auto reopen_source = [&](Status why) {
-    Status back = source.BecomeLeader(epoch, {self}, {self});
+    source.SealFollowerWrites(false);
+    Status back = role.leader ? Assume(source, role) : Status::OK();
     if (!back.ok()) {
       HR_LOG(kError) << "reopening " << job.tp.ToString() << ": " << back.ToString();
     }
@@ -244,11 +299,26 @@ Status LogDirMover::CommitLocked(Job& job, const std::string& future_path) {
   } else {
     dirs.MarkOffline(src, st);
   }
-  // 4. swap: the partition from where its files now are.
+  // 4. swap: the partition from where its files now are, with the source's
+  // HW (cluster mode: OpenIn starts it from the directory's checkpoint as
+  // read at start, which does not know the replica) and role.
   const int where = st.ok() ? job.dir : src;
+  if (cluster && where < static_cast<int>(reg.hw_checkpoints_.size())) {
+    reg.hw_checkpoints_[where][{job.tp.topic, job.tp.partition}] = source.high_watermark();
+  }
   auto reopened = reg.OpenIn(where, job.tp, topic->id, topic->settings);
-  publish(reopened.ok() ? std::move(reopened).value()
-                        : reg.OfflinePartition(job.tp, topic->id, topic->settings, where));
+  std::shared_ptr<Partition> now;
+  if (reopened.ok()) {
+    now = std::move(reopened).value();
+    if (cluster) {
+      Status r = Assume(*now, role);
+      if (!r.ok()) HR_LOG(kError) << "moved " << job.tp.ToString() << ": " << r.ToString();
+    }
+  } else {
+    now = reg.OfflinePartition(job.tp, topic->id, topic->settings, where);
+  }
+  publish(now);
+  if (cluster && !role.leader && reg.replica_swap_hook_) reg.replica_swap_hook_(&source, now);
   if (!st.ok()) return st;
   reg.deleter_.Enqueue(dead);
   HR_LOG(kInfo) << "moved " << job.tp.ToString() << " to " << live;
@@ -270,12 +340,12 @@ Status TopicRegistry::MoveReplica(const std::string& topic, int32_t partition,
   if (!dirs_->online(target)) {
     return KafkaStatus(KafkaError::kKafkaStorageError, "log directory " + dir + " is offline");
   }
-  if (config_.cluster_mode()) {
-    return KafkaStatus(KafkaError::kReplicaNotAvailable,
-                       "moving replicas between log directories is not supported in cluster "
-                       "mode yet");
-  }
   auto p = FindPartition(topic, partition);
+  if (!p && config_.cluster_mode()) {  // Kafka: NotLeaderOrFollower, answered as this
+    return KafkaStatus(KafkaError::kReplicaNotAvailable,
+                       "This broker hosts no replica of " + topic + "-" +
+                           std::to_string(partition));
+  }
   if (!p) {
     return KafkaStatus(KafkaError::kUnknownTopicOrPartition,
                        "This server does not host this topic-partition: " + topic + "-" +

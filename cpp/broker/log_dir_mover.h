@@ -21,8 +21,16 @@
 // renames: the copy was complete before the first). So a crash at any
 // point leaves exactly one complete copy.
 //
-// Single node only (in cluster mode MoveReplica answers
-// REPLICA_NOT_AVAILABLE for now).
+// Cluster mode (docs/cluster.md, "Moving a replica between log
+// directories"): the move is local to this broker, whether it leads or
+// follows the partition. The copy follows the source through role changes
+// (they apply to the source until the seal); a source truncated by its
+// replica fetcher below the copy is copied again (Diverged). From the seal
+// to the swap the registry's roles_mutex() holds role changes back; the
+// copy is given the source's role (leader: same epoch, replicas and ISR;
+// follower: same leader) and HW, and a follower's replica fetcher is
+// pointed at it (TopicRegistry's replica swap hook). A partition deleted or
+// reassigned away during the move cancels it (the copy is dropped).
 #pragma once
 
 #include <condition_variable>

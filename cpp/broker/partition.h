@@ -284,6 +284,13 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // is the current LEO.
   Status BecomeLeader(LeaderEpoch epoch, std::vector<int32_t> replicas, std::vector<int32_t> isr);
   Status BecomeFollower(LeaderEpoch epoch, int32_t leader_id, std::vector<int32_t> replicas);
+  // A follower replica being swapped for its copy in another log directory
+  // (LogDirMover, cluster mode): from the return of (true) on,
+  // AppendAsFollower and the truncations answer NOT_LEADER_OR_FOLLOWER (the
+  // replica fetcher backs off and retries; it is then pointed at the copy),
+  // so the log stays still for the mover's last copy. (false): a failed
+  // swap gives the replica back.
+  void SealFollowerWrites(bool sealed);
   // A new ISR decided for this leader (must contain the local broker).
   Status UpdateIsr(std::vector<int32_t> isr);
 
@@ -513,6 +520,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Result<PartitionRead> ReadUpTo(Offset offset, int64_t max_bytes, bool min_one_batch,
                                  Watermark limit) const;
   Status CheckServing() const;
+  // NOT_LEADER_OR_FOLLOWER once SealFollowerWrites ran. REQUIRES: mu_ held.
+  Status CheckFollowerWritesLocked() const;
   void SetCompactionSettings(const TopicSettings& settings);  // partition_clean.cc
   void SetThrottleSettings(const TopicSettings& settings);    // partition_replication.cc
 
@@ -524,6 +533,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::atomic<int32_t> leader_epoch_{0};
   std::atomic<bool> is_leader_{true};
   std::atomic<bool> offline_{false};
+  bool follower_writes_sealed_ = false;  // guarded by mu_ (SealFollowerWrites)
   std::atomic<uint64_t> state_version_{0};
   std::atomic<int64_t> high_watermark_{0};  // written under mu_
   std::atomic<int64_t> last_stable_offset_{0};  // written under mu_

@@ -179,5 +179,28 @@ TEST_F(PartitionIsrTest, AFollowerAppendFetchedInAnOlderEpochIsFenced) {
   EXPECT_TRUE(p_->AppendAsFollower(MutableBytes(b), LeaderEpoch(3)).ok());
 }
 
+TEST_F(PartitionIsrTest, ASealedFollowerRefusesItsFetchersWritesUntilUnsealed) {
+  // LogDirMover's seal of a follower replica (cluster mode): the replica
+  // fetcher's appends and truncations get the retriable
+  // NOT_LEADER_OR_FOLLOWER and change nothing; reads still work.
+  Open(2);
+  ASSERT_TRUE(p_->BecomeFollower(LeaderEpoch(3), 1, {1, 2}).ok());
+  std::string b = LeaderWrittenBatch(0, 4, 3);
+  ASSERT_TRUE(p_->AppendAsFollower(MutableBytes(b), LeaderEpoch(3)).ok());
+  p_->SealFollowerWrites(true);
+  std::string next = LeaderWrittenBatch(4, 2, 3);
+  auto refused = p_->AppendAsFollower(MutableBytes(next), LeaderEpoch(3));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(ToKafkaError(refused.status()), KafkaError::kNotLeaderOrFollower);
+  EXPECT_EQ(ToKafkaError(p_->TruncateTo(Offset(2))), KafkaError::kNotLeaderOrFollower);
+  EXPECT_EQ(ToKafkaError(p_->TruncateFullyAndStartAt(Offset(10))),
+            KafkaError::kNotLeaderOrFollower);
+  EXPECT_EQ(p_->log_end_offset(), Offset(4));
+  EXPECT_TRUE(p_->ReadForFollower(Offset(0), 1 << 20).ok());
+  p_->SealFollowerWrites(false);  // a failed swap gives the replica back
+  EXPECT_TRUE(p_->AppendAsFollower(MutableBytes(next), LeaderEpoch(3)).ok());
+  EXPECT_EQ(p_->log_end_offset(), Offset(6));
+}
+
 }  // namespace
 }  // namespace headrace::broker

@@ -177,6 +177,7 @@ Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches,
                                                LeaderEpoch fetched_in_epoch) {
   std::unique_lock<std::mutex> lock(mu_);
   HR_RETURN_IF_ERROR(CheckServing());
+  HR_RETURN_IF_ERROR(CheckFollowerWritesLocked());
   if (is_leader()) {
     return KafkaStatus(KafkaError::kNotLeaderOrFollower,
                        "this broker leads " + tp_.ToString() + ": no follower append");
@@ -217,6 +218,7 @@ Status Partition::TruncateTo(Offset offset) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     HR_RETURN_IF_ERROR(CheckServing());
+    HR_RETURN_IF_ERROR(CheckFollowerWritesLocked());
     if (offset >= log_->end_offset()) return Status::OK();
     Status st = log_->Truncate(offset);
     if (!st.ok()) return st;
@@ -278,6 +280,7 @@ Status Partition::TruncateFullyAndStartAt(Offset offset) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     HR_RETURN_IF_ERROR(CheckServing());
+    HR_RETURN_IF_ERROR(CheckFollowerWritesLocked());
     if (offset.value() < 0) {
       return Status::InvalidArgument("cannot start " + tp_.ToString() + " at a negative offset");
     }
@@ -380,6 +383,17 @@ Status Partition::BecomeFollower(LeaderEpoch epoch, int32_t leader_id,
   }
   AfterChange(0, /*state_changed=*/true);
   return Status::OK();
+}
+
+void Partition::SealFollowerWrites(bool sealed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  follower_writes_sealed_ = sealed;
+}
+
+Status Partition::CheckFollowerWritesLocked() const {
+  if (!follower_writes_sealed_) return Status::OK();
+  return KafkaStatus(KafkaError::kNotLeaderOrFollower,
+                     tp_.ToString() + " is being moved to another log directory");
 }
 
 Status Partition::UpdateIsr(std::vector<int32_t> isr) {

@@ -13,10 +13,9 @@
 // a new one, so a handler may use the snapshot it holds without locks.
 #pragma once
 
-#include <map>
-#include <memory>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
@@ -202,11 +201,25 @@ class TopicRegistry {
   // a "-future" copy is made there and caught up while the partition keeps
   // serving, then swapped in (docs/durability.md). OK when the partition is
   // already there or a move to `dir` is under way.
+  // In cluster mode the local replica moves whether this broker leads or
+  // follows the partition (its role is kept across the swap).
   // Errors: LOG_DIR_NOT_FOUND (not one of log.dirs), KAFKA_STORAGE_ERROR
   // (the target directory or the partition is offline),
-  // UNKNOWN_TOPIC_OR_PARTITION, REPLICA_NOT_AVAILABLE (cluster mode: not
-  // supported yet).
+  // UNKNOWN_TOPIC_OR_PARTITION (single node: no such partition),
+  // REPLICA_NOT_AVAILABLE (cluster mode: this broker hosts no replica of it).
   Status MoveReplica(const std::string& topic, int32_t partition, const std::string& dir);
+  // Cluster mode: role changes and replica swaps exclude each other. The
+  // broker holds this lock while it applies a cluster view to the replicas
+  // and hands the followed set to its replica fetchers; LogDirMover while it
+  // seals a moving replica, swaps in its copy and gives the copy the same
+  // role. Lock order: before admin_mu_.
+  std::mutex& roles_mutex() { return roles_mu_; }
+  // Cluster mode: called by LogDirMover, under roles_mutex(), once `now`
+  // (already in the replica's role) replaced `old`: the broker points its
+  // replica fetchers at `now`. Set once before the broker serves.
+  using ReplicaSwapHook =
+      std::function<void(const Partition* old, const std::shared_ptr<Partition>& now)>;
+  void SetReplicaSwapHook(ReplicaSwapHook hook) { replica_swap_hook_ = std::move(hook); }
   // A move in progress: the future replica's directory and log.
   struct FutureReplica {
     TopicPartition tp;
@@ -321,6 +334,8 @@ class TopicRegistry {
   // applied by OpenIn; written by nothing after start.
   std::vector<HwCheckpoint> hw_checkpoints_;
 
+  std::mutex roles_mu_;  // roles_mutex()
+  ReplicaSwapHook replica_swap_hook_;
   mutable std::mutex admin_mu_;  // serialises admin operations and Close; guards closed_
   bool closed_ = false;
   mutable std::shared_mutex map_mu_;  // guards by_name_ and by_id_

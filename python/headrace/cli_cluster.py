@@ -36,7 +36,9 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
 
     up = csub.add_parser("up", help="start ZooKeeper and N brokers (foreground unless --detach)")
     up.add_argument("--brokers", type=int, default=3, metavar="N",
-                    help="number of brokers, node ids 1..N (default 3)")
+                    help="number of brokers, node ids 1..N (default 3; see --first-node-id)")
+    up.add_argument("--first-node-id", type=int, default=1, metavar="ID",
+                    help="node id of the first broker: ids ID..ID+N-1 (default 1)")
     up.add_argument("--data-dir", required=True, metavar="DIR",
                     help="ZooKeeper's and every broker's data, logs, cluster.json")
     up.add_argument("--base-port", type=int, default=9092, metavar="PORT",
@@ -126,6 +128,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
     _quiet_kazoo()
     if args.brokers < 1:
         raise CliError("--brokers must be at least 1")
+    if args.first_node_id < 0:
+        raise CliError("--first-node-id must be at least 0")
     racks = {}
     for item in args.rack:
         node, sep, rack = item.partition("=")
@@ -144,7 +148,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
                               data_dir=data_dir, host=args.host,
                               base_port=args.base_port or None,
                               zookeeper_port=args.zookeeper_port, racks=racks,
-                              detach=args.detach)
+                              detach=args.detach, first_node_id=args.first_node_id)
     try:
         cluster.start(timeout=args.timeout)
     except HeadraceError as e:  # its message ends with log tails: one line here

@@ -2,7 +2,7 @@
 machine, for tests, notebooks and ``headrace cluster up``.
 
 Each broker is a real ``python -m headrace.cli broker --zookeeper ...``
-process (node ids 1..N, fixed ports chosen free at first start, so a
+process (node ids 1..N by default, fixed ports chosen free at first start, so a
 restarted broker keeps its address), with its own data directory and its
 output in ``<data_dir>/broker-N.log``. Failures are injected with signals:
 ``kill`` (SIGKILL, a crash), ``stop`` (SIGTERM, controlled shutdown),
@@ -123,6 +123,9 @@ class EmbeddedCluster:
     ``before_brokers(zk_connect)``: called once ZooKeeper runs and before
     any broker starts (e.g. to create the brokers' own SCRAM credentials,
     as Kafka's bootstrap with kafka-configs --zookeeper).
+    ``first_node_id``: the brokers' node ids are first_node_id ..
+    first_node_id + brokers - 1 (default 1; 0 as a single Kafka's
+    ``broker.id=0``, which some client test suites assume).
     """
 
     def __init__(self, brokers: int = 3, settings: Mapping[str, object] | None = None,
@@ -130,9 +133,13 @@ class EmbeddedCluster:
                  base_port: int | None = None, zookeeper_port: int = 0,
                  racks: Mapping[int, str] | None = None, detach: bool = False,
                  node_settings: Callable[[int, int], Mapping[str, object]] | None = None,
-                 before_brokers: Callable[[str], None] | None = None):
+                 before_brokers: Callable[[str], None] | None = None,
+                 first_node_id: int = 1):
         if brokers < 1:
             raise HeadraceError("an EmbeddedCluster needs at least one broker")
+        if first_node_id < 0:
+            raise HeadraceError(f"first_node_id must be >= 0, got {first_node_id}")
+        self.first_node_id = first_node_id
         self.num_brokers = brokers
         self.settings = {k: str(v).lower() if isinstance(v, bool) else str(v)
                          for k, v in (settings or {}).items()}
@@ -161,8 +168,9 @@ class EmbeddedCluster:
             self.zookeeper = ZooKeeperServer(self.dir / "zookeeper", port=self.zookeeper_port,
                                              host=self.host,
                                              stop_at_exit=not self.detach).start()
-            for i in range(1, self.num_brokers + 1):
-                port = self.base_port + i - 1 if self.base_port else free_port(self.host)
+            for i in self.node_ids:
+                port = (self.base_port + i - self.first_node_id if self.base_port
+                        else free_port(self.host))
                 settings = dict(self.settings)
                 if i in self.racks:
                     settings["broker.rack"] = self.racks[i]
@@ -222,6 +230,11 @@ class EmbeddedCluster:
 
     # -- addresses -------------------------------------------------------------------
     @property
+    def node_ids(self) -> list[int]:
+        """The brokers' node ids, in order."""
+        return list(range(self.first_node_id, self.first_node_id + self.num_brokers))
+
+    @property
     def bootstrap_servers(self) -> str:
         return ",".join(n.address for n in self.nodes.values())
 
@@ -235,7 +248,8 @@ class EmbeddedCluster:
         try:
             return self.nodes[node_id]
         except KeyError:
-            raise HeadraceError(f"no broker {node_id} (brokers are 1..{len(self.nodes)})") \
+            ids = self.node_ids
+            raise HeadraceError(f"no broker {node_id} (brokers are {ids[0]}..{ids[-1]})") \
                 from None
 
     # -- failures ---------------------------------------------------------------------

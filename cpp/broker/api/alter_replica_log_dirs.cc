@@ -8,8 +8,11 @@
 //   LOG_DIR_NOT_FOUND            the path is not one of log.dirs
 //   KAFKA_STORAGE_ERROR          the target directory or the partition is
 //                                offline
-//   UNKNOWN_TOPIC_OR_PARTITION   no such partition here
-//   REPLICA_NOT_AVAILABLE        cluster mode (not supported yet)
+//   UNKNOWN_TOPIC_OR_PARTITION   single node: no such partition
+//   REPLICA_NOT_AVAILABLE        cluster mode: no replica of it on this
+//                                broker (Kafka's answer for this API)
+// In cluster mode the broker's replica moves whether it leads or follows
+// the partition (log_dir_mover.h).
 // A path is matched after normalisation (absolute, no trailing slash), as
 // DescribeLogDirs lists it.
 #include <filesystem>

@@ -16,6 +16,7 @@
 #include "broker/broker_config.h"
 #include "broker/data_dir_probe.h"
 #include "broker/metrics_config.h"
+#include "broker/sasl/kerberos_config.h"
 #include "broker/sasl/sasl_server.h"
 #include "broker/sasl/scram_store.h"
 #include "broker/replication/inter_broker_security.h"
@@ -138,6 +139,13 @@ class BrokerImpl final : public Broker {
       }
       fetchers_ = std::make_unique<broker::replication::ReplicaFetcherManager>(config_.node_id,
                                                                                fetcher_config);
+      // AlterReplicaLogDirs: a followed replica swapped for its copy in
+      // another log directory is fetched into the copy.
+      state_->topics().SetReplicaSwapHook(
+          [f = fetchers_.get()](const broker::Partition* old,
+                                const std::shared_ptr<broker::Partition>& now) {
+            f->ReplacePartition(old, now);
+          });
     }
     // Single node: one coordinator for every group (one partition); cluster
     // mode: one per __consumer_offsets partition led here, ticked by the
@@ -307,6 +315,8 @@ class BrokerImpl final : public Broker {
     }
     HR_ASSIGN_OR_RETURN(std::shared_ptr<const broker::ClusterView> view,
                         broker::ParseClusterView(state_json));
+    // No replica swap (LogDirMover) between the roles and the fetchers' set.
+    std::unique_lock<std::mutex> roles(state_->topics().roles_mutex());
     broker::ApplyReport applied =
         broker::ApplyClusterView(state_->topics(), *view, config_.node_id, &cluster->seen_topics());
     // Published after the roles changed: a client sent here as the leader
@@ -324,6 +334,7 @@ class BrokerImpl final : public Broker {
     if (client_quotas_) broker::quota::ApplyClusterQuotas(state_json, client_quotas_.get());
     const size_t following = applied.follow.size();
     fetchers_->SetFollowed(std::move(applied.follow));
+    roles.unlock();
     FollowCoordinatorLeadershipLocked();
     if (applied.became_leader + applied.became_follower + applied.isr_updates > 0) {
       HR_LOG(kInfo) << "cluster state applied: leader of " << applied.became_leader
@@ -692,6 +703,8 @@ Result<std::unique_ptr<Broker>> Broker::Create(const std::map<std::string, std::
   HR_RETURN_IF_ERROR(broker::replication::ReplicationQuotaConfig().Extract(props));
   broker::sasl::SaslConfig sasl_config;  // sasl.*, connections.max.reauth.ms, listener.name.*.sasl...
   HR_RETURN_IF_ERROR(sasl_config.Extract(props));
+  // sasl.kerberos.*: accepted as Kafka does, no effect (no GSSAPI).
+  HR_RETURN_IF_ERROR(broker::sasl::KerberosConfig().Extract(props));
   broker::SslConfig ssl_config;  // ssl.*, listener.name.*.ssl.*
   HR_RETURN_IF_ERROR(ssl_config.Extract(props));
   broker::auth::AuthorizerConfig auth_config;  // authorizer.class.name, super.users, ...

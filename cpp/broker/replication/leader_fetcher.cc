@@ -68,6 +68,18 @@ void LeaderFetcher::SetPartitions(std::vector<std::shared_ptr<Partition>> partit
   cv_.notify_all();
 }
 
+bool LeaderFetcher::ReplacePartition(const Partition* old, const std::shared_ptr<Partition>& now) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto& p : assigned_) {
+    if (p.get() != old) continue;
+    p = now;
+    ++generation_;
+    cv_.notify_all();
+    return true;
+  }
+  return false;
+}
+
 void LeaderFetcher::Stop() {
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -39,6 +39,10 @@ class LeaderFetcher {
 
   // Replaces the partitions fetched from this leader. Thread-safe; returns at once.
   void SetPartitions(std::vector<std::shared_ptr<Partition>> partitions);
+  // Replaces one assigned partition object by another (a replica swapped
+  // for its copy in another log directory); false when `old` is not
+  // assigned here. Thread-safe; returns at once.
+  bool ReplacePartition(const Partition* old, const std::shared_ptr<Partition>& now);
   // Interrupts the connection and joins the thread. Idempotent.
   void Stop();
   const LeaderEndpoint& leader() const { return leader_; }

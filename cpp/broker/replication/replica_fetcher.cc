@@ -56,6 +56,14 @@ void ReplicaFetcherManager::SetFollowed(std::vector<FollowedPartition> set) {
   for (auto& f : retired) f->Stop();
 }
 
+void ReplicaFetcherManager::ReplacePartition(const Partition* old,
+                                             const std::shared_ptr<Partition>& now) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto& [id, fetcher] : fetchers_) {
+    if (fetcher->ReplacePartition(old, now)) return;
+  }
+}
+
 void ReplicaFetcherManager::Shutdown() {
   std::map<int32_t, std::unique_ptr<LeaderFetcher>> fetchers;
   {

@@ -118,6 +118,11 @@ class ReplicaFetcherManager {
   // Thread-safe; returns without waiting for any fetch. Ignored after
   // Shutdown().
   void SetFollowed(std::vector<FollowedPartition> set);
+  // A followed partition object replaced by another for the same replica
+  // (LogDirMover's swap): the fetcher of its leader fetches into `now` from
+  // then on, starting with the truncation step. No-op when `old` is not
+  // followed. Thread-safe; returns at once.
+  void ReplacePartition(const Partition* old, const std::shared_ptr<Partition>& now);
   // Stops every fetcher and joins its thread. Idempotent.
   void Shutdown();
 

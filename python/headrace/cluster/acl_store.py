@@ -72,6 +72,13 @@ def entry_of(binding: dict) -> dict:
             "operation": binding["operation"], "host": binding["host"]}
 
 
+def canonical(bindings: Iterable[dict]) -> set[str]:
+    """Bindings (the C++ core's dicts) as comparable strings."""
+    return {json.dumps(b, sort_keys=True)
+            for b in (bindings_of(b["pattern_type"], b["resource_type"], b["name"], [entry_of(b)])[0]
+                      for b in bindings)}
+
+
 def bindings_of(pattern: str, resource_type: str, name: str, entries: list[dict]) -> list[dict]:
     return [{"resource_type": resource_type, "pattern_type": pattern, "name": name,
              "principal": e["principal"], "host": e["host"], "operation": e["operation"],

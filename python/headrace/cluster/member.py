@@ -46,6 +46,7 @@ DEBOUNCE_S = 0.02
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 FIRST_STATE_TIMEOUT_S = 10.0
 CREATE_WAIT_MARGIN_S = 0.1  # CreateTopics answers this much before the data plane gives up
+ACL_APPLY_WAIT_S = 5.0  # CreateAcls / DeleteAcls wait at most this for this broker's own apply
 UNKNOWN_SERVER_ERROR = -1
 _ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
 
@@ -575,6 +576,27 @@ class ClusterMember:
                          error_message=f"Topic '{r['name']}' was created; its leaders are not "
                                        f"known to broker {self.broker_id} yet.")
 
+    def _await_own_acls(self, payload: Mapping[str, Any], result: dict, present: bool) -> None:
+        """As Kafka's ZooKeeper-mode authorizer, which updates the answering
+        broker's ACL cache before it answers: CreateAcls / DeleteAcls wait
+        (at most ACL_APPLY_WAIT_S) until this broker's applied state has
+        (present) or lacks every binding written, so the client's next
+        DescribeAcls or DeleteAcls here sees its change (DeleteAcls matches
+        on the answering broker's ACLs). Other brokers apply it on their own
+        watch, as Kafka's do on the change notification."""
+        if result.get("error_code") != 0:
+            return
+        wanted = acl_store.canonical(payload.get("acls") or [])
+
+        def applied() -> bool:
+            have = acl_store.canonical((self.state or {}).get("acls") or [])
+            return (wanted <= have) if present else not (wanted & have)
+
+        with self._state_cond:
+            if not self._state_cond.wait_for(applied, ACL_APPLY_WAIT_S):
+                log.warning("broker %d: ACL change not applied here within %.0f s",
+                            self.broker_id, ACL_APPLY_WAIT_S)
+
     def led_partitions(self, state: dict | None = None) -> list[tuple[str, int]]:
         state = state if state is not None else self.state or {"topics": []}
         return [(t["name"], p["partition"]) for t in state["topics"] for p in t["partitions"]
@@ -730,9 +752,13 @@ class ClusterMember:
         if kind == "alter_user_scram_credentials":
             return scram_users.alter(self.zk, payload)
         if kind == "create_acls":
-            return acl_store.create_acls(self.zk, payload)
+            result = acl_store.create_acls(self.zk, payload)
+            self._await_own_acls(payload, result, present=True)
+            return result
         if kind == "delete_acls":
-            return acl_store.delete_acls(self.zk, payload)
+            result = acl_store.delete_acls(self.zk, payload)
+            self._await_own_acls(payload, result, present=False)
+            return result
         if kind == "alter_client_quotas":
             return self.alter_client_quotas(payload)
         return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
