@@ -30,6 +30,7 @@ from headrace import EmbeddedCluster  # noqa: E402
 
 REPLICA_NOT_AVAILABLE = 9
 LOG_DIR_NOT_FOUND = 57
+INVALID_TOPIC_EXCEPTION = 17
 PAD = b"x" * 100  # records of ~100 bytes: the copy takes several reads
 
 
@@ -192,13 +193,16 @@ def test_move_leader_and_follower_replicas_while_writing(cluster):
                 {(topic, 0, b): target[b] for b in (leader, follower)}
                 | {(topic, 0, 2): "/no/such/dir",
                    # broker 2 hosts no replica of pair-0
-                   ("pair", 0, 2): next(iter(before[2]))})
+                   ("pair", 0, 2): next(iter(before[2])),
+                   # a coordinator's log is not moved
+                   ("__consumer_offsets", 0, 2): next(iter(before[2]))})
         finally:
             admin.close()
         errors = {(k.topic, k.broker_id): v.errno for k, v in answer.items()}
         assert errors[(topic, leader)] == 0 and errors[(topic, follower)] == 0, errors
         assert errors[(topic, 2)] == LOG_DIR_NOT_FOUND, errors
         assert errors[("pair", 2)] == REPLICA_NOT_AVAILABLE, errors
+        assert errors[("__consumer_offsets", 2)] == INVALID_TOPIC_EXCEPTION, errors
         deadline = time.monotonic() + 30
         while True:
             dirs = _log_dirs(cluster, topic)

@@ -11,6 +11,9 @@
 //   UNKNOWN_TOPIC_OR_PARTITION   single node: no such partition
 //   REPLICA_NOT_AVAILABLE        cluster mode: no replica of it on this
 //                                broker (Kafka's answer for this API)
+//   INVALID_TOPIC_EXCEPTION      __consumer_offsets / __transaction_state:
+//                                their coordinators hold the log, which a
+//                                swap would pull from under them (not moved)
 // In cluster mode the broker's replica moves whether it leads or follows
 // the partition (log_dir_mover.h).
 // A path is matched after normalisation (absolute, no trailing slash), as
@@ -20,6 +23,7 @@
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/kafka_error.h"
+#include "broker/topic_name.h"
 
 namespace headrace::broker {
 namespace {
@@ -45,8 +49,13 @@ void HandleAlterReplicaLogDirs(BrokerContext& ctx, Req& req, Request request) {
       for (int32_t partition : topic.partitions) {
         Resp::AlterReplicaLogDirPartitionResult r;
         r.partition_index = partition;
-        r.error_code = allowed ? Code(ToKafkaError(ctx.topics().MoveReplica(topic.name, partition, path)))
-                               : Code(KafkaError::kClusterAuthorizationFailed);
+        if (!allowed) {
+          r.error_code = Code(KafkaError::kClusterAuthorizationFailed);
+        } else if (IsInternalTopic(topic.name)) {
+          r.error_code = Code(KafkaError::kInvalidTopicException);
+        } else {
+          r.error_code = Code(ToKafkaError(ctx.topics().MoveReplica(topic.name, partition, path)));
+        }
         t.partitions.push_back(r);
       }
       resp.results.push_back(std::move(t));
