@@ -303,6 +303,20 @@ def _hw_checkpoint(cluster, node_id) -> dict[tuple[str, int], int]:
     return {(t, int(p)): int(hw) for t, p, hw in (line.split() for line in lines[2:])}
 
 
+def _metadata_per_broker(cluster, topic: str) -> dict:
+    """{node: what its own Metadata says of `topic`} (diagnostics)."""
+    out = {}
+    for n in (1, 2, 3):
+        try:
+            md = ck.admin.AdminClient({"bootstrap.servers": cluster.node(n).address}).list_topics(
+                topic, timeout=5).topics.get(topic)
+            out[n] = None if md is None else (md.error, {p: (pm.leader, pm.isrs)
+                                                         for p, pm in md.partitions.items()})
+        except ck.KafkaException as e:
+            out[n] = e
+    return out
+
+
 def test_high_watermark_is_checkpointed_and_bounds_visibility_after_restart(cluster):
     """Issue 14: a follower stopped cleanly leaves its HW in
     replication-offset-checkpoint; after every broker restarts (each HW
@@ -336,15 +350,31 @@ def test_high_watermark_is_checkpointed_and_bounds_visibility_after_restart(clus
         cluster.node(n).start()
     cluster.wait_for_brokers([1, 2, 3])
     cluster.wait_for_leaders(topic, timeout=30)
-    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "hw-cp"})
+    import logging
+
+    class _Keep(logging.Handler):
+        lines: list = []
+
+        def emit(self, record):
+            self.lines.append(record.getMessage())
+
+    keep = _Keep()
+    lg = logging.getLogger("hw-cp-debug")
+    lg.addHandler(keep)
+    lg.setLevel(logging.DEBUG)
+    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "hw-cp",
+                     "debug": "metadata,topic"}, logger=lg)
     try:
-        deadline, high = time.monotonic() + 30, -1
+        deadline, high, why = time.monotonic() + 30, -1, None
         while high < 501:
-            assert time.monotonic() < deadline, f"HW {high}: records stayed invisible"
+            assert time.monotonic() < deadline, \
+                f"HW {high}: records stayed invisible ({why}; partition " \
+                f"{cluster.partition_states(topic)[0]}; {_metadata_per_broker(cluster, topic)})\n" \
+                + "\n".join(keep.lines[:60])
             try:
                 high = c.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10)[1]
-            except ck.KafkaException:  # the new leader is not known yet
-                pass
+            except ck.KafkaException as e:  # the new leader is not known yet
+                why = e
             time.sleep(0.1)
         assert high == 501
     finally:
@@ -640,6 +670,20 @@ def _set_broker_config(node_id: int, key: str, value: str | None, cluster):
         ConfigEntry(key, value or "", incremental_operation=op)])
     admin = _admin(cluster)
     admin.incremental_alter_configs([res])[res].result(30)
+    # The write lands in ZooKeeper; the broker applies it on its own watch.
+    # Wait until it reports the value (the broker answers for itself), so a
+    # test does not race the apply (a throttle applied after the first fetch
+    # let 1 MiB through unthrottled under load).
+    deadline = time.monotonic() + 30
+    while True:
+        entries = admin.describe_configs([ConfigResource(ConfigResource.Type.BROKER,
+                                                         str(node_id))])
+        got = next(iter(entries.values())).result(30).get(key)
+        now = got.value if got is not None and not got.is_default else None
+        if now == value:
+            return
+        assert time.monotonic() < deadline, f"broker {node_id}: {key}={now!r}, not {value!r}"
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("side", ["leader", "follower"])
