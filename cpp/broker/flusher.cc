@@ -16,18 +16,23 @@ uint64_t ElapsedNs(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Flusher::Flusher(Options options) : options_(options), thread_([this] {
-      pthread_setname_np(pthread_self(), "hr-flusher");
-      Loop();
-    }) {
-  for (int i = 1; i < options_.threads; ++i) {
-    pool_.emplace_back([this, i] {
-      const std::string name = "hr-flusher-" + std::to_string(i);
-      pthread_setname_np(pthread_self(), name.c_str());
-      PoolLoop();
-    });
-  }
-}
+Flusher::Flusher(Options options)
+    : options_(options),
+      pool_([this] {
+        std::vector<std::thread> pool;
+        for (int i = 1; i < options_.threads; ++i) {
+          pool.emplace_back([this, i] {
+            const std::string name = "hr-flusher-" + std::to_string(i);
+            pthread_setname_np(pthread_self(), name.c_str());
+            PoolLoop();
+          });
+        }
+        return pool;
+      }()),
+      thread_([this] {
+        pthread_setname_np(pthread_self(), "hr-flusher");
+        Loop();
+      }) {}
 
 Flusher::~Flusher() { Stop(); }
 

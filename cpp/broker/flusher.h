@@ -108,8 +108,10 @@ class Flusher final : public FlushScheduler {
   std::atomic<size_t> next_{0};  // the round's next partition to take
 
   std::mutex join_mu_;  // serialises joining the threads (Stop from several threads)
+  // Started after the members above exist; the pool before the flusher
+  // thread, which reads pool_.size(). Neither changes until Stop.
   std::vector<std::thread> pool_;
-  std::thread thread_;  // last: started after the members above exist
+  std::thread thread_;
 };
 
 }  // namespace headrace::broker
