@@ -101,8 +101,8 @@ struct BrokerConfig {
   int64_t group_commit_linger_us = 0;
   // headrace.flush.threads: how many partitions of one flusher round are
   // fsynced at once (the flusher thread plus a pool; 1 = serially, on the
-  // flusher thread). 4: on this project's ext4 VM four files' fdatasyncs
-  // take 0.35 ms concurrently against 0.6 ms serially (docs/durability.md).
+  // flusher thread). 4: a round of 4 partitions takes 0.48 of one thread's
+  // time on this project's ext4 VM (docs/durability.md, "Flusher threads").
   int64_t flush_threads = 4;
 
   // Cluster mode (docs/cluster.md). zookeeper.connect: "" = the embedded
