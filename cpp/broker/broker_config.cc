@@ -279,6 +279,10 @@ std::vector<Row> BuildRows() {
       IntRow("headrace.group.commit.linger.us",
              "Extra wait before each group-commit fsync, in microseconds.",
              &BrokerConfig::group_commit_linger_us, 0, 1000000),
+      IntRow("headrace.flush.threads",
+             "How many partitions' fsyncs of one group-commit round run at once (1 = one after "
+             "another).",
+             &BrokerConfig::flush_threads, 1, 64),
       StringRow("zookeeper.connect", "ZooKeeper connect string of the cluster; empty = single node.",
                 &BrokerConfig::zookeeper_connect),
       IntRow("zookeeper.session.timeout.ms", "ZooKeeper session timeout.",

@@ -99,6 +99,11 @@ struct BrokerConfig {
   // first pending request before fsyncing, to gather more (0 = none; requests
   // that arrive while an fsync runs are batched into the next one anyway).
   int64_t group_commit_linger_us = 0;
+  // headrace.flush.threads: how many partitions of one flusher round are
+  // fsynced at once (the flusher thread plus a pool; 1 = serially, on the
+  // flusher thread). 4: a round of 4 partitions takes 0.48 of one thread's
+  // time on this project's ext4 VM (docs/durability.md, "Flusher threads").
+  int64_t flush_threads = 4;
 
   // Cluster mode (docs/cluster.md). zookeeper.connect: "" = the embedded
   // single-node broker; otherwise HOST:PORT[,HOST:PORT...][/chroot] of the

@@ -27,7 +27,18 @@ TEST(BrokerConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_EQ(c.socket_receive_buffer_bytes, -1);
   EXPECT_EQ(c.log_retention_check_interval_ms, 300000);
   EXPECT_TRUE(c.acks_all_fsync);
+  EXPECT_EQ(c.flush_threads, 4);
   EXPECT_TRUE(c.Validate().ok());
+}
+
+TEST(BrokerConfigTest, FlushThreadsIsBetween1And64) {
+  BrokerConfig c;
+  ASSERT_TRUE(c.Set("headrace.flush.threads", "1").ok());
+  EXPECT_EQ(c.flush_threads, 1);
+  EXPECT_EQ(c.Set("headrace.flush.threads", "0").message(),
+            "headrace.flush.threads: must be an integer between 1 and 64");
+  EXPECT_FALSE(c.Set("headrace.flush.threads", "65").ok());
+  EXPECT_EQ(c.flush_threads, 1);
 }
 
 TEST(BrokerConfigTest, ReplicationDefaultsAreKafkas) {

@@ -29,6 +29,7 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   s->admin_ = std::make_unique<AdminWorker>();
   Flusher::Options flush;
   flush.linger = std::chrono::microseconds(config.group_commit_linger_us);
+  flush.threads = static_cast<int>(config.flush_threads);
   flush.fsync_latency = metrics ? &metrics->fsync_latency : nullptr;
   s->flusher_ = std::make_unique<Flusher>(flush);
   HR_ASSIGN_OR_RETURN(s->dynamic_, DynamicBrokerConfig::Open(config.data_dir, env));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -37,6 +38,9 @@ class FakeLog final : public Log {
 
   std::chrono::milliseconds flush_delay{0};
   std::atomic<bool> flush_due{false};  // what FlushDue answers
+  // Called by each Flush before it takes effect (set before the log is
+  // shared); an error fails that Flush.
+  std::function<Status()> on_flush;
 
   Result<AppendInfo> Append(std::span<uint8_t> batches) override {
     std::lock_guard<std::mutex> l(mu_);
@@ -90,6 +94,7 @@ class FakeLog final : public Log {
   }
   Status Flush() override {
     if (flush_delay.count() > 0) std::this_thread::sleep_for(flush_delay);
+    if (on_flush) HR_RETURN_IF_ERROR(on_flush());
     std::lock_guard<std::mutex> l(mu_);
     ++flushes_;
     flushed_ = end_;

@@ -211,7 +211,7 @@ std::string RenderMetrics(BrokerContext& ctx, const BrokerMetrics* m, const Serv
                "Failed partition log fsyncs (the partition went offline).", flushes.failures);
   if (m != nullptr) {
     WriteHistograms(p, {"headrace_log_flush_duration",
-                        "Duration of one partition log fsync on the flusher thread."},
+                        "Duration of one partition log fsync by the flusher (its thread or pool)."},
                     {{{}, m->fsync_latency.Snapshot()}});
     WriteCounter(p, "headrace_isr_shrinks_total", "ISR changes of led partitions that removed "
                  "a replica.", m->isr_shrinks.Value());
