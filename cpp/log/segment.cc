@@ -288,10 +288,12 @@ Status Segment::Activate(bool preallocate) {
 }
 
 Status Segment::Sync() {
-  HR_RETURN_IF_ERROR(env_->Sync(fd_, log_path_, /*data_only=*/true));
+  HR_RETURN_IF_ERROR(SyncData());
   HR_RETURN_IF_ERROR(offset_index_->file().Sync());
   return time_index_->file().Sync();
 }
+
+Status Segment::SyncData() { return env_->Sync(fd_, log_path_, /*data_only=*/true); }
 
 Status Segment::DeleteFiles() {
   std::string deleted_log = filename::DeletedPath(log_path_);

@@ -122,6 +122,11 @@ class Segment {
   Status Activate(bool preallocate);
   // fdatasync of the .log and both indexes.
   Status Sync();
+  // fdatasync of the .log only: its records are durable; the indexes are
+  // not (recovery rebuilds them for segments at or after the recovery
+  // checkpoint, so a flush only needs Sync() before that checkpoint moves
+  // past this segment: LogImpl::Flush).
+  Status SyncData();
   // Renames the three files to *.deleted then unlinks them. The fd and the
   // mappings stay usable by holders of this object.
   Status DeleteFiles();
