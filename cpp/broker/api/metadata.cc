@@ -142,23 +142,26 @@ Response::MetadataResponseTopic LookUpById(BrokerContext& ctx, const protocol::U
 }
 
 // Cluster mode: a topic as the ClusterView has it. A partition without a
-// leader answers LEADER_NOT_AVAILABLE; replicas on brokers that are not
-// live are listed as offline.
+// live leader answers LEADER_NOT_AVAILABLE with leader -1; replicas on
+// brokers that are not live are listed as offline.
 Response::MetadataResponseTopic DescribeFromView(const ClusterView& view, const TopicView& topic,
                                                  const Access& ops) {
   Response::MetadataResponseTopic out = TopicHeader(topic.name, topic.id, ops);
   for (const PartitionAssignment& a : topic.partitions) {
     Response::MetadataResponsePartition p;
     p.partition_index = a.partition;
-    p.leader_id = a.leader;
+    // A leader that is not a live broker (not registered yet, or gone) is
+    // no leader: -1, as Kafka answers (clients then look again instead of
+    // caching a leader they have no address for).
+    const bool leader_live = a.leader >= 0 && view.FindBroker(a.leader);
+    p.leader_id = leader_live ? a.leader : -1;
     p.leader_epoch = a.leader_epoch;
     p.replica_nodes = a.replicas;
     p.isr_nodes = a.isr;
     for (int32_t r : a.replicas) {
       if (!view.FindBroker(r)) p.offline_replicas.push_back(r);
     }
-    p.error_code = Code(a.leader < 0 || !view.FindBroker(a.leader) ? KafkaError::kLeaderNotAvailable
-                                                                    : KafkaError::kNone);
+    p.error_code = Code(leader_live ? KafkaError::kNone : KafkaError::kLeaderNotAvailable);
     out.partitions.push_back(std::move(p));
   }
   return out;
