@@ -120,6 +120,38 @@ def _segments(path: str) -> bytes:
     return b"".join(open(f, "rb").read() for f in sorted(glob.glob(os.path.join(path, "*.log"))))
 
 
+def _start_writer(cluster, topic: str, prefix: bytes, timeout_s: int):
+    """An idempotent acks=all producer writing `prefix`N-PAD records to
+    partition 0 on a thread until `stop` is set. Returns (acked offset ->
+    value, delivery failures, stop, thread)."""
+    acked: dict[int, bytes] = {}
+    failures: list = []
+    stop = threading.Event()
+
+    def write():
+        p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                         "enable.idempotence": True, "linger.ms": 2,
+                         "message.timeout.ms": timeout_s * 1000})
+
+        def report(err, msg):
+            if err is None:
+                acked[msg.offset()] = msg.value()
+            else:
+                failures.append(err)
+        i = 0
+        while not stop.is_set():
+            p.produce(topic, value=prefix + b"%d-" % i + PAD, partition=0, on_delivery=report)
+            p.poll(0)
+            i += 1
+            if i % 100 == 0:
+                time.sleep(0.002)
+        assert p.flush(timeout_s) == 0
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    return acked, failures, stop, writer
+
+
 def test_node_ids_start_at_zero(cluster):
     assert cluster.node_ids == [0, 1, 2]
     assert sorted(cluster.live_brokers()) == [0, 1, 2]
@@ -157,31 +189,7 @@ def test_move_leader_and_follower_replicas_while_writing(cluster):
     source = {b: _dir_of(before[b], 0) for b in (leader, follower)}
     target = {b: next(d for d in before[b] if d != source[b]) for b in (leader, follower)}
 
-    acked: dict[int, bytes] = {}
-    failures: list = []
-    stop = threading.Event()
-
-    def write():
-        p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
-                         "enable.idempotence": True, "linger.ms": 2,
-                         "message.timeout.ms": 30000})
-
-        def report(err, msg):
-            if err is None:
-                acked[msg.offset()] = msg.value()
-            else:
-                failures.append(err)
-        i = 0
-        while not stop.is_set():
-            p.produce(topic, value=b"r%d-" % i + PAD, partition=0, on_delivery=report)
-            p.poll(0)
-            i += 1
-            if i % 100 == 0:
-                time.sleep(0.002)
-        assert p.flush(30) == 0
-
-    writer = threading.Thread(target=write)
-    writer.start()
+    acked, failures, stop, writer = _start_writer(cluster, topic, b"r", 30)
     try:
         deadline = time.monotonic() + 10
         while len(acked) < 20000:  # something to copy
@@ -259,31 +267,7 @@ def test_moves_across_leadership_changes(cluster):
     0 duplicated, order kept, replicas byte-identical. (~15 s here.)"""
     topic = "churn"
     _create(cluster, topic, [[0, 1, 2]])
-    acked: dict[int, bytes] = {}
-    failures: list = []
-    stop = threading.Event()
-
-    def write():
-        p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
-                         "enable.idempotence": True, "linger.ms": 2,
-                         "message.timeout.ms": 60000})
-
-        def report(err, msg):
-            if err is None:
-                acked[msg.offset()] = msg.value()
-            else:
-                failures.append(err)
-        i = 0
-        while not stop.is_set():
-            p.produce(topic, value=b"c%d-" % i + PAD, partition=0, on_delivery=report)
-            p.poll(0)
-            i += 1
-            if i % 100 == 0:
-                time.sleep(0.002)
-        assert p.flush(60) == 0
-
-    writer = threading.Thread(target=write)
-    writer.start()
+    acked, failures, stop, writer = _start_writer(cluster, topic, b"c", 60)
     moves = 0
     try:
         for rnd in range(8):
