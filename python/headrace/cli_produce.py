@@ -101,11 +101,7 @@ def _conf(args) -> dict:
             "message.timeout.ms": int(args.timeout * 1000), "linger.ms": 5,
             "batch.num.messages": 100000, "batch.size": 1 << 20,
             "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
-            "delivery.report.only.error": True,
-            # Connect to the bootstrap brokers at once: with sparse
-            # connections librdkafka paces its first connect by half of
-            # reconnect.backoff.ms, ~50 ms of every command's start.
-            "enable.sparse.connections": False}
+            "delivery.report.only.error": True}
     conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (cli_common)
     return conf
 
@@ -130,7 +126,9 @@ def _line_producer(args):
     from headrace import _core
     from headrace.errors import InvalidArgumentError, UnsupportedError
 
-    conf = {"bootstrap.servers": args.brokers, "log.connection.close": "false"}
+    # client_config's settings that are not Python callables.
+    conf = {"bootstrap.servers": args.brokers, "log.connection.close": "false",
+            "enable.sparse.connections": "false"}
     for key, value in _conf(args).items():
         conf[key] = str(value).lower() if isinstance(value, bool) else str(value)
     try:
