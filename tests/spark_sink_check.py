@@ -8,13 +8,36 @@ from typing import Iterable
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from headrace.admin import Admin
 from spark_session import quiet_config
+
+PREPARED = ("PrepareCommit", "PrepareAbort")
+
+
+def wait_for_markers(bootstrap: str, topic: str, timeout: float = 60.0) -> None:
+    """Returns once no transaction that wrote to ``topic`` is between its
+    EndTxn and its markers. A committed transaction is visible to
+    read_committed readers only once its markers are written, and the
+    coordinator answers EndTxn before it writes them (as Kafka does): a
+    reader that starts right after commit_transaction() returned could
+    otherwise stop at the last stable offset, before that transaction."""
+    admin = Admin(bootstrap, timeout=10)
+    deadline = time.monotonic() + timeout
+    while True:
+        pending = [t.transactional_id for t in admin.transactions(PREPARED)
+                   if any(tp == topic for tp, _ in t.partitions)]
+        if not pending:
+            return
+        assert time.monotonic() < deadline, f"markers of {pending} on {topic} not written"
+        time.sleep(0.05)
 
 
 def read_committed_values(bootstrap: str, topic: str, partitions: int,
                           timeout: float = 60.0) -> list[str]:
     """Every committed (or non-transactional) record value of ``topic``,
-    read with isolation.level=read_committed up to each partition's end."""
+    read with isolation.level=read_committed up to each partition's end,
+    once the markers of the transactions committed so far are written."""
+    wait_for_markers(bootstrap, topic, timeout)
     c = Consumer(quiet_config(bootstrap, **{"group.id": "spark-sink-check",
                                         "isolation.level": "read_committed",
                                         "enable.auto.commit": False,

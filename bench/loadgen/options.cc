@@ -33,6 +33,14 @@ options
   --producers N           producer instances, each a thread with its own client
   --consumers N           consumer instances, each a thread with its own client;
                           partitions are dealt out among them
+  --txn-records N         transactional producers (transactional.id
+                          headrace-loadgen-PID-I), each committing every N
+                          messages; commit latency is reported. Each serves
+                          its own delivery reports, at commit: delivery
+                          latency then includes the wait for the commit
+  --warmup                each producer connects and delivers one message
+                          (not counted) before timing starts; a transactional
+                          one commits it
   --rate MSGS_PER_S       target rate over all producers (default: unlimited)
   --partitioner rr|client rr: explicit per-message round robin (default);
                           client: librdkafka's partitioner (sticky for null keys)
@@ -112,6 +120,7 @@ const std::map<std::string, Setter>& ValueOptions() {
       {"--producers", IntInto(&Options::producers, 1)},
       {"--consumers", IntInto(&Options::consumers, 1)},
       {"--rate", DoubleInto(&Options::rate)},
+      {"--txn-records", IntInto(&Options::txn_records, 1)},
       {"--partitioner", [](Options& o, const char* v) {
          if (std::strcmp(v, "rr") == 0) o.partitioner = Partitioner::kRoundRobin;
          else if (std::strcmp(v, "client") == 0) o.partitioner = Partitioner::kClient;
@@ -159,6 +168,7 @@ bool ParseOptions(int argc, char** argv, Options* out, int* exit_code) {
     const char* a = argv[i];
     if (std::strcmp(a, "--json") == 0) { out->json = true; continue; }
     if (std::strcmp(a, "--from-end") == 0) { out->from_beginning = false; continue; }
+    if (std::strcmp(a, "--warmup") == 0) { out->warmup = true; continue; }
     auto it = ValueOptions().find(a);
     if (it == ValueOptions().end()) return UsageError("unknown option '%s'", a, exit_code);
     if (i + 1 >= argc) return UsageError("option '%s' needs a value", a, exit_code);

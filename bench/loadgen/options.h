@@ -28,6 +28,8 @@ struct Options {
   std::string batch_size = "1000000";  // librdkafka batch.size, bytes
   std::string compression = "none";
   int producers = 1;           // producer instances, one thread + client each
+  int64_t txn_records = 0;     // > 0: each producer is transactional and commits every N messages
+  bool warmup = false;         // each producer delivers one untimed message before timing starts
   int consumers = 1;           // consumer instances, one thread + client each
   double rate = 0;             // target msgs/s over all producers; 0 = as fast as possible
   Partitioner partitioner = Partitioner::kRoundRobin;

@@ -110,6 +110,16 @@ int PrintReport(const Options& o, const std::vector<ProducerResult>& producers,
   double cpu_per_gb = totals.broker_cpu_s >= 0 && moved > 0 ? totals.broker_cpu_s / (moved / 1e9) : -1;
   FILE* human = o.json ? stderr : stdout;
   if (!producers.empty()) PrintFlow(human, "produce", "delivery", prod);
+  uint64_t txns = 0;
+  Histogram commit_ns;
+  for (const auto& p : producers) {
+    txns += p.txns;
+    commit_ns.Merge(p.commit_ns);
+  }
+  if (txns > 0)
+    std::fprintf(human, "txn      %llu transactions of up to %lld messages, commit latency us: p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n",
+                 static_cast<unsigned long long>(txns), static_cast<long long>(o.txn_records),
+                 Us(commit_ns.Quantile(0.5)), Us(commit_ns.Quantile(0.9)), Us(commit_ns.Quantile(0.99)), Us(commit_ns.max()));
   if (!consumers.empty()) PrintFlow(human, "consume", "end-to-end", cons);
   if (totals.broker_cpu_s >= 0)
     std::fprintf(human, "broker   %.2f CPU s, %.2f CPU s per GB moved\n", totals.broker_cpu_s,
@@ -131,6 +141,9 @@ int PrintReport(const Options& o, const std::vector<ProducerResult>& producers,
     line += buf;
     if (!producers.empty()) line += R"(,"produce":)" + FlowJson(prod);
     if (!consumers.empty()) line += R"(,"consume":)" + FlowJson(cons);
+    if (o.txn_records > 0)
+      line += R"(,"txn":{"records_per_txn":)" + std::to_string(o.txn_records) + R"(,"commit_latency_us":)" +
+              LatencyJson(commit_ns) + "}";
     std::printf("%s}\n", line.c_str());
     std::fflush(stdout);
   }
