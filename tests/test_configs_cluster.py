@@ -5,6 +5,8 @@
   /config/brokers/<default> and reaches every broker (DYNAMIC_DEFAULT_BROKER_CONFIG),
   a per-broker value (resource "2") only broker 2, and both survive a
   broker restart (read back from ZooKeeper);
+- a per-broker advertised.listeners re-registers that broker in ZooKeeper
+  and every broker's Metadata follows;
 - __consumer_offsets, created by the first FindCoordinator, is listed as
   internal with its true leader, and Produce to it is refused.
 """
@@ -72,6 +74,55 @@ def test_dynamic_broker_configs_go_through_zookeeper_to_every_broker(cluster):
     admin = _admin(cluster)
     wait_for(lambda: _broker_entry(admin, 1, "log.retention.ms") == ("3600000", dyn_default),
              TIMEOUT_S, what="broker 1 has the default again after its restart")
+
+
+def _delete(admin, name, key):
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    res = ConfigResource(ConfigResource.Type.BROKER, name, incremental_configs=[
+        ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE)])
+    admin.incremental_alter_configs([res])[res].result(TIMEOUT_S)
+
+
+def _metadata_host(cluster, via: int, node: int) -> str:
+    """The host broker `via`'s Metadata gives for broker `node`."""
+    from confluent_kafka.admin import AdminClient
+    admin = AdminClient({"bootstrap.servers": cluster.node(via).address, "log_level": 0})
+    brokers = admin.list_topics(timeout=TIMEOUT_S).brokers
+    return brokers[node].host if node in brokers else ""
+
+
+def test_dynamic_advertised_listeners_re_register_the_broker(cluster):
+    """A per-broker advertised.listeners change (sent to that broker, as
+    Kafka's AdminClient does) rewrites its /brokers/ids znode; every broker's
+    Metadata then names the new host, and replication to and from it goes on
+    over the new address."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    _, port = cluster.node(2).address.rsplit(":", 1)
+    admin2 = AdminClient({"bootstrap.servers": cluster.node(2).address, "log_level": 0})
+    _alter(admin2, "2", "advertised.listeners", f"PLAINTEXT://localhost:{port}")
+    wait_for(lambda: f"PLAINTEXT://localhost:{port}" in
+             json.loads(cluster.zk.get("/brokers/ids/2")[0])["endpoints"],
+             TIMEOUT_S, what="broker 2 re-registers with its new endpoint")
+    registration = json.loads(cluster.zk.get("/brokers/ids/2")[0])
+    assert (registration["host"], registration["port"]) == ("localhost", int(port))
+    for via in (1, 2):
+        wait_for(lambda: _metadata_host(cluster, via, 2) == "localhost", TIMEOUT_S,
+                 what=f"broker {via}'s Metadata names broker 2 at localhost")
+    assert _metadata_host(cluster, 1, 1) == "127.0.0.1"
+
+    # An RF=2 topic with acks=all: the followers fetch through the new address.
+    admin = _admin(cluster)
+    admin.create_topics([NewTopic("adv-rf2", 2, 2)])["adv-rf2"].result(TIMEOUT_S)
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                  "log_level": 0})
+    for i in range(20):
+        p.produce("adv-rf2", value=b"%d" % i, partition=i % 2)
+    assert p.flush(TIMEOUT_S) == 0
+
+    _delete(admin2, "2", "advertised.listeners")
+    wait_for(lambda: json.loads(cluster.zk.get("/brokers/ids/2")[0])["host"] == "127.0.0.1",
+             TIMEOUT_S, what="broker 2 re-registers with its listener's own address")
 
 
 def test_consumer_offsets_is_internal_with_its_true_leader(cluster):

@@ -11,6 +11,8 @@ with real clients (issue 17, items 5 and 10):
   restart;
 - read-only broker keys are refused with INVALID_REQUEST and described
   read_only;
+- advertised.listeners is dynamic per broker: Metadata and clients follow
+  a change at once;
 - the generated key reference in docs/configuration.md matches the tables.
 """
 from __future__ import annotations
@@ -174,6 +176,62 @@ def test_dynamic_broker_configs_take_effect_at_once_and_survive_restart(b):
     topic_cfg = _describe(admin, ConfigResource.Type.TOPIC, "dyn-effect")
     assert topic_cfg["retention.ms"].value == "604800000"
     assert topic_cfg["segment.bytes"].source == ConfigSource.DEFAULT_CONFIG.value
+
+
+def _advertised(admin):
+    """(host, port) that Metadata gives for broker 0."""
+    b0 = admin.list_topics(timeout=TIMEOUT_S).brokers[0]
+    return b0.host, b0.port
+
+
+def test_advertised_listeners_is_dynamic_per_broker(b):
+    """Kafka's per-broker dynamic advertised.listeners: Metadata hands out
+    the new address at once and clients follow it; a listener the broker does
+    not have and the cluster-wide default are INVALID_REQUEST; the value
+    survives a restart; DELETE goes back to the listener's own address."""
+    from confluent_kafka import KafkaError
+    from confluent_kafka.admin import ConfigResource, ConfigSource
+    client = ConfluentClient(b.bootstrap)
+    admin = client.admin()
+    assert _advertised(admin) == ("127.0.0.1", b.port)
+    entry = _describe(admin, ConfigResource.Type.BROKER, "0")["advertised.listeners"]
+    assert not entry.is_read_only
+
+    moved = f"PLAINTEXT://localhost:{b.port}"
+    _alter_broker(admin, "0", {"advertised.listeners": moved})
+    assert _advertised(admin) == ("localhost", b.port)
+    entry = _describe(admin, ConfigResource.Type.BROKER, "0")["advertised.listeners"]
+    assert (entry.value, entry.source) == (moved, ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+    # A client bootstrapped at 127.0.0.1 goes on at "localhost".
+    client.create_topic("adv-moved", 1)
+    p = client.producer()
+    p.produce("adv-moved", value=b"after the move")
+    assert p.flush(TIMEOUT_S) == 0
+    assert client.watermarks("adv-moved", 1)[0] == (0, 1)
+
+    for bad in ("SSL://localhost:9093", "PLAINTEXT://localhost:99999"):
+        with pytest.raises(Exception) as e:
+            _alter_broker(admin, "0", {"advertised.listeners": bad})
+        assert e.value.args[0].code() == KafkaError.INVALID_REQUEST, bad
+        assert "advertised.listeners" in e.value.args[0].str()
+    code, message = alter_cluster_default(b.address, {"advertised.listeners": moved})
+    assert code == KafkaError.INVALID_REQUEST and "broker id must be specified" in message
+    assert _advertised(admin) == ("localhost", b.port)
+
+    # kafka-python sees it dynamic too (its suite's describe_configs test).
+    from kafka.admin import ConfigResource as KResource, ConfigResourceType, KafkaAdminClient
+    kp = KafkaAdminClient(bootstrap_servers=b.bootstrap)
+    try:
+        got = kp.describe_configs([KResource(ConfigResourceType.BROKER, "0")])["broker"]["0"]
+        assert got["advertised.listeners"]["read_only"] is False
+    finally:
+        kp.close()
+
+    b.restart()
+    admin = ConfluentClient(b.bootstrap).admin()
+    assert _advertised(admin) == ("localhost", b.port)
+    _alter_broker(admin, "0", {"advertised.listeners": None})
+    assert _advertised(admin) == ("127.0.0.1", b.port)
 
 
 def test_docs_configuration_md_matches_the_key_tables():

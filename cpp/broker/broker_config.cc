@@ -30,6 +30,19 @@ Status Bad(std::string_view key, const std::string& rule) {
   return Status::InvalidArgument(std::string(key) + ": " + rule);
 }
 
+// Every advertised listener names one of `listeners`.
+Status CheckAdvertisedNames(const std::vector<Listener>& listeners,
+                            const std::vector<Listener>& advertised) {
+  for (const Listener& a : advertised) {
+    bool found = false;
+    for (const Listener& l : listeners) found |= l.name == a.name;
+    if (!found) {
+      return Bad("advertised.listeners", "listener " + a.name + " is not one of listeners");
+    }
+  }
+  return Status::OK();
+}
+
 // log.dirs and its alias log.dir: the list; data_dir is its first entry.
 Status SetLogDirs(BrokerConfig& c, std::string_view key, std::string_view v) {
   if (v.empty()) return Bad(key, "must not be empty");
@@ -166,9 +179,11 @@ std::vector<Row> BuildRows() {
           },
           [](const BrokerConfig& c) { return JoinListeners(c.listeners); }},
       Row{{"advertised.listeners", ConfigType::kString, "", "NAME://host:port,...",
-           UpdateMode::kReadOnly,
+           UpdateMode::kPerBroker,
            "Per listener name, the address given in Metadata to clients connected on that "
-           "listener (default: the listener's own).", ""},
+           "listener (default: the listener's own). Dynamic per broker, as Kafka: a change "
+           "takes effect at once (in a cluster, the broker's registration in ZooKeeper is "
+           "rewritten and every broker hands out the new address).", ""},
           [](BrokerConfig& c, std::string_view key, std::string_view v) -> Status {
             HR_ASSIGN_OR_RETURN(c.advertised_listeners, ParseListeners(key, v));
             return Status::OK();
@@ -403,6 +418,12 @@ Status BrokerConfig::SetAll(const std::map<std::string, std::string>& props,
   return Status::OK();
 }
 
+Result<std::vector<Listener>> BrokerConfig::ParseAdvertisedListeners(std::string_view value) const {
+  HR_ASSIGN_OR_RETURN(std::vector<Listener> advertised, ParseListeners("advertised.listeners", value));
+  HR_RETURN_IF_ERROR(CheckAdvertisedNames(listeners, advertised));
+  return advertised;
+}
+
 Status BrokerConfig::Validate() const {
   if (node_id < 0) return Bad("node.id", "must be >= 0");
   if (listeners.empty()) return Bad("listeners", "must name at least one listener");
@@ -412,13 +433,7 @@ Status BrokerConfig::Validate() const {
                                   " in listener.security.protocol.map");
     }
   }
-  for (const Listener& a : advertised_listeners) {
-    bool found = false;
-    for (const Listener& l : listeners) found |= l.name == a.name;
-    if (!found) {
-      return Bad("advertised.listeners", "listener " + a.name + " is not one of listeners");
-    }
-  }
+  HR_RETURN_IF_ERROR(CheckAdvertisedNames(listeners, advertised_listeners));
   if (!inter_broker_listener_name.empty() && explicitly_set.count("security.inter.broker.protocol")) {
     return Bad("inter.broker.listener.name",
                "only one of inter.broker.listener.name and security.inter.broker.protocol may "

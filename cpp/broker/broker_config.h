@@ -161,6 +161,10 @@ struct BrokerConfig {
                 std::set<std::string>* ignored = nullptr);
   // Cross-field checks (ports, ids, sizes, a non-empty data_dir).
   Status Validate() const;
+  // An advertised.listeners value for this broker (at start, or a dynamic
+  // per-broker change): parsed, and every name one of `listeners`. Errors:
+  // InvalidArgument naming the key.
+  Result<std::vector<Listener>> ParseAdvertisedListeners(std::string_view value) const;
 
   // The address Metadata hands out: the first advertised listener, else
   // the first listener.

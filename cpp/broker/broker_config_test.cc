@@ -199,6 +199,22 @@ TEST(ListenerConfigTest, AdvertisedListenersPerName) {
   EXPECT_EQ(c.Validate().message(), "advertised.listeners: listener OTHER is not one of listeners");
 }
 
+// A dynamic per-broker advertised.listeners value is checked against the
+// broker's own listeners; the key is per-broker dynamic, as Kafka's.
+TEST(ListenerConfigTest, DynamicAdvertisedListenersAreCheckedAgainstTheListeners) {
+  BrokerConfig c;
+  ASSERT_TRUE(c.Set("listeners", "PLAINTEXT://0.0.0.0:9092,SSL://0.0.0.0:9093").ok());
+  auto ok = c.ParseAdvertisedListeners("SSL://edge.example:443,PLAINTEXT://edge.example:80");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->size(), 2u);
+  EXPECT_EQ((*ok)[0].ToString(), "SSL://edge.example:443");
+  EXPECT_EQ(c.ParseAdvertisedListeners("OTHER://x:1").status().message(),
+            "advertised.listeners: listener OTHER is not one of listeners");
+  EXPECT_FALSE(c.ParseAdvertisedListeners("PLAINTEXT://x:70000").ok());
+  EXPECT_TRUE(c.advertised_listeners.empty());  // parsing changes nothing
+  EXPECT_EQ(FindBrokerKey("advertised.listeners")->mode, UpdateMode::kPerBroker);
+}
+
 TEST(BrokerConfigTest, ConnectionAndPartitionLimits) {
   BrokerConfig c;
   EXPECT_EQ(c.max_connections_per_ip, 2147483647);

@@ -214,7 +214,8 @@ class BrokerImpl final : public Broker {
     cleaner_->Start();
     // Listening on port 0: advertise the port the OS picked.
     if (config_.advertised_listeners.empty()) ctx_.advertised_port = server_->port();
-    SetListenerEndpoints();
+    bound_ports_ = server_->ports();
+    FollowAdvertisedListeners();
     if (config_.cluster_mode()) StartGroupMetadataMigration();
     return Status::OK();
   }
@@ -415,17 +416,60 @@ class BrokerImpl final : public Broker {
     return Status::OK();
   }
 
-  // Per listener, the address Metadata gives its clients (bound ports for
-  // port 0 listeners that are not advertised otherwise).
-  void SetListenerEndpoints() {
+  // Per listener, the address Metadata gives its clients: its entry in
+  // `advertised`, else the listener itself (with the bound port for port 0).
+  void SetListenerEndpoints(const std::vector<broker::Listener>& advertised) {
     std::vector<broker::ListenerEndpoint> endpoints;
     for (size_t i = 0; i < config_.listeners.size(); ++i) {
       const broker::Listener& l = config_.listeners[i];
-      const broker::Listener* a = config_.advertised_for(l.name);
-      bool own = a == &l;  // not in advertised.listeners
-      endpoints.push_back({l.name, a->host, own && l.port == 0 ? server_->ports()[i] : a->port});
+      auto a = std::find_if(advertised.begin(), advertised.end(),
+                            [&l](const broker::Listener& x) { return x.name == l.name; });
+      if (a != advertised.end()) {
+        endpoints.push_back({l.name, a->host, a->port});
+      } else {
+        endpoints.push_back({l.name, l.host, l.port == 0 ? bound_ports_[i] : l.port});
+      }
     }
     ctx_.set_listener_endpoints(std::move(endpoints));
+  }
+
+  // advertised.listeners in effect under the dynamic layers `l`: a
+  // per-broker value (checked when it was altered here; one set for this id
+  // through another broker that names an unknown listener is logged and
+  // ignored), else the start value.
+  std::vector<broker::Listener> EffectiveAdvertised(const broker::DynamicBrokerLayers& l) const {
+    auto it = l.per_broker.find("advertised.listeners");
+    if (it == l.per_broker.end()) return config_.advertised_listeners;
+    auto parsed = config_.ParseAdvertisedListeners(it->second);
+    if (parsed.ok()) return std::move(parsed).value();
+    HR_LOG(kWarn) << "dynamic advertised.listeners '" << it->second
+                  << "' ignored: " << parsed.status().message();
+    return config_.advertised_listeners;
+  }
+
+  // Hands out the effective advertised listeners now and after every
+  // dynamic change (Kafka's per-broker dynamic advertised.listeners). In a
+  // cluster the control plane re-registers the broker with the new
+  // endpoints (advertised_endpoints()) once it applied the change.
+  // REQUIRES: the server is listening (bound_ports_ set).
+  void FollowAdvertisedListeners() {
+    broker::DynamicBrokerConfig& dynamic = state_->dynamic_config();
+    {
+      std::lock_guard<std::mutex> lock(advertised_mu_);
+      advertised_now_ = EffectiveAdvertised(dynamic.layers());
+      SetListenerEndpoints(advertised_now_);
+    }
+    dynamic.Subscribe([this](const broker::DynamicBrokerLayers& layers) {
+      std::vector<broker::Listener> next = EffectiveAdvertised(layers);
+      std::lock_guard<std::mutex> lock(advertised_mu_);
+      if (next == advertised_now_) return;
+      advertised_now_ = std::move(next);
+      SetListenerEndpoints(advertised_now_);
+      std::string shown;
+      for (const broker::Listener& l : advertised_now_) shown += (shown.empty() ? "" : ",") + l.ToString();
+      HR_LOG(kInfo) << "advertised.listeners now "
+                    << (shown.empty() ? "the listeners' own addresses" : shown);
+    });
   }
 
   net::ServerOptions ServerOptions() const {
@@ -673,6 +717,9 @@ class BrokerImpl final : public Broker {
   std::unique_ptr<broker::sasl::ScramCredentialStore> scram_store_;
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
+  std::vector<uint16_t> bound_ports_;  // per listener, set once listening
+  std::mutex advertised_mu_;  // orders dynamic advertised.listeners changes
+  std::vector<broker::Listener> advertised_now_;  // guarded by advertised_mu_
   // Cluster mode: copies the partitions this broker follows from their leaders.
   std::unique_ptr<broker::replication::ReplicationQuotas> replication_quotas_;
   std::unique_ptr<broker::replication::ReplicaFetcherManager> fetchers_;

@@ -122,6 +122,15 @@ std::vector<ConfigEntry> DescribeBrokerConfigs(const BrokerConfig& config,
 Status ReplaceBrokerLayer(const BrokerContext& ctx, const std::string& name, const ConfigMap& next,
                           bool validate_only) {
   const bool cluster_default = name.empty();
+  // advertised.listeners must name this broker's listeners; only the broker
+  // itself knows them (a change for another id is checked when it applies).
+  if (auto it = next.find("advertised.listeners");
+      it != next.end() && !cluster_default && name == std::to_string(ctx.node_id)) {
+    if (auto parsed = ctx.config().ParseAdvertisedListeners(it->second); !parsed.ok()) {
+      return KafkaStatus(KafkaError::kInvalidRequest,
+                         "Invalid config value for advertised.listeners: " + parsed.status().message());
+    }
+  }
   ClusterState* cluster = ctx.state->cluster();
   if (cluster == nullptr) {
     return ctx.state->dynamic_config().Replace(cluster_default, next, validate_only);

@@ -112,7 +112,8 @@ std::string BrokerConfigDocs() {
   out += "Update mode: `read-only` keys change only in the start configuration (restart); "
          "`cluster-wide` keys also change at run time through AlterConfigs / "
          "IncrementalAlterConfigs on the BROKER resource `\"\"` (every broker) or "
-         "`\"<node id>\"` (one broker); see \"Dynamic broker configs\".\n\n";
+         "`\"<node id>\"` (one broker); `per-broker` keys only on `\"<node id>\"`; see "
+         "\"Dynamic broker configs\".\n\n";
   out += "| Key | Type | Default | Valid values | Update mode | Description |\n";
   out += "|---|---|---|---|---|---|\n";
   struct Line {

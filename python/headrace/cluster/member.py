@@ -103,6 +103,8 @@ class ClusterMember:
         self.broker_id = int(values.get("node.id", values.get("broker.id",
                                                               getattr(broker, "node_id", 0))))
         self.host, self.port = _split_host_port(broker.advertised_address)
+        # (endpoints, host, port) of the registration written last.
+        self._registered: tuple[list[str], str, int] | None = None
         self.zk: KazooClient | None = None
         self.controller: Controller | None = None
         self.cluster_id: str | None = None
@@ -272,7 +274,9 @@ class ClusterMember:
 
     def registration(self) -> L.BrokerRegistration:
         # Every listener's endpoint and protocol, as Kafka registers them
-        # (brokers without the properties, e.g. test doubles: PLAINTEXT only).
+        # (brokers without the properties, e.g. test doubles: PLAINTEXT only),
+        # as the broker advertises them now (advertised.listeners is dynamic).
+        self.host, self.port = _split_host_port(self.broker.advertised_address)
         endpoints = str(getattr(self.broker, "advertised_endpoints", ""))
         protocols = str(getattr(self.broker, "listener_protocols", ""))
         endpoints = [e for e in endpoints.split(",") if e]
@@ -291,9 +295,10 @@ class ClusterMember:
             if self._cancel.is_set():
                 raise ClusterError(f"broker {self.broker_id}: start cancelled while waiting "
                                    f"for {path} to expire")
+            reg = self.registration()
             try:
-                self.zk.create(path, self.registration().encode(), ephemeral=True,
-                               makepath=True)
+                self.zk.create(path, reg.encode(), ephemeral=True, makepath=True)
+                self._registered = reg.endpoints, reg.host, reg.port
                 log.info("broker %d: registered at %s as %s:%d", self.broker_id, path,
                          self.host, self.port)
                 return
@@ -304,7 +309,8 @@ class ClusterMember:
             if stat is None:
                 continue
             if stat.ephemeralOwner == self.zk.client_id[0]:
-                self.zk.set(path, self.registration().encode())
+                self.zk.set(path, reg.encode())
+                self._registered = reg.endpoints, reg.host, reg.port
                 return
             if not logged:
                 log.warning("broker %d: %s is held by another ZooKeeper session (0x%x): an "
@@ -322,6 +328,18 @@ class ClusterMember:
                     f"session (0x{stat.ephemeralOwner:x}); is another broker running with "
                     f"node.id {self.broker_id}?")
             gone.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+
+    def _update_registration(self) -> None:
+        """Rewrites /brokers/ids/<id> when the broker's advertised endpoints
+        changed (a dynamic advertised.listeners that the state just applied
+        carried), as Kafka re-registers on a listener update."""
+        reg = self.registration()
+        if (reg.endpoints, reg.host, reg.port) == self._registered:
+            return
+        self.zk.set(L.broker_path(self.broker_id), reg.encode())
+        self._registered = reg.endpoints, reg.host, reg.port
+        log.info("broker %d: re-registered with endpoints %s", self.broker_id,
+                 ",".join(reg.endpoints) or f"{reg.host}:{reg.port}")
 
     # -- session events (kazoo's thread: queue only) ----------------------------------
     def _on_session(self, state) -> None:
@@ -541,6 +559,7 @@ class ClusterMember:
             if failures:
                 log.warning("broker %d: the data plane could not apply: %s", self.broker_id,
                             str(failures).strip().replace("\n", "; "))
+            self._update_registration()
         with self._state_cond:
             self.state = state
             self.state_version += 1
