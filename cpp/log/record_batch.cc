@@ -482,8 +482,8 @@ void AppendRecord(std::string* out, const RecordInput& r, int64_t ts_delta, int3
 }  // namespace
 
 std::string BuildBatch(const std::vector<RecordInput>& records,
-                       const BatchProducerFields& producer) {
-  int64_t now = NowMs();
+                       const BatchProducerFields& producer, bool no_timestamp_is_now) {
+  int64_t now = no_timestamp_is_now ? NowMs() : kNoTimestamp.value();
   auto ts_of = [now](const RecordInput& r) {
     return r.timestamp == kNoTimestamp ? now : r.timestamp.value();
   };

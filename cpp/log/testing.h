@@ -4,8 +4,10 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,6 +34,37 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// One entry of a Kafka format v0/v1 message set (log/legacy_message_set.h)
+// as a producer writes it: offset, size, CRC-32, magic, attributes (codec
+// bits for a wrapper), the timestamp (magic 1), key and value.
+inline std::string LegacyEntry(int8_t magic, int64_t offset, std::optional<std::string> key,
+                               std::optional<std::string> value, int8_t attributes = 0,
+                               int64_t ts = 0) {
+  auto put32 = [](std::string* out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+  };
+  auto put_bytes = [&](std::string* out, const std::optional<std::string>& b) {
+    put32(out, static_cast<uint32_t>(b ? static_cast<int32_t>(b->size()) : -1));
+    if (b) out->append(*b);
+  };
+  std::string body;
+  body.push_back(static_cast<char>(magic));
+  body.push_back(static_cast<char>(attributes));
+  if (magic == 1) {
+    put32(&body, static_cast<uint32_t>(static_cast<uint64_t>(ts) >> 32));
+    put32(&body, static_cast<uint32_t>(ts));
+  }
+  put_bytes(&body, key);
+  put_bytes(&body, value);
+  std::string out;
+  put32(&out, static_cast<uint32_t>(static_cast<uint64_t>(offset) >> 32));
+  put32(&out, static_cast<uint32_t>(offset));
+  put32(&out, static_cast<uint32_t>(body.size() + 4));
+  put32(&out, static_cast<uint32_t>(
+                  crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()))));
+  return out + body;
+}
 
 // One batch of `records` records: key "k<i>" (null for every third when
 // `null_keys`), value of `value_size` bytes, timestamps ts, ts+1, ...

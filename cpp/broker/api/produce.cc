@@ -1,4 +1,6 @@
-// Produce (key 0), v3+ (RecordBatch v2 only). Appends each partition's
+// Produce (key 0). v3+ carry RecordBatch v2; v0-2 carry Kafka's message
+// formats v0/v1, up-converted to one v2 batch per partition first
+// (log/legacy_message_set.h), as Kafka 3.x does. Appends each partition's
 // batches to its log and answers according to acks:
 //   0         no response (the connection is closed if any partition
 //             failed, as Kafka does, so the producer notices and refreshes);
@@ -33,12 +35,16 @@
 #include "broker/kafka_error.h"
 #include "broker/topic_name.h"
 #include "headrace/record_batch.h"
+#include "log/legacy_message_set.h"
 
 namespace headrace::broker {
 namespace {
 
 using Response = protocol::ProduceResponse;
 using PartitionResponse = Response::PartitionProduceResponse;
+
+// The first Produce version whose records are RecordBatch v2 (magic 2).
+constexpr int16_t kFirstRecordBatchVersion = 3;
 
 void SetError(PartitionResponse* out, KafkaError error, int16_t version, std::string message) {
   // Kafka before v4 has no KAFKA_STORAGE_ERROR; clients then see the
@@ -115,11 +121,27 @@ std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_
              "this broker holds no replica of " + topic->name + "-" + std::to_string(data.index));
     return nullptr;
   }
+  std::span<uint8_t> batches = data.records.data;
+  std::string converted;  // v0-2: the message set as a v2 batch
+  if (version < kFirstRecordBatchVersion) {
+    if (!IsLegacyMessageSet(batches)) {
+      SetError(out, KafkaError::kInvalidRecord, version,
+               "Produce v" + std::to_string(version) + " carries message format v0/v1 only");
+      return nullptr;
+    }
+    Result<std::string> v2 = ConvertLegacyMessageSet(batches);
+    if (!v2.ok()) {
+      SetError(out, ToKafkaError(v2.status()), version, v2.status().message());
+      return nullptr;
+    }
+    converted = std::move(v2).value();
+    batches = {reinterpret_cast<uint8_t*>(converted.data()), converted.size()};
+  }
   if (partition->compaction_settings().compact &&
-      RefuseKeyless(data.records.data, topic->name, data.index, version, out))
+      RefuseKeyless(batches, topic->name, data.index, version, out))
     return nullptr;
   *state_before = partition->state_version();
-  Result<AppendInfo> info = partition->AppendAsLeader(data.records.data, acks);
+  Result<AppendInfo> info = partition->AppendAsLeader(batches, acks);
   if (!info.ok()) {
     SetError(out, AppendError(info.status()), version, info.status().message());
     return nullptr;
@@ -202,9 +224,6 @@ bool TopicExists(const BrokerContext& ctx, const std::string& name) {
   return ctx.topics().FindTopic(name) != nullptr;
 }
 
-// The first Produce version whose records are RecordBatch v2 (magic 2).
-constexpr int16_t kFirstRecordBatchVersion = 3;
-
 void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Request req) {
   const int16_t acks = request.acks;
   const int16_t version = req.version();
@@ -228,11 +247,7 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
     std::shared_ptr<const Topic> topic;
     KafkaError topic_error = KafkaError::kNone;
     std::string topic_message;
-    if (version < kFirstRecordBatchVersion) {
-      topic_error = KafkaError::kUnsupportedForMessageFormat;
-      topic_message = "Produce v" + std::to_string(version) +
-                      " carries message format v0/v1; this broker stores RecordBatch v2 (Produce v3+)";
-    } else if (acks != 0 && acks != 1 && acks != -1) {
+    if (acks != 0 && acks != 1 && acks != -1) {
       topic_error = KafkaError::kInvalidRequiredAcks;
       topic_message = "acks must be 0, 1 or -1 (all), not " + std::to_string(acks);
     } else if (txn_denied) {
@@ -289,9 +304,11 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
 
 }  // namespace
 
-// Versions 0-2 are advertised but refused per partition: librdkafka < 2.1
-// (Debian's kcat) enables gzip/snappy/lz4 only when a broker lists Produce v0,
-// and never sends v0-2 to a broker that also lists v3+.
+// Versions 0-2 (message formats v0/v1) are up-converted. Clients that ask
+// ApiVersions pick v3+; librdkafka < 2.1 (Debian's kcat) enables
+// gzip/snappy/lz4 only when a broker lists Produce v0. Clients told the
+// broker is older than 0.10 (api.version.request=false) send v0-2 without
+// asking.
 extern const ApiHandler kProduceHandler = MakeHandler<protocol::ProduceRequest, HandleProduce>(0, 10);
 
 }  // namespace headrace::broker

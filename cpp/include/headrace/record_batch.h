@@ -107,8 +107,10 @@ struct BatchProducerFields {
 
 // Builds one uncompressed RecordBatch v2 with base offset 0, CreateTime
 // timestamps and a valid CRC; producer id -1 unless `producer` says.
+// no_timestamp_is_now=false keeps kNoTimestamp as -1 (Kafka's NO_TIMESTAMP:
+// messages up-converted from format v0, which had none).
 std::string BuildBatch(const std::vector<RecordInput>& records,
-                       const BatchProducerFields& producer = {});
+                       const BatchProducerFields& producer = {}, bool no_timestamp_is_now = true);
 
 // An end-of-transaction marker (KIP-98): the one record of a control batch
 // (transactional | control) whose key is int16 version 0 + int16 type
