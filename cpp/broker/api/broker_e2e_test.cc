@@ -249,11 +249,20 @@ TEST_F(BrokerE2ETest, ProduceReportsPerPartitionErrors) {
   EXPECT_EQ(Produce("e", "", 1).error_code, Code(KafkaError::kInvalidRecord));
   EXPECT_EQ(Produce("e", Batch(1), /*acks=*/2).error_code, Code(KafkaError::kInvalidRequiredAcks));
   EXPECT_EQ(Produce("bad/name", Batch(1)).error_code, Code(KafkaError::kInvalidTopicException));
-  // v0-2 are advertised (old librdkafka needs that to compress) but refused.
-  EXPECT_EQ(Produce("e", Batch(1), 1, /*version=*/2).error_code,
-            Code(KafkaError::kUnsupportedForMessageFormat));
+  // v0-2 carry format v0/v1 only: a v2 batch in them is an invalid record.
+  EXPECT_EQ(Produce("e", Batch(1), 1, /*version=*/2).error_code, Code(KafkaError::kInvalidRecord));
+  std::string bad_v0 = testing::LegacyEntry(0, 0, "k", "v");
+  bad_v0.back() ^= 0x5a;  // breaks its CRC-32
+  EXPECT_EQ(Produce("e", bad_v0, 1, /*version=*/1).error_code, Code(KafkaError::kInvalidRecord));
   // Nothing above was appended.
   EXPECT_EQ(ListOffset("e", -1).offset, 0);
+  // A format v0 message set (Produce v1, as a 0.9 client sends it) is
+  // up-converted and appended.
+  std::string v0 = testing::LegacyEntry(0, 0, "k0", "v0") + testing::LegacyEntry(0, 1, "k1", "v1");
+  auto ok = Produce("e", v0, /*acks=*/-1, /*version=*/1);  // answered once committed
+  EXPECT_EQ(ok.error_code, 0);
+  EXPECT_EQ(ok.base_offset, 0);
+  EXPECT_EQ(ListOffset("e", -1).offset, 2);
 }
 
 TEST_F(BrokerE2ETest, ProduceWithAcksZeroSendsNoResponse) {
