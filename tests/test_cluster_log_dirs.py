@@ -12,6 +12,9 @@
   DescribeLogDirs lists each moved replica in its new directory, and a
   restart of the leader's broker keeps it there. A replica the broker does
   not host answers REPLICA_NOT_AVAILABLE.
+- The leader's replicas of __consumer_offsets and __transaction_state
+  move too; their coordinators reload from the moved replica (committed
+  offsets kept, new commits and transactions go on).
 """
 from __future__ import annotations
 
@@ -30,7 +33,6 @@ from headrace import EmbeddedCluster  # noqa: E402
 
 REPLICA_NOT_AVAILABLE = 9
 LOG_DIR_NOT_FOUND = 57
-INVALID_TOPIC_EXCEPTION = 17
 PAD = b"x" * 100  # records of ~100 bytes: the copy takes several reads
 
 
@@ -201,16 +203,13 @@ def test_move_leader_and_follower_replicas_while_writing(cluster):
                 {(topic, 0, b): target[b] for b in (leader, follower)}
                 | {(topic, 0, 2): "/no/such/dir",
                    # broker 2 hosts no replica of pair-0
-                   ("pair", 0, 2): next(iter(before[2])),
-                   # a coordinator's log is not moved
-                   ("__consumer_offsets", 0, 2): next(iter(before[2]))})
+                   ("pair", 0, 2): next(iter(before[2]))})
         finally:
             admin.close()
         errors = {(k.topic, k.broker_id): v.errno for k, v in answer.items()}
         assert errors[(topic, leader)] == 0 and errors[(topic, follower)] == 0, errors
         assert errors[(topic, 2)] == LOG_DIR_NOT_FOUND, errors
         assert errors[("pair", 2)] == REPLICA_NOT_AVAILABLE, errors
-        assert errors[("__consumer_offsets", 2)] == INVALID_TOPIC_EXCEPTION, errors
         deadline = time.monotonic() + 30
         while True:
             dirs = _log_dirs(cluster, topic)
@@ -256,6 +255,89 @@ def test_move_leader_and_follower_replicas_while_writing(cluster):
     dirs = _log_dirs(cluster, topic)
     assert _dir_of(dirs[leader], 0) == target[leader], dirs
     assert check_records() == count
+
+
+def _leader_of(cluster, topic: str, partition: int) -> int:
+    md = _ck_admin(cluster).list_topics(topic, timeout=10).topics[topic]
+    return md.partitions[partition].leader
+
+
+def _move(cluster, topic: str, partition: int, broker: int) -> str:
+    """Moves broker's replica of topic-partition to its other log directory
+    and waits until DescribeLogDirs lists it there; returns that directory."""
+    before = _log_dirs(cluster, topic)[broker]
+    target = next(d for d in before if d != _dir_of(before, partition))
+    admin = _kp_admin(cluster)
+    try:
+        answer = admin.alter_replica_log_dirs({(topic, partition, broker): target})
+    finally:
+        admin.close()
+    assert [v.errno for v in answer.values()] == [0], answer
+    deadline = time.monotonic() + 30
+    while _dir_of(_log_dirs(cluster, topic)[broker], partition) != target:
+        assert time.monotonic() < deadline, _log_dirs(cluster, topic)[broker]
+        time.sleep(0.1)
+    return target
+
+
+def _retry(fn, what: str):
+    """fn() until it stops raising KafkaException (a coordinator reloading
+    answers retriable errors meanwhile)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return fn()
+        except ck.KafkaException as e:
+            assert time.monotonic() < deadline, f"{what}: {e}"
+            time.sleep(0.2)
+
+
+def test_coordinators_follow_moved_internal_replicas(cluster):
+    """Replicas of __consumer_offsets and __transaction_state move between
+    log directories too, as Kafka moves them: the leader's coordinator is
+    reloaded from the moved replica, so a group's committed offsets survive
+    the move and new commits go on, and a transactional producer commits
+    again on the same epoch."""
+    from cluster_clients import txn_producer
+    from test_cluster_groups import group_partition
+    from test_transactions import read_all
+    topic, group, txn_id = "coord-moves", "mover-group", "mover-txn"
+    _create(cluster, topic, [[0, 1, 2]])
+    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
+                     "enable.auto.commit": False})
+    producer = txn_producer(cluster, txn_id)
+    try:
+        c.commit(offsets=[ck.TopicPartition(topic, 0, 42)], asynchronous=False)
+        producer.begin_transaction()
+        producer.produce(topic, b"before the move", partition=0)
+        producer.commit_transaction(30)
+
+        group_p = group_partition(group, 50)
+        txn_p = group_partition(txn_id, 50)
+        moved = {}
+        for internal, p in (("__consumer_offsets", group_p), ("__transaction_state", txn_p)):
+            leader = _leader_of(cluster, internal, p)
+            moved[internal] = (leader, _move(cluster, internal, p, leader))
+
+        def committed():
+            [tp] = c.committed([ck.TopicPartition(topic, 0)], timeout=10)
+            return tp.offset
+        assert _retry(committed, "offsets after the move") == 42
+        _retry(lambda: c.commit(offsets=[ck.TopicPartition(topic, 0, 43)], asynchronous=False),
+               "a commit after the move")
+        assert committed() == 43
+
+        producer.begin_transaction()
+        producer.produce(topic, b"after the move", partition=0)
+        producer.commit_transaction(30)
+    finally:
+        c.close()
+    assert [v for *_, v in read_all(cluster.bootstrap_servers, topic, 1, "read_committed",
+                                    expect=2)] == [b"before the move", b"after the move"]
+    for internal, (leader, target) in moved.items():
+        p = group_p if internal == "__consumer_offsets" else txn_p
+        log = cluster.node(leader).log_path.read_text()
+        assert f"moved {internal}-{p} to {target}/{internal}-{p}" in log
 
 
 @pytest.mark.slow

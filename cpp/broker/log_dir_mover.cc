@@ -215,16 +215,22 @@ Status LogDirMover::Move(Job& job) {
   // 1. copy while the source serves.
   if (st.ok()) st = CatchUp(job, kCopyChunk);
   if (st.ok()) {
-    // Cluster mode: no role change between the seal and the copy taking the
-    // replica's role (ApplyClusterState waits; it then applies to the copy).
-    std::lock_guard<std::mutex> roles(reg.roles_mu_);
-    std::lock_guard<std::mutex> admin(reg.admin_mu_);
-    st = reg.CheckOpenLocked();
-    if (st.ok() && reg.FindPartition(job.tp.topic, job.tp.partition) != source) {
-      st = Status::Closed(job.tp.ToString() + " was deleted or replaced during the move");
+    {
+      // Cluster mode: no role change between the seal and the copy taking
+      // the replica's role (ApplyClusterState waits; it then applies to the
+      // copy).
+      std::lock_guard<std::mutex> roles(reg.roles_mu_);
+      std::lock_guard<std::mutex> admin(reg.admin_mu_);
+      st = reg.CheckOpenLocked();
+      if (st.ok() && reg.FindPartition(job.tp.topic, job.tp.partition) != source) {
+        st = Status::Closed(job.tp.ToString() + " was deleted or replaced during the move");
+      }
+      if (st.ok()) st = CommitLocked(job, future_path);
     }
-    if (st.ok()) st = CommitLocked(job, future_path);
-    if (st.ok()) return st;
+    if (st.ok()) {
+      if (reg.replica_moved_hook_) reg.replica_moved_hook_(job.tp);
+      return st;
+    }
   }
   (void)job.future->Abandon();
   {

@@ -220,6 +220,12 @@ class TopicRegistry {
   using ReplicaSwapHook =
       std::function<void(const Partition* old, const std::shared_ptr<Partition>& now)>;
   void SetReplicaSwapHook(ReplicaSwapHook hook) { replica_swap_hook_ = std::move(hook); }
+  // Called by LogDirMover after a replica was moved and its copy published
+  // (either mode), on the mover's thread with no registry lock held: the
+  // broker moves the coordinators of an internal topic's partition to the
+  // copy. Set once before the broker serves.
+  using ReplicaMovedHook = std::function<void(const TopicPartition& tp)>;
+  void SetReplicaMovedHook(ReplicaMovedHook hook) { replica_moved_hook_ = std::move(hook); }
   // A move in progress: the future replica's directory and log.
   struct FutureReplica {
     TopicPartition tp;
@@ -336,6 +342,7 @@ class TopicRegistry {
 
   std::mutex roles_mu_;  // roles_mutex()
   ReplicaSwapHook replica_swap_hook_;
+  ReplicaMovedHook replica_moved_hook_;
   mutable std::mutex admin_mu_;  // serialises admin operations and Close; guards closed_
   bool closed_ = false;
   mutable std::shared_mutex map_mu_;  // guards by_name_ and by_id_

@@ -11,11 +11,14 @@
 //   UNKNOWN_TOPIC_OR_PARTITION   single node: no such partition
 //   REPLICA_NOT_AVAILABLE        cluster mode: no replica of it on this
 //                                broker (Kafka's answer for this API)
-//   INVALID_TOPIC_EXCEPTION      __consumer_offsets / __transaction_state:
-//                                their coordinators hold the log, which a
-//                                swap would pull from under them (not moved)
+//   INVALID_TOPIC_EXCEPTION      single node: __consumer_offsets /
+//                                __transaction_state, which are the
+//                                coordinators' own logs in the first
+//                                log directory, not partitions
 // In cluster mode the broker's replica moves whether it leads or follows
-// the partition (log_dir_mover.h).
+// the partition (log_dir_mover.h), internal topics' too: a coordinator on a
+// moved partition is reloaded from the copy (coordinator_leadership.h), its
+// clients seeing NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS meanwhile.
 // A path is matched after normalisation (absolute, no trailing slash), as
 // DescribeLogDirs lists it.
 #include <filesystem>
@@ -51,7 +54,7 @@ void HandleAlterReplicaLogDirs(BrokerContext& ctx, Req& req, Request request) {
         r.partition_index = partition;
         if (!allowed) {
           r.error_code = Code(KafkaError::kClusterAuthorizationFailed);
-        } else if (IsInternalTopic(topic.name)) {
+        } else if (IsInternalTopic(topic.name) && ctx.state->cluster() == nullptr) {
           r.error_code = Code(KafkaError::kInvalidTopicException);
         } else {
           r.error_code = Code(ToKafkaError(ctx.topics().MoveReplica(topic.name, partition, path)));

@@ -3,6 +3,7 @@
 #include "headrace/broker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -41,6 +42,7 @@
 #include "broker/auth/acl_store.h"
 #include "broker/auth/authorizer.h"
 #include "broker/serial_executor.h"
+#include "broker/topic_name.h"
 #include "broker/txn/txn_coordinators.h"
 #include "common/fault_injecting_env.h"
 #include "common/logging.h"
@@ -104,6 +106,7 @@ class BrokerImpl final : public Broker {
   Status Start() override {
     std::lock_guard<std::timed_mutex> l(mu_);
     if (state_) return Status::InvalidArgument("broker already started");
+    stopping_ = false;
     HR_ASSIGN_OR_RETURN(scram_store_,  // SASL's SCRAM users (docs/security.md)
                         broker::sasl::ScramCredentialStore::Open(config_.data_dir, file_env_.get()));
     sasl_->AttachCredentials(scram_store_.get());
@@ -146,6 +149,11 @@ class BrokerImpl final : public Broker {
                                 const std::shared_ptr<broker::Partition>& now) {
             f->ReplacePartition(old, now);
           });
+      // ... and the coordinators of a moved internal partition move to the
+      // copy (CoordinatorLeadership reloads them from it).
+      state_->topics().SetReplicaMovedHook([this](const broker::TopicPartition& tp) {
+        if (broker::IsInternalTopic(tp.topic)) FollowCoordinatorsAfterMove();
+      });
     }
     // Single node: one coordinator for every group (one partition); cluster
     // mode: one per __consumer_offsets partition led here, ticked by the
@@ -221,6 +229,7 @@ class BrokerImpl final : public Broker {
   }
 
   Status Stop() override {
+    stopping_ = true;  // before mu_: FollowCoordinatorsAfterMove gives up
     std::lock_guard<std::timed_mutex> l(mu_);
     if (!state_) return Status::OK();
     group_migration_.reset();  // stops its OffsetCommits; the log stays for the next start
@@ -599,6 +608,17 @@ class BrokerImpl final : public Broker {
     if (txn_leadership_) txn_leadership_->StopAll();
   }
 
+  // FollowCoordinatorLeadershipLocked from the log dir mover's thread. Stop
+  // holds mu_ while it joins that thread, so this gives up once the broker
+  // is stopping instead of waiting for mu_.
+  void FollowCoordinatorsAfterMove() {
+    std::unique_lock<std::timed_mutex> l(mu_, std::defer_lock);
+    while (!l.try_lock_for(std::chrono::milliseconds(50))) {
+      if (stopping_.load()) return;
+    }
+    if (state_ && state_->cluster()) FollowCoordinatorLeadershipLocked();
+  }
+
   // Cluster mode: one group coordinator per partition of
   // __consumer_offsets this broker leads (docs/cluster.md "Consumer groups"),
   // one transaction coordinator per partition of __transaction_state
@@ -718,6 +738,7 @@ class BrokerImpl final : public Broker {
   std::unique_ptr<broker::Dispatcher> dispatcher_;
   std::unique_ptr<net::Server> server_;
   std::vector<uint16_t> bound_ports_;  // per listener, set once listening
+  std::atomic<bool> stopping_{false};  // Stop() has begun
   std::mutex advertised_mu_;  // orders dynamic advertised.listeners changes
   std::vector<broker::Listener> advertised_now_;  // guarded by advertised_mu_
   // Cluster mode: copies the partitions this broker follows from their leaders.

@@ -5,7 +5,9 @@
 // coordinator on the partition's log when this broker became its leader,
 // reloads it when the leader epoch changed (the state is what the previous
 // leader wrote and replicated), and stops it when this broker no longer
-// leads it or the partition is gone. The coordinators are published in a
+// leads it or the partition is gone. It also reloads one whose replica was
+// replaced by another Partition object (AlterReplicaLogDirs moved it to
+// another log directory: log_dir_mover.h). The coordinators are published in a
 // group::CoordinatorRouter (docs/cluster.md "Consumer groups",
 // "Transactions").
 //
@@ -50,7 +52,7 @@ class CoordinatorLeadership {
     for (const auto& [partition, c] : router_->All()) {
       if (partition < count) continue;
       router_->Stop(partition);
-      epochs_.erase(partition);
+      loaded_.erase(partition);
       HR_LOG(kInfo) << what_ << ": stopped (" << topic_ << "-" << partition << " is gone)";
     }
     std::vector<int32_t> started;
@@ -67,7 +69,7 @@ class CoordinatorLeadership {
   // Stops every coordinator and the router's timer.
   void StopAll() {
     router_->StopAll();
-    epochs_.clear();
+    loaded_.clear();
   }
 
  private:
@@ -75,13 +77,13 @@ class CoordinatorLeadership {
   template <class Open>
   bool FollowPartition(int32_t p, const std::shared_ptr<Partition>& log, const Open& open) {
     const bool lead = log && log->is_leader();
-    const int32_t leader_epoch = lead ? log->leader_epoch().value() : -1;
+    const Loaded now{lead ? log->leader_epoch().value() : -1, lead ? log.get() : nullptr};
     const bool running = router_->ForPartition(p) != nullptr;
-    auto [it, added] = epochs_.try_emplace(p, -1);
-    if (lead && running && it->second == leader_epoch) return false;
+    auto [it, added] = loaded_.try_emplace(p);
+    if (lead && running && it->second == now) return false;
     if (!lead && !running) return false;
     router_->Stop(p);
-    it->second = -1;
+    it->second = Loaded{};
     if (!lead) {
       HR_LOG(kInfo) << what_ << ": stopped (no longer the leader of " << topic_ << "-" << p
                     << ")";
@@ -94,14 +96,22 @@ class CoordinatorLeadership {
       return false;
     }
     router_->Set(p, std::move(c).value());
-    it->second = leader_epoch;
+    it->second = now;
     return true;
   }
 
   const char* what_;
   const char* topic_;
   Router* router_;
-  std::map<int32_t, int32_t> epochs_;  // partition -> leader epoch loaded at (-1: none)
+  // What a partition's coordinator was loaded from: the leader epoch and
+  // the replica (compared by identity only, never dereferenced; the running
+  // coordinator holds that replica, so its address cannot be reused).
+  struct Loaded {
+    int32_t epoch = -1;
+    const Partition* log = nullptr;
+    bool operator==(const Loaded&) const = default;
+  };
+  std::map<int32_t, Loaded> loaded_;  // partition -> what its coordinator was loaded from
 };
 
 }  // namespace headrace::broker
