@@ -97,7 +97,10 @@ def test_the_bulk_path_loads_confluent_kafkas_librdkafka():
     from headrace.errors import InvalidArgumentError
 
     lp = _core.LineProducer({"bootstrap.servers": "127.0.0.1:1"}, "t")
-    assert len(lp) == 0 and lp.failed == 0
+    # Nothing produced, nothing failed. (Not len(lp) == 0: the queue length
+    # also counts librdkafka's own events, e.g. the refused connection to
+    # port 1, which can already be queued here under load.)
+    assert lp.failed == 0
     maps = open("/proc/self/maps").read()
     libs = {line.split()[-1] for line in maps.splitlines() if "librdkafka" in line}
     assert len(libs) == 1, libs  # one librdkafka in the process: confluent_kafka's
