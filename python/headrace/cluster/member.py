@@ -33,9 +33,10 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
 from headrace import logs
-from headrace.cluster import acl_store, reassignment, scram_users, topic_admin
+from headrace.cluster import acl_store, scram_users, topic_admin
 from headrace.cluster import zk_layout as L
 from headrace.cluster.controller import Controller
+from headrace.cluster.member_requests import UNKNOWN_SERVER_ERROR, ControlRequests, all_failed
 from headrace.errors import HeadraceError
 
 log = logging.getLogger("headrace.cluster.member")
@@ -45,9 +46,6 @@ ISR_POLL_S = 0.1
 DEBOUNCE_S = 0.02
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 FIRST_STATE_TIMEOUT_S = 10.0
-CREATE_WAIT_MARGIN_S = 0.1  # CreateTopics answers this much before the data plane gives up
-ACL_APPLY_WAIT_S = 5.0  # CreateAcls / DeleteAcls wait at most this for this broker's own apply
-UNKNOWN_SERVER_ERROR = -1
 _ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
 
 
@@ -75,7 +73,7 @@ def _split_host_port(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-class ClusterMember:
+class ClusterMember(ControlRequests):
     """The control plane of one broker. ``broker``: a started
     ``headrace._core.Broker`` (anything with its cluster methods);
     ``settings``: broker settings (Kafka key names, string values).
@@ -565,57 +563,6 @@ class ClusterMember:
             self.state_version += 1
             self._state_cond.notify_all()
 
-    def _await_created_topics(self, payload: Mapping[str, Any], result: dict) -> None:
-        """As Kafka's CreateTopics: the answer waits until this broker's own
-        view (what its Metadata answers) lists each created topic with a
-        leader for every partition, so the client's next Metadata here finds
-        it. Bounded by the request's ``timeout_ms`` (less a margin, the data
-        plane gives up at it); ``timeout_ms`` <= 0 or validate_only: no wait.
-        A topic still incomplete then is answered REQUEST_TIMED_OUT (it is
-        created; its leaders are not known here yet), as Kafka does."""
-        timeout_ms = int(payload.get("timeout_ms") or 0)
-        dry = {t.get("name") for t in payload.get("topics", []) if t.get("validate_only")}
-        waiting = {r["name"] for r in result.get("topics", [])
-                   if r.get("error_code") == 0 and r["name"] not in dry}
-        if timeout_ms <= 0 or not waiting:
-            return
-
-        def incomplete() -> set[str]:
-            ready = {t["name"] for t in (self.state or {}).get("topics", [])
-                     if t["partitions"] and all(p["leader"] >= 0 for p in t["partitions"])}
-            return waiting - ready
-
-        with self._state_cond:
-            self._state_cond.wait_for(lambda: not incomplete(),
-                                      max(0.0, timeout_ms / 1000 - CREATE_WAIT_MARGIN_S))
-            late = incomplete()
-        for r in result["topics"]:
-            if r["name"] in late:
-                r.update(error_code=topic_admin.REQUEST_TIMED_OUT,
-                         error_message=f"Topic '{r['name']}' was created; its leaders are not "
-                                       f"known to broker {self.broker_id} yet.")
-
-    def _await_own_acls(self, payload: Mapping[str, Any], result: dict, present: bool) -> None:
-        """As Kafka's ZooKeeper-mode authorizer, which updates the answering
-        broker's ACL cache before it answers: CreateAcls / DeleteAcls wait
-        (at most ACL_APPLY_WAIT_S) until this broker's applied state has
-        (present) or lacks every binding written, so the client's next
-        DescribeAcls or DeleteAcls here sees its change (DeleteAcls matches
-        on the answering broker's ACLs). Other brokers apply it on their own
-        watch, as Kafka's do on the change notification."""
-        if result.get("error_code") != 0:
-            return
-        wanted = acl_store.canonical(payload.get("acls") or [])
-
-        def applied() -> bool:
-            have = acl_store.canonical((self.state or {}).get("acls") or [])
-            return (wanted <= have) if present else not (wanted & have)
-
-        with self._state_cond:
-            if not self._state_cond.wait_for(applied, ACL_APPLY_WAIT_S):
-                log.warning("broker %d: ACL change not applied here within %.0f s",
-                            self.broker_id, ACL_APPLY_WAIT_S)
-
     def led_partitions(self, state: dict | None = None) -> list[tuple[str, int]]:
         state = state if state is not None else self.state or {"topics": []}
         return [(t["name"], p["partition"]) for t in state["topics"] for p in t["partitions"]
@@ -738,111 +685,16 @@ class ClusterMember:
         try:
             result = self.handle_request(kind, payload)
         except _ZK_DOWN as e:
-            result = _all_failed(payload, topic_admin.REQUEST_TIMED_OUT,
+            result = all_failed(payload, topic_admin.REQUEST_TIMED_OUT,
                                  f"ZooKeeper unavailable: {type(e).__name__}")
         except Exception as e:  # noqa: BLE001 - every request gets an answer
             log.exception("broker %d: %s request failed", self.broker_id, kind)
-            result = _all_failed(payload, UNKNOWN_SERVER_ERROR, f"{type(e).__name__}: {e}")
+            result = all_failed(payload, UNKNOWN_SERVER_ERROR, f"{type(e).__name__}: {e}")
         try:
             self.broker.complete_control_request(request_id, json.dumps(result))
         except Exception:  # noqa: BLE001
             log.exception("broker %d: complete_control_request(%s) failed", self.broker_id,
                           request_id)
-
-    def handle_request(self, kind: str, payload: Mapping[str, Any]) -> dict:
-        if kind == "create_topics":
-            result = topic_admin.create_topics(self.zk, payload, self.defaults)
-            self._await_created_topics(payload, result)
-            return result
-        if kind == "delete_topics":
-            return topic_admin.delete_topics(self.zk, payload)
-        if kind == "create_partitions":
-            return topic_admin.create_partitions(self.zk, payload)
-        if kind == "elect_leaders":
-            return self.elect_leaders(payload)
-        if kind == "alter_reassignments":
-            return reassignment.alter_request(self.zk, payload, self._stop)
-        if kind == "list_reassignments":
-            return reassignment.list_ongoing(self.zk, payload)
-        if kind == "alter_broker_configs":
-            return self.alter_broker_configs(payload)
-        if kind == "alter_topic_configs":
-            return topic_admin.alter_topic_configs(self.zk, payload)
-        if kind == "alter_user_scram_credentials":
-            return scram_users.alter(self.zk, payload)
-        if kind == "create_acls":
-            result = acl_store.create_acls(self.zk, payload)
-            self._await_own_acls(payload, result, present=True)
-            return result
-        if kind == "delete_acls":
-            result = acl_store.delete_acls(self.zk, payload)
-            self._await_own_acls(payload, result, present=False)
-            return result
-        if kind == "alter_client_quotas":
-            return self.alter_client_quotas(payload)
-        return _all_failed(payload, UNKNOWN_SERVER_ERROR, f"unknown control request {kind!r}")
-
-    # -- dynamic broker configs ---------------------------------------------------------------
-    def alter_broker_configs(self, payload: Mapping[str, Any]) -> dict:
-        """Replaces /config/brokers/<entity> ("<default>" or a broker id) with
-        payload["configs"] (validated by the data plane) and announces the
-        change under /config/changes as Kafka's ZK mode does. Every broker's
-        state loop watches its two entities and applies them."""
-        entity = str(payload.get("entity", ""))
-        if entity != L.BROKER_DEFAULT_ENTITY and not entity.isdigit():
-            return {"error_code": topic_admin.INVALID_REQUEST,
-                    "error_message": f"bad broker config entity {entity!r}"}
-        configs = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
-        topic_admin.replace_config(self.zk, L.broker_config_path(entity),
-                                   L.encode_broker_config(configs), f"brokers/{entity}")
-        return {"error_code": 0, "error_message": None}
-
-    # -- client quotas -----------------------------------------------------------------------
-    def alter_client_quotas(self, payload: Mapping[str, Any]) -> dict:
-        """Sets the quota keys of /config/<path> (users/..., clients/...) to
-        payload["configs"] (validated by the data plane; keys left out are
-        removed), keeping the znode's other keys (SCRAM credentials), and
-        announces the change under /config/changes as Kafka's ZK mode does."""
-        path = str(payload.get("path", ""))
-        if not path.startswith(("users/", "clients/")) or ".." in path.split("/"):
-            return {"error_code": topic_admin.INVALID_REQUEST,
-                    "error_message": f"bad client quota entity {path!r}"}
-        quotas = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
-        topic_admin.update_entity_config(
-            self.zk, path,
-            lambda config: {k: v for k, v in config.items() if k not in L.QUOTA_KEYS} | quotas)
-        return {"error_code": 0, "error_message": None}
-
-    # -- ElectLeaders ------------------------------------------------------------------------
-    def elect_leaders(self, payload: Mapping[str, Any]) -> dict:
-        """Hands an ElectLeaders request to the controller (a sequential
-        ephemeral /admin/elect_leaders znode) and waits for its results:
-        {"partitions": [{"topic", "partition", "error_code", "error_message"}]}.
-        Not answered within timeout_ms: REQUEST_TIMED_OUT for every partition."""
-        parts = payload.get("partitions")
-        req = L.ElectLeaders(int(payload.get("election_type", L.PREFERRED_ELECTION)),
-                             None if parts is None else
-                             [(str(x["topic"]), int(x["partition"])) for x in parts])
-        path = self.zk.create(f"{L.ADMIN_ELECT_LEADERS}/request-", req.encode(),
-                              ephemeral=True, sequence=True)
-        deadline = time.monotonic() + max(1, int(payload.get("timeout_ms") or 30000)) / 1000
-        try:
-            while time.monotonic() < deadline and not self._stop.is_set():
-                answer = L.ElectLeaders.decode(self.zk.get(path)[0], path)
-                if answer.done:
-                    return {"partitions": [{"topic": t, "partition": p, "error_code": c,
-                                            "error_message": m}
-                                           for t, p, c, m in answer.results]}
-                time.sleep(0.05)
-        finally:
-            try:
-                self.zk.delete(path)
-            except NoNodeError:
-                pass
-        return {"partitions": [{"topic": t, "partition": p,
-                                "error_code": topic_admin.REQUEST_TIMED_OUT,
-                                "error_message": "the controller did not answer in time"}
-                               for t, p in (req.partitions or [])]}
 
     # -- controlled shutdown -----------------------------------------------------------------
     def controlled_shutdown(self, timeout_s: float = CONTROLLED_SHUTDOWN_TIMEOUT_S) -> bool:
@@ -890,12 +742,3 @@ def _int_or_max(text: str) -> int:
     except ValueError:
         return 1 << 62
 
-
-def _all_failed(payload: Mapping[str, Any], code: int, message: str) -> dict:
-    topics = []
-    for t in payload.get("topics", []) or []:
-        name = t.get("name") if isinstance(t, dict) else t
-        topics.append({"name": name, "error_code": code, "error_message": message})
-    # error_code/error_message: the answer of requests without topics
-    # (alter_broker_configs).
-    return {"topics": topics, "error_code": code, "error_message": message}
