@@ -13,7 +13,8 @@ from kazoo.exceptions import NoNodeError
 
 from headrace.cluster import topic_admin
 from headrace.cluster import zk_layout as L
-from headrace.cluster.controller import Controller, ControllerFenced, Fence, decide
+from headrace.cluster.controller import Controller, ControllerFenced, Fence
+from headrace.cluster.leadership import decide
 from headrace.cluster.placement import (PlacementError, assign_replicas, rack_alternated,
                                         validate_assignment)
 from zookeeper_fixture import wait_for
