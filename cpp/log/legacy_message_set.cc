@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -23,6 +25,11 @@ constexpr int kLogAppendTimeBit = 0x08;
 
 Status Bad(const std::string& what) {
   return Status::Corruption("message format v0/v1: " + what).WithDetail(kInvalidRecordDetail);
+}
+
+Status BadTimestamp(int64_t ts) {
+  return Status::InvalidArgument("message format v1: timestamp " + std::to_string(ts))
+      .WithDetail(kInvalidTimestampDetail);
 }
 
 // One message of a set, its fields pointing into the set.
@@ -61,6 +68,7 @@ Result<Message> ParseMessage(std::span<const uint8_t> m) {
     if (end - p < 8) return Bad("truncated timestamp");
     out.timestamp = static_cast<int64_t>(LoadBE64(p));
     p += 8;
+    if (out.timestamp < -1) return BadTimestamp(out.timestamp);  // -1: none, as Kafka
   }
   HR_ASSIGN_OR_RETURN(out.key, ReadBytes(&p, end));
   HR_ASSIGN_OR_RETURN(out.value, ReadBytes(&p, end));
@@ -169,6 +177,14 @@ Result<std::string> ConvertLegacyMessageSet(std::span<const uint8_t> message_set
     return Status::OK();
   }));
   if (records.empty()) return Bad("no whole message in the set");
+  // A v2 batch stores each timestamp as a delta from the first: the spread
+  // must fit in an int64 (-1 next to INT64_MAX does not).
+  int64_t lo = INT64_MAX, hi = INT64_MIN, spread = 0;
+  for (const RecordInput& r : records) {
+    lo = std::min(lo, r.timestamp.value());
+    hi = std::max(hi, r.timestamp.value());
+  }
+  if (__builtin_sub_overflow(hi, lo, &spread)) return BadTimestamp(hi);
   std::string batch = BuildBatch(records, {}, /*no_timestamp_is_now=*/false);
   if (codec == Compression::kNone) return batch;
   return ConvertCompression({reinterpret_cast<const uint8_t*>(batch.data()), batch.size()}, codec);

@@ -31,11 +31,12 @@ bool IsLegacyMessageSet(std::span<const uint8_t> bytes);
 // LogAppendTime gives its own to its inner messages); v0 messages have none
 // (-1, Kafka's NO_TIMESTAMP). The log then assigns offsets and applies the
 // topic's timestamp type as for any batch.
-// Errors (Corruption, detail INVALID_RECORD where Kafka answers that): an
-// empty set, a truncated entry, a CRC mismatch, a magic other than 0/1, a
-// nested wrapper, a codec v0/v1 did not have (zstd), a value that does not
-// decompress; a trailing partial entry is ignored (Kafka's producers never
-// send one, and Kafka drops it too).
+// Errors (Corruption, detail INVALID_RECORD): an empty set, a truncated
+// entry, a CRC mismatch, a magic other than 0/1, a nested wrapper, a codec
+// v0/v1 did not have (zstd), a value that does not decompress; a trailing
+// partial entry is ignored (Kafka's producers never send one, and Kafka
+// drops it too). InvalidArgument with detail INVALID_TIMESTAMP: a v1
+// timestamp below -1, or timestamps too far apart for a v2 batch's deltas.
 Result<std::string> ConvertLegacyMessageSet(std::span<const uint8_t> message_set);
 
 }  // namespace headrace

@@ -126,6 +126,20 @@ TEST(LegacyMessageSetTest, V0Lz4FramesWithTheOldHeaderChecksumAreRead) {
   EXPECT_FALSE(v1.ok());
 }
 
+TEST(LegacyMessageSetTest, TimestampsBelowMinusOneOrTooFarApartAreInvalid) {
+  for (const std::string& set :
+       {Entry(1, 0, "k", "v", 0, -5),
+        Entry(1, 0, "k", "v", 0, INT64_MIN + 2000) + Entry(1, 1, "k", "v", 0, 1),
+        Entry(0, 0, "k", "v") + Entry(1, 1, "k", "v", 0, INT64_MAX)}) {
+    auto r = ConvertLegacyMessageSet(Bytes(set));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().detail(), kInvalidTimestampDetail) << r.status().ToString();
+  }
+  auto far = ConvertLegacyMessageSet(
+      Bytes(Entry(1, 0, "k", "v", 0, 0) + Entry(1, 1, "k", "v", 0, INT64_MAX)));
+  EXPECT_TRUE(far.ok()) << far.status().ToString();  // 0 .. INT64_MAX fits
+}
+
 TEST(LegacyMessageSetTest, ATrailingPartialEntryIsIgnored) {
   std::string whole = Entry(0, 0, "k", "v");
   std::string next = Entry(0, 1, "k2", "v2");

@@ -109,6 +109,8 @@ struct BatchProducerFields {
 // timestamps and a valid CRC; producer id -1 unless `producer` says.
 // no_timestamp_is_now=false keeps kNoTimestamp as -1 (Kafka's NO_TIMESTAMP:
 // messages up-converted from format v0, which had none).
+// REQUIRES: the timestamps differ by at most INT64_MAX (they are stored as
+// deltas from the first).
 std::string BuildBatch(const std::vector<RecordInput>& records,
                        const BatchProducerFields& producer = {}, bool no_timestamp_is_now = true);
 
