@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import glob
 import os
-import threading
 import time
 
 import pytest
@@ -29,6 +28,7 @@ ck = pytest.importorskip("confluent_kafka")
 import confluent_kafka.admin  # noqa: E402,F401  (ck.admin)
 kafka_admin = pytest.importorskip("kafka.admin")
 
+from background_writer import start_writer  # noqa: E402
 from headrace import EmbeddedCluster  # noqa: E402
 
 REPLICA_NOT_AVAILABLE = 9
@@ -123,35 +123,9 @@ def _segments(path: str) -> bytes:
 
 
 def _start_writer(cluster, topic: str, prefix: bytes, timeout_s: int):
-    """An idempotent acks=all producer writing `prefix`N-PAD records to
-    partition 0 on a thread until `stop` is set. Returns (acked offset ->
-    value, delivery failures, stop, thread)."""
-    acked: dict[int, bytes] = {}
-    failures: list = []
-    stop = threading.Event()
-
-    def write():
-        p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
-                         "enable.idempotence": True, "linger.ms": 2,
-                         "message.timeout.ms": timeout_s * 1000})
-
-        def report(err, msg):
-            if err is None:
-                acked[msg.offset()] = msg.value()
-            else:
-                failures.append(err)
-        i = 0
-        while not stop.is_set():
-            p.produce(topic, value=prefix + b"%d-" % i + PAD, partition=0, on_delivery=report)
-            p.poll(0)
-            i += 1
-            if i % 100 == 0:
-                time.sleep(0.002)
-        assert p.flush(timeout_s) == 0
-
-    writer = threading.Thread(target=write)
-    writer.start()
-    return acked, failures, stop, writer
+    """`prefix`N-PAD records to partition 0 (background_writer.start_writer)."""
+    return start_writer(cluster.bootstrap_servers, topic, lambda i: prefix + b"%d-" % i + PAD,
+                        timeout_s)
 
 
 def test_node_ids_start_at_zero(cluster):

@@ -28,7 +28,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -37,6 +36,7 @@ ck = pytest.importorskip("confluent_kafka")
 import confluent_kafka.admin  # noqa: E402,F401  (ck.admin)
 kafka_admin = pytest.importorskip("kafka.admin")
 
+from background_writer import start_writer  # noqa: E402
 from broker_process import BrokerProcess  # noqa: E402
 
 EXT4_IOC_SHUTDOWN = 0x8004587D       # _IOR('X', 125, __u32)
@@ -213,29 +213,8 @@ def test_a_partition_moves_between_directories_while_written(jbod_broker, disks)
     before, errors = _produce(jbod_broker, TOPIC, 0, 20000, "pre", **{"enable.idempotence": True})
     assert not errors and len(before) == 20000
 
-    acked: dict[int, bytes] = dict(before)
-    failures = []
-    stop = threading.Event()
-
-    def write():
-        p = _producer(jbod_broker, **{"enable.idempotence": True})
-
-        def report(err, msg):
-            if err is None:
-                acked[msg.offset()] = msg.value()
-            else:
-                failures.append(err)
-        i = 0
-        while not stop.is_set():
-            p.produce(TOPIC, value=f"during-{i}".encode(), partition=0, on_delivery=report)
-            p.poll(0)
-            i += 1
-            if i % 200 == 0:
-                time.sleep(0.005)
-        p.flush(30)
-
-    writer = threading.Thread(target=write)
-    writer.start()
+    acked, failures, stop, writer = start_writer(jbod_broker.bootstrap, TOPIC,
+                                                 lambda i: b"during-%d" % i)
     try:
         time.sleep(0.3)
         admin = _admin(jbod_broker)
@@ -253,6 +232,7 @@ def test_a_partition_moves_between_directories_while_written(jbod_broker, disks)
         stop.set()
         writer.join(60)
     assert not failures, failures[:3]
+    acked.update(before)
     stored = _consume(jbod_broker, TOPIC, 0)
     lost = [o for o, v in acked.items() if stored.get(o) != v]
     values = list(stored.values())

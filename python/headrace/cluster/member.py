@@ -100,8 +100,7 @@ class ClusterMember(ControlRequests):
                          if k in values}
         self.broker_id = int(values.get("node.id", values.get("broker.id",
                                                               getattr(broker, "node_id", 0))))
-        self.host, self.port = _split_host_port(broker.advertised_address)
-        # (endpoints, host, port) of the registration written last.
+        # The addresses (_addresses) of the registration written last.
         self._registered: tuple[list[str], str, int] | None = None
         self.zk: KazooClient | None = None
         self.controller: Controller | None = None
@@ -274,12 +273,12 @@ class ClusterMember(ControlRequests):
         # Every listener's endpoint and protocol, as Kafka registers them
         # (brokers without the properties, e.g. test doubles: PLAINTEXT only),
         # as the broker advertises them now (advertised.listeners is dynamic).
-        self.host, self.port = _split_host_port(self.broker.advertised_address)
+        host, port = _split_host_port(self.broker.advertised_address)
         endpoints = str(getattr(self.broker, "advertised_endpoints", ""))
         protocols = str(getattr(self.broker, "listener_protocols", ""))
         endpoints = [e for e in endpoints.split(",") if e]
         protocols = dict(p.split(":", 1) for p in protocols.split(",") if ":" in p)
-        return L.BrokerRegistration(self.broker_id, self.host, self.port, self.rack,
+        return L.BrokerRegistration(self.broker_id, host, port, self.rack,
                                     endpoints=endpoints, protocol_map=protocols)
 
     def _register(self) -> None:
@@ -296,9 +295,9 @@ class ClusterMember(ControlRequests):
             reg = self.registration()
             try:
                 self.zk.create(path, reg.encode(), ephemeral=True, makepath=True)
-                self._registered = reg.endpoints, reg.host, reg.port
+                self._registered = _addresses(reg)
                 log.info("broker %d: registered at %s as %s:%d", self.broker_id, path,
-                         self.host, self.port)
+                         reg.host, reg.port)
                 return
             except NodeExistsError:
                 pass
@@ -308,7 +307,7 @@ class ClusterMember(ControlRequests):
                 continue
             if stat.ephemeralOwner == self.zk.client_id[0]:
                 self.zk.set(path, reg.encode())
-                self._registered = reg.endpoints, reg.host, reg.port
+                self._registered = _addresses(reg)
                 return
             if not logged:
                 log.warning("broker %d: %s is held by another ZooKeeper session (0x%x): an "
@@ -332,10 +331,10 @@ class ClusterMember(ControlRequests):
         changed (a dynamic advertised.listeners that the state just applied
         carried), as Kafka re-registers on a listener update."""
         reg = self.registration()
-        if (reg.endpoints, reg.host, reg.port) == self._registered:
+        if _addresses(reg) == self._registered:
             return
         self.zk.set(L.broker_path(self.broker_id), reg.encode())
-        self._registered = reg.endpoints, reg.host, reg.port
+        self._registered = _addresses(reg)
         log.info("broker %d: re-registered with endpoints %s", self.broker_id,
                  ",".join(reg.endpoints) or f"{reg.host}:{reg.port}")
 
@@ -734,6 +733,12 @@ class ClusterMember(ControlRequests):
         else:
             log.info("broker %d: controlled shutdown: leads nothing now", self.broker_id)
         return not remaining
+
+
+def _addresses(reg: L.BrokerRegistration) -> tuple[list[str], str, int]:
+    """What other brokers and clients are told to connect to (a registration
+    without its timestamp)."""
+    return reg.endpoints, reg.host, reg.port
 
 
 def _int_or_max(text: str) -> int:
