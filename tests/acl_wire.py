@@ -1,4 +1,5 @@
-"""Kafka requests of any API over a raw socket, for the authorisation tests.
+"""Kafka requests of any API over a raw socket (the authorisation tests, and
+protocol races no client lets a test time).
 
 Messages are kafka-python's schema-driven classes (kafka.protocol.*), so
 every API and version the 3.9 schemas define can be sent, including ones no
@@ -45,6 +46,28 @@ def _kip848_classes():
 
 
 KIP848 = _kip848_classes()
+
+
+def build(cls, data: dict):
+    """A kafka-python message from plain dicts (nested structs as dicts)."""
+    kwargs = {}
+    for k, v in data.items():
+        f = cls.fields[k]
+        if v is None:
+            pass
+        elif f.is_struct_array():
+            v = [build(f.data_class, x) for x in v]
+        elif f.is_struct():
+            v = build(f.data_class, v)
+        kwargs[k] = v
+    return cls(**kwargs)
+
+
+def msg(module: str, name: str, version: int, **data):
+    """Request `name` v`version` of kafka.protocol.`module` (or a KIP-848 one)."""
+    cls = KIP848[name] if name in KIP848 else \
+        getattr(importlib.import_module(f"kafka.protocol.{module}"), name)
+    return build(cls[version], data)
 
 
 def response_class(request):

@@ -131,4 +131,4 @@ def test_coordinator_killed_mid_transaction_moves_and_finishes(cluster):
     p2.begin_transaction()
     p2.produce(t, b"after", partition=0)
     p2.commit_transaction(TIMEOUT_S)
-    assert b"after" in [v for *_, v in read_all(bs, t, 3, "read_committed", idle_s=2.0)]
+    assert b"after" in [v for *_, v in read_all(bs, t, 3, "read_committed")]

@@ -134,7 +134,7 @@ def test_producers_on_different_coordinators_commit_abort_and_are_listed(cluster
     got = [v for *_, v in read_all(bs, topic, 3, "read_committed", expect=len(want))]
     assert sorted(got) == sorted(want)
     # Nothing else is visible to read_committed, everything to read_uncommitted.
-    assert len(read_all(bs, topic, 3, "read_committed", idle_s=1.0)) == len(want)
+    assert len(read_all(bs, topic, 3, "read_committed")) == len(want)
     assert len(read_all(bs, topic, 3, "read_uncommitted", expect=38)) == 38
 
 

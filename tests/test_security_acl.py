@@ -30,7 +30,7 @@ from typing import Callable
 
 import pytest
 
-from acl_wire import KIP848, Conn
+from acl_wire import KIP848, Conn, msg
 from batch_builder import encode_batch
 from headrace import EmbeddedBroker, EmbeddedCluster
 
@@ -55,30 +55,6 @@ TX = "acl-tx"        # a transactional id with coordinator state
 
 
 # -- helpers -------------------------------------------------------------------------------
-def build(cls, data: dict):
-    """A kafka-python message from plain dicts (nested structs as dicts)."""
-    kwargs = {}
-    for k, v in data.items():
-        f = cls.fields[k]
-        if v is None:
-            pass
-        elif f.is_struct_array():
-            v = [build(f.data_class, x) for x in v]
-        elif f.is_struct():
-            v = build(f.data_class, v)
-        kwargs[k] = v
-    return cls(**kwargs)
-
-
-def msg(module: str, name: str, version: int, **data):
-    if name in KIP848:
-        cls = KIP848[name]
-    else:
-        import importlib
-        cls = getattr(importlib.import_module(f"kafka.protocol.{module}"), name)
-    return build(cls[version], data)
-
-
 def binding(rtype, name, op, principal=ANON, host="*", perm=ALLOW, pattern=LITERAL) -> dict:
     return {"resource_type": rtype, "resource_name": name, "resource_pattern_type": pattern,
             "principal": principal, "host": host, "operation": op, "permission_type": perm}

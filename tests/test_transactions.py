@@ -42,29 +42,35 @@ def txn_producer(bootstrap: str, txn_id: str, **extra) -> Producer:
 
 
 def read_all(bootstrap: str, topic: str, partitions: int, isolation: str,
-             expect: int | None = None, idle_s: float = 1.5) -> list[tuple[int, int, bytes]]:
+             expect: int | None = None) -> list[tuple[int, int, bytes]]:
     """(partition, offset, value) of every record a consumer with `isolation`
-    reads from the start; stops after `expect` records or `idle_s` of
-    silence."""
+    reads from the start: `expect` records, or (None) all up to each
+    partition's end as the broker answered it at the time, the last stable
+    offset for read_committed, the high watermark otherwise (librdkafka's
+    partition EOF, not a pause in the flow)."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("reader"),
                   "enable.auto.commit": False, "isolation.level": isolation,
-                  "enable.partition.eof": False})
+                  "enable.partition.eof": expect is None})
     c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    out = []
+    out, at_end = [], set()
     deadline = time.monotonic() + TIMEOUT_S
-    last = time.monotonic()
     try:
         while time.monotonic() < deadline:
-            if expect is not None and len(out) >= expect:
+            if len(out) >= (expect if expect is not None else float("inf")):
                 break
-            if expect is None and time.monotonic() - last > idle_s:
+            if expect is None and len(at_end) == partitions:
                 break
             m = c.poll(0.2)
             if m is None:
                 continue
+            if m.error() is not None and m.error().code() == KafkaError._PARTITION_EOF:
+                at_end.add(m.partition())
+                continue
             assert m.error() is None, m.error()
             out.append((m.partition(), m.offset(), m.value()))
-            last = time.monotonic()
+        else:
+            raise AssertionError(f"read {len(out)} records of {topic} in {TIMEOUT_S} s; "
+                                 f"expected {expect}, at the end of {sorted(at_end)}")
     finally:
         c.close()
     return sorted(out)
@@ -110,7 +116,7 @@ def test_commit_and_abort_across_topics_seen_exactly_by_isolation(txn_broker):
         expected = sorted([f"c{i}".encode() for i in range(30)] + ([b"last"] if topic == a else []))
         # Then idle: a leaked aborted record would show up as one too many.
         committed = read_all(bs, topic, parts, "read_committed", expect=len(expected))
-        committed += read_all(bs, topic, parts, "read_committed", idle_s=1.0)[len(expected):]
+        committed += read_all(bs, topic, parts, "read_committed")[len(expected):]
         values = sorted(v for _, _, v in committed)
         assert values == expected
         uncommitted = read_all(bs, topic, parts, "read_uncommitted")
@@ -144,7 +150,7 @@ def test_open_transaction_holds_the_lso_until_commit(txn_broker):
     plain.flush(TIMEOUT_S)
     assert end_offsets(bs, t, 1, "read_uncommitted") == [7]
     assert end_offsets(bs, t, 1, "read_committed") == [1]  # the LSO: first open offset
-    assert [v for *_, v in read_all(bs, t, 1, "read_committed", idle_s=1.0)] == [b"before"]
+    assert [v for *_, v in read_all(bs, t, 1, "read_committed")] == [b"before"]
     assert len(read_all(bs, t, 1, "read_uncommitted", expect=7)) == 7
     p.commit_transaction(TIMEOUT_S)
     seen = [v for *_, v in read_all(bs, t, 1, "read_committed", expect=7)]
@@ -192,7 +198,7 @@ def test_hanging_transaction_is_aborted_at_its_timeout(txn_broker):
         time.sleep(0.2)
     # The coordinator aborted it: the LSO moved past the ABORT marker.
     assert end_offsets(bs, t, 1, "read_committed") == [2]
-    assert read_all(bs, t, 1, "read_committed", idle_s=1.0) == []
+    assert read_all(bs, t, 1, "read_committed") == []
     with pytest.raises(KafkaException):
         p.commit_transaction(TIMEOUT_S)
 

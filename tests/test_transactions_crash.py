@@ -50,8 +50,7 @@ def producer(bootstrap: str, txn_id: str) -> Producer:
 
 
 def committed_values(bootstrap: str, topic: str) -> list[bytes]:
-    return sorted(v for *_, v in read_all(bootstrap, topic, PARTITIONS, "read_committed",
-                                          idle_s=1.5))
+    return sorted(v for *_, v in read_all(bootstrap, topic, PARTITIONS, "read_committed"))
 
 
 @pytest.mark.parametrize("step", ["after_add_partitions", "mid_produce", "after_end_txn",
@@ -217,11 +216,11 @@ def test_consume_transform_produce_killed_repeatedly_is_exactly_once(broker_fact
     assert kills == len(marks), (kills, err, failures[-3:])
     assert broker_killed
     out = read_all(bs, dst, 4, "read_committed", expect=n)
-    out += read_all(bs, dst, 4, "read_committed", idle_s=1.0)[n:]  # nothing more
+    out += read_all(bs, dst, 4, "read_committed")[n:]  # nothing more
     keys = Counter(v.rsplit(b":", 1)[0] for *_, v in out)
     duplicated = sum(c - 1 for c in keys.values() if c > 1)
     expected = {f"{i % 4}:{i // 4}".encode() for i in range(n)}
     lost = len(expected - set(keys))
     assert (lost, duplicated, len(out)) == (0, 0, n)
     # read_uncommitted sees the aborted attempts too (the kills left some).
-    assert len(read_all(bs, dst, 4, "read_uncommitted", idle_s=1.0)) >= n
+    assert len(read_all(bs, dst, 4, "read_uncommitted")) >= n

@@ -75,7 +75,7 @@ void LocalTxnMarkerWriter::Write(txn::TxnMarkerSpec spec, txn::MarkersDone done)
         writes->Finish(i, KafkaError::kNotCoordinator);
         continue;
       }
-      Status completed = groups->CompleteTxn(spec.producer_id, spec.commit);
+      Status completed = groups->CompleteTxn(spec.producer_id, spec.producer_epoch, spec.commit);
       if (!completed.ok()) {
         writes->Finish(i, ToKafkaError(completed));
         continue;

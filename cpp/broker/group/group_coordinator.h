@@ -224,19 +224,24 @@ class GroupCoordinator {
   // names them, KIP-447), except that an unknown group is created, a group
   // with members accepts a request naming none (v0-2), and a rebalance in
   // progress does not refuse it. An epoch older than the one the producer's
-  // pending offsets in this group carry is INVALID_PRODUCER_EPOCH. The
+  // pending offsets in this group carry, or than the epoch of the last marker
+  // that ended one of its transactions here (a fenced producer's request that
+  // arrives after the abort; accepted, it would stay pending forever), is
+  // INVALID_PRODUCER_EPOCH. The
   // records are appended like Commit's: the caller answers once the log's HW
   // passes its end (api/group_log_wait.h). group_txn_offsets.cc.
   std::vector<KafkaError> CommitTxnOffsets(const TxnCommitRequest& req);
   // A transaction marker for `producer_id` reached the group coordinator
   // (WriteTxnMarkers on __consumer_offsets): materialises (commit) or drops
-  // (abort) its pending offsets in every group, with one appended record
-  // (kind 4, group_records.h); durable once the log's HW passes the log end
-  // read after the call. OK, appending nothing, when it has none, so a
+  // (abort) its pending offsets in every group, and fences the producer's
+  // epochs below `producer_epoch` (the marker's; a fencing abort carries the
+  // bumped one), with one appended record (kind 4, group_records.h); durable
+  // once the log's HW passes the log end read after the call. OK, appending
+  // nothing, when it has no pending offsets and the epoch is not newer, so a
   // retried marker is harmless. A committed offset recorded after the
   // transaction's offset for the same partition is kept (as Kafka).
   // Errors: Closed once stopped; the log's append error.
-  Status CompleteTxn(int64_t producer_id, bool commit);
+  Status CompleteTxn(int64_t producer_id, int16_t producer_epoch, bool commit);
   // Whether a group has pending transactional offsets (OffsetFetch with
   // require_stable answers UNSTABLE_OFFSET_COMMIT, KIP-447).
   bool HasPendingTxnOffsets(const std::string& group_id);
@@ -380,8 +385,9 @@ class GroupCoordinator {
   // Drops the pending offset for `tp` in `g` of `producer_id` (-1 = of
   // every producer), in memory only.
   void ErasePendingTxnOffset(Group& g, const TopicPartitionKey& tp, int64_t producer_id = -1);
-  // Commits or drops the producer's pending offsets in every group.
-  void ApplyTxnEnd(int64_t producer_id, bool commit);
+  // Commits or drops the producer's pending offsets in every group and
+  // remembers the end's epoch (ended_txns_).
+  void ApplyTxnEnd(int64_t producer_id, const TxnEndValue& end);
   // Erases a group with its pending offsets; returns the next group.
   std::map<std::string, Group>::iterator ForgetGroup(std::map<std::string, Group>::iterator it);
 
@@ -402,6 +408,10 @@ class GroupCoordinator {
   // Producer id -> the groups holding its pending transactional offsets.
   // Invariant: g in txn_groups_[p] iff groups_[g].pending_txn_offsets has p.
   std::map<int64_t, std::set<std::string>> txn_groups_;  // guarded by mu_
+  // Producer id -> its latest transaction end here (the marker's epoch fences
+  // older TxnOffsetCommits). Kept in the log (kind 4, carried by compaction)
+  // and forgotten after offsets.retention.minutes.
+  std::map<int64_t, TxnEndValue> ended_txns_;  // guarded by mu_
 
   std::condition_variable timer_cv_;
   std::thread timer_;

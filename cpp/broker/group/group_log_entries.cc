@@ -49,11 +49,11 @@ GroupLog::Entry PendingTxnOffsetEntry(const std::string& group, int64_t producer
   return e;
 }
 
-GroupLog::Entry TxnEndEntry(int64_t producer_id, bool commit) {
+GroupLog::Entry TxnEndEntry(int64_t producer_id, const TxnEndValue& end) {
   RecordKey key;
   key.kind = RecordKind::kTxnEnd;
   key.producer_id = producer_id;
-  return GroupLog::Entry{EncodeKey(key), EncodeTxnEndValue(TxnEndValue{commit})};
+  return GroupLog::Entry{EncodeKey(key), EncodeTxnEndValue(end)};
 }
 
 void AppendLiveEntries(const Group& g, std::vector<GroupLog::Entry>* out) {

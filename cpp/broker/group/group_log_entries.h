@@ -9,6 +9,7 @@
 
 #include "broker/group/group.h"
 #include "broker/group/group_log.h"
+#include "broker/group/group_records.h"
 
 namespace headrace::broker::group {
 
@@ -22,8 +23,9 @@ GroupLog::Entry GroupTombstone(const std::string& group);
 GroupLog::Entry PendingTxnOffsetEntry(const std::string& group, int64_t producer_id,
                                       int16_t producer_epoch, const TopicPartitionKey& tp,
                                       const std::optional<CommittedOffset>& c);
-// The end of a producer's transaction: commit or abort its pending offsets.
-GroupLog::Entry TxnEndEntry(int64_t producer_id, bool commit);
+// The end of a producer's transaction: commit or abort its pending offsets,
+// and the marker's epoch, below which the producer is fenced.
+GroupLog::Entry TxnEndEntry(int64_t producer_id, const TxnEndValue& end);
 // Every live record of `g` for compaction: its metadata (when it has any),
 // its committed and pending offsets in the order they were recorded, so
 // that a replay decides a transaction's commit as the live state did.

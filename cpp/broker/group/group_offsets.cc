@@ -22,6 +22,9 @@ void GroupCoordinator::MaybeCompact() {
   const int64_t before = log_->size_bytes();
   std::vector<GroupLog::Entry> live;
   int64_t live_bytes = 0;
+  // Transaction ends first: replayed before the pending offsets that follow
+  // them, they end none of those.
+  for (const auto& [pid, end] : ended_txns_) live.push_back(TxnEndEntry(pid, end));
   for (const auto& [id, g] : groups_) AppendLiveEntries(g, &live);
   for (const GroupLog::Entry& e : live) live_bytes += e.key.size() + (e.value ? e.value->size() : 0);
   Status st = log_->Rewrite(live);
@@ -211,6 +214,11 @@ KafkaError GroupCoordinator::DeleteOffsets(const std::string& group_id,
 // Empty. A group left with neither members nor offsets is deleted.
 void GroupCoordinator::ExpireOffsets(int64_t now) {
   if (!log_) return;
+  // A fenced producer's request does not arrive this late: the ends are
+  // forgotten (memory only; the next compaction drops their records).
+  std::erase_if(ended_txns_, [&](const auto& e) {
+    return now - e.second.end_time_ms >= config_.offsets_retention_ms;
+  });
   for (auto it = groups_.begin(); it != groups_.end();) {
     Group& g = it->second;
     if (!g.Is(GroupState::kEmpty) || !g.pending_members.empty()) {

@@ -74,6 +74,8 @@ std::string EncodeTxnEndValue(const TxnEndValue& v) {
   Out o;
   o.I16(kValueVersion);
   o.I8(v.commit ? 1 : 0);
+  o.I16(v.producer_epoch);
+  o.I64(v.end_time_ms);
   return o.Take();
 }
 
@@ -148,6 +150,10 @@ Result<TxnEndValue> DecodeTxnEndValue(std::string_view bytes) {
   if (in.I16() != kValueVersion) return Truncated("transaction end value version");
   TxnEndValue v;
   int8_t result = in.I8();
+  if (in.ok() && !in.done()) {  // absent from records of older builds
+    v.producer_epoch = in.I16();
+    v.end_time_ms = in.I64();
+  }
   if (!in.ok() || !in.done() || (result != 0 && result != 1)) return Truncated("transaction end value");
   v.commit = result == 1;
   return v;

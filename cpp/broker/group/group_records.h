@@ -81,8 +81,12 @@ struct PendingTxnOffsetValue {
   OffsetValue offset;
 };
 
+// A transaction's end at the group coordinator. Records written before the
+// epoch was kept have neither producer_epoch nor end_time_ms (-1, 0).
 struct TxnEndValue {
   bool commit = false;
+  int16_t producer_epoch = -1;  // the marker's epoch
+  int64_t end_time_ms = 0;
 };
 
 struct StoredMember {

@@ -79,8 +79,21 @@ TEST(GroupRecords, TxnEndKeyCarriesOnlyTheProducerId) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->kind, RecordKind::kTxnEnd);
   EXPECT_EQ(d->producer_id, 7);
-  EXPECT_EQ(EncodeTxnEndValue(TxnEndValue{true}), std::string("\x00\x00\x01", 3));
-  EXPECT_TRUE(DecodeTxnEndValue(EncodeTxnEndValue(TxnEndValue{true}))->commit);
+  // version 0, commit, epoch 2, end time 5.
+  EXPECT_EQ(EncodeTxnEndValue(TxnEndValue{true, 2, 5}),
+            std::string("\x00\x00\x01\x00\x02\x00\x00\x00\x00\x00\x00\x00\x05", 13));
+  auto full = DecodeTxnEndValue(EncodeTxnEndValue(TxnEndValue{true, 2, 5}));
+  ASSERT_TRUE(full.ok());
+  EXPECT_TRUE(full->commit);
+  EXPECT_EQ(full->producer_epoch, 2);
+  EXPECT_EQ(full->end_time_ms, 5);
+  // Records of older builds end after the commit flag.
+  auto old = DecodeTxnEndValue(std::string("\x00\x00\x01", 3));
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE(old->commit);
+  EXPECT_EQ(old->producer_epoch, -1);
+  EXPECT_EQ(DecodeTxnEndValue(std::string("\x00\x00\x01\x00", 4)).status().code(),
+            StatusCode::kCorruption);
   EXPECT_FALSE(DecodeTxnEndValue(EncodeTxnEndValue(TxnEndValue{false}))->commit);
   EXPECT_EQ(DecodeTxnEndValue(std::string("\x00\x00\x02", 3)).status().code(),
             StatusCode::kCorruption);

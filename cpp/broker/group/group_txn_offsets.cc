@@ -20,6 +20,9 @@ std::vector<KafkaError> GroupCoordinator::CommitTxnOffsets(const TxnCommitReques
   if (stopped_ || !log_) return fail_all(KafkaError::kCoordinatorNotAvailable);
   if (req.group_id.empty()) return fail_all(KafkaError::kInvalidGroupId);
   const int64_t now = Now();
+  auto ended = ended_txns_.find(req.producer_id);
+  if (ended != ended_txns_.end() && req.producer_epoch < ended->second.producer_epoch)
+    return fail_all(KafkaError::kInvalidProducerEpoch);
   auto it = groups_.find(req.group_id);
   if (it == groups_.end()) {
     // As Commit: only a request without a generation may create the group.
@@ -50,12 +53,18 @@ std::vector<KafkaError> GroupCoordinator::CommitTxnOffsets(const TxnCommitReques
   return out;
 }
 
-Status GroupCoordinator::CompleteTxn(int64_t producer_id, bool commit) {
+Status GroupCoordinator::CompleteTxn(int64_t producer_id, int16_t producer_epoch, bool commit) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_ || !log_) return Status::Closed("group coordinator stopped");
-  if (!txn_groups_.count(producer_id)) return Status::OK();  // nothing pending, or a retry
-  HR_RETURN_IF_ERROR(log_->Append({TxnEndEntry(producer_id, commit)}));
-  ApplyTxnEnd(producer_id, commit);
+  auto ended = ended_txns_.find(producer_id);
+  const bool newer_epoch =
+      ended == ended_txns_.end() || producer_epoch > ended->second.producer_epoch;
+  // Nothing pending and no new fence: a retry, or a transaction whose offsets
+  // never arrived.
+  if (!txn_groups_.count(producer_id) && !newer_epoch) return Status::OK();
+  const TxnEndValue end{commit, producer_epoch, Now()};
+  HR_RETURN_IF_ERROR(log_->Append({TxnEndEntry(producer_id, end)}));
+  ApplyTxnEnd(producer_id, end);
   return Status::OK();
 }
 
@@ -71,7 +80,7 @@ void GroupCoordinator::ApplyTxnLogEntry(const RecordKey& key,
     if (!value) return;
     auto v = DecodeTxnEndValue(*value);
     if (!v.ok()) { HR_LOG(kWarn) << "group log: " << v.status().ToString(); return; }
-    ApplyTxnEnd(key.producer_id, v->commit);
+    ApplyTxnEnd(key.producer_id, *v);
     return;
   }
   TopicPartitionKey tp{key.topic, key.partition};
@@ -126,7 +135,10 @@ void GroupCoordinator::ErasePendingTxnOffset(Group& g, const TopicPartitionKey& 
   }
 }
 
-void GroupCoordinator::ApplyTxnEnd(int64_t producer_id, bool commit) {
+void GroupCoordinator::ApplyTxnEnd(int64_t producer_id, const TxnEndValue& end) {
+  TxnEndValue& last = ended_txns_[producer_id];
+  if (end.producer_epoch >= last.producer_epoch) last = end;
+  const bool commit = end.commit;
   auto groups = txn_groups_.find(producer_id);
   if (groups == txn_groups_.end()) return;
   for (const std::string& id : groups->second) {

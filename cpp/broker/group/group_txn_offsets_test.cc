@@ -46,7 +46,7 @@ TEST_F(GroupTxnOffsetsTest, PendingOffsetsAreInvisibleUntilCommitted) {
   // The group exists (Empty), as Kafka creates it for a TxnOffsetCommit.
   EXPECT_EQ(c_->Describe("g").state, GroupState::kEmpty);
 
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
   EXPECT_FALSE(c_->HasPendingTxnOffsets("g"));
   EXPECT_EQ(Fetched(0), 10);
   EXPECT_EQ(Fetched(1), 20);
@@ -60,7 +60,7 @@ TEST_F(GroupTxnOffsetsTest, AbortDropsPendingOffsetsAndKeepsCommittedOnes) {
   c_->Commit(CommitRequest{"g", "", std::nullopt, -1, {{"t", 0, 5, -1, ""}}});
   c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}}));
   EXPECT_EQ(Fetched(0), 5);
-  ASSERT_TRUE(c_->CompleteTxn(7, false).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, false).ok());
   EXPECT_FALSE(c_->HasPendingTxnOffsets("g"));
   EXPECT_EQ(Fetched(0), 5);
 }
@@ -69,16 +69,18 @@ TEST_F(GroupTxnOffsetsTest, CompleteTxnOnlyTouchesItsProducerAndIsIdempotent) {
   c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}}));
   c_->CommitTxnOffsets(Txn(8, {{"t", 1, 30, -1, ""}}));
   c_->CommitTxnOffsets(Txn(7, {{"t", 2, 40, -1, ""}}, "other"));
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
   EXPECT_EQ(Fetched(0), 10);
   EXPECT_EQ(Fetched(2, "other"), 40);  // every group of the producer
   EXPECT_EQ(Fetched(1), -1);          // producer 8 still open
   EXPECT_TRUE(c_->HasPendingTxnOffsets("g"));
+  // A producer with nothing pending: its first marker records the epoch.
+  ASSERT_TRUE(c_->CompleteTxn(99, 0, true).ok());
   // A retried marker (commit or abort) finds nothing and appends nothing.
   const Offset end = c_->log_partition()->log_end_offset();
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
-  ASSERT_TRUE(c_->CompleteTxn(7, false).ok());
-  ASSERT_TRUE(c_->CompleteTxn(99, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, false).ok());
+  ASSERT_TRUE(c_->CompleteTxn(99, 0, true).ok());
   EXPECT_EQ(c_->log_partition()->log_end_offset(), end);
   EXPECT_EQ(Fetched(0), 10);
 }
@@ -86,7 +88,7 @@ TEST_F(GroupTxnOffsetsTest, CompleteTxnOnlyTouchesItsProducerAndIsIdempotent) {
 TEST_F(GroupTxnOffsetsTest, LaterPlainCommitWinsOverAnEarlierTransactionalOne) {
   c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}, {"t", 1, 11, -1, ""}}));
   c_->Commit(CommitRequest{"g", "", std::nullopt, -1, {{"t", 0, 3, -1, ""}}});
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
   EXPECT_EQ(Fetched(0), 3);   // recorded after the transaction's offset
   EXPECT_EQ(Fetched(1), 11);
 }
@@ -97,15 +99,15 @@ TEST_F(GroupTxnOffsetsTest, ReplayKeepsPendingAndCompletedState) {
   c_->CommitTxnOffsets(Txn(8, {{"t", 1, 20, -1, ""}}));
   c_->CommitTxnOffsets(Txn(9, {{"t", 2, 30, -1, ""}, {"t", 3, 33, -1, ""}}));
   c_->Commit(CommitRequest{"g", "", std::nullopt, -1, {{"t", 2, 2, -1, ""}}});
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
-  ASSERT_TRUE(c_->CompleteTxn(8, false).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(8, 0, false).ok());
   Reopen();
   EXPECT_EQ(Fetched(0), 10);
   EXPECT_EQ(Fetched(1), -1);
   EXPECT_EQ(Fetched(2), 2);
   EXPECT_EQ(Fetched(3), -1);
   EXPECT_TRUE(c_->HasPendingTxnOffsets("g"));  // producer 9 is still open
-  ASSERT_TRUE(c_->CompleteTxn(9, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(9, 0, true).ok());
   EXPECT_EQ(Fetched(2), 2);  // the plain commit was recorded later, also after a replay
   EXPECT_EQ(Fetched(3), 33);
   Reopen();
@@ -125,7 +127,7 @@ TEST_F(GroupTxnOffsetsTest, PendingOnlyGroupSurvivesReopenAndRetention) {
   ASSERT_EQ(c_->ListGroups({}).size(), 1u);
   Reopen([](GroupConfig& c) { c.offsets_retention_ms = 1000; });
   EXPECT_TRUE(c_->HasPendingTxnOffsets("g"));
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
   EXPECT_EQ(Fetched(0), 10);
 }
 
@@ -144,7 +146,7 @@ TEST_F(GroupTxnOffsetsTest, RequireStableAnswersUnstablePerPartition) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].error, KafkaError::kUnstableOffsetCommit);
   EXPECT_EQ(all[1].error, KafkaError::kNone);
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
   EXPECT_EQ(Fetched(0, "g", true, &e), 10);
   EXPECT_EQ(e, KafkaError::kNone);
 }
@@ -192,8 +194,46 @@ TEST_F(GroupTxnOffsetsTest, OlderProducerEpochIsFencedWhileOffsetsArePending) {
   Reopen();  // the epoch is in the records
   EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 0, 11, -1, ""}}, "g", 2))[0],
             KafkaError::kInvalidProducerEpoch);
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 3, true).ok());
   EXPECT_EQ(Fetched(0), 12);
+}
+
+// A fencing abort (InitProducerId of a new incarnation) writes its marker
+// with the bumped epoch. The fenced producer's TxnOffsetCommit, sent after
+// its AddOffsetsToTxn but arriving after that marker, is refused: accepted,
+// it would stay pending with no marker to end it, and every require_stable
+// OffsetFetch of the group would answer UNSTABLE_OFFSET_COMMIT for good.
+TEST_F(GroupTxnOffsetsTest, OffsetsOfAnEpochFencedByAnEarlierMarkerAreRefused) {
+  ASSERT_TRUE(c_->CompleteTxn(7, 1, false).ok());  // nothing pending yet
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}}, "g", 0))[0],
+            KafkaError::kInvalidProducerEpoch);
+  KafkaError e = KafkaError::kNone;
+  EXPECT_EQ(Fetched(0, "g", true, &e), -1);
+  EXPECT_EQ(e, KafkaError::kNone);  // stable: nothing pending
+  Reopen();  // the fence is in the records
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}}, "other", 0))[0],
+            KafkaError::kInvalidProducerEpoch);
+  // The new incarnation's epoch is not fenced, nor is another producer.
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 0, 11, -1, ""}}, "g", 1))[0], KafkaError::kNone);
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(9, {{"t", 1, 5, -1, ""}}, "g", 0))[0], KafkaError::kNone);
+  // Retried (older or equal) markers append nothing and end nothing early.
+  ASSERT_TRUE(c_->CompleteTxn(9, 0, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 1, true).ok());
+  EXPECT_EQ(Fetched(0), 11);
+  EXPECT_EQ(Fetched(1), 5);
+}
+
+TEST_F(GroupTxnOffsetsTest, TransactionEndsAreForgottenAfterTheOffsetsRetention) {
+  Reopen([](GroupConfig& c) {
+    c.offsets_retention_ms = 1000;
+    c.offsets_retention_check_interval_ms = 100;
+  });
+  ASSERT_TRUE(c_->CompleteTxn(7, 1, false).ok());
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}}, "g", 0))[0],
+            KafkaError::kInvalidProducerEpoch);
+  now_ += 2000;
+  c_->Tick();
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}}, "g", 0))[0], KafkaError::kNone);
 }
 
 TEST_F(GroupTxnOffsetsTest, DeletingGroupOrOffsetDropsPendingOffsets) {
@@ -204,8 +244,8 @@ TEST_F(GroupTxnOffsetsTest, DeletingGroupOrOffsetDropsPendingOffsets) {
   ASSERT_EQ(c_->DeleteGroup("doomed"), KafkaError::kNone);
   Reopen();
   EXPECT_EQ(c_->ListGroups({}).size(), 1u);  // "doomed" stays deleted
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
-  ASSERT_TRUE(c_->CompleteTxn(8, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(8, 0, true).ok());
   EXPECT_EQ(Fetched(0), -1);  // deleted before the commit
   EXPECT_EQ(Fetched(1), 11);
   EXPECT_EQ(Fetched(0, "doomed"), -1);
@@ -233,7 +273,7 @@ TEST_F(GroupTxnOffsetsTest, ReplayOfACompactionCopyCutShortKeepsWhichCommitIsNew
     ASSERT_TRUE((*log)->Close().ok());
   }
   Reopen();
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  ASSERT_TRUE(c_->CompleteTxn(7, 0, true).ok());
   EXPECT_EQ(Fetched(0), 5);   // the plain commit was recorded after the transaction's
   EXPECT_EQ(Fetched(1), 12);  // the transaction's was recorded after the plain commit
 }
@@ -245,7 +285,7 @@ TEST_F(GroupTxnOffsetsTest, CompactionKeepsPendingOffsetsAndTheirOrder) {
   });
   c_->CommitTxnOffsets(Txn(7, {{"t", 0, 10, -1, ""}, {"t", 1, 11, -1, ""}}, "g", 2));
   c_->CommitTxnOffsets(Txn(8, {{"t", 0, 99, -1, ""}}, "h"));
-  ASSERT_TRUE(c_->CompleteTxn(8, false).ok());
+  ASSERT_TRUE(c_->CompleteTxn(8, 1, false).ok());  // a fencing abort
   for (int i = 1; i <= 2000; ++i) {
     // t-0 committed after the transaction's offset (it wins at commit);
     // t-2 only by plain commits.
@@ -264,7 +304,9 @@ TEST_F(GroupTxnOffsetsTest, CompactionKeepsPendingOffsetsAndTheirOrder) {
   EXPECT_TRUE(c_->HasPendingTxnOffsets("g"));
   EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 1, 1, -1, ""}}, "g", 1))[0],
             KafkaError::kInvalidProducerEpoch);  // the epoch survived too
-  ASSERT_TRUE(c_->CompleteTxn(7, true).ok());
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(8, {{"t", 1, 1, -1, ""}}, "h", 0))[0],
+            KafkaError::kInvalidProducerEpoch);  // and the fence, replayed before "g"
+  ASSERT_TRUE(c_->CompleteTxn(7, 2, true).ok());
   EXPECT_EQ(Fetched(0), 2000);
   EXPECT_EQ(Fetched(1), 11);
   EXPECT_EQ(Fetched(0, "h"), -1);
