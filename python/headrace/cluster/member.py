@@ -6,6 +6,8 @@ election (``Controller``), watches the cluster and pushes the full state down
 to the C++ broker (``apply_cluster``), writes the ISR changes the local
 leaders propose (``isr_changes``) to the partition state znodes, and answers
 the admin requests the data plane hands up (``next_control_request``).
+Its parts: the state read (member_state.py), the ISR and offline-replica
+reports (member_isr.py), the admin requests (member_requests.py).
 
 Threads (none of them kazoo's: watch callbacks and session events only
 queue work):
@@ -27,26 +29,25 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NodeExistsError,
-                              NoNodeError, OperationTimeoutError, SessionExpiredError)
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
 from headrace import logs
-from headrace.cluster import acl_store, scram_users, topic_admin
+from headrace.cluster import topic_admin
 from headrace.cluster import zk_layout as L
 from headrace.cluster.controller import Controller
+from headrace.cluster.member_isr import ZK_DOWN, IsrReports
 from headrace.cluster.member_requests import UNKNOWN_SERVER_ERROR, ControlRequests, all_failed
+from headrace.cluster.member_state import StateReader
 from headrace.errors import HeadraceError
 
 log = logging.getLogger("headrace.cluster.member")
 
 DEFAULT_SESSION_TIMEOUT_MS = 18000
-ISR_POLL_S = 0.1
 DEBOUNCE_S = 0.02
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
 FIRST_STATE_TIMEOUT_S = 10.0
-_ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
 
 
 class ClusterError(HeadraceError, RuntimeError):
@@ -73,7 +74,7 @@ def _split_host_port(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-class ClusterMember(ControlRequests):
+class ClusterMember(StateReader, IsrReports, ControlRequests):
     """The control plane of one broker. ``broker``: a started
     ``headrace._core.Broker`` (anything with its cluster methods);
     ``settings``: broker settings (Kafka key names, string values).
@@ -383,7 +384,7 @@ class ClusterMember(ControlRequests):
                     with self._dirty_lock:
                         self._full = True  # the old session's watches are gone
                 self.refresh()
-            except _ZK_DOWN as e:
+            except ZK_DOWN as e:
                 log.info("broker %d: ZooKeeper unavailable (%s); retrying", self.broker_id,
                          type(e).__name__)
                 retry_at = time.monotonic() + 0.5
@@ -391,156 +392,6 @@ class ClusterMember(ControlRequests):
                 log.exception("broker %d: cannot read the cluster state; retrying",
                               self.broker_id)
                 retry_at = time.monotonic() + 1.0
-
-    # The state is read through a cache of znodes: a watch event marks its
-    # path dirty, and the next pass re-reads (and watches again) only dirty
-    # or unknown paths, so that one ISR change costs one read, not one per
-    # partition. After a session loss (watches gone) everything is re-read.
-    def _take_dirty(self) -> set[str] | None:
-        """The paths to re-read; None: all of them."""
-        with self._dirty_lock:
-            dirty, self._dirty = self._dirty, set()
-            full, self._full = self._full, False
-        return None if full else dirty
-
-    def _fresh(self, path: str, dirty: set[str] | None) -> bool:
-        return dirty is not None and path not in dirty and path in self._cache
-
-    def _children(self, path: str, dirty: set[str] | None) -> list[str]:
-        self._visited.add(path)
-        if not self._fresh(path, dirty):
-            try:
-                self._cache[path] = self.zk.get_children(path, watch=self._on_watch)
-            except NoNodeError:
-                self.zk.exists(path, watch=self._on_watch)
-                self._cache[path] = []
-        return self._cache[path]
-
-    def _data_many(self, paths: list[str], dirty: set[str] | None) -> dict[str, bytes | None]:
-        """{path: data (None: no such znode)}, stale ones read in one
-        pipelined batch with a data watch (an exists watch when missing)."""
-        self._visited.update(paths)
-        reads = {p: self.zk.get_async(p, watch=self._on_watch)
-                 for p in paths if not self._fresh(p, dirty)}
-        missing = []
-        for p, a in reads.items():
-            try:
-                self._cache[p] = a.get()[0]
-            except NoNodeError:
-                missing.append(p)
-        exists = {p: self.zk.exists_async(p, watch=self._on_watch) for p in missing}
-        for p, a in exists.items():
-            if a.get() is not None:
-                # Created between the two calls: read it now (watch set above).
-                try:
-                    self._cache[p] = self.zk.get(p, watch=self._on_watch)[0]
-                    continue
-                except NoNodeError:
-                    pass
-            self._cache[p] = None
-        return {p: self._cache[p] for p in paths}
-
-    def read_state(self) -> dict:
-        """The cluster state of docs/cluster.md (apply_cluster's JSON), from
-        ZooKeeper through the cache, watches set on everything it uses."""
-        dirty = self._take_dirty()
-        if dirty is None:
-            self._cache = {}
-        self._visited = set()
-        brokers = []
-        ids = sorted((c for c in self._children(L.BROKER_IDS, dirty) if c.isdigit()), key=int)
-        regs = self._data_many([L.broker_path(int(b)) for b in ids], dirty)
-        for b in ids:
-            data = regs[L.broker_path(int(b))]
-            if data is None:
-                continue
-            try:
-                brokers.append(L.BrokerRegistration.decode(int(b), data).to_state())
-            except L.LayoutError as e:
-                log.warning("broker %d: %s", self.broker_id, e)
-        ctl = self._data_many([L.CONTROLLER, L.CONTROLLER_EPOCH], dirty)
-        controller_id = L.decode_controller(ctl[L.CONTROLLER]) if ctl[L.CONTROLLER] else -1
-        controller_epoch = L.decode_controller_epoch(ctl[L.CONTROLLER_EPOCH]) \
-            if ctl[L.CONTROLLER_EPOCH] else 0
-        names = sorted(self._children(L.TOPICS, dirty))
-        assignments = self._data_many([L.topic_path(t) for t in names], dirty)
-        configs_raw = self._data_many([L.topic_config_path(t) for t in names], dirty)
-        decoded = {}
-        for t in names:
-            data = assignments[L.topic_path(t)]
-            if data is None:
-                continue  # deleted meanwhile: its watch fired, next pass
-            try:
-                decoded[t] = L.TopicAssignment.decode(t, data)
-            except L.LayoutError as e:
-                log.warning("broker %d: %s", self.broker_id, e)
-        states = self._data_many([L.partition_state_path(t, p) for t, a in decoded.items()
-                                  for p in a.partitions], dirty)
-        topics = []
-        for t, assignment in decoded.items():
-            try:
-                configs = L.decode_topic_config(configs_raw[L.topic_config_path(t)], t)
-            except L.LayoutError as e:
-                log.warning("broker %d: %s", self.broker_id, e)
-                configs = {}
-            partitions = []
-            for p, replicas in sorted(assignment.partitions.items()):
-                leader, epoch, isr = -1, -1, []
-                data = states[L.partition_state_path(t, p)]
-                if data is not None:  # None: not created by the controller yet
-                    try:
-                        st = L.PartitionState.decode(data, L.partition_state_path(t, p))
-                        leader, epoch, isr = st.leader, st.leader_epoch, st.isr
-                    except L.LayoutError as e:
-                        log.warning("broker %d: %s", self.broker_id, e)
-                partitions.append({"partition": p, "leader": leader, "leader_epoch": epoch,
-                                   "replicas": replicas, "isr": isr})
-            topics.append({"name": t, "id": assignment.topic_id, "configs": configs,
-                           "partitions": partitions})
-        broker_configs = self._read_broker_configs(dirty)
-        scram_credentials = scram_users.read(self._children, self._data_many, dirty)
-        acls = acl_store.read_all(lambda p: self._children(p, dirty),
-                                  lambda ps: self._data_many(ps, dirty),
-                                  lambda e: log.warning("broker %d: %s", self.broker_id, e))
-        client_quotas = self._read_client_quotas(dirty)
-        # Forget what this pass did not use (deleted topics, departed brokers).
-        self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
-        return {"cluster_id": self.cluster_id, "controller_id": controller_id,
-                "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics,
-                "broker_configs": broker_configs, "scram_credentials": scram_credentials,
-                "acls": acls, "client_quotas": client_quotas}
-
-    def _read_broker_configs(self, dirty: set[str] | None) -> dict:
-        """Dynamic broker configs (docs/configuration.md): the cluster-wide
-        default and this broker's, {"default": {...}, "broker": {...}}."""
-        out = {}
-        for key, entity in (("default", L.BROKER_DEFAULT_ENTITY), ("broker", str(self.broker_id))):
-            path = L.broker_config_path(entity)
-            try:
-                out[key] = L.decode_broker_config(self._data_many([path], dirty)[path], entity)
-            except L.LayoutError as e:
-                log.warning("broker %d: %s", self.broker_id, e)
-                out[key] = {}
-        return out
-
-    def _read_client_quotas(self, dirty: set[str] | None) -> dict:
-        """Client quotas (docs/security.md "Quotas"): {entity path: {key:
-        value}} of every user / client-id znode that sets a quota key."""
-        users = {u: self._children(f"{L.CONFIG_USERS}/{u}/clients", dirty)
-                 for u in self._children(L.CONFIG_USERS, dirty)}
-        paths = L.quota_entity_paths(users, self._children(L.CONFIG_CLIENTS, dirty))
-        data = self._data_many([L.entity_config_path(p) for p in paths], dirty)
-        out = {}
-        for p in paths:
-            try:
-                config = L.decode_entity_config(data[L.entity_config_path(p)], p)
-            except L.LayoutError as e:
-                log.warning("broker %d: %s", self.broker_id, e)
-                continue
-            quotas = {k: v for k, v in config.items() if k in L.QUOTA_KEYS}
-            if quotas:
-                out[p] = quotas
-        return out
 
     def refresh(self) -> None:
         try:
@@ -567,101 +418,6 @@ class ClusterMember(ControlRequests):
         return [(t["name"], p["partition"]) for t in state["topics"] for p in t["partitions"]
                 if p["leader"] == self.broker_id]
 
-    # -- ISR changes: data plane -> ZooKeeper -----------------------------------------------
-    def _isr_loop(self) -> None:
-        while not self._stop.wait(ISR_POLL_S):
-            self._report_offline_replicas()
-            try:
-                for change in json.loads(self.broker.isr_changes() or "[]"):
-                    self._pending_isr[(change["topic"], int(change["partition"]))] = change
-            except Exception:  # noqa: BLE001
-                log.exception("broker %d: isr_changes() failed", self.broker_id)
-            for key, change in list(self._pending_isr.items()):
-                try:
-                    self.write_isr_change(change)
-                    self._pending_isr.pop(key, None)
-                except _ZK_DOWN:
-                    break  # kept; retried at the next tick
-                except Exception:  # noqa: BLE001
-                    log.exception("broker %d: cannot write ISR change %s", self.broker_id,
-                                  change)
-                    self._pending_isr.pop(key, None)
-
-    def _report_offline_replicas(self) -> None:
-        """Writes the replicas the data plane has offline (a failed log
-        directory) to the ephemeral /admin/offline_replicas/<id> when they
-        change; the controller moves their leadership (docs/cluster.md)."""
-        if not self._can_report_offline:
-            return
-        try:
-            offline = sorted((str(r["topic"]), int(r["partition"]))
-                             for r in json.loads(self.broker.offline_replicas() or "[]"))
-        except Exception:  # noqa: BLE001
-            log.exception("broker %d: offline_replicas() failed", self.broker_id)
-            return
-        if offline == self._offline_written:
-            return
-        path = L.offline_replicas_path(self.broker_id)
-        data = L.encode_offline_replicas(self.broker_id, offline)
-        try:
-            if not offline:
-                self._delete_own([path])
-            else:
-                try:
-                    self.zk.set(path, data)
-                except NoNodeError:
-                    self.zk.create(path, data, ephemeral=True)
-        except _ZK_DOWN:
-            return  # retried at the next tick
-        except KazooException:
-            log.exception("broker %d: cannot write %s", self.broker_id, path)
-            return
-        if offline:
-            log.warning("broker %d: %d replica(s) offline (log directory failed), reported to "
-                        "the controller: %s", self.broker_id, len(offline),
-                        ", ".join(f"{t}-{p}" for t, p in offline[:10]))
-        self._offline_written = offline
-
-    def write_isr_change(self, change: Mapping[str, Any]) -> bool:
-        """Writes a local leader's ISR proposal to the partition state znode
-        (versioned; leader, leader epoch and controller epoch kept). Skipped
-        when the znode's leader epoch is not the change's (leadership moved
-        on) or this broker is no longer its leader. Brokers it would add that
-        are shutting down or unregistered are left out. True when written."""
-        topic, p = change["topic"], int(change["partition"])
-        isr = [int(b) for b in change["isr"]]
-        path = L.partition_state_path(topic, p)
-        for _ in range(10):
-            try:
-                data, stat = self.zk.get(path)
-            except NoNodeError:
-                return False
-            st = L.PartitionState.decode(data, path)
-            if st.leader_epoch != int(change["leader_epoch"]) or st.leader != self.broker_id:
-                log.info("broker %d: %s-%d: ISR change %s dropped: state has leader %d epoch "
-                         "%d, the change was made at epoch %s", self.broker_id, topic, p, isr,
-                         st.leader, st.leader_epoch, change["leader_epoch"])
-                return False
-            # KIP-841: a broker in controlled shutdown or not registered
-            # (its session ended) does not join an ISR, whatever its leader
-            # saw of its fetches.
-            isr = [b for b in isr
-                   if b in st.isr or (self.zk.exists(L.broker_path(b)) is not None
-                                      and self.zk.exists(L.controlled_shutdown_path(b)) is None)]
-            if st.isr == isr:
-                return False
-            new = L.PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch)
-            try:
-                self.zk.set(path, new.encode(), version=stat.version)
-                log.info("broker %d: %s-%d: ISR %s -> %s", self.broker_id, topic, p, st.isr,
-                         isr)
-                return True
-            except BadVersionError:
-                continue  # someone wrote meanwhile: re-read and decide again
-            except NoNodeError:
-                return False
-        return False
-
     # -- admin requests -------------------------------------------------------------------
     def _request_loop(self) -> None:
         while not self._stop.is_set():
@@ -683,7 +439,7 @@ class ClusterMember(ControlRequests):
             payload = {}
         try:
             result = self.handle_request(kind, payload)
-        except _ZK_DOWN as e:
+        except ZK_DOWN as e:
             result = all_failed(payload, topic_admin.REQUEST_TIMED_OUT,
                                  f"ZooKeeper unavailable: {type(e).__name__}")
         except Exception as e:  # noqa: BLE001 - every request gets an answer

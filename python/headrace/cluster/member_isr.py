@@ -1,0 +1,124 @@
+"""What ``ClusterMember`` writes to ZooKeeper for its broker's data plane,
+every ``ISR_POLL_S``: the ISR changes its local leaders propose
+(``isr_changes()``, written to the partition state znodes with versioned
+updates) and the replicas it has offline (``offline_replicas()``, the
+ephemeral /admin/offline_replicas/<id>). ``IsrReports`` is mixed into
+``ClusterMember``; it uses the member's ``zk``, ``broker``, ``broker_id``,
+``_stop``, ``_pending_isr``, ``_can_report_offline``, ``_offline_written``
+and ``_delete_own``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Mapping
+
+from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NoNodeError,
+                              OperationTimeoutError, SessionExpiredError)
+from kazoo.handlers.threading import KazooTimeoutError
+
+from headrace.cluster import zk_layout as L
+
+log = logging.getLogger("headrace.cluster.member")
+
+ISR_POLL_S = 0.1
+# ZooKeeper unreachable for now: the work is kept and retried.
+ZK_DOWN = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
+
+
+class IsrReports:
+    """The ``isr`` thread's loop and the writes it makes."""
+
+    def _isr_loop(self) -> None:
+        while not self._stop.wait(ISR_POLL_S):
+            self._report_offline_replicas()
+            try:
+                for change in json.loads(self.broker.isr_changes() or "[]"):
+                    self._pending_isr[(change["topic"], int(change["partition"]))] = change
+            except Exception:  # noqa: BLE001
+                log.exception("broker %d: isr_changes() failed", self.broker_id)
+            for key, change in list(self._pending_isr.items()):
+                try:
+                    self.write_isr_change(change)
+                    self._pending_isr.pop(key, None)
+                except ZK_DOWN:
+                    break  # kept; retried at the next tick
+                except Exception:  # noqa: BLE001
+                    log.exception("broker %d: cannot write ISR change %s", self.broker_id,
+                                  change)
+                    self._pending_isr.pop(key, None)
+
+    def _report_offline_replicas(self) -> None:
+        """Writes the replicas the data plane has offline (a failed log
+        directory) to the ephemeral /admin/offline_replicas/<id> when they
+        change; the controller moves their leadership (docs/cluster.md)."""
+        if not self._can_report_offline:
+            return
+        try:
+            offline = sorted((str(r["topic"]), int(r["partition"]))
+                             for r in json.loads(self.broker.offline_replicas() or "[]"))
+        except Exception:  # noqa: BLE001
+            log.exception("broker %d: offline_replicas() failed", self.broker_id)
+            return
+        if offline == self._offline_written:
+            return
+        path = L.offline_replicas_path(self.broker_id)
+        data = L.encode_offline_replicas(self.broker_id, offline)
+        try:
+            if not offline:
+                self._delete_own([path])
+            else:
+                try:
+                    self.zk.set(path, data)
+                except NoNodeError:
+                    self.zk.create(path, data, ephemeral=True)
+        except ZK_DOWN:
+            return  # retried at the next tick
+        except KazooException:
+            log.exception("broker %d: cannot write %s", self.broker_id, path)
+            return
+        if offline:
+            log.warning("broker %d: %d replica(s) offline (log directory failed), reported to "
+                        "the controller: %s", self.broker_id, len(offline),
+                        ", ".join(f"{t}-{p}" for t, p in offline[:10]))
+        self._offline_written = offline
+
+    def write_isr_change(self, change: Mapping[str, Any]) -> bool:
+        """Writes a local leader's ISR proposal to the partition state znode
+        (versioned; leader, leader epoch and controller epoch kept). Skipped
+        when the znode's leader epoch is not the change's (leadership moved
+        on) or this broker is no longer its leader. Brokers it would add that
+        are shutting down or unregistered are left out. True when written."""
+        topic, p = change["topic"], int(change["partition"])
+        isr = [int(b) for b in change["isr"]]
+        path = L.partition_state_path(topic, p)
+        for _ in range(10):
+            try:
+                data, stat = self.zk.get(path)
+            except NoNodeError:
+                return False
+            st = L.PartitionState.decode(data, path)
+            if st.leader_epoch != int(change["leader_epoch"]) or st.leader != self.broker_id:
+                log.info("broker %d: %s-%d: ISR change %s dropped: state has leader %d epoch "
+                         "%d, the change was made at epoch %s", self.broker_id, topic, p, isr,
+                         st.leader, st.leader_epoch, change["leader_epoch"])
+                return False
+            # KIP-841: a broker in controlled shutdown or not registered
+            # (its session ended) does not join an ISR, whatever its leader
+            # saw of its fetches.
+            isr = [b for b in isr
+                   if b in st.isr or (self.zk.exists(L.broker_path(b)) is not None
+                                      and self.zk.exists(L.controlled_shutdown_path(b)) is None)]
+            if st.isr == isr:
+                return False
+            new = L.PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch)
+            try:
+                self.zk.set(path, new.encode(), version=stat.version)
+                log.info("broker %d: %s-%d: ISR %s -> %s", self.broker_id, topic, p, st.isr,
+                         isr)
+                return True
+            except BadVersionError:
+                continue  # someone wrote meanwhile: re-read and decide again
+            except NoNodeError:
+                return False
+        return False
