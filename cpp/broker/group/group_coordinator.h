@@ -385,8 +385,8 @@ class GroupCoordinator {
   // Drops the pending offset for `tp` in `g` of `producer_id` (-1 = of
   // every producer), in memory only.
   void ErasePendingTxnOffset(Group& g, const TopicPartitionKey& tp, int64_t producer_id = -1);
-  // Commits or drops the producer's pending offsets in every group and
-  // remembers the end's epoch (ended_txns_).
+  // Commits or drops the producer's pending offsets in every group (not for
+  // a fence_only end) and remembers the end's epoch (ended_txns_).
   void ApplyTxnEnd(int64_t producer_id, const TxnEndValue& end);
   // Erases a group with its pending offsets; returns the next group.
   std::map<std::string, Group>::iterator ForgetGroup(std::map<std::string, Group>::iterator it);

@@ -22,9 +22,14 @@ void GroupCoordinator::MaybeCompact() {
   const int64_t before = log_->size_bytes();
   std::vector<GroupLog::Entry> live;
   int64_t live_bytes = 0;
-  // Transaction ends first: replayed before the pending offsets that follow
-  // them, they end none of those.
-  for (const auto& [pid, end] : ended_txns_) live.push_back(TxnEndEntry(pid, end));
+  // The producers' fence epochs, restated so that they end nothing when
+  // replayed: a copy replayed after the records it copies (a crash before
+  // the log start moves, a coordinator loading the log) must not end the
+  // transaction whose offsets are pending then.
+  for (auto [pid, end] : ended_txns_) {
+    end.fence_only = true;
+    live.push_back(TxnEndEntry(pid, end));
+  }
   for (const auto& [id, g] : groups_) AppendLiveEntries(g, &live);
   for (const GroupLog::Entry& e : live) live_bytes += e.key.size() + (e.value ? e.value->size() : 0);
   Status st = log_->Rewrite(live);

@@ -73,7 +73,7 @@ std::string EncodePendingTxnOffsetValue(const PendingTxnOffsetValue& v) {
 std::string EncodeTxnEndValue(const TxnEndValue& v) {
   Out o;
   o.I16(kValueVersion);
-  o.I8(v.commit ? 1 : 0);
+  o.I8(v.fence_only ? 2 : v.commit ? 1 : 0);
   o.I16(v.producer_epoch);
   o.I64(v.end_time_ms);
   return o.Take();
@@ -154,8 +154,9 @@ Result<TxnEndValue> DecodeTxnEndValue(std::string_view bytes) {
     v.producer_epoch = in.I16();
     v.end_time_ms = in.I64();
   }
-  if (!in.ok() || !in.done() || (result != 0 && result != 1)) return Truncated("transaction end value");
+  if (!in.ok() || !in.done() || result < 0 || result > 2) return Truncated("transaction end value");
   v.commit = result == 1;
+  v.fence_only = result == 2;
   return v;
 }
 

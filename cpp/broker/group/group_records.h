@@ -83,10 +83,14 @@ struct PendingTxnOffsetValue {
 
 // A transaction's end at the group coordinator. Records written before the
 // epoch was kept have neither producer_epoch nor end_time_ms (-1, 0).
+// `fence_only`: a compaction copy's restatement of a past end; replayed, it
+// sets the producer's fence epoch and ends nothing (the offsets pending at
+// that point belong to a later transaction). Encoded as result 2.
 struct TxnEndValue {
   bool commit = false;
   int16_t producer_epoch = -1;  // the marker's epoch
   int64_t end_time_ms = 0;
+  bool fence_only = false;
 };
 
 struct StoredMember {

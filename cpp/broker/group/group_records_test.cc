@@ -92,11 +92,16 @@ TEST(GroupRecords, TxnEndKeyCarriesOnlyTheProducerId) {
   ASSERT_TRUE(old.ok());
   EXPECT_TRUE(old->commit);
   EXPECT_EQ(old->producer_epoch, -1);
+  auto fence = DecodeTxnEndValue(EncodeTxnEndValue(TxnEndValue{true, 3, 5, true}));
+  ASSERT_TRUE(fence.ok());
+  EXPECT_TRUE(fence->fence_only);
+  EXPECT_FALSE(fence->commit);
+  EXPECT_EQ(fence->producer_epoch, 3);
+  EXPECT_EQ(DecodeTxnEndValue(std::string("\x00\x00\x03", 3)).status().code(),
+            StatusCode::kCorruption);
   EXPECT_EQ(DecodeTxnEndValue(std::string("\x00\x00\x01\x00", 4)).status().code(),
             StatusCode::kCorruption);
   EXPECT_FALSE(DecodeTxnEndValue(EncodeTxnEndValue(TxnEndValue{false}))->commit);
-  EXPECT_EQ(DecodeTxnEndValue(std::string("\x00\x00\x02", 3)).status().code(),
-            StatusCode::kCorruption);
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ void GroupCoordinator::ErasePendingTxnOffset(Group& g, const TopicPartitionKey& 
 void GroupCoordinator::ApplyTxnEnd(int64_t producer_id, const TxnEndValue& end) {
   TxnEndValue& last = ended_txns_[producer_id];
   if (end.producer_epoch >= last.producer_epoch) last = end;
+  if (end.fence_only) return;
   const bool commit = end.commit;
   auto groups = txn_groups_.find(producer_id);
   if (groups == txn_groups_.end()) return;

@@ -278,6 +278,34 @@ TEST_F(GroupTxnOffsetsTest, ReplayOfACompactionCopyCutShortKeepsWhichCommitIsNew
   EXPECT_EQ(Fetched(1), 12);  // the transaction's was recorded after the plain commit
 }
 
+// A compaction copy restates each producer's last end as fence_only. Replayed
+// after the records it copies (a crash before the log start moved, or a
+// coordinator loading a replicated log), it must not end the transaction
+// whose offsets are pending at that point, only keep the fence.
+TEST_F(GroupTxnOffsetsTest, ReplayedFenceOnlyEndsNothing) {
+  c_.reset();
+  {
+    auto log = GroupLog::Open(dir_.string(), PartitionServices{}, 1 << 20);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    auto append = [&](GroupLog::Entry e) { ASSERT_TRUE((*log)->Append({std::move(e)}).ok()); };
+    append(PendingTxnOffsetEntry("g", 7, 1, {"t", 0}, CommittedOffset{10, -1, "", 100}));
+    append(TxnEndEntry(7, TxnEndValue{true, 1, 100}));  // the first transaction commits
+    append(PendingTxnOffsetEntry("g", 7, 1, {"t", 0}, CommittedOffset{20, -1, "", 200}));
+    // The copy, cut short by a crash: the producer's end restated, and not
+    // yet the pending offset that follows it in the copy.
+    append(TxnEndEntry(7, TxnEndValue{true, 1, 100, /*fence_only=*/true}));
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  Reopen();
+  EXPECT_TRUE(c_->HasPendingTxnOffsets("g"));  // neither committed nor dropped
+  EXPECT_EQ(Fetched(0), 10);
+  EXPECT_EQ(c_->CommitTxnOffsets(Txn(7, {{"t", 1, 1, -1, ""}}, "g", 0))[0],
+            KafkaError::kInvalidProducerEpoch);  // the fence holds
+  ASSERT_TRUE(c_->CompleteTxn(7, 1, true).ok());  // the second one commits
+  EXPECT_EQ(Fetched(0), 20);
+  EXPECT_FALSE(c_->HasPendingTxnOffsets("g"));
+}
+
 TEST_F(GroupTxnOffsetsTest, CompactionKeepsPendingOffsetsAndTheirOrder) {
   Reopen([](GroupConfig& c) {
     c.log_segment_bytes = 16384;
