@@ -73,16 +73,8 @@ Status BrokerImpl::Start() {
   ctx_.txn_config = &txn_config_;
   fetch_sessions_ = std::make_unique<broker::fetch::FetchSessionCache>(fetch_config_.cache_slots);
   ctx_.fetch_sessions = fetch_sessions_.get();
-  if (Status st = OpenAcls(); !st.ok()) {
-    (void)state_->Close();
-    state_.reset();
-    return st;
-  }
-  if (Status q = OpenClientQuotas(); !q.ok()) {
-    (void)state_->Close();
-    state_.reset();
-    return q;
-  }
+  if (Status st = OpenAcls(); !st.ok()) return AbandonStart(st);
+  if (Status q = OpenClientQuotas(); !q.ok()) return AbandonStart(q);
   markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
       ctx_, std::make_shared<broker::SerialExecutor>("hr-txn-markers"));
   cluster_markers_ = std::make_unique<broker::ClusterTxnMarkerWriter>(ctx_, markers_.get());
@@ -135,21 +127,11 @@ Status BrokerImpl::Start() {
   }
   if (!config_.cluster_mode()) {
     auto groups = OpenGroupCoordinator(nullptr);
-    if (!groups.ok()) {
-      StopGroupCoordinator();
-      (void)state_->Close();
-      state_.reset();
-      return groups.status();
-    }
+    if (!groups.ok()) return AbandonStart(groups.status());
     group_coordinators_->SetPartitionCount(1);
     group_coordinators_->Set(0, std::move(groups).value());
     auto txns = OpenTxnCoordinator(nullptr);
-    if (!txns.ok()) {
-      StopGroupCoordinator();
-      (void)state_->Close();
-      state_.reset();
-      return txns.status();
-    }
+    if (!txns.ok()) return AbandonStart(txns.status());
     txn_coordinators_->SetPartitionCount(1);
     txn_coordinators_->Set(0, std::move(txns).value());
     RegisterInternalTopics();
@@ -164,14 +146,7 @@ Status BrokerImpl::Start() {
     server_ = std::make_unique<net::Server>(ServerOptions(), dispatcher_.get());
     st = server_->Start();
   }
-  if (!st.ok()) {
-    server_.reset();
-    StopTxnCoordinator();
-    StopGroupCoordinator();
-    (void)state_->Close();
-    state_.reset();
-    return st;
-  }
+  if (!st.ok()) return AbandonStart(st);
   broker::TopicRegistry* registry = &state_->topics();
   cleaner_ = std::make_unique<broker::LogCleaner>(
       cleaner_config_, [registry] { return registry->AllPartitions(); });
@@ -182,6 +157,15 @@ Status BrokerImpl::Start() {
   FollowAdvertisedListeners();
   if (config_.cluster_mode()) StartGroupMetadataMigration();
   return Status::OK();
+}
+
+Status BrokerImpl::AbandonStart(Status why) {
+  server_.reset();
+  StopTxnCoordinator();
+  StopGroupCoordinator();
+  (void)state_->Close();
+  state_.reset();
+  return why;
 }
 
 Status BrokerImpl::Stop() {

@@ -88,6 +88,10 @@ class BrokerImpl final : public Broker {
   bool CompleteControlRequest(uint64_t id, const std::string& result_json) override;
 
  private:
+  // Undoes a Start that failed part way (REQUIRES: mu_, state_ open): stops
+  // what it started, in Stop's order, and returns `why`.
+  Status AbandonStart(Status why);
+
   // An OpenSSL context per SSL / SASL_SSL listener (docs/security.md).
   Status BuildTlsContexts();
 
