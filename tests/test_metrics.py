@@ -207,15 +207,19 @@ def test_http_port_in_use_is_a_one_line_start_error(hb, tmp_path):
     assert "in use" in lines[0]
 
 
-def _fill(path) -> list[str]:
+def _fill(path, files: list[str]) -> None:
     """Takes every free block of the file system holding `path`: big
     fallocated files, then 4 KiB written and fsynced per file (what the
-    readiness probe's own small write needs) until ENOSPC. Returns the files."""
-    files: list[str] = []
+    readiness probe's own small write needs) until ENOSPC. Adds each file to
+    `files` as it is made, so the caller frees them even if this fails."""
 
     def one(chunk: int, allocate: bool) -> bool:
         f = os.path.join(path, f"filler-{len(files)}")
-        fd = os.open(f, os.O_CREAT | os.O_WRONLY)
+        try:
+            fd = os.open(f, os.O_CREAT | os.O_WRONLY)
+        except OSError as e:  # no room left for the directory entry itself
+            assert e.errno == errno.ENOSPC, e
+            return False
         try:
             if allocate:
                 os.posix_fallocate(fd, 0, chunk)
@@ -236,7 +240,6 @@ def _fill(path) -> list[str]:
     for small in (4096, 512, 1):  # the last blocks, as small files take them
         while one(small, allocate=False):
             pass
-    return files
 
 
 def _wait_ready(hb, status: int, timeout: float = 5.0) -> str:
@@ -263,7 +266,7 @@ def test_readyz_fails_while_the_data_dir_cannot_be_written(hb, data_mount, reque
         files.clear()
 
     request.addfinalizer(free)
-    files.extend(_fill(fill_dir))
+    _fill(fill_dir, files)
     body = _wait_ready(hb, 503)
     assert body.startswith(f"data directory {data_dir} is not writable") and body.count("\n") == 1
     assert "No space left" in body

@@ -162,6 +162,10 @@ Status FaultInjectingEnv::TruncatePath(const std::string& path, int64_t size) {
   return Pass(FileOp::kTruncate, path, [&] { return target_->TruncatePath(path, size); });
 }
 
+Status FaultInjectingEnv::AllocatePath(const std::string& path, int64_t offset, int64_t len) {
+  return Pass(FileOp::kAllocate, path, [&] { return target_->AllocatePath(path, offset, len); });
+}
+
 Status FaultInjectingEnv::Rename(const std::string& from, const std::string& to) {
   return Pass(FileOp::kRename, from, [&] { return target_->Rename(from, to); });
 }

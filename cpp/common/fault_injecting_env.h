@@ -68,6 +68,7 @@ class FaultInjectingEnv final : public FileEnv {
   Status SyncDir(const std::string& dir) override;
   Status Truncate(int fd, const std::string& path, int64_t size) override;
   Status TruncatePath(const std::string& path, int64_t size) override;
+  Status AllocatePath(const std::string& path, int64_t offset, int64_t len) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status Unlink(const std::string& path) override;
   Status CreateDirs(const std::string& dir) override;

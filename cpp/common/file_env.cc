@@ -14,10 +14,11 @@ namespace headrace {
 namespace {
 
 // Indexed by FileOp.
-constexpr const char* kOpNames[] = {"open",     "read",   "write",  "fsync", "msync", "mmap",
-                                    "truncate", "rename", "unlink", "mkdir", "list",  "stat"};
+constexpr const char* kOpNames[] = {"open",   "read",   "write", "fsync", "msync",
+                                    "mmap",   "truncate", "rename", "unlink", "mkdir",
+                                    "list",   "stat",   "fallocate"};
 static_assert(std::size(kOpNames) == kFileOpCount &&
-              static_cast<int>(FileOp::kStat) + 1 == kFileOpCount);
+              static_cast<int>(FileOp::kAllocate) + 1 == kFileOpCount);
 
 FileStat ToFileStat(const struct stat& st) {
   return {static_cast<int64_t>(st.st_size),
@@ -87,6 +88,18 @@ class PosixFileEnv final : public FileEnv {
   Status TruncatePath(const std::string& path, int64_t size) override {
     if (::truncate(path.c_str(), size) == 0) return Status::OK();
     return Status::FromErrno("truncate " + path, errno);
+  }
+
+  Status AllocatePath(const std::string& path, int64_t offset, int64_t len) override {
+    HR_ASSIGN_OR_RETURN(int fd, Open(path, O_WRONLY));
+    int rc;
+    do {
+      rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, len);
+    } while (rc != 0 && errno == EINTR);
+    const int err = rc == 0 ? 0 : errno;
+    Close(fd);
+    if (rc == 0 || err == EOPNOTSUPP) return Status::OK();
+    return Status::FromErrno("fallocate " + path, err);
   }
 
   Status Rename(const std::string& from, const std::string& to) override {

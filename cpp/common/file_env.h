@@ -40,8 +40,9 @@ enum class FileOp : uint8_t {
   kMkdir,     // mkdir(2) (CreateDirs)
   kList,      // opendir(3)/readdir(3)
   kStat,      // fstat(2) / stat(2)
+  kAllocate,  // fallocate(2)
 };
-inline constexpr int kFileOpCount = 12;
+inline constexpr int kFileOpCount = 13;
 
 // "open", "read", "write", "fsync", "msync", "mmap", "truncate", "rename",
 // "unlink", "mkdir", "list", "stat".
@@ -76,6 +77,12 @@ class FileEnv {
   virtual Status SyncDir(const std::string& dir) = 0;
   virtual Status Truncate(int fd, const std::string& path, int64_t size) = 0;
   virtual Status TruncatePath(const std::string& path, int64_t size) = 0;
+  // Reserves disk blocks for [offset, offset + len) of `path` without
+  // changing its size (fallocate FALLOC_FL_KEEP_SIZE), so that a later store
+  // through a shared mapping cannot fault for want of space (SIGBUS): the
+  // shortage is this call's error instead (ENOSPC). A file system without
+  // fallocate reserves nothing and answers OK.
+  virtual Status AllocatePath(const std::string& path, int64_t offset, int64_t len) = 0;
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   virtual Status Unlink(const std::string& path) = 0;
   // mkdir -p.

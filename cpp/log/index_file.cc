@@ -53,6 +53,7 @@ Status IndexFile::ResizeFile(int64_t bytes) {
   // By path: the file's fd was closed after mapping (see Open).
   HR_RETURN_IF_ERROR(env_->TruncatePath(path_, bytes));
   file_bytes_ = bytes;
+  allocated_bytes_ = std::min(allocated_bytes_, bytes);  // a shrink frees the blocks past it
   return Status::OK();
 }
 
@@ -63,6 +64,16 @@ Status IndexFile::Append(const uint8_t* e) {
   if (end > file_bytes_) {
     int64_t grown = std::min<int64_t>(capacity_ * entry_size_, (end + kGrowStep - 1) / kGrowStep * kGrowStep);
     HR_RETURN_IF_ERROR(ResizeFile(grown));
+  }
+  if (end > allocated_bytes_) {
+    // The file grows sparse (ftruncate): the store below would fault on a
+    // hole, and on a full disk that fault is SIGBUS. Reserve the blocks
+    // first, a step at a time, so that a full disk is this error instead.
+    const int64_t from = n * entry_size_ / PageSize() * PageSize();
+    const int64_t to = std::max(end, std::min<int64_t>(capacity_ * entry_size_,
+                                                       (end + kGrowStep - 1) / kGrowStep * kGrowStep));
+    HR_RETURN_IF_ERROR(env_->AllocatePath(path_, from, to - from));
+    allocated_bytes_ = to;
   }
   std::memcpy(base_ + n * entry_size_, e, entry_size_);
   entries_.store(n + 1, std::memory_order_release);

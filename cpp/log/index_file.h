@@ -45,7 +45,9 @@ class IndexFile {
   // REQUIRES: i < entries().
   const uint8_t* entry(int64_t i) const { return base_ + i * entry_size_; }
 
-  // Writer side. REQUIRES: !full(). Grows the file when not preallocated.
+  // Writer side. REQUIRES: !full(). Grows the file when not preallocated,
+  // and reserves disk blocks ahead of the entries (FileEnv::AllocatePath),
+  // so a full disk is an error here (ENOSPC), never a SIGBUS on the store.
   Status Append(const uint8_t* entry);
   // Drops entries [n, entries()). REQUIRES: n <= entries().
   void TruncateEntries(int64_t n);
@@ -70,6 +72,9 @@ class IndexFile {
   int64_t mapped_bytes_ = 0;
   int64_t capacity_ = 0;
   int64_t file_bytes_ = 0;  // current file size; writer only
+  // [0, allocated_bytes_) has disk blocks reserved by Append (writer only);
+  // 0 after Open: a reopened file may be sparse anywhere.
+  int64_t allocated_bytes_ = 0;
   bool size_was_exact_ = true;
   std::atomic<int64_t> entries_{0};
 };

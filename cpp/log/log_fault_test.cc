@@ -53,6 +53,7 @@ const Step kWriteSteps[] = {
     {"AppendWrite", FileOp::kWrite, ".log"},
     {"AppendWriteTornTail", FileOp::kWrite, ".log", /*torn_tail=*/true},
     {"IndexGrow", FileOp::kTruncate, ".index"},
+    {"IndexAllocate", FileOp::kAllocate, ".index"},  // blocks reserved before the mapped store
     {"RollSegmentCreate", FileOp::kOpen, ".log"},
     {"RollIndexCreate", FileOp::kOpen, ".timeindex"},  // after the new .log exists
     {"FlushFsync", FileOp::kSync, ".log"},
