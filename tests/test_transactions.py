@@ -56,9 +56,7 @@ def read_all(bootstrap: str, topic: str, partitions: int, isolation: str,
     deadline = time.monotonic() + TIMEOUT_S
     try:
         while time.monotonic() < deadline:
-            if len(out) >= (expect if expect is not None else float("inf")):
-                break
-            if expect is None and len(at_end) == partitions:
+            if len(out) == expect or (expect is None and len(at_end) == partitions):
                 break
             m = c.poll(0.2)
             if m is None:

@@ -60,20 +60,19 @@ Status IndexFile::ResizeFile(int64_t bytes) {
 Status IndexFile::Append(const uint8_t* e) {
   int64_t n = entries_.load(std::memory_order_relaxed);
   if (n >= capacity_) return Status::TooLarge("index full: " + path_);
-  int64_t end = (n + 1) * entry_size_;
-  if (end > file_bytes_) {
-    int64_t grown = std::min<int64_t>(capacity_ * entry_size_, (end + kGrowStep - 1) / kGrowStep * kGrowStep);
-    HR_RETURN_IF_ERROR(ResizeFile(grown));
-  }
+  const int64_t end = (n + 1) * entry_size_;
+  // Where growth and block reservation go to: the next step, within capacity
+  // (>= end, as n < capacity_).
+  const int64_t ahead =
+      std::min<int64_t>(capacity_ * entry_size_, (end + kGrowStep - 1) / kGrowStep * kGrowStep);
+  if (end > file_bytes_) HR_RETURN_IF_ERROR(ResizeFile(ahead));
   if (end > allocated_bytes_) {
     // The file grows sparse (ftruncate): the store below would fault on a
     // hole, and on a full disk that fault is SIGBUS. Reserve the blocks
     // first, a step at a time, so that a full disk is this error instead.
     const int64_t from = n * entry_size_ / PageSize() * PageSize();
-    const int64_t to = std::max(end, std::min<int64_t>(capacity_ * entry_size_,
-                                                       (end + kGrowStep - 1) / kGrowStep * kGrowStep));
-    HR_RETURN_IF_ERROR(env_->AllocatePath(path_, from, to - from));
-    allocated_bytes_ = to;
+    HR_RETURN_IF_ERROR(env_->AllocatePath(path_, from, ahead - from));
+    allocated_bytes_ = ahead;
   }
   std::memcpy(base_ + n * entry_size_, e, entry_size_);
   entries_.store(n + 1, std::memory_order_release);
