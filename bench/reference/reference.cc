@@ -13,13 +13,18 @@
 //             memory to page cache, one thread), without any protocol.
 //
 // Both use the kernel's default socket buffer sizes, as the broker does.
+// The sendfile sender uses the TCP congestion control the broker gives a
+// connection from this host (`--sendfile-congestion`, default reno, as
+// headrace.socket.local.congestion.control; "" = the system's default);
+// the tcp senders stand for a client and keep the system's default.
 // Prints MB/s (10^6 bytes per second) per mode and, with --json, one JSON
 // line per mode on stdout. Usage: headrace-reference
 // [tcp|sendfile|tcp-file|all] [--seconds S] [--chunk BYTES] [--file-mb N]
-// [--dir DIR] [--json]
+// [--dir DIR] [--sendfile-congestion NAME] [--json]
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -43,6 +48,7 @@ struct Args {
   size_t chunk = 1 << 20;
   size_t file_mb = 256;
   std::string dir;  // tcp-file: where the file goes ("" = temp directory)
+  std::string sendfile_congestion = "reno";  // "" = the system's default
   bool json = false;
 };
 
@@ -87,10 +93,16 @@ int64_t Drain(int fd, size_t chunk, int sink) {
 }
 
 // Runs `send(fd, deadline)` against a draining receiver (which also writes
-// to `sink` unless it is -1); returns MB/s.
+// to `sink` unless it is -1), the sender on TCP congestion control
+// `congestion` ("" = the system's default); returns MB/s.
 template <typename SendFn>
-double Measure(const Args& a, SendFn send, int sink = -1) {
+double Measure(const Args& a, SendFn send, int sink = -1, const std::string& congestion = "") {
   auto [tx, rx] = LoopbackPair();
+  if (!congestion.empty() &&
+      setsockopt(tx, IPPROTO_TCP, TCP_CONGESTION, congestion.data(),
+                 static_cast<socklen_t>(congestion.size())) != 0) {
+    Die("setsockopt TCP_CONGESTION");
+  }
   int64_t received = 0;
   std::thread receiver([&, rx = rx] { received = Drain(rx, a.chunk, sink); });
   auto start = Clock::now();
@@ -156,17 +168,20 @@ double MeasureSendfile(const Args& a) {
   std::string path;
   int file = CachedFile(a.file_mb, &path);
   const off_t size = static_cast<off_t>(a.file_mb) << 20;
-  double mbs = Measure(a, [&](int fd, Clock::time_point deadline) {
-    off_t off = 0;
-    while (Clock::now() < deadline) {
-      if (off + static_cast<off_t>(a.chunk) > size) off = 0;
-      off_t end = off + static_cast<off_t>(a.chunk);
-      while (off < end) {
-        ssize_t n = sendfile(fd, file, &off, end - off);
-        if (n <= 0) Die("sendfile");
-      }
-    }
-  });
+  double mbs = Measure(
+      a,
+      [&](int fd, Clock::time_point deadline) {
+        off_t off = 0;
+        while (Clock::now() < deadline) {
+          if (off + static_cast<off_t>(a.chunk) > size) off = 0;
+          off_t end = off + static_cast<off_t>(a.chunk);
+          while (off < end) {
+            ssize_t n = sendfile(fd, file, &off, end - off);
+            if (n <= 0) Die("sendfile");
+          }
+        }
+      },
+      -1, a.sendfile_congestion);
   close(file);
   unlink(path.c_str());
   return mbs;
@@ -191,11 +206,13 @@ Args Parse(int argc, char** argv) {
     else if (s == "--chunk" && has_value) a.chunk = std::strtoull(argv[++i], nullptr, 10);
     else if (s == "--file-mb" && has_value) a.file_mb = std::strtoull(argv[++i], nullptr, 10);
     else if (s == "--dir" && has_value) a.dir = argv[++i];
+    else if (s == "--sendfile-congestion" && has_value) a.sendfile_congestion = argv[++i];
     else if (s == "tcp" || s == "sendfile" || s == "tcp-file" || s == "all") a.mode = s;
     else {
       std::fprintf(stderr,
                    "usage: headrace-reference [tcp|sendfile|tcp-file|all] [--seconds S] "
-                   "[--chunk BYTES] [--file-mb N] [--dir DIR] [--json]\n");
+                   "[--chunk BYTES] [--file-mb N] [--dir DIR] [--sendfile-congestion NAME] "
+                   "[--json]\n");
       std::exit(2);
     }
   }

@@ -250,6 +250,10 @@ std::vector<Row> BuildRows() {
       IntRow("socket.receive.buffer.bytes",
              "SO_RCVBUF of client connections; -1 = the OS's automatic sizing.",
              &BrokerConfig::socket_receive_buffer_bytes, -1, kIntMax),
+      StringRow("headrace.socket.local.congestion.control",
+                "TCP congestion control of connections from this host (loopback or the "
+                "broker's own address); empty = the system's default.",
+                &BrokerConfig::socket_local_congestion_control),
       IntRow("max.connections", "Connections accepted at once.", &BrokerConfig::max_connections,
              0, kIntMax),
       IntRow("max.connections.per.ip", "Connections accepted at once from one IP.",

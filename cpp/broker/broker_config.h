@@ -68,6 +68,10 @@ struct BrokerConfig {
   // SO_RCVBUF of client connections); -1 = the OS's automatic sizing.
   int32_t socket_send_buffer_bytes = -1;
   int32_t socket_receive_buffer_bytes = -1;
+  // headrace.socket.local.congestion.control: TCP congestion control of
+  // client connections from this host (net::SetLocalCongestionControl);
+  // empty = the system's default.
+  std::string socket_local_congestion_control = "reno";
 
   // Defaults for new topics; topic configs override them per topic.
   // log.segment.bytes, log.roll.ms (log.roll.hours), log.retention.ms

@@ -185,7 +185,8 @@ void EventLoop::AddConnection(int fd, std::string peer, size_t listener) {
     shared_->limits.Release(std::string(IpOfPeer(peer)));
     return;
   }
-  TuneAcceptedSocket(fd, shared_->send_buffer_bytes, shared_->receive_buffer_bytes);
+  TuneAcceptedSocket(fd, shared_->send_buffer_bytes, shared_->receive_buffer_bytes,
+                     shared_->local_congestion_control);
   uint64_t id = shared_->next_connection_id.fetch_add(1);
   auto owned = std::make_unique<Connection>(
       fd,

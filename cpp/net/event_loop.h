@@ -49,6 +49,7 @@ struct LoopShared {
   size_t read_buffer_bytes = 0;
   int send_buffer_bytes = -1;
   int receive_buffer_bytes = -1;
+  std::string local_congestion_control;
   std::chrono::milliseconds idle_timeout{-1};  // < 0: never
   std::chrono::milliseconds shutdown_grace{5000};
   ConnectionLimits limits;  // admitted by the acceptor, released on close

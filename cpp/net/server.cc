@@ -86,6 +86,7 @@ Status Server::Start() {
     return Status::Unsupported("io_uring is not available here (kernel, sysctl or seccomp)");
   }
   if (choice == Backend::kAuto) choice = IoUringAvailable() ? Backend::kIoUring : Backend::kEpoll;
+  HR_RETURN_IF_ERROR(CheckCongestionControl(options_.local_congestion_control));
 
   ports_.clear();
   HR_RETURN_IF_ERROR(Listen());
@@ -129,6 +130,7 @@ Status Server::StartLoops(Backend b) {
   s.idle_timeout = options_.idle_timeout;
   s.send_buffer_bytes = options_.send_buffer_bytes;
   s.receive_buffer_bytes = options_.receive_buffer_bytes;
+  s.local_congestion_control = options_.local_congestion_control;
   for (const ListenAddress& a : options_.listeners) {
     Session start;
     start.listener_name = a.listener_name;

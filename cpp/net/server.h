@@ -81,6 +81,11 @@ struct ServerOptions {
   // per slow reader, hence not the default.
   int send_buffer_bytes = -1;
   int receive_buffer_bytes = -1;  // socket.receive.buffer.bytes; -1 = OS default
+  // headrace.socket.local.congestion.control: TCP congestion control of
+  // accepted connections whose peer is on this host (net::
+  // SetLocalCongestionControl); empty = the system's default. Start fails
+  // with InvalidArgument if the kernel does not let this process set it.
+  std::string local_congestion_control;
   unsigned io_uring_entries = 1024;  // submission queue size per thread
 };
 

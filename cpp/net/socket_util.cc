@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace headrace::net {
 namespace {
@@ -94,13 +95,72 @@ void SetBufferSize(int fd, int force_opt, int opt, int bytes) {
 
 }  // namespace
 
-void TuneAcceptedSocket(int fd, int send_buffer_bytes, int receive_buffer_bytes) {
+void TuneAcceptedSocket(int fd, int send_buffer_bytes, int receive_buffer_bytes,
+                        const std::string& local_congestion_control) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (send_buffer_bytes > 0) SetBufferSize(fd, SO_SNDBUFFORCE, SO_SNDBUF, send_buffer_bytes);
   if (receive_buffer_bytes > 0) {
     SetBufferSize(fd, SO_RCVBUFFORCE, SO_RCVBUF, receive_buffer_bytes);
   }
+  SetLocalCongestionControl(fd, local_congestion_control);
+}
+
+namespace {
+
+bool IsLoopback(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) {
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&a)->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (a.ss_family != AF_INET6) return false;
+  const in6_addr& v6 = reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+}
+
+bool SameHost(const sockaddr_storage& a, const sockaddr_storage& b) {
+  if (a.ss_family != b.ss_family) return false;
+  if (a.ss_family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in*>(&a)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(&b)->sin_addr.s_addr;
+  }
+  return a.ss_family == AF_INET6 &&
+         IN6_ARE_ADDR_EQUAL(&reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr,
+                            &reinterpret_cast<const sockaddr_in6*>(&b)->sin6_addr);
+}
+
+}  // namespace
+
+bool AddressIsLocal(const sockaddr_storage& peer, const sockaddr_storage& self) {
+  return IsLoopback(peer) || SameHost(peer, self);
+}
+
+bool PeerIsLocal(int fd) {
+  sockaddr_storage peer{}, self{};
+  socklen_t peer_len = sizeof(peer), self_len = sizeof(self);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) return false;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&self), &self_len) != 0) return false;
+  return AddressIsLocal(peer, self);
+}
+
+void SetLocalCongestionControl(int fd, const std::string& algorithm) {
+  if (algorithm.empty() || !PeerIsLocal(fd)) return;
+  setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, algorithm.data(),
+             static_cast<socklen_t>(algorithm.size()));
+}
+
+Status CheckCongestionControl(const std::string& algorithm) {
+  if (algorithm.empty()) return Status::OK();
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError("socket: " + std::string(strerror(errno)));
+  const int rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, algorithm.data(),
+                            static_cast<socklen_t>(algorithm.size()));
+  const int err = errno;
+  close(fd);
+  if (rc == 0) return Status::OK();
+  return Status::InvalidArgument(
+      "TCP congestion control '" + algorithm + "' cannot be set here (" + strerror(err) +
+      "; see net.ipv4.tcp_available_congestion_control and, without CAP_NET_ADMIN, "
+      "net.ipv4.tcp_allowed_congestion_control)");
 }
 
 void SetNonBlocking(int fd, bool on) {

@@ -120,6 +120,7 @@ net::ServerOptions BrokerImpl::ServerOptions() const {
   opts.max_queued_request_bytes = config_.queued_max_request_bytes;
   opts.send_buffer_bytes = config_.socket_send_buffer_bytes;
   opts.receive_buffer_bytes = config_.socket_receive_buffer_bytes;
+  opts.local_congestion_control = config_.socket_local_congestion_control;
   opts.backend = backend_;
   return opts;
 }
