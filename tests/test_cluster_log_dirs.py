@@ -76,7 +76,8 @@ def _create(cluster, topic: str, assignment: list[list[int]]) -> None:
 
 
 def _log_dirs(cluster, topic: str) -> dict[int, dict[str, dict]]:
-    """{broker: {dir: {partition: is_future}}} for `topic`."""
+    """{broker: {dir: {partition: is_future}}} for `topic`. A partition
+    listed twice in one directory (current and future at once) fails."""
     admin = _kp_admin(cluster)
     try:
         answers = admin.describe_log_dirs()
@@ -87,9 +88,11 @@ def _log_dirs(cluster, topic: str) -> dict[int, dict[str, dict]]:
         dirs = out.setdefault(a["broker"], {})
         for d in a["log_dirs"]:
             assert d["error_code"] == 0, d
-            dirs[d["log_dir"]] = {p["partition_index"]: p["is_future_key"]
-                                  for t in d.get("topics", []) if t["name"] == topic
-                                  for p in t.get("partitions", [])}
+            listed = [(p["partition_index"], p["is_future_key"])
+                      for t in d.get("topics", []) if t["name"] == topic
+                      for p in t.get("partitions", [])]
+            dirs[d["log_dir"]] = dict(listed)
+            assert len(dirs[d["log_dir"]]) == len(listed), (a["broker"], d["log_dir"], listed)
     return out
 
 

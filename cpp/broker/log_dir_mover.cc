@@ -89,7 +89,7 @@ std::vector<TopicRegistry::FutureReplica> LogDirMover::Futures() const {
     }
     out.push_back(f);
   };
-  if (running_) describe(*running_);
+  if (running_ && !running_->swapped) describe(*running_);
   for (const Job& j : queue_) describe(j);
   return out;
 }
@@ -322,6 +322,10 @@ Status LogDirMover::CommitLocked(Job& job, const std::string& future_path) {
     }
   } else {
     now = reg.OfflinePartition(job.tp, topic->id, topic->settings, where);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_) running_->swapped = true;
   }
   publish(now);
   if (cluster && !role.leader && reg.replica_swap_hook_) reg.replica_swap_hook_(&source, now);

@@ -54,7 +54,9 @@ class LogDirMover {
   // Queues the move of `tp` to directory `dir` (once per partition: a later
   // request for a queued partition changes its target). Returns at once.
   void Enqueue(const TopicPartition& tp, int dir);
-  // Moves queued or running.
+  // Moves queued or running, up to the running one's swap: a reader that
+  // lists the published partitions and then these never sees a partition
+  // both current and future in the target, nor in neither directory.
   std::vector<TopicRegistry::FutureReplica> Futures() const;
   // The target of tp's queued or running move, or -1.
   int TargetOf(const TopicPartition& tp) const;
@@ -69,6 +71,9 @@ class LogDirMover {
     int dir = -1;
     std::shared_ptr<Partition> source;
     std::shared_ptr<Partition> future;
+    // Set just before the copy is published as the partition: from then on
+    // it is the current replica, no longer a future one (Futures).
+    bool swapped = false;
   };
   void Loop();
   Status Move(Job& job);

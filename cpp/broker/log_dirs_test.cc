@@ -290,6 +290,26 @@ TEST_F(LogDirsTest, AMoveKeepsEveryRecordAndLandsInTheTarget) {
   EXPECT_EQ(registry_->FindPartition("t", 0)->log_end_offset(), Offset(515));
 }
 
+// DescribeLogDirs lists the published partitions, then FutureReplicas():
+// once the copy is published it must no longer be listed as a future one
+// too (it was, until the mover's job ended: the partition showed up twice
+// in the target directory).
+TEST_F(LogDirsTest, ThePublishedCopyIsNoLongerAFutureReplica) {
+  ASSERT_TRUE(Open().ok());
+  Create("t", 1);
+  ASSERT_TRUE(Produce(*registry_->FindPartition("t", 0), 50).ok());
+  std::vector<TopicRegistry::FutureReplica> at_publish;
+  int dir_at_publish = -1;
+  registry_->SetReplicaMovedHook([&](const TopicPartition&) {
+    dir_at_publish = DirOf("t", 0);
+    at_publish = registry_->FutureReplicas();
+  });
+  ASSERT_TRUE(registry_->MoveReplica("t", 0, dirs_->path(1)).ok());
+  registry_->DrainMoves();
+  EXPECT_EQ(dir_at_publish, 1);
+  EXPECT_TRUE(at_publish.empty()) << at_publish.size() << " future replica(s) at publish";
+}
+
 TEST_F(LogDirsTest, AMoveCutShortBeforeItsCommitKeepsTheOriginal) {
   ASSERT_TRUE(Open().ok());
   Create("t", 1);
