@@ -151,6 +151,7 @@ void SetLocalCongestionControl(int fd, const std::string& algorithm) {
 Status CheckCongestionControl(const std::string& algorithm) {
   if (algorithm.empty()) return Status::OK();
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);  // an IPv6-only host
   if (fd < 0) return Status::IOError("socket: " + std::string(strerror(errno)));
   const int rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, algorithm.data(),
                             static_cast<socklen_t>(algorithm.size()));
