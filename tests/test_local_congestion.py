@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-from broker_process import BrokerProcess
 from cluster_faults import Network
 
 pytestmark = pytest.mark.timeout(120)
@@ -23,9 +22,13 @@ pytestmark = pytest.mark.timeout(120)
 KEY = "headrace.socket.local.congestion.control"
 
 
-def _system_default() -> str:
-    with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
+def _sysctl(name: str) -> str:
+    with open(f"/proc/sys/net/ipv4/{name}") as f:
         return f.read().strip()
+
+
+def _system_default() -> str:
+    return _sysctl("tcp_congestion_control")
 
 
 def _broker_side_algorithms(port: int) -> list[str]:
@@ -56,58 +59,46 @@ def _connect_and_check(host: str, port: int, want: str) -> None:
         assert _wait_for(port, [want]) == [want]
 
 
-def test_loopback_connections_get_reno_by_default(tmp_path):
-    b = BrokerProcess(tmp_path / "d").start()
-    try:
-        _connect_and_check("127.0.0.1", b.port, "reno")
-    finally:
-        b.stop()
+def test_loopback_connections_get_reno_by_default(broker):
+    _connect_and_check("127.0.0.1", broker.port, "reno")
 
 
-def test_empty_keeps_the_systems_default(tmp_path):
-    b = BrokerProcess(tmp_path / "d", "--set", f"{KEY}=").start()
-    try:
-        _connect_and_check("127.0.0.1", b.port, _system_default())
-    finally:
-        b.stop()
+def test_empty_keeps_the_systems_default(broker_factory):
+    b = broker_factory(None, "--set", f"{KEY}=")
+    _connect_and_check("127.0.0.1", b.port, _system_default())
 
 
-def test_another_algorithm_is_applied(tmp_path):
-    avail = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
+def test_another_algorithm_is_applied(broker_factory):
+    avail = _sysctl("tcp_available_congestion_control").split()
     other = next((a for a in avail if a not in ("reno", _system_default())), None)
     if other is None or os.geteuid() != 0:
         pytest.skip("needs a third available algorithm and root to set it")
-    b = BrokerProcess(tmp_path / "d", "--set", f"{KEY}={other}").start()
-    try:
-        _connect_and_check("127.0.0.1", b.port, other)
-    finally:
-        b.stop()
+    b = broker_factory(None, "--set", f"{KEY}={other}")
+    _connect_and_check("127.0.0.1", b.port, other)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 def test_a_connection_from_another_host_keeps_the_default_and_one_to_its_own_address_does_not(
-        tmp_path):
+        broker_factory):
     net = Network(1)
     net.up()
     try:
-        b = BrokerProcess(tmp_path / "d", listen=f"{net.gateway}:0").start()
+        b = broker_factory(None, listen=f"{net.gateway}:0")
+        # From the namespace (another host as far as TCP can tell).
+        probe = ("import socket,sys,time; s=socket.create_connection((sys.argv[1], "
+                 "int(sys.argv[2])), timeout=10); print('up', flush=True); time.sleep(30)")
+        client = subprocess.Popen(
+            ["ip", "netns", "exec", net.ns_names[1], sys.executable, "-c", probe,
+             net.gateway, str(b.port)], stdout=subprocess.PIPE, text=True)
         try:
-            # From the namespace (another host as far as TCP can tell).
-            probe = ("import socket,sys,time; s=socket.create_connection((sys.argv[1], "
-                     "int(sys.argv[2])), timeout=10); print('up', flush=True); time.sleep(30)")
-            client = subprocess.Popen(
-                ["ip", "netns", "exec", net.ns_names[1], sys.executable, "-c", probe,
-                 net.gateway, str(b.port)], stdout=subprocess.PIPE, text=True)
-            try:
-                assert client.stdout.readline().strip() == "up"
-                assert _wait_for(b.port, [_system_default()]) == [_system_default()]
-            finally:
-                client.kill()
-                client.wait()
-            # From this namespace to the bridge address: the broker's own address.
-            _connect_and_check(net.gateway, b.port, "reno")
+            assert client.stdout.readline().strip() == "up"
+            assert _wait_for(b.port, [_system_default()]) == [_system_default()]
         finally:
-            b.stop()
+            client.kill()
+            client.wait()
+        # From this namespace to the bridge address: the broker's own address.
+        _connect_and_check(net.gateway, b.port, "reno")
+        b.stop()
     finally:
         net.down()
 

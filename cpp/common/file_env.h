@@ -45,7 +45,7 @@ enum class FileOp : uint8_t {
 inline constexpr int kFileOpCount = 13;
 
 // "open", "read", "write", "fsync", "msync", "mmap", "truncate", "rename",
-// "unlink", "mkdir", "list", "stat".
+// "unlink", "mkdir", "list", "stat", "fallocate".
 const char* FileOpName(FileOp op);
 // The inverse of FileOpName; also accepts "pwrite", "fdatasync", "ftruncate".
 std::optional<FileOp> ParseFileOp(std::string_view name);
