@@ -88,11 +88,24 @@ class Bench:
         self.wait_isr(topic, rf)
         return leaders
 
-    def delete(self, topic: str) -> None:
+    def delete(self, topic: str, timeout: float = 120.0) -> None:
+        """Deletes `topic` and waits until no broker holds its directories
+        (a broker removes them on a background thread after answering:
+        unlinking GBs of page cache would otherwise run inside the next
+        case and be counted against it)."""
         try:
             self.admin.delete_topics([topic], operation_timeout=30)[topic].result(30)
         except Exception as e:  # noqa: BLE001
             log(f"delete {topic}: {e}")
+            return
+        deadline = time.monotonic() + timeout
+        while any(d.name.startswith(f"{topic}-")
+                  for n in self.c.nodes.values() if n.data_dir.exists()
+                  for d in n.data_dir.iterdir()):
+            if time.monotonic() > deadline:
+                log(f"delete {topic}: directories still there after {timeout:.0f} s")
+                return
+            time.sleep(0.05)
 
     def wait_isr(self, topic: str, rf: int, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout

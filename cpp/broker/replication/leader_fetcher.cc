@@ -243,6 +243,13 @@ void LeaderFetcher::Run() {
       }
     }
     pass_had_error_ = false;
+    // Each round asks first for another partition: the leader fills an
+    // answer in the order asked, so with more backlog than one answer
+    // holds, a fixed order would copy the first partitions to their ends
+    // before the rest got anything (Kafka's fetchers move each fetched
+    // partition to the back for the same reason).
+    std::rotate(ready.begin(), ready.begin() + static_cast<ptrdiff_t>(rounds_++ % ready.size()),
+                ready.end());
     std::vector<Followed*> truncating, fetching;
     for (Followed* f : ready) (f->needs_truncation ? truncating : fetching).push_back(f);
     Status st = truncating.empty() ? Status::OK() : TruncateRound(truncating);

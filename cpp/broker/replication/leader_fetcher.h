@@ -116,6 +116,7 @@ class LeaderFetcher {
   // The fetcher thread's own state.
   uint64_t seen_generation_ = ~uint64_t{0};
   std::map<const Partition*, Followed> followed_;
+  uint64_t rounds_ = 0;  // fetch rounds so far: where the next one starts asking
   LeaderConnection conn_;
   ErrorSummary errors_;
   bool pass_had_error_ = false;  // a partition error in the current pass

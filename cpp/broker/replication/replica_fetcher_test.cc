@@ -365,6 +365,55 @@ TEST(ReplicaFetcherStopTest, StoppingDoesNotWaitOutALongPoll) {
   leader.Stop();
 }
 
+TEST(ReplicaFetcherFairnessTest, WhenOneAnswerHoldsOneBatchEveryPartitionComesFirstInTurn) {
+  // Three partitions from one leader, each 30 batches behind, and answers
+  // that hold one batch (the first partition's first batch goes over any
+  // limit): a fetcher asking in a fixed order would copy one partition to
+  // its end before the next got anything.
+  headrace::testing::TempDir leader_dir, follower_dir;
+  LeaderBroker leader(leader_dir.path(), kLeaderId, /*acks_all_fsync=*/false);
+  ASSERT_TRUE(leader.Start());
+  constexpr int kBatches = 30, kRecords = 10;
+  const Offset end(kBatches * kRecords);
+  std::vector<std::shared_ptr<Partition>> leaders;
+  std::vector<FollowedPartition> followed;
+  for (const char* topic : {"a", "b", "c"}) {
+    leaders.push_back(leader.CreateTopic(topic));
+    ASSERT_TRUE(leaders.back());
+    LeadBatches(*leaders.back(), kBatches, kRecords);
+    auto fp = OpenFollower(follower_dir.path(), topic);
+    ASSERT_TRUE(fp);
+    ASSERT_TRUE(fp->BecomeFollower(LeaderEpoch(0), kLeaderId, {kLeaderId, kFollowerId}).ok());
+    followed.push_back({fp, kLeaderId, "127.0.0.1", leader.port()});
+  }
+  ReplicaFetcherConfig config = TestConfig();
+  config.fetch_response_max_bytes = 1;
+  ReplicaFetcherManager fetchers(kFollowerId, config);
+  fetchers.SetFollowed(followed);
+  // The moment one partition is complete, the others are most of the way.
+  std::vector<Offset> at_first_complete;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (at_first_complete.empty() && std::chrono::steady_clock::now() < give_up) {
+    std::vector<Offset> leos;
+    for (const auto& f : followed) leos.push_back(f.partition->log_end_offset());
+    if (std::find(leos.begin(), leos.end(), end) != leos.end()) at_first_complete = leos;
+  }
+  ASSERT_FALSE(at_first_complete.empty()) << "no partition caught up";
+  for (size_t i = 0; i < at_first_complete.size(); ++i) {
+    EXPECT_GE(at_first_complete[i].value(), (kBatches - 3) * kRecords) << "partition " << i;
+  }
+  for (const auto& f : followed) {
+    ASSERT_TRUE(WaitFor([&] { return f.partition->log_end_offset() == end; }));
+  }
+  for (size_t i = 0; i < followed.size(); ++i) {
+    EXPECT_EQ(LogBytes(followed[i].partition->dir()), LogBytes(leaders[i]->dir()));
+  }
+  fetchers.Shutdown();
+  for (const auto& f : followed) EXPECT_TRUE(f.partition->Close().ok());
+  leaders.clear();
+  leader.Stop();
+}
+
 TEST(ReplicaFetcherLogStartTest, AFollowerBelowTheLeadersLogStartStartsOverThere) {
   headrace::testing::TempDir leader_dir, follower_dir;
   LeaderBroker leader(leader_dir.path(), kLeaderId, /*acks_all_fsync=*/false);
