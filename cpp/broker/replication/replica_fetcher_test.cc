@@ -390,13 +390,17 @@ TEST(ReplicaFetcherFairnessTest, WhenOneAnswerHoldsOneBatchEveryPartitionComesFi
   config.fetch_response_max_bytes = 1;
   ReplicaFetcherManager fetchers(kFollowerId, config);
   fetchers.SetFollowed(followed);
-  // The moment one partition is complete, the others are most of the way.
+  // Once one partition is complete, the others are most of the way. They
+  // are read after it is seen complete, so no figure is older than that
+  // moment (a thread preempted between reads only makes them later).
   std::vector<Offset> at_first_complete;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (at_first_complete.empty() && std::chrono::steady_clock::now() < give_up) {
-    std::vector<Offset> leos;
-    for (const auto& f : followed) leos.push_back(f.partition->log_end_offset());
-    if (std::find(leos.begin(), leos.end(), end) != leos.end()) at_first_complete = leos;
+    for (const auto& complete : followed) {
+      if (complete.partition->log_end_offset() != end) continue;
+      for (const auto& f : followed) at_first_complete.push_back(f.partition->log_end_offset());
+      break;
+    }
   }
   ASSERT_FALSE(at_first_complete.empty()) << "no partition caught up";
   for (size_t i = 0; i < at_first_complete.size(); ++i) {
