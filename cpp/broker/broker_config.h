@@ -128,9 +128,7 @@ struct BrokerConfig {
   // replica.high.watermark.checkpoint.interval.ms (cluster mode;
   // hw_checkpoint.h).
   int64_t replica_high_watermark_checkpoint_interval_ms = 5000;
-  // replica.fetch.max.bytes (per partition); headrace's default is the whole
-  // answer (Kafka's: 1 MiB): configuration.md, "Notes on broker keys".
-  int32_t replica_fetch_max_bytes = 10485760;
+  int32_t replica_fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
   int32_t replica_fetch_response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
   int32_t replica_fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms
   int32_t replica_fetch_min_bytes = 1;                  // replica.fetch.min.bytes

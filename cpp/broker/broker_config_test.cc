@@ -44,7 +44,7 @@ TEST(BrokerConfigTest, FlushThreadsIsBetween1And64) {
 TEST(BrokerConfigTest, ReplicationDefaultsAreKafkas) {
   BrokerConfig c;
   EXPECT_EQ(c.replica_lag_time_max_ms, 30000);
-  EXPECT_EQ(c.replica_fetch_max_bytes, 10485760);
+  EXPECT_EQ(c.replica_fetch_max_bytes, 1048576);
   EXPECT_EQ(c.replica_fetch_response_max_bytes, 10485760);
   EXPECT_EQ(c.replica_fetch_wait_max_ms, 500);
   EXPECT_EQ(c.replica_fetch_min_bytes, 1);

@@ -59,7 +59,7 @@ class ReplicationQuota;
 struct InterBrokerSecurity;
 
 struct ReplicaFetcherConfig {
-  int32_t fetch_max_bytes = 10485760;           // replica.fetch.max.bytes (per partition)
+  int32_t fetch_max_bytes = 1048576;            // replica.fetch.max.bytes (per partition)
   int32_t fetch_response_max_bytes = 10485760;  // replica.fetch.response.max.bytes
   int32_t fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms
   int32_t fetch_min_bytes = 1;                  // replica.fetch.min.bytes
