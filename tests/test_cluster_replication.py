@@ -350,27 +350,13 @@ def test_high_watermark_is_checkpointed_and_bounds_visibility_after_restart(clus
         cluster.node(n).start()
     cluster.wait_for_brokers([1, 2, 3])
     cluster.wait_for_leaders(topic, timeout=30)
-    import logging
-
-    class _Keep(logging.Handler):
-        lines: list = []
-
-        def emit(self, record):
-            self.lines.append(record.getMessage())
-
-    keep = _Keep()
-    lg = logging.getLogger("hw-cp-debug")
-    lg.addHandler(keep)
-    lg.setLevel(logging.DEBUG)
-    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "hw-cp",
-                     "debug": "metadata,topic"}, logger=lg)
+    c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "hw-cp"})
     try:
         deadline, high, why = time.monotonic() + 30, -1, None
         while high < 501:
             assert time.monotonic() < deadline, \
                 f"HW {high}: records stayed invisible ({why}; partition " \
-                f"{cluster.partition_states(topic)[0]}; {_metadata_per_broker(cluster, topic)})\n" \
-                + "\n".join(keep.lines[:60])
+                f"{cluster.partition_states(topic)[0]}; {_metadata_per_broker(cluster, topic)})"
             try:
                 high = c.get_watermark_offsets(ck.TopicPartition(topic, 0), timeout=10)[1]
             except ck.KafkaException as e:  # the new leader is not known yet

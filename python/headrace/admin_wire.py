@@ -3,7 +3,8 @@ for: DescribeLogDirs (35, v4), ListTransactions (66, v0),
 DescribeTransactions (65, v0), AlterPartitionReassignments (45, v0),
 ListPartitionReassignments (46, v0), DescribeClientQuotas (48, v1) and
 AlterClientQuotas (49, v1), plus FindCoordinator (10, v1) to reach
-a transactional id's coordinator. :class:`Connection` speaks the client
+a transactional id's coordinator and Metadata (3, v1) to ask one given
+broker what it answers (librdkafka picks the broker itself). :class:`Connection` speaks the client
 settings of the CLI (headrace.client_settings): TLS through :mod:`ssl`
 (security.protocol SSL / SASL_SSL) and SASL PLAIN, SCRAM-SHA-256 and
 SCRAM-SHA-512 (SaslHandshake v1 + SaslAuthenticate v2; SCRAM by scramp). This replaces kafka-python, which the CLI
@@ -126,6 +127,10 @@ class Reader:
         n = self.uvarint()
         return None if n == 0 else self._take(n - 1).decode()
 
+    def array(self, item) -> list:  # int32 count, -1 = null
+        n = self.int32()
+        return [item(self) for _ in range(max(n, 0))]
+
     def carray(self, item) -> list:
         n = self.uvarint()
         return [] if n == 0 else [item(self) for _ in range(n - 1)]
@@ -241,6 +246,35 @@ def describe_log_dirs(conn: Connection, topics: dict[str, list[int]] | None
                             {(t, p): size for t, parts in ts for p, size, fut in parts if fut})
 
     return r.carray(result)
+
+
+# -- Metadata v1 ----------------------------------------------------------------
+def partition_leaders(conn: Connection, topic: str) -> tuple[int, dict[int, int]]:
+    """What this broker's Metadata answers for ``topic``: (the topic's error
+    code, {partition: leader node id, -1 for none})."""
+    name = topic.encode()
+    r = conn.call(3, 1, struct.pack(">ih", 1, len(name)) + name, flexible=False)
+
+    def broker(r: Reader):
+        r.int32(), r.string(), r.int32(), r.string()  # node id, host, port, rack
+
+    def partition(r: Reader):
+        r.int16()  # error (LEADER_NOT_AVAILABLE comes with leader -1)
+        p, leader = r.int32(), r.int32()
+        r.array(Reader.int32), r.array(Reader.int32)  # replicas, isr
+        return p, leader
+
+    def topic_(r: Reader):
+        code, name_ = r.int16(), r.string()
+        r.int8()  # is_internal
+        return code, name_, dict(r.array(partition))
+
+    r.array(broker)
+    r.int32()  # controller id
+    for code, name_, parts in r.array(topic_):
+        if name_ == topic:
+            return code, parts
+    raise WireError(f"broker {conn.address}: Metadata answered without topic {topic!r}")
 
 
 # -- transactions -------------------------------------------------------------

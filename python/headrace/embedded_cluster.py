@@ -364,18 +364,52 @@ class EmbeddedCluster:
             time.sleep(0.05)
 
     def wait_for_leaders(self, topic: str, timeout: float = 30.0) -> dict[int, int]:
-        """Until every partition of ``topic`` has a live leader in ZooKeeper;
-        returns {partition: leader}."""
+        """Until every partition of ``topic`` has a live leader in ZooKeeper
+        and every live broker's Metadata names those leaders (a broker
+        learns them from ZooKeeper a moment later, and answers leader -1 /
+        LEADER_NOT_AVAILABLE meanwhile); returns {partition: leader}. A broker
+        that does not answer a plaintext Metadata request on its first
+        listener (TLS, SASL), or does not authorize describing the topic, is
+        not waited for."""
         deadline = time.monotonic() + timeout
+        unaskable: set[int] = set()
+        views: dict[int, object] = {}
         while True:
             states = self.partition_states(topic)
             live = set(self.live_brokers())
             if states and all(s is not None and s.leader in live for s in states.values()):
-                return {p: s.leader for p, s in sorted(states.items())}
+                leaders = {p: s.leader for p, s in sorted(states.items())}
+                for n in sorted(live - unaskable):
+                    if n in self.nodes and self.nodes[n].running:
+                        views[n] = self._metadata_leaders(n, topic, unaskable)
+                if all(v == leaders for n, v in views.items() if n in live - unaskable):
+                    return leaders
             if time.monotonic() > deadline:
                 raise HeadraceError(f"topic {topic!r}: no live leader for every partition "
-                                    f"within {timeout}s: {states}")
+                                    f"within {timeout}s: {states}; brokers' Metadata: {views}")
             time.sleep(0.05)
+
+    def _metadata_leaders(self, node_id: int, topic: str, unaskable: set[int]):
+        """What broker ``node_id``'s Metadata says of ``topic``: {partition:
+        leader} or the topic's error code; adds the broker to ``unaskable``
+        when it cannot be asked (no plaintext answer, not authorized)."""
+        from confluent_kafka import KafkaError
+
+        from headrace.admin_wire import Connection, WireError, partition_leaders
+
+        n = self.nodes[node_id]
+        try:
+            conn = Connection(n.host, n.port, timeout=2.0)
+            try:
+                code, leaders = partition_leaders(conn, topic)
+            finally:
+                conn.close()
+        except WireError as e:
+            unaskable.add(node_id)
+            return str(e)
+        if code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            unaskable.add(node_id)
+        return leaders if code == 0 else code
 
     def __repr__(self) -> str:
         state = self.bootstrap_servers if self.zookeeper else "stopped"
