@@ -546,6 +546,10 @@ class Nemesis:
 def read_all(cluster, topic: str, partitions: int) -> dict[int, list[tuple[int, bytes]]]:
     import confluent_kafka as ck
 
+    # Leaders known to every broker: a consumer whose first Metadata says
+    # LEADER_NOT_AVAILABLE keeps failing get_watermark_offsets (librdkafka).
+    cluster.wait_for_leaders(topic)
+
     c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"check-{topic}",
                      "enable.auto.commit": False, "auto.offset.reset": "earliest",
                      "enable.partition.eof": False})

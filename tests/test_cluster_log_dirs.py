@@ -104,6 +104,7 @@ def _dir_of(dirs: dict[str, dict], partition: int) -> str:
 
 def _consume(cluster, topic: str, partition: int) -> list[tuple[int, bytes]]:
     """(offset, value) of every record of one partition below its HW, in order."""
+    cluster.wait_for_leaders(topic)  # and known to every broker (get_watermark_offsets)
     c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "logdirs",
                      "enable.auto.commit": False, "fetch.queue.backoff.ms": 10})
     try:

@@ -153,6 +153,20 @@ def test_create_topics_request_and_isr_change(members):
     assert not m.write_isr_change({"topic": "orders", "partition": 0, "leader_epoch": 0,
                                    "isr": [follower]})
     assert b1.partition("orders", 0)["isr"] == [p0["leader"]]
+    # The follower has its replica on a failed log directory: it does not
+    # rejoin, whatever its leader saw of its fetches; once the report is
+    # gone it does.
+    leader_m = {1: m1, 2: m2}[p0["leader"]]
+    rejoin = {"topic": "orders", "partition": 0, "leader_epoch": 0,
+              "isr": [p0["leader"], follower]}
+    m.zk.create(L.offline_replicas_path(follower),
+                L.encode_offline_replicas(follower, [("orders", 0)]), ephemeral=True,
+                makepath=True)
+    assert not leader_m.write_isr_change(rejoin)
+    m.zk.delete(L.offline_replicas_path(follower))
+    assert leader_m.write_isr_change(rejoin)
+    for b in (b1, b2):
+        wait_for(lambda: sorted(b.partition("orders", 0)["isr"]) == [1, 2], what="ISR expand")
 
     res = b1.request("create_partitions", {"topics": [{"name": "orders", "count": 4}]})
     assert res["topics"][0]["error_code"] == 0

@@ -119,6 +119,7 @@ def _produce_confluent(cluster, topic, stop: threading.Event, out: Produced, par
 
 
 def _read_all(cluster, topic, partitions=3) -> dict[int, list[bytes]]:
+    cluster.wait_for_leaders(topic)  # and known to every broker (get_watermark_offsets)
     c = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"read-{topic}",
                      "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     out: dict[int, list[bytes]] = {p: [] for p in range(partitions)}

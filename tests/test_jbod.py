@@ -305,8 +305,10 @@ def test_cluster_moves_leadership_off_a_failed_directory(tmp_path):
     """Two brokers (RF 2); broker 2 has log.dirs = its data dir plus a
     loop-mounted disk. The disk fails: broker 2's member reports the offline
     replicas (/admin/offline_replicas/2), the controller moves their
-    leadership to broker 1 and takes broker 2 out of their ISR; every
-    partition keeps taking records."""
+    leadership to broker 1 and takes broker 2 out of their ISR, and broker
+    2 stays out (it no longer fetches them: its last fetches must not bring
+    it back); every partition keeps taking records. replica.lag.time.max.ms
+    is longer than the test's wait, so no lag-based shrink can pass it."""
     from headrace import EmbeddedCluster
 
     mounts: list[str] = []
@@ -314,6 +316,7 @@ def test_cluster_moves_leadership_off_a_failed_directory(tmp_path):
         _mount_disks(tmp_path, 1, mounts)
         with EmbeddedCluster(2, data_dir=tmp_path / "cluster",
                              settings={"zookeeper.session.timeout.ms": 3000,
+                                       "replica.lag.time.max.ms": 60000,
                                        "default.replication.factor": 2}) as cluster:
             node = cluster.node(2)
             cluster.stop(2)

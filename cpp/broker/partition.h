@@ -451,9 +451,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
     int64_t last_caught_up_ms = 0;
     Offset last_fetch_leader_leo{0};
     int64_t last_fetch_ms = 0;
-    // It fetched since this broker became leader (its offsets are known):
-    // only then can it join the ISR (an empty log must not admit a replica
-    // that never fetched, e.g. one being added by a reassignment).
+    // It fetched since this broker became leader, and since it last left
+    // the ISR (its offsets are known and current): only then can it join
+    // the ISR (an empty log must not admit a replica that never fetched,
+    // e.g. one being added by a reassignment; a replica dropped for a failed
+    // log directory stops fetching and must stay out).
     bool fetched = false;
   };
   // REQUIRES: mu_ held. Rebuilds producer_state_ on first use, then checks

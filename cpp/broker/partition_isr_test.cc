@@ -99,6 +99,21 @@ TEST_F(PartitionIsrTest, AReplicaThatStoppedFetchingIsNotAddedBackFromStaleOffse
   EXPECT_EQ(p_->ProposeIsr(t0 + kLag + 2, kLag), (std::vector<int32_t>{1, 2}));
 }
 
+TEST_F(PartitionIsrTest, AReplicaDroppedFromTheIsrRejoinsOnlyAfterAFetchMadeSince) {
+  Open(1);
+  const int64_t t0 = Partition::SteadyNowMs();
+  ASSERT_TRUE(p_->BecomeLeader(LeaderEpoch(1), {1, 2}, {1, 2}).ok());
+  Lead(10);
+  p_->UpdateFollowerState(2, Offset(10), Offset(10), t0);  // caught up
+  // The controller drops 2 (its log directory failed; it stops fetching):
+  // its last fetch, recent and at the log end, must not bring it back.
+  ASSERT_TRUE(p_->UpdateIsr({1}).ok());
+  EXPECT_EQ(p_->ProposeIsr(t0 + 1, kLag), std::nullopt);
+  EXPECT_EQ(p_->ProposeIsr(t0 + Partition::kIsrReproposeMs + 2, kLag), std::nullopt);
+  p_->UpdateFollowerState(2, Offset(10), Offset(10), t0 + 3);  // it fetches again
+  EXPECT_EQ(p_->ProposeIsr(t0 + 3, kLag), (std::vector<int32_t>{1, 2}));
+}
+
 TEST_F(PartitionIsrTest, ExpandsOnlyPastTheHighWatermarkAndTheEpochStart) {
   Open(1, /*fsync_commit=*/true);
   Lead(10);  // not fsynced: the HW stays 0

@@ -406,12 +406,16 @@ Status Partition::UpdateIsr(std::vector<int32_t> isr) {
                                      std::to_string(services_.local_broker_id));
     }
     // A replica joining the ISR was caught up when it was proposed: it gets
-    // a full lag_time_max_ms before it can be dropped again.
+    // a full lag_time_max_ms before it can be dropped again. One leaving it
+    // (dropped by this leader, or by the controller for a failed log
+    // directory) rejoins only after a fetch made since: the offsets it left
+    // behind say nothing of whether it still copies (Kafka expands an ISR
+    // only on a follower's fetch).
     const int64_t now = SteadyNowMs();
     for (ReplicaState& r : replicas_) {
-      if (!Contains(isr_, r.broker_id) && Contains(isr, r.broker_id)) {
-        r.last_caught_up_ms = std::max(r.last_caught_up_ms, now);
-      }
+      const bool was_in = Contains(isr_, r.broker_id), is_in = Contains(isr, r.broker_id);
+      if (!was_in && is_in) r.last_caught_up_ms = std::max(r.last_caught_up_ms, now);
+      if (was_in && !is_in) r.fetched = false;
     }
     if (services_.metrics)
       services_.metrics->RecordIsrChange(CountMissing(isr_, isr), CountMissing(isr, isr_));

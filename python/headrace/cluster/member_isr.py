@@ -83,12 +83,25 @@ class IsrReports:
                         ", ".join(f"{t}-{p}" for t, p in offline[:10]))
         self._offline_written = offline
 
+    def _offline_of(self, broker_id: int) -> list[tuple[str, int]]:
+        """The replicas ``broker_id`` reported offline (/admin/offline_replicas)."""
+        try:
+            data, _ = self.zk.get(L.offline_replicas_path(broker_id))
+        except NoNodeError:
+            return []
+        try:
+            return L.decode_offline_replicas(broker_id, data)
+        except L.LayoutError as e:
+            log.warning("broker %d: %s", self.broker_id, e)
+            return []
+
     def write_isr_change(self, change: Mapping[str, Any]) -> bool:
         """Writes a local leader's ISR proposal to the partition state znode
         (versioned; leader, leader epoch and controller epoch kept). Skipped
         when the znode's leader epoch is not the change's (leadership moved
         on) or this broker is no longer its leader. Brokers it would add that
-        are shutting down or unregistered are left out. True when written."""
+        are shutting down, unregistered, or have this replica offline are left
+        out. True when written."""
         topic, p = change["topic"], int(change["partition"])
         isr = [int(b) for b in change["isr"]]
         path = L.partition_state_path(topic, p)
@@ -105,10 +118,12 @@ class IsrReports:
                 return False
             # KIP-841: a broker in controlled shutdown or not registered
             # (its session ended) does not join an ISR, whatever its leader
-            # saw of its fetches.
+            # saw of its fetches; nor one whose replica of this partition is
+            # on a failed log directory (it reported it offline).
             isr = [b for b in isr
                    if b in st.isr or (self.zk.exists(L.broker_path(b)) is not None
-                                      and self.zk.exists(L.controlled_shutdown_path(b)) is None)]
+                                      and self.zk.exists(L.controlled_shutdown_path(b)) is None
+                                      and (topic, p) not in self._offline_of(b))]
             if st.isr == isr:
                 return False
             new = L.PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch)
