@@ -4,11 +4,12 @@ DescribeTransactions (65, v0), AlterPartitionReassignments (45, v0),
 ListPartitionReassignments (46, v0), DescribeClientQuotas (48, v1) and
 AlterClientQuotas (49, v1), plus FindCoordinator (10, v1) to reach
 a transactional id's coordinator and Metadata (3, v1) to ask one given
-broker what it answers (librdkafka picks the broker itself). :class:`Connection` speaks the client
-settings of the CLI (headrace.client_settings): TLS through :mod:`ssl`
-(security.protocol SSL / SASL_SSL) and SASL PLAIN, SCRAM-SHA-256 and
-SCRAM-SHA-512 (SaslHandshake v1 + SaslAuthenticate v2; SCRAM by scramp). This replaces kafka-python, which the CLI
-carried for these calls only.
+broker what it answers (librdkafka picks the broker itself).
+:class:`Connection` speaks the client settings of the CLI
+(headrace.client_settings): TLS through :mod:`ssl` (security.protocol SSL /
+SASL_SSL) and SASL PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (SaslHandshake v1
++ SaslAuthenticate v2; SCRAM by scramp). This replaces kafka-python, which
+the CLI carried for these calls only.
 
 Sans-I/O encoders and decoders, and :class:`Connection`, one blocking
 socket per broker. Facts from the Kafka protocol guide: a message is an

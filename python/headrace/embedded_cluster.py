@@ -379,10 +379,10 @@ class EmbeddedCluster:
             live = set(self.live_brokers())
             if states and all(s is not None and s.leader in live for s in states.values()):
                 leaders = {p: s.leader for p, s in sorted(states.items())}
-                for n in sorted(live - unaskable):
-                    if n in self.nodes and self.nodes[n].running:
-                        views[n] = self._metadata_leaders(n, topic, unaskable)
-                if all(v == leaders for n, v in views.items() if n in live - unaskable):
+                views = {n: self._metadata_leaders(n, topic, unaskable)
+                         for n in sorted(live - unaskable)
+                         if n in self.nodes and self.nodes[n].running}
+                if all(v == leaders for n, v in views.items() if n not in unaskable):
                     return leaders
             if time.monotonic() > deadline:
                 raise HeadraceError(f"topic {topic!r}: no live leader for every partition "
