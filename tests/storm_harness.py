@@ -186,6 +186,11 @@ class BoltTask:
         with self._cond:
             return self.acked[n:]
 
+    def failed_since(self, n: int) -> list[str]:
+        """Ids failed after the first ``n`` fails (safe against the reader thread)."""
+        with self._cond:
+            return self.failed[n:]
+
     def wait_for(self, pred: Callable[[], bool], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
         with self._cond:
