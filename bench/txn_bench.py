@@ -6,6 +6,7 @@
                        [--flush-threads 1,4] [--no-fetch]
                        [--per-txn 100,1000,10000]
                        [--loadgen [BIN]] [--producers 1,4,16] [--duration 4]
+                       [--python-clients kafka-python,aiokafka] [--client-records 20000]
 
 - produce: the same N records of SIZE bytes to one 4-partition topic,
   interleaved per repeat: an idempotent producer (produce all, flush) vs a
@@ -20,6 +21,10 @@
   producers in --producers (each transactional one with its own
   transactional.id), --duration seconds each, warm-up as above, plus the
   broker's CPU seconds per transaction and the commit latency.
+- --python-clients: the same produce figures from kafka-python and aiokafka
+  (bench/txn_python_clients.py), --client-records records each (they are
+  ~20-80x slower per record than librdkafka); figures CLIENT_idempotent and
+  CLIENT_txn_N.
 - fetch: a topic holding the committed transactions of 1000 records (the
   first N of --per-txn >= 1000, else the last) is read
   from the start by an assign()ed consumer with isolation.level
@@ -52,6 +57,7 @@ from headrace import EmbeddedBroker  # noqa: E402
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 from suite import peer  # noqa: E402
+import txn_python_clients  # noqa: E402
 
 PARTITIONS = 4
 
@@ -123,6 +129,12 @@ def run_figures(bs: str, r: int, args, payload: bytes, record, suffix: str) -> N
     figures = [("idempotent", lambda t: produce_idempotent(bs, t, args.records, payload))]
     figures += [(f"txn_{n}", lambda t, n=n: produce_transactional(bs, t, args.records, payload, n))
                 for n in per_txn]
+    for client in python_clients(args):
+        def run(t, client=client, n=None):
+            return txn_python_clients.produce(client, bs, t, args.client_records, payload,
+                                              PARTITIONS, n)
+        figures.append((f"{client}_idempotent", run))
+        figures += [(f"{client}_txn_{n}", lambda t, n=n, run=run: run(t, n=n)) for n in per_txn]
     for name, fn in figures:
         t = f"bench-{name}-{r}"
         create(bs, t)
@@ -134,6 +146,10 @@ def run_figures(bs: str, r: int, args, payload: bytes, record, suffix: str) -> N
 
 def per_txn_counts(args) -> list[int]:
     return [int(x) for x in args.per_txn.split(",") if x]
+
+
+def python_clients(args) -> list[str]:
+    return [c for c in args.python_clients.split(",") if c]
 
 
 def run_loadgen(bs: str, broker_pid: int, r: int, args, record, suffix: str) -> None:
@@ -166,10 +182,14 @@ def run_loadgen(bs: str, broker_pid: int, r: int, args, record, suffix: str) -> 
                            rep["txn"]["commit_latency_us"]["p50"])
 
 
-def ratios(med: dict[str, float], suffix: str, per_txn: list[int]) -> dict[str, float]:
+def ratios(med: dict[str, float], suffix: str, per_txn: list[int],
+           clients: list[str]) -> dict[str, float]:
     txn_names = [f"txn_{n}" for n in per_txn]
-    out = {f"{name}_vs_idempotent{suffix}": round(med[name + suffix] / med["idempotent" + suffix], 3)
-           for name in txn_names}
+    out = {}
+    for prefix in [""] + [f"{c}_" for c in clients]:
+        for name in txn_names:
+            out[f"{prefix}{name}_vs_idempotent{suffix}"] = round(
+                med[prefix + name + suffix] / med[f"{prefix}idempotent{suffix}"], 3)
     for k in (m.removeprefix("loadgen_idempotent") for m in med
               if m.startswith("loadgen_idempotent_x") and m.endswith(suffix)):
         for name in txn_names:
@@ -197,6 +217,10 @@ def main() -> int:
     ap.add_argument("--producers", default="1,4,16",
                     help="concurrent load generator producers, comma-separated")
     ap.add_argument("--duration", type=float, default=4.0, help="seconds per load generator run")
+    ap.add_argument("--python-clients", default="",
+                    help="also kafka-python and/or aiokafka, comma-separated")
+    ap.add_argument("--client-records", type=int, default=20000,
+                    help="records per figure of --python-clients")
     args = ap.parse_args()
     payload = os.urandom(args.size)
     results: dict[str, list[float]] = {}
@@ -223,7 +247,8 @@ def main() -> int:
         "medians": {k: round(v) for k, v in med.items()},  # msgs/s, µs or µs of CPU per transaction
     }
     for t in threads or [None]:
-        summary.update(ratios(med, "" if t is None else f"@t{t}", per_txn_counts(args)))
+        summary.update(ratios(med, "" if t is None else f"@t{t}", per_txn_counts(args),
+                              python_clients(args)))
     if len(threads) > 1:
         base = f"@t{threads[0]}"
         for t in threads[1:]:
