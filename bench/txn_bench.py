@@ -7,6 +7,7 @@
                        [--per-txn 100,1000,10000]
                        [--loadgen [BIN]] [--producers 1,4,16] [--duration 4]
                        [--python-clients kafka-python,aiokafka] [--client-records 20000]
+                       [--broker-set KEY=VALUE ...]
 
 - produce: the same N records of SIZE bytes to one 4-partition topic,
   interleaved per repeat: an idempotent producer (produce all, flush) vs a
@@ -217,6 +218,9 @@ def main() -> int:
     ap.add_argument("--producers", default="1,4,16",
                     help="concurrent load generator producers, comma-separated")
     ap.add_argument("--duration", type=float, default=4.0, help="seconds per load generator run")
+    ap.add_argument("--broker-set", action="append", default=[], metavar="K=V",
+                    help="a broker setting for every broker of the run (repeatable), e.g. "
+                         "headrace.acks.all.fsync=false")
     ap.add_argument("--python-clients", default="",
                     help="also kafka-python and/or aiokafka, comma-separated")
     ap.add_argument("--client-records", type=int, default=20000,
@@ -233,7 +237,9 @@ def main() -> int:
     threads = [int(t) for t in args.flush_threads.split(",") if t]
     for r in range(args.repeats):
         for t in threads or [None]:
-            settings = {} if t is None else {"headrace.flush.threads": t}
+            settings = dict(kv.split("=", 1) for kv in args.broker_set)
+            if t is not None:
+                settings["headrace.flush.threads"] = t
             suffix = "" if t is None else f"@t{t}"
             with tempfile.TemporaryDirectory() as d, \
                     EmbeddedBroker(data_dir=d, settings=settings) as broker:
@@ -244,6 +250,7 @@ def main() -> int:
     med = {k: statistics.median(v) for k, v in results.items()}
     summary = {
         "records": args.records, "size": args.size, "repeats": args.repeats,
+        "broker_set": args.broker_set,
         "medians": {k: round(v) for k, v in med.items()},  # msgs/s, µs or µs of CPU per transaction
     }
     for t in threads or [None]:
