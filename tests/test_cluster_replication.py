@@ -11,6 +11,7 @@ offsets across a kill of the group coordinator.
 """
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 
@@ -499,6 +500,57 @@ def test_compressed_and_reencoded_batches_replicate_byte_identical(cluster):
         seg = sorted((Path(node.data_dir) / f"{topic}-0").glob("*.log"))[0].read_bytes()
         codecs = {seg[pos + 22] & 7 for pos, _, _ in batch_spans(seg)}
         assert codecs == {stored_codec}, (topic, codecs)
+
+
+def _dontcache_supported(directory) -> bool:
+    """Whether the kernel and the file system of `directory` take
+    RWF_DONTCACHE (Linux 6.14+)."""
+    import os
+    import tempfile
+    with tempfile.TemporaryFile(dir=directory) as f:
+        try:
+            os.pwritev(f.fileno(), [b"x"], 0, 0x80)  # RWF_DONTCACHE
+            return True
+        except OSError:
+            return False
+
+
+def _resident_bytes(path) -> int:
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    return int(out.split()[0])
+
+
+def test_followers_write_uncached_and_leaders_keep_their_pages(cluster):
+    """headrace.follower.uncached.writes (default true): a follower's copy of
+    the log leaves the page cache once written back, the leader's stays
+    there for consumers. Checked with fincore on each replica's segment
+    after 7 MB of acks=all produce (every ISR member fsynced it)."""
+    from pathlib import Path
+    topic = "uncached-followers"
+    _create(cluster, topic, partitions=1)
+    p = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+                     "linger.ms": 5})
+    for i in range(8000):
+        p.produce(topic, value=b"%07d" % i * 128, partition=0)
+    assert p.flush(60) == 0
+    leader = cluster.partition_states(topic)[0].leader
+    segments = {n: sorted((Path(cluster.nodes[n].data_dir) / f"{topic}-0").glob("*.log"))[0]
+                for n in cluster.nodes}
+    size = segments[leader].stat().st_size
+    assert size >= 7_000_000  # 8,000 records of 896 bytes
+    if not _dontcache_supported(Path(cluster.nodes[leader].data_dir).parent):
+        pytest.skip("no RWF_DONTCACHE here: followers write through the page cache")
+    deadline = time.monotonic() + 10
+    while True:  # a page leaves when its writeback completes
+        resident = {n: _resident_bytes(seg) for n, seg in segments.items()}
+        followers = [resident[n] for n in segments if n != leader]
+        if max(followers) < size // 20 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert resident[leader] > size * 0.9, resident
+    assert max(followers) < size // 20, (leader, size, resident)
+    assert _read_all(cluster, topic, partitions=1)[0][-1] == b"%07d" % 7999 * 128
 
 
 def _assignment(cluster, topic):

@@ -298,6 +298,10 @@ std::vector<Row> BuildRows() {
       IntRow("headrace.group.commit.linger.us",
              "Extra wait before each group-commit fsync, in microseconds.",
              &BrokerConfig::group_commit_linger_us, 0, 1000000),
+      BoolRow("headrace.follower.uncached.writes",
+              "Followers write copied records with uncached buffered I/O (RWF_DONTCACHE): the "
+              "pages leave the page cache once written back.",
+              &BrokerConfig::follower_uncached_writes),
       IntRow("headrace.flush.threads",
              "How many partitions' fsyncs of one group-commit round run at once (1 = one after "
              "another).",

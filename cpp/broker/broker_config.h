@@ -108,6 +108,13 @@ struct BrokerConfig {
   // flusher thread). 4: a round of 4 partitions takes 0.48 of one thread's
   // time on this project's ext4 VM (docs/durability.md, "Flusher threads").
   int64_t flush_threads = 4;
+  // headrace.follower.uncached.writes: a follower writes what it copies from
+  // its leader with uncached buffered I/O (WriteCache::kDrop, RWF_DONTCACHE):
+  // its pages leave the page cache once written back, which keeps the page
+  // cache for the data consumers read from leaders and costs the follower
+  // less CPU (docs/performance.md, "Replication"). A follower made leader
+  // reads its recent data from disk at first.
+  bool follower_uncached_writes = true;
 
   // Cluster mode (docs/cluster.md). zookeeper.connect: "" = the embedded
   // single-node broker; otherwise HOST:PORT[,HOST:PORT...][/chroot] of the

@@ -42,6 +42,8 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   options.services.on_offline = s->dirs_->OnPartitionOffline();
   options.services.flusher = s->flusher_.get();
   options.services.commit_requires_fsync = config.acks_all_fsync;
+  options.services.follower_write_cache =
+      config.follower_uncached_writes ? WriteCache::kDrop : WriteCache::kKeep;
   options.services.local_broker_id = config.node_id;
   options.services.file_env = env;
   options.services.metrics = metrics;

@@ -110,7 +110,8 @@ class FakeLog final : public Log {
     ++maybe_flushes_;
     return flush_due;
   }
-  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t>) override {
+  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t>,
+                                       WriteCache = WriteCache::kKeep) override {
     return Status::Unsupported("fake");
   }
   Status Truncate(Offset) override { return Status::Unsupported("fake"); }

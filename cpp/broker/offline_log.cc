@@ -7,7 +7,10 @@ class OfflineLog final : public Log {
  public:
   OfflineLog(std::string dir, Status cause) : dir_(std::move(dir)), cause_(std::move(cause)) {}
   Result<AppendInfo> Append(std::span<uint8_t>) override { return cause_; }
-  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t>) override { return cause_; }
+  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t>,
+                                       WriteCache = WriteCache::kKeep) override {
+    return cause_;
+  }
   Result<ReadResult> Read(Offset, int64_t, Offset, bool) const override { return cause_; }
   Result<std::pair<Offset, TimestampMs>> OffsetForTime(TimestampMs) const override {
     return cause_;

@@ -106,6 +106,9 @@ struct PartitionServices {
   // headrace.acks.all.fsync: a record is committed (below the HW) only once
   // every ISR member has fsynced it.
   bool commit_requires_fsync = false;
+  // headrace.follower.uncached.writes: how follower appends treat the page
+  // cache.
+  WriteCache follower_write_cache = WriteCache::kKeep;
   int32_t local_broker_id = 0;
   FileEnv* file_env = nullptr;  // the partition's own files (epoch cache); null = the OS
   // Called once when an I/O error of the partition's own takes it offline

@@ -191,7 +191,8 @@ Result<AppendInfo> Partition::AppendAsFollower(std::span<uint8_t> batches,
   // Before the append: the state must cover the log up to these batches.
   HR_RETURN_IF_ERROR(EnsureProducerStateLocked());
   const Offset leo_before = log_->end_offset(), flushed_before = log_->flushed_offset();
-  return FinishAppend(lock, log_->AppendWithOffsets(batches), leo_before, flushed_before, [&] {
+  Result<AppendInfo> info = log_->AppendWithOffsets(batches, services_.follower_write_cache);
+  return FinishAppend(lock, std::move(info), leo_before, flushed_before, [&] {
     HR_RETURN_IF_ERROR(AssignEpochsLocked(batches));
     // Followers keep the leader's ongoing transactions and aborted index, so
     // that a follower made leader has them.

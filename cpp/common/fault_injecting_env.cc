@@ -138,11 +138,13 @@ Result<int64_t> FaultInjectingEnv::ReadAt(int fd, const std::string& path, void*
 }
 
 Status FaultInjectingEnv::WriteAt(int fd, const std::string& path, const void* data, int64_t n,
-                                  int64_t offset) {
+                                  int64_t offset, WriteCache cache) {
   std::optional<FaultRule> f = Match(FileOp::kWrite, path);
   if (f && !f->hold_path.empty()) WaitWhileExists(f->hold_path);
-  if (!f || !f->hold_path.empty()) return target_->WriteAt(fd, path, data, n, offset);
-  if (f->short_write && n > 1) HR_RETURN_IF_ERROR(target_->WriteAt(fd, path, data, n / 2, offset));
+  if (!f || !f->hold_path.empty()) return target_->WriteAt(fd, path, data, n, offset, cache);
+  if (f->short_write && n > 1) {
+    HR_RETURN_IF_ERROR(target_->WriteAt(fd, path, data, n / 2, offset, cache));
+  }
   return Injected(FileOp::kWrite, path, f->err);
 }
 

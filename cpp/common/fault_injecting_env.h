@@ -62,8 +62,8 @@ class FaultInjectingEnv final : public FileEnv {
   void Close(int fd) override { target_->Close(fd); }
   Result<int64_t> ReadAt(int fd, const std::string& path, void* buf, int64_t n,
                          int64_t offset) override;
-  Status WriteAt(int fd, const std::string& path, const void* data, int64_t n,
-                 int64_t offset) override;
+  Status WriteAt(int fd, const std::string& path, const void* data, int64_t n, int64_t offset,
+                 WriteCache cache = WriteCache::kKeep) override;
   Status Sync(int fd, const std::string& path, bool data_only) override;
   Status SyncDir(const std::string& dir) override;
   Status Truncate(int fd, const std::string& path, int64_t size) override;

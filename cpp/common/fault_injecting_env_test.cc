@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,7 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace headrace {
 namespace {
@@ -82,6 +86,91 @@ TEST_F(FaultInjectingEnvTest, OnceFailsOneCallAndShortWriteLeavesHalf) {
   EXPECT_TRUE(env_.WriteAt(*fd, path, "0123456789", 10, 0).ok());
   EXPECT_EQ(ReadWholeFile(env_, path).value(), "0123456789");
   env_.Close(*fd);
+}
+
+TEST_F(FaultInjectingEnvTest, UncachedWritesAreFaultedLikeOthers) {
+  std::string path = dir_ + "/u.txt";
+  auto fd = env_.Open(path, O_RDWR | O_CREAT);
+  ASSERT_TRUE(fd.ok());
+  env_.AddRule({FileOp::kWrite, "", 0, /*once=*/true, ENOSPC, /*short_write=*/true, ""});
+  EXPECT_EQ(env_.WriteAt(*fd, path, "0123456789", 10, 0, WriteCache::kDrop).sys_errno(), ENOSPC);
+  EXPECT_EQ(ReadWholeFile(env_, path).value(), "01234");
+  EXPECT_TRUE(env_.WriteAt(*fd, path, "0123456789", 10, 0, WriteCache::kDrop).ok());
+  EXPECT_EQ(ReadWholeFile(env_, path).value(), "0123456789");
+  env_.Close(*fd);
+}
+
+// Pages of `fd`'s first `len` bytes in the page cache (mincore).
+int64_t ResidentPages(int fd, int64_t len) {
+  void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return -1;
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> vec((len + page - 1) / page);
+  int64_t resident = -1;
+  if (::mincore(map, len, vec.data()) == 0) {
+    resident = 0;
+    for (unsigned char v : vec) resident += v & 1;
+  }
+  ::munmap(map, len);
+  return resident;
+}
+
+// Writes 4 MiB with `cache`, fdatasyncs, and returns the file's resident
+// pages once they stop falling (uncached pages leave when their writeback
+// completes), or -1.
+int64_t ResidentAfterSyncedWrite(FileEnv& env, const std::string& path, WriteCache cache) {
+  constexpr int64_t kLen = 4 << 20;
+  auto fd = env.Open(path, O_RDWR | O_CREAT | O_TRUNC);
+  if (!fd.ok()) return -1;
+  std::string chunk(1 << 20, 'x');
+  for (int64_t at = 0; at < kLen; at += static_cast<int64_t>(chunk.size())) {
+    if (!env.WriteAt(*fd, path, chunk.data(), static_cast<int64_t>(chunk.size()), at, cache).ok())
+      return -1;
+  }
+  if (!env.Sync(*fd, path, /*data_only=*/true).ok()) return -1;
+  int64_t resident = ResidentPages(*fd, kLen);
+  for (int i = 0; i < 100 && resident > 0 && cache == WriteCache::kDrop; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    resident = ResidentPages(*fd, kLen);
+  }
+  std::string back(kLen, '\0');
+  auto got = env.ReadAt(*fd, path, back.data(), kLen, 0);
+  env.Close(*fd);
+  if (!got.ok() || *got != kLen || back != std::string(kLen, 'x')) return -1;
+  return resident;
+}
+
+// Whether the kernel and the file system of `dir` take RWF_DONTCACHE.
+bool DontCacheSupported(const std::string& dir) {
+  std::string path = dir + "/probe";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  char c = 'x';
+  struct iovec iov = {&c, 1};
+  bool ok = fd >= 0 && ::pwritev2(fd, &iov, 1, 0, 0x80 /* RWF_DONTCACHE */) == 1;
+  if (fd >= 0) ::close(fd);
+  ::unlink(path.c_str());
+  return ok;
+}
+
+TEST_F(FaultInjectingEnvTest, UncachedWritesStoreTheBytesAndLeaveThePageCacheWhereSupported) {
+  const int64_t pages = (4 << 20) / ::sysconf(_SC_PAGESIZE);
+  EXPECT_EQ(ResidentAfterSyncedWrite(env_, dir_ + "/kept", WriteCache::kKeep), pages);
+  const int64_t dropped = ResidentAfterSyncedWrite(env_, dir_ + "/dropped", WriteCache::kDrop);
+  if (!DontCacheSupported(dir_)) {
+    EXPECT_EQ(dropped, pages);  // a plain write instead
+    GTEST_SKIP() << "no RWF_DONTCACHE on " << dir_ << ": the fallback wrote the bytes";
+  }
+  EXPECT_EQ(dropped, 0);
+}
+
+TEST_F(FaultInjectingEnvTest, UncachedWritesFallBackToPlainWritesOnTmpfs) {
+  if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
+  std::string tmpl = "/dev/shm/headrace-env-XXXXXX";
+  std::string shm = mkdtemp(tmpl.data());
+  const int64_t pages = (4 << 20) / ::sysconf(_SC_PAGESIZE);
+  // tmpfs has no writeback: the pages stay, whatever the flag.
+  EXPECT_EQ(ResidentAfterSyncedWrite(env_, shm + "/f", WriteCache::kDrop), pages);
+  std::filesystem::remove_all(shm);
 }
 
 TEST_F(FaultInjectingEnvTest, HoldMakesSelectedCallsWaitWhileTheFileExists) {

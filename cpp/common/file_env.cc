@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,23 @@ constexpr const char* kOpNames[] = {"open",   "read",   "write", "fsync", "msync
                                     "list",   "stat",   "fallocate"};
 static_assert(std::size(kOpNames) == kFileOpCount &&
               static_cast<int>(FileOp::kAllocate) + 1 == kFileOpCount);
+
+// Linux 6.14's flag; older C library headers lack it (a kernel that does not
+// know it answers EOPNOTSUPP).
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
+
+// One pwrite, or pwritev2(RWF_DONTCACHE) for WriteCache::kDrop, falling back
+// to pwrite where that is unsupported.
+ssize_t WriteOnce(int fd, const char* data, size_t n, off_t offset, WriteCache cache) {
+  if (cache == WriteCache::kDrop) {
+    struct iovec iov = {const_cast<char*>(data), n};
+    ssize_t w = ::pwritev2(fd, &iov, 1, offset, RWF_DONTCACHE);
+    if (w >= 0 || errno != EOPNOTSUPP) return w;
+  }
+  return ::pwrite(fd, data, n, offset);
+}
 
 FileStat ToFileStat(const struct stat& st) {
   return {static_cast<int64_t>(st.st_size),
@@ -54,11 +72,12 @@ class PosixFileEnv final : public FileEnv {
     return got;
   }
 
-  Status WriteAt(int fd, const std::string& path, const void* data, int64_t n,
-                 int64_t offset) override {
+  Status WriteAt(int fd, const std::string& path, const void* data, int64_t n, int64_t offset,
+                 WriteCache cache = WriteCache::kKeep) override {
     int64_t done = 0;
     while (done < n) {
-      ssize_t w = ::pwrite(fd, static_cast<const char*>(data) + done, n - done, offset + done);
+      ssize_t w = WriteOnce(fd, static_cast<const char*>(data) + done, n - done, offset + done,
+                            cache);
       if (w < 0 && errno == EINTR) continue;
       if (w < 0) return Status::FromErrno("write " + path, errno);
       if (w == 0) return Status::FromErrno("write " + path, EIO);

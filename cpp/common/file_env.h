@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "headrace/status.h"
+#include "headrace/write_cache.h"
 
 namespace headrace {
 
@@ -69,8 +70,9 @@ class FileEnv {
   virtual Result<int64_t> ReadAt(int fd, const std::string& path, void* buf, int64_t n,
                                  int64_t offset) = 0;
   // Writes all n bytes at `offset`. On error a prefix may be in the file.
+  // Every override keeps this default.
   virtual Status WriteAt(int fd, const std::string& path, const void* data, int64_t n,
-                         int64_t offset) = 0;
+                         int64_t offset, WriteCache cache = WriteCache::kKeep) = 0;
   // fdatasync(2) when `data_only`, else fsync(2).
   virtual Status Sync(int fd, const std::string& path, bool data_only) = 0;
   // Opens `dir` and fsyncs it: makes creations and renames in it durable.

@@ -236,16 +236,16 @@ Status LogImpl::KeepOffsets(std::span<const uint8_t> input, AppendInfo* info) {
 
 Result<AppendInfo> LogImpl::Append(std::span<uint8_t> batches) {
   std::unique_lock<std::mutex> lock(append_mu_);
-  return AppendLocked(batches, /*assign_offsets=*/true, lock);
+  return AppendLocked(batches, /*assign_offsets=*/true, WriteCache::kKeep, lock);
 }
 
-Result<AppendInfo> LogImpl::AppendWithOffsets(std::span<uint8_t> batches) {
+Result<AppendInfo> LogImpl::AppendWithOffsets(std::span<uint8_t> batches, WriteCache cache) {
   std::unique_lock<std::mutex> lock(append_mu_);
-  return AppendLocked(batches, /*assign_offsets=*/false, lock);
+  return AppendLocked(batches, /*assign_offsets=*/false, cache, lock);
 }
 
 Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign_offsets,
-                                         std::unique_lock<std::mutex>& lock) {
+                                         WriteCache cache, std::unique_lock<std::mutex>& lock) {
   if (batches.empty()) return Status::InvalidArgument("empty append");
   if (closed_.load()) return Status::Closed(dir_);
   if (failed()) return OfflineError();
@@ -265,7 +265,8 @@ Result<AppendInfo> LogImpl::AppendLocked(std::span<uint8_t> batches, bool assign
   if (assign_offsets) AssignOffsets(batches, &info);
   if (batches.data() != input.data()) CopyBaseOffsets(batches, input);
   Segment& active = *segments_.back();
-  HR_RETURN_IF_ERROR(Fence(active.Append(batches, metas_, config_.index_interval_bytes, now)));
+  HR_RETURN_IF_ERROR(
+      Fence(active.Append(batches, metas_, config_.index_interval_bytes, now, cache)));
   end_offset_.store(info.last_offset.value() + 1, std::memory_order_release);
   unflushed_messages_ += info.record_count;
   info.flush_due = FlushDueLocked(now);

@@ -59,7 +59,8 @@ class LogImpl final : public Log {
   Status Recover();
 
   Result<AppendInfo> Append(std::span<uint8_t> batches) override;
-  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches) override;
+  Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches,
+                                       WriteCache cache = WriteCache::kKeep) override;
   Result<ReadResult> Read(Offset offset, int64_t max_bytes, Offset upper_bound,
                           bool min_one_batch) const override;
   Result<std::pair<Offset, TimestampMs>> OffsetForTime(TimestampMs ts) const override;
@@ -124,7 +125,7 @@ class LogImpl final : public Log {
   // end_offset_ and makes metas_ and `info` absolute.
   Status KeepOffsets(std::span<const uint8_t> input, AppendInfo* info);
   Result<AppendInfo> AppendLocked(std::span<uint8_t> batches, bool assign_offsets,
-                                  std::unique_lock<std::mutex>& lock);
+                                  WriteCache cache, std::unique_lock<std::mutex>& lock);
   // REQUIRES: append_mu_. Rolls when the append would overflow the active
   // segment (bytes, relative offsets, index room) or it is too old.
   Status MaybeRollForAppend(int64_t bytes, int64_t records, int64_t now_ms);

@@ -141,10 +141,10 @@ Status Segment::IndexBatch(const BatchMeta& m, int64_t position, int32_t index_i
 }
 
 Status Segment::Append(std::span<const uint8_t> bytes, std::span<const BatchMeta> metas,
-                       int32_t index_interval, int64_t now_ms) {
+                       int32_t index_interval, int64_t now_ms, WriteCache cache) {
   const int64_t start = size_.load(std::memory_order_relaxed);
   const int64_t n = static_cast<int64_t>(bytes.size());
-  Status st = env_->WriteAt(fd_, log_path_, bytes.data(), n, start);
+  Status st = env_->WriteAt(fd_, log_path_, bytes.data(), n, start, cache);
   int64_t pos = start;
   for (size_t i = 0; st.ok() && i < metas.size(); ++i) {
     st = IndexBatch(metas[i], pos, index_interval);

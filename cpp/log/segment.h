@@ -100,9 +100,9 @@ class Segment {
   // Writes `bytes` (whole batches described by `metas`, in order) at the end
   // of the file in one write, indexes them and publishes the new size. On a
   // write or index error the file is cut back (best effort) and nothing is
-  // published.
+  // published. `cache`: how the write treats the page cache (FileEnv).
   Status Append(std::span<const uint8_t> bytes, std::span<const BatchMeta> metas,
-                int32_t index_interval, int64_t now_ms);
+                int32_t index_interval, int64_t now_ms, WriteCache cache = WriteCache::kKeep);
   // Scans all batches from position 0, rebuilding both indexes and the max
   // timestamp; batches at positions >= verify_from are fully validated (CRC,
   // records), earlier ones by header (length, magic, contiguous offsets).

@@ -34,6 +34,7 @@
 
 #include "headrace/record_batch.h"
 #include "headrace/status.h"
+#include "headrace/write_cache.h"
 #include "headrace/types.h"
 
 namespace headrace {
@@ -144,8 +145,11 @@ class Log {
   // leader's cleaned log, which may also hold cleaned batches: fewer
   // records than offsets). Validated as Append; on error nothing is
   // written. Errors: those of Append, and InvalidArgument for a batch
-  // starting below the log end or the previous batch's end.
-  virtual Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches) = 0;
+  // starting below the log end or the previous batch's end. `cache`: how
+  // the write treats the page cache (FileEnv's WriteCache; every override
+  // keeps the default).
+  virtual Result<AppendInfo> AppendWithOffsets(std::span<uint8_t> batches,
+                                               WriteCache cache = WriteCache::kKeep) = 0;
 
   // Whole batches containing offsets >= `offset`, up to `max_bytes` (at least
   // one whole batch is returned even if larger, as Kafka does, unless
