@@ -130,12 +130,11 @@ def run_figures(bs: str, r: int, args, payload: bytes, record, suffix: str) -> N
     figures = [("idempotent", lambda t: produce_idempotent(bs, t, args.records, payload))]
     figures += [(f"txn_{n}", lambda t, n=n: produce_transactional(bs, t, args.records, payload, n))
                 for n in per_txn]
-    for client in python_clients(args):
-        def run(t, client=client, n=None):
-            return txn_python_clients.produce(client, bs, t, args.client_records, payload,
-                                              PARTITIONS, n)
-        figures.append((f"{client}_idempotent", run))
-        figures += [(f"{client}_txn_{n}", lambda t, n=n, run=run: run(t, n=n)) for n in per_txn]
+    figures += [(f"{client}_{name}",
+                 lambda t, client=client, n=n: txn_python_clients.produce(
+                     client, bs, t, args.client_records, payload, PARTITIONS, n))
+                for client in python_clients(args)
+                for name, n in [("idempotent", None)] + [(f"txn_{n}", n) for n in per_txn]]
     for name, fn in figures:
         t = f"bench-{name}-{r}"
         create(bs, t)
