@@ -369,6 +369,40 @@ def test_preferred_leader_comes_back(cluster):
     assert cluster.state("pref", 1).leader == 1
 
 
+def test_a_broker_bounced_before_a_controller_was_elected_loses_its_leaderships(cluster):
+    """KIP-380: the partition state records each ISR member's broker epoch,
+    so a broker that re-registered under a new session while no controller
+    watched (the controller itself, restarted within its session) is seen
+    as bounced by the next controller's very first pass."""
+    for b in (1, 2, 3):
+        cluster.register(b)
+    cluster.controller(1)
+    wait_for(lambda: cluster.controllers[1].active)
+    assert cluster.create_topic("bnc", assignments={"0": [1, 2, 3], "1": [2, 1, 3]})[
+        "error_code"] == 0
+    s0 = cluster.wait_state("bnc", 0, lambda s: s.leader == 1)
+    s1 = cluster.wait_state("bnc", 1, lambda s: s.leader == 2)
+    assert set(s0.broker_epochs) == {1, 2, 3}
+    # Controller and broker 1 go together (one process), and broker 1 is
+    # back under a new registration before any controller runs again.
+    cluster.stop_controller(1)
+    cluster.end_session(1)
+    cluster.register(1)
+    cluster.controller(2)
+    s = cluster.wait_state("bnc", 0, lambda s: s.leader != 1, "p0 leadership moved off 1")
+    assert s.leader == 2 and s.leader_epoch == s0.leader_epoch + 1 and 1 not in s.isr
+    s = cluster.wait_state("bnc", 1, lambda s: 1 not in s.isr, "1 left the ISR of p1")
+    assert s.leader == 2 and s.leader_epoch == s1.leader_epoch
+    # It is the only ISR member left: then it leads, under its new epoch.
+    cluster.admin.set(L.partition_state_path("bnc", 1),
+                      L.PartitionState(2, s.leader_epoch, [2, 1], s.controller_epoch,
+                                       {2: s.broker_epochs[2], 1: 1}).encode())
+    cluster.end_session(2)
+    s = cluster.wait_state("bnc", 1, lambda s: s.leader == 1, "p1 to the bounced 1")
+    epoch1 = cluster.brokers[1].exists(L.broker_path(1)).czxid
+    assert s.isr == [1] and s.broker_epochs == {1: epoch1}
+
+
 def test_decide_rules():
     st = L.PartitionState
     live = {1, 2, 3}
@@ -381,6 +415,20 @@ def test_decide_rules():
     assert decide([1, 2], st(1, 3, [1, 2], 4), live, {1}, set(), False, 5) == st(2, 4, [2], 5)
     # ... unless it is the only ISR member.
     assert decide([1, 2], st(1, 3, [1], 4), live, {1}, set(), False, 5) == st(1, 4, [1], 5)
+    # Broker epochs: one recorded that the live registration no longer has
+    # is a bounce, whoever decides; the state records the members' epochs.
+    epochs = {1: 11, 2: 20, 3: 30}
+    assert decide([1, 2], st(1, 3, [1, 2], 4, {1: 10, 2: 20}), live, set(), set(), False, 5,
+                  epochs=epochs) == st(2, 4, [2], 5, {2: 20})
+    assert decide([1, 2], st(2, 3, [2, 1], 4, {1: 10, 2: 20}), live, set(), set(), False, 5,
+                  epochs=epochs) == st(2, 3, [2], 5, {2: 20})
+    assert decide([1, 2], st(1, 3, [1], 4, {1: 10}), live, set(), set(), False, 5,
+                  epochs=epochs) == st(1, 4, [1], 5, {1: 11})
+    # A state without epochs (an older version's) gets them.
+    assert decide([1, 2], st(1, 3, [1, 2], 4), live, set(), set(), False, 5,
+                  epochs=epochs) == st(1, 3, [1, 2], 5, {1: 11, 2: 20})
+    assert decide([1, 2], st(1, 3, [1, 2], 4, {1: 11, 2: 20}), live, set(), set(), False, 5,
+                  epochs=epochs) is None
 
 
 def test_placement_matches_kafka():

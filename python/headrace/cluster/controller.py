@@ -32,7 +32,7 @@ from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, N
 
 from headrace.cluster import zk_layout as L
 from headrace.cluster.leadership import (ELECTION_NOT_NEEDED, UNKNOWN_TOPIC_OR_PARTITION, decide,
-                                          elect)
+                                          elect, stamp)
 from headrace.cluster.reassignment import Reassigner
 
 log = logging.getLogger("headrace.cluster.controller")
@@ -294,7 +294,7 @@ class Controller:
 
         for topic in zk.get_children(L.ADMIN_DELETE_TOPICS, watch=w):
             self._delete_topic(fence, topic)
-        self.reassigner.process_requests(fence, set(live))
+        self.reassigner.process_requests(fence, live)
         self._moving = set()
 
         # Every partition's write is sent at once (pipelined); a write that
@@ -307,7 +307,7 @@ class Controller:
             for part in parts:
                 desired = decide(part.replicas, part.state, set(live), gone, set(shutting),
                                  self._unclean(part), fence.epoch,
-                                 self._offline.get((part.topic, part.partition), set()))
+                                 self._offline.get((part.topic, part.partition), set()), live)
                 if desired is not None:
                     sent.append((part, desired, self._send(fence, part, desired)))
         for part, desired, pending in sent:
@@ -316,16 +316,16 @@ class Controller:
                 self._log_change(part, desired)
             except (BadVersionError, NodeExistsError, NoNodeError):
                 self._reread(part)
-                self._reconcile_partition(fence, part, set(live), gone, shutting)
+                self._reconcile_partition(fence, part, live, gone, shutting)
 
         for topic in sorted(self._moving):
-            self.reassigner.advance(fence, topic, set(live))
+            self.reassigner.advance(fence, topic, live)
 
         for broker_id, (cs, version) in shutting.items():
             if not cs.done:
                 self._finish_controlled_shutdown(fence, broker_id, version)
         for child in zk.get_children(L.ADMIN_ELECT_LEADERS, watch=w):
-            self._elect_leaders(fence, f"{L.ADMIN_ELECT_LEADERS}/{child}", set(live),
+            self._elect_leaders(fence, f"{L.ADMIN_ELECT_LEADERS}/{child}", live,
                                 set(shutting))
         self._live_prev = live
         self.passes += 1
@@ -448,12 +448,12 @@ class Controller:
         return fence.commit_async(lambda tx: tx.set_data(path, desired.encode(),
                                                          version=part.version))
 
-    def _reconcile_partition(self, fence: Fence, part: _Partition, live: set[int],
+    def _reconcile_partition(self, fence: Fence, part: _Partition, live: dict[int, int],
                              gone: set[int], shutting: dict) -> None:
         for _ in range(_MAX_CAS_RETRIES):
-            desired = decide(part.replicas, part.state, live, gone, set(shutting),
+            desired = decide(part.replicas, part.state, set(live), gone, set(shutting),
                              self._unclean(part), fence.epoch,
-                             self._offline.get((part.topic, part.partition), set()))
+                             self._offline.get((part.topic, part.partition), set()), live)
             if desired is None:
                 return
             path = L.partition_state_path(part.topic, part.partition)
@@ -500,8 +500,8 @@ class Controller:
         but does not lead is over ``imbalance_pct``, give it those partitions
         back where it is live and in the ISR (leader epoch + 1)."""
         fence = self.fence
-        live = set(self._live_brokers())
-        shutting = set(self._shutting_down(live))
+        live = self._live_brokers()
+        shutting = set(self._shutting_down(set(live)))
         parts = [part for topic in self.zk.get_children(L.TOPICS)
                  for part in self._read_topic(topic) if part.state is not None]
         by_preferred: dict[int, list[_Partition]] = {}
@@ -516,10 +516,10 @@ class Controller:
             if broker not in live or broker in shutting:
                 continue
             for part in not_led:
-                if broker not in part.state.isr:
+                if broker not in part.state.isr or broker in part.state.bounced(live):
                     continue
-                desired = L.PartitionState(broker, part.state.leader_epoch + 1, part.state.isr,
-                                           fence.epoch)
+                desired = stamp(L.PartitionState(broker, part.state.leader_epoch + 1,
+                                                 part.state.isr, fence.epoch), part.state, live)
                 sent.append((part, desired, self._send(fence, part, desired)))
         for part, desired, pending in sent:
             try:
@@ -566,7 +566,8 @@ class Controller:
         out.append(path)
 
     # -- ElectLeaders ------------------------------------------------------------------
-    def _elect_leaders(self, fence: Fence, path: str, live: set[int], shutting: set[int]) -> None:
+    def _elect_leaders(self, fence: Fence, path: str, live: dict[int, int],
+                       shutting: set[int]) -> None:
         """Carries out one /admin/elect_leaders request and writes its
         results into it (the member that asked reads them and deletes it)."""
         try:

@@ -6,6 +6,9 @@ them and writes the result to ZooKeeper, fenced by its epoch.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Mapping
+
 from headrace.cluster import zk_layout as L
 
 # Kafka's error codes of ElectLeaders results.
@@ -13,39 +16,84 @@ UNKNOWN_TOPIC_OR_PARTITION, PREFERRED_LEADER_NOT_AVAILABLE = 3, 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE, ELECTION_NOT_NEEDED = 83, 84
 
 
-def elect(election_type: int, replicas: list[int], state: L.PartitionState, live: set[int],
-          shutting: set[int], controller_epoch: int
+def elect(election_type: int, replicas: list[int], state: L.PartitionState,
+          live: Mapping[int, int], shutting: set[int], controller_epoch: int
           ) -> tuple[L.PartitionState | None, int, str | None]:
     """ElectLeaders for one partition: (new state or None, error code,
-    message). Preferred: the first replica of the assignment, if it is live,
-    in the ISR and not shutting down. Unclean: only for a partition whose
-    leader is not live; an ISR member if one is live, else any live replica
-    (the ISR becomes just it: records it lacks are lost)."""
+    message). ``live``: live broker -> broker epoch. Preferred: the first
+    replica of the assignment, if it is live, in the ISR (and has not
+    bounced since it joined) and not shutting down. Unclean: only for a
+    partition whose leader is not live; an ISR member if one is live (one
+    that has not bounced first), else any live replica (the ISR becomes just
+    it: records it lacks are lost). The state returned is ``stamp``ed."""
     eligible = [r for r in replicas if r in live and r not in shutting]
+    bounced = state.bounced(live)
     if election_type == L.PREFERRED_ELECTION:
         preferred = replicas[0] if replicas else -1
         if state.leader == preferred:
             return None, ELECTION_NOT_NEEDED, "the preferred replica leads already"
-        if preferred not in eligible or preferred not in state.isr:
+        if preferred not in eligible or preferred not in state.isr or preferred in bounced:
             return None, PREFERRED_LEADER_NOT_AVAILABLE, \
                 f"preferred replica {preferred} is not live and in the ISR"
-        return (L.PartitionState(preferred, state.leader_epoch + 1, state.isr, controller_epoch),
-                0, None)
+        new = L.PartitionState(preferred, state.leader_epoch + 1, state.isr, controller_epoch)
+        return stamp(new, state, live), 0, None
     if state.leader != -1 and state.leader in live:
         return None, ELECTION_NOT_NEEDED, f"leader {state.leader} is live"
-    in_isr = [r for r in eligible if r in state.isr]
+    in_isr = sorted((r for r in eligible if r in state.isr), key=lambda r: r in bounced)
     if in_isr:
         isr = [b for b in state.isr if b in live]
-        return L.PartitionState(in_isr[0], state.leader_epoch + 1, isr, controller_epoch), 0, None
-    if eligible:
-        return (L.PartitionState(eligible[0], state.leader_epoch + 1, [eligible[0]],
-                                 controller_epoch), 0, None)
-    return None, ELIGIBLE_LEADERS_NOT_AVAILABLE, "no replica is live"
+        new = L.PartitionState(in_isr[0], state.leader_epoch + 1, isr, controller_epoch)
+    elif eligible:
+        new = L.PartitionState(eligible[0], state.leader_epoch + 1, [eligible[0]],
+                               controller_epoch)
+    else:
+        return None, ELIGIBLE_LEADERS_NOT_AVAILABLE, "no replica is live"
+    return stamp(new, state, live), 0, None
+
+
+def stamp(new: L.PartitionState, old: L.PartitionState | None,
+          epochs: Mapping[int, int]) -> L.PartitionState:
+    """``new`` with the broker epoch of each ISR member (``epochs``: live
+    broker -> its registration's epoch). A member keeps the epoch recorded
+    when it joined, so that a bounce (a live member under another epoch) is
+    still seen by whoever reads the state next; a member with none recorded
+    (new in the ISR, or written by an older version) and the leader of a new
+    election (chosen knowing its current epoch) get their current one."""
+    recorded = old.broker_epochs if old is not None else {}
+    elected = old is None or (new.leader, new.leader_epoch) != (old.leader, old.leader_epoch)
+    out = {}
+    for b in new.isr:
+        if b in epochs and (b not in recorded or (elected and b == new.leader)):
+            out[b] = epochs[b]
+        elif b in recorded:
+            out[b] = recorded[b]
+    return replace(new, broker_epochs=out)
 
 
 def decide(replicas: list[int], state: L.PartitionState | None, live: set[int],
            gone: set[int], shutting: set[int], unclean: bool,
-           controller_epoch: int, offline: set[int] = frozenset()) -> L.PartitionState | None:
+           controller_epoch: int, offline: set[int] = frozenset(),
+           epochs: Mapping[int, int] | None = None) -> L.PartitionState | None:
+    """``_decide`` with broker epochs (``epochs``: live broker -> epoch;
+    None: not known, no bounce detection): ISR members that bounced since
+    they joined (``PartitionState.bounced``) count as departed for this
+    partition, and the state returned records its members' epochs
+    (``stamp``). A state that lacks the epoch of a live ISR member (written
+    by an older version) is rewritten with it."""
+    if epochs is None:
+        return _decide(replicas, state, live, gone, shutting, unclean, controller_epoch, offline)
+    if state is not None:
+        gone = gone | state.bounced(epochs)
+    new = _decide(replicas, state, live, gone, shutting, unclean, controller_epoch, offline)
+    if new is None and state is not None and \
+            any(b in epochs and b not in state.broker_epochs for b in state.isr):
+        new = replace(state, controller_epoch=controller_epoch)
+    return None if new is None else stamp(new, state, epochs)
+
+
+def _decide(replicas: list[int], state: L.PartitionState | None, live: set[int],
+            gone: set[int], shutting: set[int], unclean: bool,
+            controller_epoch: int, offline: set[int] = frozenset()) -> L.PartitionState | None:
     """The state a partition should have, or None when it is fine as it is.
 
     - No state yet: leader = first live replica (assignment order), ISR =

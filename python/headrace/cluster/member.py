@@ -119,6 +119,7 @@ class ClusterMember(StateReader, IsrReports, ControlRequests):
         self._dirty: set[str] = set()
         self._full = True  # the first read reads everything
         self._cache: dict[str, Any] = {}
+        self._czxid: dict[str, int] = {}  # path -> czxid, of the znodes in _cache
         self._visited: set[str] = set()
         self._state_cond = threading.Condition()
         has = lambda name: callable(getattr(broker, name, None))  # noqa: E731

@@ -18,6 +18,7 @@ from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, N
 from kazoo.handlers.threading import KazooTimeoutError
 
 from headrace.cluster import zk_layout as L
+from headrace.cluster.leadership import stamp
 
 log = logging.getLogger("headrace.cluster.member")
 
@@ -95,6 +96,11 @@ class IsrReports:
             log.warning("broker %d: %s", self.broker_id, e)
             return []
 
+    def _broker_epochs(self, brokers: list[int]) -> dict[int, int]:
+        """{broker: its registration's epoch (czxid)} of those registered."""
+        stats = {b: self.zk.exists_async(L.broker_path(b)) for b in brokers}
+        return {b: st.czxid for b, a in stats.items() if (st := a.get()) is not None}
+
     def write_isr_change(self, change: Mapping[str, Any]) -> bool:
         """Writes a local leader's ISR proposal to the partition state znode
         (versioned; leader, leader epoch and controller epoch kept). Skipped
@@ -119,14 +125,19 @@ class IsrReports:
             # KIP-841: a broker in controlled shutdown or not registered
             # (its session ended) does not join an ISR, whatever its leader
             # saw of its fetches; nor one whose replica of this partition is
-            # on a failed log directory (it reported it offline).
+            # on a failed log directory (it reported it offline). KIP-903: nor
+            # one whose fetches the leader saw were made under another broker
+            # epoch than its registration's (an older incarnation's).
+            epochs = self._broker_epochs(isr)
+            fetched = {int(b): int(e) for b, e in (change.get("broker_epochs") or {}).items()}
             isr = [b for b in isr
-                   if b in st.isr or (self.zk.exists(L.broker_path(b)) is not None
+                   if b in st.isr or (b in epochs and fetched.get(b, epochs[b]) == epochs[b]
                                       and self.zk.exists(L.controlled_shutdown_path(b)) is None
                                       and (topic, p) not in self._offline_of(b))]
             if st.isr == isr:
                 return False
-            new = L.PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch)
+            new = stamp(L.PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch),
+                        st, epochs)
             try:
                 self.zk.set(path, new.encode(), version=stat.version)
                 log.info("broker %d: %s-%d: ISR %s -> %s", self.broker_id, topic, p, st.isr,

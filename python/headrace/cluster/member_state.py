@@ -5,7 +5,8 @@ again) only dirty or unknown paths, so that one ISR change costs one read,
 not one per partition. After a session loss (watches gone) everything is
 re-read. ``StateReader`` is mixed into ``ClusterMember``; it uses the
 member's ``zk``, ``broker_id``, ``cluster_id``, ``_on_watch`` and the cache
-fields ``_dirty_lock``, ``_dirty``, ``_full``, ``_cache``, ``_visited``.
+fields ``_dirty_lock``, ``_dirty``, ``_full``, ``_cache``, ``_czxid``,
+``_visited``.
 """
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ class StateReader:
         missing = []
         for p, a in reads.items():
             try:
-                self._cache[p] = a.get()[0]
+                self._cache[p], stat = a.get()
+                self._czxid[p] = stat.czxid
             except NoNodeError:
                 missing.append(p)
         exists = {p: self.zk.exists_async(p, watch=self._on_watch) for p in missing}
@@ -59,11 +61,13 @@ class StateReader:
             if a.get() is not None:
                 # Created between the two calls: read it now (watch set above).
                 try:
-                    self._cache[p] = self.zk.get(p, watch=self._on_watch)[0]
+                    self._cache[p], stat = self.zk.get(p, watch=self._on_watch)
+                    self._czxid[p] = stat.czxid
                     continue
                 except NoNodeError:
                     pass
             self._cache[p] = None
+            self._czxid.pop(p, None)
         return {p: self._cache[p] for p in paths}
 
     def read_state(self) -> dict:
@@ -81,9 +85,14 @@ class StateReader:
             if data is None:
                 continue
             try:
-                brokers.append(L.BrokerRegistration.decode(int(b), data).to_state())
+                entry = L.BrokerRegistration.decode(int(b), data).to_state()
             except L.LayoutError as e:
                 log.warning("broker %d: %s", self.broker_id, e)
+                continue
+            # The broker epoch (KIP-380): its registration's czxid.
+            entry["epoch"] = self._czxid[L.broker_path(int(b))]
+            brokers.append(entry)
+        epochs = {e["id"]: e["epoch"] for e in brokers}
         ctl = self._data_many([L.CONTROLLER, L.CONTROLLER_EPOCH], dirty)
         controller_id = L.decode_controller(ctl[L.CONTROLLER]) if ctl[L.CONTROLLER] else -1
         controller_epoch = L.decode_controller_epoch(ctl[L.CONTROLLER_EPOCH]) \
@@ -119,6 +128,12 @@ class StateReader:
                         leader, epoch, isr = st.leader, st.leader_epoch, st.isr
                     except L.LayoutError as e:
                         log.warning("broker %d: %s", self.broker_id, e)
+                    else:
+                        if leader == self.broker_id and st.bounced(epochs):
+                            # Made leader under an earlier epoch of this broker
+                            # (it bounced since: a restart, a new session): it
+                            # does not lead until the controller elects anew.
+                            leader = -1
                 partitions.append({"partition": p, "leader": leader, "leader_epoch": epoch,
                                    "replicas": replicas, "isr": isr})
             topics.append({"name": t, "id": assignment.topic_id, "configs": configs,
@@ -131,7 +146,9 @@ class StateReader:
         client_quotas = self._read_client_quotas(dirty)
         # Forget what this pass did not use (deleted topics, departed brokers).
         self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
+        self._czxid = {p: v for p, v in self._czxid.items() if p in self._visited}
         return {"cluster_id": self.cluster_id, "controller_id": controller_id,
+                "broker_epoch": epochs.get(self.broker_id, -1),
                 "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics,
                 "broker_configs": broker_configs, "scram_credentials": scram_credentials,
                 "acls": acls, "client_quotas": client_quotas}

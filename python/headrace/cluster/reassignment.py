@@ -27,10 +27,12 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Mapping
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
 from headrace.cluster import zk_layout as L
+from headrace.cluster.leadership import stamp
 
 log = logging.getLogger("headrace.cluster.reassignment")
 
@@ -47,7 +49,7 @@ def original_replicas(a: L.TopicAssignment, p: int) -> list[int]:
 
 
 def _leader_among(candidates: list[int], state: L.PartitionState, isr: list[int],
-                  live: set[int]) -> int:
+                  live: Mapping[int, int]) -> int:
     """The current leader if it is a candidate and live, else the first
     candidate that is live and in ``isr``; -1 if none."""
     if state.leader in candidates and state.leader in live:
@@ -56,7 +58,7 @@ def _leader_among(candidates: list[int], state: L.PartitionState, isr: list[int]
 
 
 def plan_alter(a: L.TopicAssignment, p: int, target: list[int] | None,
-               state: L.PartitionState | None, live: set[int], controller_epoch: int
+               state: L.PartitionState | None, live: Mapping[int, int], controller_epoch: int
                ) -> tuple[int, str | None, L.PartitionState | None]:
     """Applies one request for partition ``p`` to ``a`` (in place) and
     returns (error code, message, the partition's new state or None when it
@@ -73,7 +75,7 @@ def plan_alter(a: L.TopicAssignment, p: int, target: list[int] | None,
             return INVALID_REPLICA_ASSIGNMENT, "the replica list is empty", None
         if len(set(target)) != len(target):
             return INVALID_REPLICA_ASSIGNMENT, f"duplicate replicas in {target}", None
-        unknown = sorted(set(target) - live)
+        unknown = sorted(set(target) - set(live))
         if unknown:
             return INVALID_REPLICA_ASSIGNMENT, \
                 f"brokers {unknown} are not registered (live brokers: {sorted(live)})", None
@@ -91,7 +93,7 @@ def plan_alter(a: L.TopicAssignment, p: int, target: list[int] | None,
 
 
 def plan_completion(a: L.TopicAssignment, p: int, state: L.PartitionState | None,
-                    live: set[int], controller_epoch: int) -> L.PartitionState | None:
+                    live: Mapping[int, int], controller_epoch: int) -> L.PartitionState | None:
     """Finishes partition ``p``'s reassignment when its target replicas are
     all in the ISR and one of them can lead: updates ``a`` in place and
     returns the new state; None (``a`` untouched) while it must wait."""
@@ -144,15 +146,17 @@ class Reassigner:
                 states[p] = (None, -1)
         return _Topic(a, stat.version, states)
 
-    def _commit(self, fence, topic: str, t: _Topic, changed: dict[int, L.PartitionState]) -> None:
+    def _commit(self, fence, topic: str, t: _Topic, changed: dict[int, L.PartitionState],
+                live: Mapping[int, int]) -> None:
         def build(tx):
             tx.set_data(L.topic_path(topic), t.assignment.encode(), version=t.version)
             for p, st in changed.items():
+                st = stamp(st, t.states[p][0], live)
                 tx.set_data(L.partition_state_path(topic, p), st.encode(),
                             version=t.states[p][1])
         fence.commit(build)
 
-    def process_requests(self, fence, live: set[int]) -> None:
+    def process_requests(self, fence, live: Mapping[int, int]) -> None:
         for child in self.zk.get_children(L.ADMIN_REASSIGNMENTS, watch=self.on_watch):
             path = f"{L.ADMIN_REASSIGNMENTS}/{child}"
             try:
@@ -174,7 +178,7 @@ class Reassigner:
             log.info("controller %d: reassignment request: %s", self.broker_id,
                      [(t, p, c) for t, p, c, _ in req.results])
 
-    def _alter(self, fence, partitions, live: set[int]) -> list:
+    def _alter(self, fence, partitions, live: Mapping[int, int]) -> list:
         by_topic: dict[str, list[tuple[int, list[int] | None]]] = {}
         for topic, p, target in partitions:
             by_topic.setdefault(topic, []).append((p, target))
@@ -198,7 +202,7 @@ class Reassigner:
                     results += answers
                     break
                 try:
-                    self._commit(fence, topic, t, changed)
+                    self._commit(fence, topic, t, changed, live)
                     results += answers
                     for p, st in changed.items():
                         log.info("controller %d: %s-%d: reassigning to %s (adding %s, "
@@ -212,7 +216,7 @@ class Reassigner:
                 results += [(topic, p, 7, "conflicting writes; try again") for p, _ in wanted]
         return results
 
-    def advance(self, fence, topic: str, live: set[int]) -> None:
+    def advance(self, fence, topic: str, live: Mapping[int, int]) -> None:
         """Completes every partition of ``topic`` whose target replicas have
         all joined the ISR; watches the others' state znodes."""
         for _ in range(_MAX_CAS_RETRIES):
@@ -227,7 +231,7 @@ class Reassigner:
             if not changed:
                 return
             try:
-                self._commit(fence, topic, t, changed)
+                self._commit(fence, topic, t, changed, live)
             except (BadVersionError, NoNodeError):
                 continue
             for p, st in changed.items():

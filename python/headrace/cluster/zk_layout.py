@@ -13,6 +13,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Mapping
 
 # -- paths --------------------------------------------------------------------
 BROKER_IDS = "/brokers/ids"
@@ -356,20 +357,36 @@ class PartitionState:
     leader_epoch: int
     isr: list[int]
     controller_epoch: int
+    # headrace's field: the broker epoch (registration czxid, KIP-380) each
+    # ISR member had when it was put in the ISR. A live member registered
+    # under another epoch has bounced since (docs/cluster.md, "Broker
+    # epochs"). Missing for a member: written by an older version, unknown.
+    broker_epochs: dict[int, int] = field(default_factory=dict)
 
     def encode(self) -> bytes:
-        return _dump({"controller_epoch": self.controller_epoch, "leader": self.leader,
-                      "version": 1, "leader_epoch": self.leader_epoch, "isr": list(self.isr)})
+        obj = {"controller_epoch": self.controller_epoch, "leader": self.leader,
+               "version": 1, "leader_epoch": self.leader_epoch, "isr": list(self.isr)}
+        if self.broker_epochs:
+            obj["broker_epochs"] = {str(b): e for b, e in sorted(self.broker_epochs.items())}
+        return _dump(obj)
 
     @classmethod
     def decode(cls, data: bytes, path: str = "") -> "PartitionState":
         obj = _load(data, path)
         try:
+            epochs = obj.get("broker_epochs") or {}
             return cls(leader=int(obj["leader"]), leader_epoch=int(obj["leader_epoch"]),
                        isr=_int_list(obj["isr"], path, "isr"),
-                       controller_epoch=int(obj.get("controller_epoch", 0)))
-        except (KeyError, TypeError, ValueError) as e:
+                       controller_epoch=int(obj.get("controller_epoch", 0)),
+                       broker_epochs={int(b): int(e) for b, e in epochs.items()})
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
             raise LayoutError(f"{path}: bad partition state: {e}") from None
+
+    def bounced(self, epochs: Mapping[int, int]) -> set[int]:
+        """ISR members registered now (``epochs``: live broker -> epoch)
+        under another epoch than the one they joined the ISR with."""
+        return {b for b in self.isr
+                if b in epochs and b in self.broker_epochs and self.broker_epochs[b] != epochs[b]}
 
 
 # -- /config/topics/<t> ----------------------------------------------------------------
