@@ -55,7 +55,7 @@ def test_isr_refills_within_the_socket_timeout_after_a_partition_heals(tmp_path)
         create_topic(cluster, topic, partitions=1)
         assert cf.wait_full_isr(cluster, topic, 3, timeout=60) is True
         state = cluster.partition_states(topic)[0]
-        follower = next(b for b in state.replicas if b != state.leader)
+        follower = next(b for b in state.isr if b != state.leader)  # full ISR
         producer = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": 1,
                                 "linger.ms": 0})
         stop = threading.Event()

@@ -847,7 +847,7 @@ def test_isr_changes_do_not_fail_parked_acks_all_produces(cluster):
     topic = "isr-churn"
     _create(cluster, topic, partitions=1)
     state = cluster.partition_states(topic)[0]
-    followers = [b for b in state.replicas if b != state.leader]
+    followers = [b for b in state.isr if b != state.leader]  # full ISR: every replica
     stop = threading.Event()
     acked: list[bytes] = []
     errors: dict[str, int] = {}
