@@ -42,8 +42,12 @@ def _cut_from_brokers(net: cf.Network, node: int) -> None:
     not clients); undone by net.heal(node)."""
     others = ", ".join(net.addr(i) for i in net.ns_names if i != node)
     net._nft(node, f"""table inet {net.TABLE} {{
-  chain hr_in {{ type filter hook input priority 0; policy accept; ip saddr {{ {others} }} drop }}
-  chain hr_out {{ type filter hook output priority 0; policy accept; ip daddr {{ {others} }} drop }}
+  chain hr_in {{ type filter hook input priority 0; policy accept;
+    ip saddr {{ {others} }} drop
+  }}
+  chain hr_out {{ type filter hook output priority 0; policy accept;
+    ip daddr {{ {others} }} drop
+  }}
 }}
 """)
 
