@@ -336,6 +336,16 @@ def test_delete_records_with_kafka_python(module_broker, kp):
     assert watermarks(module_broker.bootstrap, "adm-kp-delrec") == (2, 5)
 
 
+def test_acks_1_writes_are_at_once_visible_to_delete_records_and_list_offsets(module_broker, ck):
+    """Issue 37, item 3, single node: an acks=1 record is acknowledged before
+    its fsync moves the HW; DeleteRecords up to it and ListOffsets LATEST
+    right after the acknowledgement wait for the HW instead of answering
+    OFFSET_OUT_OF_RANGE / an end short of it."""
+    from ack_visibility import check_acked_writes_visible
+    assert ck_error(ck_create(ck, "adm-ack-visible", 1)) is None
+    assert check_acked_writes_visible(module_broker.bootstrap, "adm-ack-visible") == {}
+
+
 # -- persistence and auto-creation ---------------------------------------------------------
 def test_config_change_and_new_partitions_survive_restart(broker):
     from confluent_kafka.admin import NewPartitions

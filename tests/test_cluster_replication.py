@@ -826,3 +826,85 @@ def test_cli_reassign_throttle_sets_and_clear_throttle_removes(cluster):
     assert configs(ConfigResource.Type.TOPIC, topic, list(unset), unset) == unset
     unlimited = {"leader.replication.throttled.rate": str(2**63 - 1)}
     assert configs(ConfigResource.Type.BROKER, "3", list(unlimited), unlimited) == unlimited
+
+
+def _plain_producer(cluster, retries: bool):
+    """A non-idempotent acks=all producer: a retry of a stored batch stores it twice."""
+    conf = {"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
+            "enable.idempotence": False, "linger.ms": 1, "message.timeout.ms": 60000,
+            "retry.backoff.ms": 50}
+    if not retries:
+        conf["retries"] = 0  # every broker error reaches the delivery report
+    return ck.Producer(conf)
+
+
+def test_isr_changes_do_not_fail_parked_acks_all_produces(cluster):
+    """Issue 37, item 2: followers paused one at a time past
+    replica.lag.time.max.ms (the ISR shrinks, then grows back) while two
+    non-idempotent acks=all producers write: one without retries sees every
+    broker error (0 NOT_LEADER_OR_FOLLOWER: leader and log never changed),
+    the other retries what failed (0 duplicates, 0 acknowledged lost)."""
+    topic = "isr-churn"
+    _create(cluster, topic, partitions=1)
+    state = cluster.partition_states(topic)[0]
+    followers = [b for b in state.isr if b != state.leader]  # full ISR: every replica
+    stop = threading.Event()
+    acked: list[bytes] = []
+    errors: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def run(retries: bool, prefix: bytes):
+        p = _plain_producer(cluster, retries)
+
+        def report(err, msg):
+            with lock:
+                if err is None:
+                    acked.append(msg.value())
+                elif not retries:
+                    errors[err.name()] = errors.get(err.name(), 0) + 1
+
+        i = 0
+        while not stop.is_set():
+            try:
+                p.produce(topic, value=prefix + b"-%08d" % i, partition=0, on_delivery=report)
+                i += 1
+            except BufferError:
+                p.poll(0.05)
+            p.poll(0)
+        assert p.flush(60) == 0
+
+    threads = [threading.Thread(target=run, args=(r, n)) for r, n in ((True, b"r"), (False, b"n"))]
+    for t in threads:
+        t.start()
+    try:
+        for f in followers:
+            time.sleep(0.5)
+            cluster.pause(f)
+            try:
+                deadline = time.monotonic() + 30
+                while f in cluster.partition_states(topic)[0].isr:  # out after the lag
+                    assert time.monotonic() < deadline, f"broker {f} never left the ISR"
+                    time.sleep(0.1)
+            finally:
+                cluster.resume(f)
+            _wait_full_isr(cluster, topic, 3)  # and back in: a second ISR change
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(90)
+    assert errors.get("NOT_LEADER_OR_FOLLOWER", 0) == 0, errors
+    stored = _read_all(cluster, topic, partitions=1)[0]
+    assert len(stored) == len(set(stored)), f"{len(stored) - len(set(stored))} duplicates"
+    missing = set(acked) - set(stored)
+    assert not missing, f"{len(missing)} acknowledged records lost"
+    assert len(acked) > 1000
+
+
+def test_acks_1_writes_are_at_once_visible_to_delete_records_and_list_offsets(cluster):
+    """Issue 37, item 3, RF=3: the HW passes an acks=1 record only once the
+    followers fetched (and fsynced) it; DeleteRecords up to it and ListOffsets
+    LATEST right after its acknowledgement wait for that."""
+    from ack_visibility import check_acked_writes_visible
+    _create(cluster, "ack-visible", partitions=1)
+    assert check_acked_writes_visible(cluster.bootstrap_servers, "ack-visible") == {}

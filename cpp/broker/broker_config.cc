@@ -335,6 +335,11 @@ std::vector<Row> BuildRows() {
              &BrokerConfig::replica_fetch_min_bytes, 1, kIntMax),
       IntRow("replica.fetch.backoff.ms", "Pause before a follower retries after an error.",
              &BrokerConfig::replica_fetch_backoff_ms, 0, kIntMax),
+      IntRow("replica.socket.timeout.ms",
+             "A follower's connection to its leader is closed and reopened (after "
+             "replica.fetch.backoff.ms) when a connect or a fetch gets no answer within this; "
+             "at least replica.fetch.wait.max.ms.",
+             &BrokerConfig::replica_socket_timeout_ms, 1, kIntMax),
       IntRow("num.replica.fetchers", "Fetcher threads per leader broker (1 is used).",
              &BrokerConfig::num_replica_fetchers, 1, kIntMax),
   };
@@ -459,6 +464,11 @@ Status BrokerConfig::Validate() const {
     return Bad("node.id", "must be < 65536 in a cluster (producer ids are striped by node id)");
   }
   if (data_dir.empty()) return Bad("log.dirs", "must not be empty");
+  if (replica_socket_timeout_ms < replica_fetch_wait_max_ms) {
+    return Bad("replica.socket.timeout.ms",
+               "must be >= replica.fetch.wait.max.ms (" +
+                   std::to_string(replica_fetch_wait_max_ms) + ")");
+  }
   if (io_threads < 1) return Bad("num.io.threads", "must be >= 1");
   if (num_partitions < 1) return Bad("num.partitions", "must be >= 1");
   if (default_replication_factor < 1) return Bad("default.replication.factor", "must be >= 1");

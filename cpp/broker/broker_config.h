@@ -140,6 +140,11 @@ struct BrokerConfig {
   int32_t replica_fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms
   int32_t replica_fetch_min_bytes = 1;                  // replica.fetch.min.bytes
   int32_t replica_fetch_backoff_ms = 1000;              // replica.fetch.backoff.ms
+  // replica.socket.timeout.ms: a follower's connect, and each of its
+  // requests to the leader, gets no answer within it -> the connection is
+  // closed and reopened after replica.fetch.backoff.ms. Must be >=
+  // replica.fetch.wait.max.ms (Validate), as Kafka requires.
+  int32_t replica_socket_timeout_ms = 30000;
   // num.replica.fetchers: fetcher threads per source broker (only 1 is
   // implemented; larger values are accepted and act as 1).
   int32_t num_replica_fetchers = 1;

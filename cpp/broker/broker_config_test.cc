@@ -69,6 +69,21 @@ TEST(BrokerConfigTest, ReplicationDefaultsAreKafkas) {
   EXPECT_FALSE(c.Set("replica.lag.time.max.ms", "-1").ok());
 }
 
+// replica.socket.timeout.ms (issue 37): Kafka's default, never below
+// replica.fetch.wait.max.ms.
+TEST(BrokerConfigTest, ReplicaSocketTimeoutIsAtLeastTheFetchWait) {
+  BrokerConfig c;
+  EXPECT_EQ(c.replica_socket_timeout_ms, 30000);
+  ASSERT_TRUE(c.SetAll({{"replica.socket.timeout.ms", "2000"}}).ok());
+  EXPECT_EQ(c.replica_socket_timeout_ms, 2000);
+  EXPECT_TRUE(c.Validate().ok());
+  ASSERT_TRUE(c.SetAll({{"replica.socket.timeout.ms", "400"}}).ok());
+  Status st = c.Validate();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("replica.socket.timeout.ms"), std::string::npos) << st.message();
+  EXPECT_FALSE(c.Set("replica.socket.timeout.ms", "0").ok());
+}
+
 TEST(BrokerConfigTest, SetsKafkaPropertyNames) {
   BrokerConfig c;
   ASSERT_TRUE(c.SetAll({{"node.id", "3"},

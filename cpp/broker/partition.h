@@ -83,8 +83,9 @@ class PartitionListener {
   virtual ~PartitionListener() = default;
   // The watermarks in `changed` moved forward.
   virtual void OnWatermarksAdvanced(Partition& partition, WatermarkSet changed) = 0;
-  // The partition went offline, was truncated or closed, or changed role:
-  // every waiter on it must re-check.
+  // The partition went offline, was truncated or closed, or changed role
+  // or leader epoch: every waiter on it must re-check. An ISR change is not
+  // a state change (only its watermark effect is reported).
   virtual void OnStateChanged(Partition& partition) = 0;
 };
 
@@ -409,7 +410,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // reports its flushed offset to the leader, which commits only what every
   // ISR member fsynced (docs/durability.md).
   bool commit_requires_fsync() const { return services_.commit_requires_fsync; }
-  // Counts state changes (offline, role, truncation, close); bumped before
+  // Counts state changes (offline, role or leader epoch, truncation,
+  // close; not ISR changes); bumped before
   // the listener hears of one. A waiter that read it before acting sees a
   // change that happened before it was indexed (Purgatory::Watch).
   uint64_t state_version() const { return state_version_.load(std::memory_order_acquire); }

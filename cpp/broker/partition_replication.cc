@@ -425,9 +425,13 @@ Status Partition::UpdateIsr(std::vector<int32_t> isr) {
     last_proposed_isr_.reset();
     changed = RecomputeLocked(log_->end_offset(), log_->flushed_offset());
   }
-  // A shrunk ISR can complete produces; a grown one can make them fail
-  // min.insync.replicas: waiters re-check either way.
-  AfterChange(changed, /*state_changed=*/true);
+  // Not a state change: leader, leader epoch and log are as they were, so
+  // parked acks=all produces keep waiting for the HW under the new ISR (a
+  // shrunk one can move it now: the watermark notification completes them,
+  // and Settle answers NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is
+  // below min.insync.replicas then). Waking them here failed them with
+  // NOT_LEADER_OR_FOLLOWER, and their producers retried what was stored.
+  AfterChange(changed, /*state_changed=*/false);
   return Status::OK();
 }
 

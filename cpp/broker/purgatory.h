@@ -9,7 +9,8 @@
 //
 // Contract: every registered waiter's callback runs exactly once, with
 //   kReady     a watch reached its threshold, or a watched partition changed
-//              state (went offline, was truncated or closed, changed role):
+//              state (went offline, was truncated or closed, changed role or
+//              leader epoch; an ISR change is not one, see PartitionListener):
 //              the callback re-reads the partition and decides;
 //   kDeadline  the deadline passed first;
 //   kShutdown  Shutdown() ran first;

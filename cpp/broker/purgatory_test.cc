@@ -281,6 +281,41 @@ TEST(PurgatoryTest, StateChangeBeforeWaitCompletesAtOnce) {
   EXPECT_EQ(waiters.pending(), 1u);
 }
 
+// Issue 37: an ISR change is not a state change. An acks=all produce parked
+// on the HW keeps waiting under a grown ISR, completes when a shrunk ISR (or
+// a follower's fetch) moves the HW past it, and only a real loss of
+// leadership (here: becoming follower at a new epoch) wakes it early.
+TEST(PurgatoryTest, AnIsrChangeDoesNotWakeAParkedProduceALeaderChangeDoes) {
+  Purgatory waiters;
+  auto p = MakePartition(&waiters);
+  ASSERT_TRUE(p->BecomeLeader(LeaderEpoch(1), {0, 1, 2}, {0, 1}).ok());
+  Append(*p);  // offset 0; the HW waits for broker 1
+  Purgatory::Watch watch = NextHw(p);
+  watch.seen_state = p->state_version();
+  Fires fires;
+  ASSERT_NE(waiters.Wait({watch}, Clock::now() + 10s, nullptr, fires.Callback()), 0u);
+  const uint64_t state = p->state_version();
+  ASSERT_TRUE(p->UpdateIsr({0, 1, 2}).ok());  // grown: nothing to complete
+  EXPECT_EQ(p->state_version(), state);
+  EXPECT_EQ(fires.total(), 0);
+  ASSERT_TRUE(p->UpdateIsr({0, 2}).ok());  // 1 dropped: 2 still holds the HW back
+  EXPECT_EQ(fires.total(), 0);
+  EXPECT_EQ(p->high_watermark(), Offset(0));
+  ASSERT_TRUE(p->UpdateIsr({0}).ok());  // shrunk to the leader: the HW moves
+  EXPECT_EQ(p->high_watermark(), Offset(1));
+  EXPECT_EQ(fires.data.load(), 1);
+  EXPECT_EQ(p->state_version(), state);
+  // A new leader epoch is a state change: a parked wait is woken.
+  Append(*p);
+  Purgatory::Watch second = NextHw(p);
+  ASSERT_TRUE(p->UpdateIsr({0, 1}).ok());
+  ASSERT_NE(waiters.Wait({second}, Clock::now() + 10s, nullptr, fires.Callback()), 0u);
+  ASSERT_TRUE(p->BecomeFollower(LeaderEpoch(2), 1, {0, 1, 2}).ok());
+  EXPECT_EQ(fires.data.load(), 2);
+  EXPECT_NE(p->state_version(), state);
+  EXPECT_EQ(waiters.pending(), 0u);
+}
+
 // 100,000 waiters over 100 partitions: each completes exactly once when its
 // partition moves, and registering/completing them stays linear.
 TEST(PurgatoryTest, HundredThousandWaitersCompleteExactlyOnce) {

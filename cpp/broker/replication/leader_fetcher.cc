@@ -232,8 +232,10 @@ void LeaderFetcher::Run() {
     }
     if (!conn_.connected()) {
       counters_->connect_attempts.fetch_add(1, std::memory_order_relaxed);
+      // Kafka's replica.socket.timeout.ms bounds the whole answer, the
+      // leader's fetch.wait.max.ms hold included (it is at least that).
       Status st = conn_.Connect(leader_.host, leader_.port, config_.socket_timeout_ms,
-                                config_.fetch_wait_max_ms + config_.socket_timeout_ms);
+                                std::max(config_.socket_timeout_ms, config_.fetch_wait_max_ms));
       if (!st.ok()) {
         counters_->connect_failures.fetch_add(1, std::memory_order_relaxed);
         if (Stopping()) break;

@@ -14,6 +14,7 @@ ReplicaFetcherConfig ReplicaFetcherConfig::FromBrokerConfig(const BrokerConfig& 
   out.fetch_wait_max_ms = c.replica_fetch_wait_max_ms;
   out.fetch_min_bytes = c.replica_fetch_min_bytes;
   out.fetch_backoff_ms = c.replica_fetch_backoff_ms;
+  out.socket_timeout_ms = c.replica_socket_timeout_ms;
   return out;
 }
 

@@ -64,8 +64,10 @@ struct ReplicaFetcherConfig {
   int32_t fetch_wait_max_ms = 500;              // replica.fetch.wait.max.ms
   int32_t fetch_min_bytes = 1;                  // replica.fetch.min.bytes
   int32_t fetch_backoff_ms = 1000;              // replica.fetch.backoff.ms
-  // Kafka's replica.socket.timeout.ms: connect timeout, and how long a
-  // response may take beyond fetch_wait_max_ms.
+  // replica.socket.timeout.ms (>= fetch_wait_max_ms): a connect, or a
+  // request's answer, that takes longer fails; the connection is closed and
+  // reopened after fetch_backoff_ms. So a fetch in flight when the network
+  // partitions does not wait out TCP's retransmissions after it heals.
   int32_t socket_timeout_ms = 30000;
   // This broker's follower-side replication throttle (replication_quota.h;
   // null = none). Outlives the manager.
