@@ -22,8 +22,8 @@ exits instead), ``--slow-partition-0 SECONDS`` (the first attempt of partition
 launched a speculative copy of it: the two then race), ``--min-partitions N``
 (the source's minPartitions), ``--sink-id ID`` (the sinks' sinkId),
 ``--hold-at BATCH:PARTITION`` (the first attempt of that Spark partition of
-that micro-batch stops at its first row, leaves ``held`` in WORK/faults and
-waits to be killed: a deterministic moment mid-batch).
+that micro-batch stops at its first row, leaves ``held-<query id>`` in
+WORK/faults and waits to be killed: a deterministic moment mid-batch).
 
 Usage: python spark_stream_job.py run|finish BOOTSTRAP INPUT_TOPIC OUT_PREFIX WORK
        MAX_PER_TRIGGER [--master URL] [--queries ...] [--fail-first-attempts]
@@ -114,7 +114,8 @@ def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = 
 
 def _hold_udf(batch: int, partition: int, record_dir: Path):
     """value -> value; holds the first attempt of (batch, partition) at its
-    first row after leaving ``held`` in ``record_dir`` (see module doc)."""
+    first row after leaving ``held-<query id>`` in ``record_dir`` (see
+    module doc)."""
     from pyspark.sql.functions import udf
     record_dir.mkdir(parents=True, exist_ok=True)
     where = str(record_dir)
@@ -124,7 +125,7 @@ def _hold_udf(batch: int, partition: int, record_dir: Path):
         ctx = TaskContext.get()
         if ctx.attemptNumber() == 0 and ctx.partitionId() == partition \
                 and int(ctx.getLocalProperty("streaming.sql.batchId") or 0) == batch:
-            _touch(where, "held")
+            _touch(where, f"held-{ctx.getLocalProperty('sql.streaming.queryId') or 'batch'}")
             time.sleep(3600)
         return value
     return udf(hold, "binary")
