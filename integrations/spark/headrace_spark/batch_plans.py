@@ -14,7 +14,6 @@ partitions with the same rows.
 from __future__ import annotations
 
 import json
-import logging
 from typing import Optional
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -23,8 +22,6 @@ from .cluster import REQUEST_TIMEOUT_S, consumer_config
 from .offsets import Positions
 from .options import SourceOptions
 from .retries import retrying
-
-log = logging.getLogger("headrace.spark")
 
 
 def plan_group(opts: SourceOptions) -> str:

@@ -4,7 +4,6 @@ rows of one (batch, Spark partition). See ``delivery`` for the modes and
 at-most-once is in ``sink_at_most_once``."""
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -17,7 +16,6 @@ from .sink_progress import ProgressTransaction
 from .sink_replay import check_replay
 from .sink_rows import SinkColumns, SinkReport, send_row
 
-log = logging.getLogger("headrace.spark")
 # Plain (non-transactional) producers, one per settings per Python worker
 # (Spark reuses workers).
 _PRODUCERS: dict[tuple, Producer] = {}
