@@ -173,7 +173,10 @@ class ProgressTransaction:
             return exc
         err = exc.args[0] if exc.args else None
         code = err.code() if isinstance(err, KafkaError) else None
-        self.producer.poll(0)   # serves pending error events into self._fatal
+        try:
+            self.producer.poll(0)   # serves pending error events into self._fatal
+        except KafkaException:   # a fenced producer raises its error again here
+            pass
         why = [str(err.str() if isinstance(err, KafkaError) else exc)]
         if code == KafkaError._FATAL and self._fatal:
             why.append(self._fatal[-1].str())
