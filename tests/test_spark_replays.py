@@ -47,7 +47,7 @@ def amo_report(job: StreamJob, partitions: int) -> tuple[int, int]:
 
 
 @pytest.mark.timeout(400)
-@pytest.mark.parametrize("before, after", [(4, 8), (8, 4)])
+@pytest.mark.parametrize("before, after", [(4, 8), pytest.param(8, 4, marks=pytest.mark.slow)])
 def test_min_partitions_changed_after_a_kill_mid_batch(broker_factory, tmp_path,
                                                         record_property, before, after):
     job, counts = changed_plan(broker_factory(None).bootstrap, tmp_path, before, after)
@@ -81,6 +81,7 @@ def test_reused_sink_id_under_a_new_checkpoint_is_refused(broker_factory, tmp_pa
     assert job.outcome(WANT)["eos"] == (0, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_batch_rerun_with_the_same_job_id_after_the_input_grew(broker_factory, tmp_path):
     bs = broker_factory(None).bootstrap
