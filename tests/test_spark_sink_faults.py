@@ -29,10 +29,7 @@ def injected_failures(bootstrap: str, work, master: str = "local[2,4]",
     (``how``: raises, or ``--crash-first-attempts``: its Python worker exits);
     returns (failures injected, {query: (lost, duplicated)}, the
     at-most-once sink's report)."""
-    # Rows reach the sink's Python worker in Arrow batches of 100 (not
-    # 10,000): the sink has claimed and sent part of a task when it fails.
-    job = _job(bootstrap, work, "tf", master,
-               [how, "--conf", "spark.sql.execution.arrow.maxRecordsPerBatch=100"])
+    job = _job(bootstrap, work, "tf", master, [how])
     job.finish()
     failures = len(list((work / "faults").glob("failed-*")))
     report = sink_report(bootstrap, job.query_id("amo"), "tf-out-amo", partitions=2)
