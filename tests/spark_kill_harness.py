@@ -133,6 +133,25 @@ def kill_cycles(job: StreamJob, kills: int, timeout: float = 240) -> list[dict[s
     return seen
 
 
+def kill_when_held(job: StreamJob, mode: str = "run", queries: int = 0,
+                   timeout: float = 240) -> None:
+    """Runs the job (started with ``--hold-at``) until ``queries`` of its
+    queries (default: all) stopped at their hold point, then SIGKILLs the
+    job's process group: a driver crash at a known moment mid-batch."""
+    faults = job.work / "faults"
+    proc = job.start(mode)
+    try:
+        deadline = time.monotonic() + timeout
+        while len(list(faults.glob("held-*"))) < (queries or len(job.queries)):
+            assert proc.poll() is None, job.log_tail(mode)
+            assert time.monotonic() < deadline, f"never held in {timeout}s\n{job.log_tail(mode)}"
+            time.sleep(0.1)
+    finally:
+        kill_group(proc)
+    for held in faults.glob("held-*"):
+        held.unlink()
+
+
 def record_counts(record_property, counts: dict[str, tuple[int, int]]) -> None:
     """Puts each query's (lost, duplicated) into the test's JUnit properties."""
     for name, (lost, dups) in counts.items():

@@ -8,15 +8,22 @@ checkpoint under WORK:
   at-least-once, at-most-once, exactly-once into topic OUT-<name>.
 
 ``run`` keeps going (processing-time trigger) until killed; ``finish`` runs
-with Trigger.AvailableNow and exits 0 once every query is done.
+with Trigger.AvailableNow and exits 0 once every query is done; ``batch``
+writes the whole input once per query with a batch read and write, both
+with ``jobId`` ``<sink-id or OUT_PREFIX>-<name>``, and exits 0.
 
 Options: ``--master URL`` (default local[2]; give a cluster's URL to run the
 same job there), ``--queries idem,alo,amo,eos`` (which to run),
 ``--fail-first-attempts`` (a UDF fails the first attempt of some tasks
 part-way through their rows; needs a master that retries tasks, e.g.
-local[2,4]), ``--slow-partition-0 SECONDS`` (the first attempt of partition
+local[2,4]), ``--crash-first-attempts`` (the same tasks' Python worker
+exits instead), ``--slow-partition-0 SECONDS`` (the first attempt of partition
 0 of every batch waits at every 100th row, up to that long, until Spark has
-launched a speculative copy of it: the two then race).
+launched a speculative copy of it: the two then race), ``--min-partitions N``
+(the source's minPartitions), ``--sink-id ID`` (the sinks' sinkId),
+``--hold-at BATCH:PARTITION`` (the first attempt of that Spark partition of
+that micro-batch stops at its first row, leaves ``held-<query id>`` in
+WORK/faults and waits to be killed: a deterministic moment mid-batch).
 
 Usage: python spark_stream_job.py run|finish BOOTSTRAP INPUT_TOPIC OUT_PREFIX WORK
        MAX_PER_TRIGGER [--master URL] [--queries ...] [--fail-first-attempts]
@@ -74,7 +81,7 @@ def _started(writer, timeout: float = 60.0):
     return query
 
 
-def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path):
+def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = False):
     """value -> value, failing or sleeping in first attempts (see module doc).
     Each injected failure and each attempt of a slowed partition leaves a
     file in ``record_dir`` (the tests count them)."""
@@ -92,6 +99,9 @@ def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path):
             # (the tests' layout), 400 rows into the task.
             if fail_first and ctx.partitionId() == batch % 2 and (int(value) // 2) % 500 == 400:
                 _touch(where, f"failed-{ctx.taskAttemptId()}")
+                if crash:
+                    import os
+                    os._exit(1)   # the Python worker dies mid-task
                 raise RuntimeError(f"injected failure: batch {batch} partition "
                                    f"{ctx.partitionId()} at {value!r}")
             if slow_s and ctx.partitionId() == 0 and value.endswith(b"00"):
@@ -100,6 +110,25 @@ def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path):
             _touch(where, f"attempt-{ctx.stageId()}-{ctx.attemptNumber()}")
         return value
     return udf(inject, "binary")
+
+
+def _hold_udf(batch: int, partition: int, record_dir: Path):
+    """value -> value; holds the first attempt of (batch, partition) at its
+    first row after leaving ``held-<query id>`` in ``record_dir`` (see
+    module doc)."""
+    from pyspark.sql.functions import udf
+    record_dir.mkdir(parents=True, exist_ok=True)
+    where = str(record_dir)
+
+    def hold(value: bytes) -> bytes:
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        if ctx.attemptNumber() == 0 and ctx.partitionId() == partition \
+                and int(ctx.getLocalProperty("streaming.sql.batchId") or 0) == batch:
+            _touch(where, f"held-{ctx.getLocalProperty('sql.streaming.queryId') or 'batch'}")
+            time.sleep(3600)
+        return value
+    return udf(hold, "binary")
 
 
 def _wait_for_copy(where: str, stage: int, limit_s: float) -> None:
@@ -125,23 +154,36 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--queries", default="idem,alo,amo")
     ap.add_argument("--fail-first-attempts", action="store_true")
+    ap.add_argument("--crash-first-attempts", action="store_true")
     ap.add_argument("--slow-partition-0", type=float, default=0.0)
     ap.add_argument("--conf", action="append", default=[], help="extra Spark conf KEY=VALUE")
+    ap.add_argument("--min-partitions", type=int, default=0)
+    ap.add_argument("--sink-id", default="")
+    ap.add_argument("--hold-at", default="", help="BATCH:PARTITION")
     a = ap.parse_args(argv)
     spark = _session(a.master, dict(c.split("=", 1) for c in a.conf))
     work_dir = Path(a.work)
     trigger = {"availableNow": True} if a.mode == "finish" else \
         {"processingTime": "500 milliseconds"}
-    faults = a.fail_first_attempts or a.slow_partition_0 > 0
-    inject = _fault_udf(a.fail_first_attempts, a.slow_partition_0, work_dir / "faults") \
+    fail = a.fail_first_attempts or a.crash_first_attempts
+    faults = fail or a.slow_partition_0 > 0
+    inject = _fault_udf(fail, a.slow_partition_0, work_dir / "faults", a.crash_first_attempts) \
         if faults else None
+    if a.hold_at:
+        batch, part = (int(x) for x in a.hold_at.split(":"))
+        inject = _hold_udf(batch, part, work_dir / "faults")
 
     def source():
-        df = (spark.readStream.format("headrace").option("kafka.bootstrap.servers", a.bootstrap)
-              .option("subscribe", a.topic).option("startingOffsets", "earliest")
-              .option("maxOffsetsPerTrigger", a.limit).load())
+        r = (spark.readStream.format("headrace").option("kafka.bootstrap.servers", a.bootstrap)
+             .option("subscribe", a.topic).option("startingOffsets", "earliest")
+             .option("maxOffsetsPerTrigger", a.limit))
+        if a.min_partitions:
+            r = r.option("minPartitions", a.min_partitions)
+        df = r.load()
         return df.select("key", inject("value").alias("value")) if inject else df
 
+    if a.mode == "batch":
+        return _batch(spark, a, inject)
     queries = []
     for name in a.queries.split(","):
         if name == "idem":
@@ -151,6 +193,8 @@ def main(argv: list[str]) -> int:
                  .option("kafka.bootstrap.servers", a.bootstrap)
                  .option("topic", f"{a.out_prefix}-{name}")
                  .option("deliveryGuarantee", GUARANTEES[name]))
+            if a.sink_id:
+                w = w.option("sinkId", f"{a.sink_id}-{name}")
         queries.append(_started(w.option("checkpointLocation", str(work_dir / f"ck-{name}"))
                                 .trigger(**trigger).queryName(name)))
     print("job: queries started", flush=True)
@@ -166,6 +210,24 @@ def main(argv: list[str]) -> int:
             failed += 1
     print(f"job: finished, {failed} failed", flush=True)
     return 1 if failed else 0
+
+
+def _batch(spark, a, inject) -> int:
+    """Batch mode: each sink query reads the input and writes it, keyed by jobId."""
+    for name in a.queries.split(","):
+        job_id = f"{a.sink_id or a.out_prefix}-{name}"
+        r = (spark.read.format("headrace").option("kafka.bootstrap.servers", a.bootstrap)
+             .option("subscribe", a.topic).option("jobId", job_id))
+        if a.min_partitions:
+            r = r.option("minPartitions", a.min_partitions)
+        df = r.load()
+        df = df.select("key", inject("value").alias("value")) if inject else df
+        (df.select("key", "value").write.format("headrace")
+         .option("kafka.bootstrap.servers", a.bootstrap)
+         .option("topic", f"{a.out_prefix}-{name}").option("jobId", job_id)
+         .option("deliveryGuarantee", GUARANTEES[name]).mode("append").save())
+    print("job: batch written", flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -153,7 +153,7 @@ def test_stream_read_committed_plans_to_the_lso_and_resumes_after_commit(spark, 
     assert [v for b in sorted(batches) for _, v in batches[b]] == COMMITTED_BEFORE_OPEN
     last = max(int(p.name) for p in (ck / "offsets").iterdir() if p.name.isdigit())
     planned = json.loads((ck / "offsets" / str(last)).read_text().splitlines()[-1])
-    assert planned == {topic: {"0": 10}}
+    assert planned == {topic: {"0": 10}, "headrace:plan": {"minPartitions": 0}}
 
     txn.commit_transaction(30)
     run()

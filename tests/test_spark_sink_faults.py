@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from headrace.spark.sink_progress import sink_report
 from spark_kill_harness import StreamJob, record_counts
 from spark_session import create_topic, produce_values
 
@@ -22,28 +23,37 @@ def _job(bootstrap: str, work, name: str, master: str, extra: list[str]) -> Stre
                      queries=("alo", "amo", "eos"), extra=extra)
 
 
-def injected_failures(bootstrap: str, work, master: str = "local[2,4]") -> tuple[int, dict]:
-    """Every micro-batch's task (batch % 2) fails its first attempt part-way;
-    returns (failures injected, {query: (lost, duplicated)})."""
-    job = _job(bootstrap, work, "tf", master, ["--fail-first-attempts"])
+def injected_failures(bootstrap: str, work, master: str = "local[2,4]",
+                      how: str = "--fail-first-attempts") -> tuple[int, dict, dict]:
+    """Every micro-batch's task (batch % 2) fails its first attempt part-way
+    (``how``: raises, or ``--crash-first-attempts``: its Python worker exits);
+    returns (failures injected, {query: (lost, duplicated)}, the
+    at-most-once sink's report)."""
+    job = _job(bootstrap, work, "tf", master, [how])
     job.finish()
     failures = len(list((work / "faults").glob("failed-*")))
-    return failures, job.outcome([str(i) for i in range(TOTAL)])
+    report = sink_report(bootstrap, job.query_id("amo"), "tf-out-amo", partitions=2)
+    return failures, job.outcome([str(i) for i in range(TOTAL)]), report
 
 
 @pytest.mark.timeout(400)
-def test_injected_task_failures_each_mode(broker_factory, tmp_path, record_property):
+@pytest.mark.parametrize("how", ["--fail-first-attempts", "--crash-first-attempts"])
+def test_injected_task_failures_each_mode(broker_factory, tmp_path, record_property, how):
     broker = broker_factory(None)
-    failures, counts = injected_failures(broker.bootstrap, tmp_path)
-    print(f"{failures} injected task failures: (lost, duplicated) {counts}")
+    failures, counts, report = injected_failures(broker.bootstrap, tmp_path, how=how)
+    print(f"{failures} injected task failures ({how}): (lost, duplicated) {counts}, "
+          f"at-most-once report {report['total_written']} written, "
+          f"{report['total_dropped']} dropped")
     record_counts(record_property, counts)
     # Three queries x TOTAL/LIMIT batches, one failing task each.
     assert failures == 3 * TOTAL // LIMIT, failures
     assert counts["eos"] == (0, 0), counts
     assert counts["alo"][0] == 0, counts
     # at-most-once: a failed attempt that had claimed its (batch, partition)
-    # loses that task's unsent rows (at most the task's share of a batch).
-    assert counts["amo"][1] == 0 and counts["amo"][0] <= failures * LIMIT, counts
+    # loses that task's rows, and the retry counts them: reported = real.
+    assert counts["amo"][1] == 0, counts
+    assert report["total_dropped"] == counts["amo"][0], (counts, report)
+    assert report["total_written"] == TOTAL - counts["amo"][0], report
 
 
 SPECULATION = ["--conf", "spark.speculation=true", "--conf", "spark.speculation.interval=100ms",

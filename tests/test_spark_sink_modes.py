@@ -51,16 +51,6 @@ def test_batch_rerun_with_the_same_job_id_writes_nothing_twice(spark, sink_broke
     assert len(read_committed_values(bs, topic, 2)) == 4000
 
 
-def test_batch_at_most_once_without_job_id_is_a_new_job_each_save(spark, sink_broker):
-    bs = sink_broker.bootstrap
-    create_topic(bs, "sm-amo-fresh", partitions=1)
-    df = _numbers(spark, 300, partitions=2)
-    for _ in range(2):
-        _save(df, bs, topic="sm-amo-fresh", deliveryGuarantee="at-most-once")
-    got = read_committed_values(bs, "sm-amo-fresh", 1)
-    assert sorted(got) == sorted([str(i) for i in range(300)] * 2)
-
-
 def _stream_to(spark, bs, src: str, out: str, ck, name: str, **options: str):
     w = (load_headrace(spark.readStream, bs, subscribe=src, startingOffsets="earliest",
                        maxOffsetsPerTrigger="200")
@@ -115,6 +105,7 @@ def test_streaming_exactly_once_replayed_batches_are_skipped(spark, sink_broker,
 
 @pytest.mark.parametrize("options, streaming, message", [
     ({"deliveryGuarantee": "exactly-once", "topic": "t"}, False, "needs the option 'jobId'"),
+    ({"deliveryGuarantee": "at-most-once", "topic": "t"}, False, "needs the option 'jobId'"),
     ({"deliveryGuarantee": "exactly-once"}, True, "progressTopic"),
     ({"deliveryGuarantee": "at-most-once", "attemptsDir": "/x"}, True, "no longer supported"),
     ({"jobId": "j"}, True, "'jobId' is for batch"),

@@ -86,3 +86,23 @@ def test_exactly_once_misconfiguration_is_refused_at_start(tmp_path, monkeypatch
         task.query("activate")
     assert proc.wait_exit(10) != 0
     assert any(expect in e for e in task.errors), task.errors
+
+
+@pytest.mark.parametrize("grouping, ok", [
+    ({"type": "FIELDS", "fields": []}, True),            # global grouping, as Storm sends it
+    ({"type": "GLOBAL"}, True),
+    ({"type": "FIELDS", "fields": ["partition", "topic"]}, True),
+    ({"type": "FIELDS", "fields": ["key"]}, False),
+    ({"type": "SHUFFLE"}, False),
+])
+def test_transactional_bolt_grouping_check_over_two_tasks(grouping, ok):
+    from headrace.storm.config import ConfigError
+    from headrace.storm.topology_checks import check_transactional_inputs
+    ctx = context("c", 1, [], {"s": SOURCE}, tasks={1: "c", 2: "c"})
+    ctx["source->stream->grouping"] = {"s": {"default": grouping}}
+    if ok:
+        check_transactional_inputs(ctx)
+        return
+    with pytest.raises(ConfigError, match="each source partition must reach one task") as e:
+        check_transactional_inputs(ctx)
+    assert "global" not in str(e.value)

@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from .offsets import EARLIEST, LATEST, OffsetSpec, OffsetSpecError, Positions
 from .options import SourceOptions, TopicSelection
+from .retries import retrying
 
 log = logging.getLogger("headrace.spark")
 _QUIET = logging.getLogger("headrace.spark.librdkafka")
@@ -65,7 +66,8 @@ class ClusterView:
         sel: TopicSelection = self._opts.topics
         if sel.strategy == "assign":
             return list(sel.value)
-        md = self._client().list_topics(timeout=REQUEST_TIMEOUT_S)
+        md = retrying(lambda: self._client().list_topics(timeout=REQUEST_TIMEOUT_S),
+                      "listing topics", self._opts.poll_timeout_ms)
         if sel.strategy == "subscribe":
             names: Iterable[str] = [t for t in sel.value if t in md.topics]
         else:
@@ -79,13 +81,16 @@ class ClusterView:
         return sorted(out)
 
     def watermarks(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, int]]:
-        """(log start offset, high watermark) of each partition, asked now."""
+        """(log start offset, high watermark) of each partition, asked now
+        (each retried through a leader failover, see ``retries``)."""
         client = self._client()
         out = {}
         for topic, part in partitions:
-            low, high = client.get_watermark_offsets(TopicPartition(topic, part),
-                                                     timeout=REQUEST_TIMEOUT_S, cached=False)
-            out[(topic, part)] = (low, high)
+            tp = TopicPartition(topic, part)
+            out[(topic, part)] = retrying(
+                lambda: client.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_S,
+                                                     cached=False),
+                f"watermarks of {topic}-{part}", self._opts.poll_timeout_ms)
         return out
 
     def latest(self, partitions: Iterable[tuple[str, int]]) -> Positions:
@@ -126,7 +131,9 @@ class ClusterView:
                                   f"missing {missing}")
         asked = [TopicPartition(t, p, stamps[(t, p)]) for t, p in partitions]
         try:
-            found = self._client().offsets_for_times(asked, timeout=REQUEST_TIMEOUT_S)
+            found = retrying(
+                lambda: self._client().offsets_for_times(asked, timeout=REQUEST_TIMEOUT_S),
+                "offsets for timestamps", self._opts.poll_timeout_ms)
         except KafkaException as e:
             raise OffsetSpecError(f"offsets for timestamps failed: {e}") from e
         out = {}

@@ -10,8 +10,11 @@
   transaction (``sink_progress``). Readers use isolation.level=read_committed.
 - ``at-most-once``: a (batch, partition) is claimed in the broker by a
   transaction holding only its progress offset, at the task's first row; the
-  rows then go non-transactionally (acks=1, no retries), a failed record is
-  dropped and counted.
+  rows then go in one more transaction of the same producer (acks=all), and
+  whatever a claimed attempt did not deliver is dropped and counted
+  (``sink_at_most_once``). ``producer_config`` still checks the user's
+  ``kafka.acks`` / ``kafka.retries`` for this mode (retries must be 0), but
+  the transactional producer of ``claim_producer_config`` sends the rows.
 """
 from __future__ import annotations
 

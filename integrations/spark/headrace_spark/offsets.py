@@ -56,9 +56,31 @@ def parse_timestamp_spec(all_partitions: Any, by_partition: Any) -> Any:
     return None
 
 
+# The key under which a micro-batch's end offset carries its plan. ':' is
+# not allowed in topic names, so it never collides with a topic.
+PLAN_KEY = "headrace:plan"
+
+
 def positions_from_json(data: dict) -> Positions:
-    """``{"t": {"0": 5}}`` -> ``{("t", 0): 5}``."""
-    return {(str(t), int(p)): int(o) for t, parts in data.items() for p, o in parts.items()}
+    """``{"t": {"0": 5}}`` -> ``{("t", 0): 5}`` (a recorded plan is not a position)."""
+    return {(str(t), int(p)): int(o) for t, parts in data.items() if t != PLAN_KEY
+            for p, o in parts.items()}
+
+
+def with_plan(offsets: dict, min_partitions: int | None) -> dict:
+    """``offsets`` (checkpoint JSON) plus the plan that splits the batch
+    ending there: replays of the batch split it the same way, whatever the
+    options say when they run."""
+    return {**offsets, PLAN_KEY: {"minPartitions": int(min_partitions or 0)}}
+
+
+def recorded_min_partitions(offsets: dict, default: int | None) -> int | None:
+    """The ``minPartitions`` recorded with a batch's end offsets; ``default``
+    (the current option) for offsets written before plans were recorded."""
+    plan = offsets.get(PLAN_KEY)
+    if not isinstance(plan, dict) or "minPartitions" not in plan:
+        return default
+    return int(plan["minPartitions"]) or None
 
 
 def positions_to_json(positions: Positions) -> dict:

@@ -141,6 +141,7 @@ class SourceOptions:
     poll_timeout_ms: int = 120_000
     commit_group_id: str | None = None
     group_id_prefix: str = "spark-kafka-source"
+    job_id: str | None = None   # batch reads: record the plan once, replay it on reruns
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -176,6 +177,10 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         raise HeadraceOptionError("Option 'startingOffsetsByTimestampStrategy' must be 'error' "
                                   f"or 'latest', got {strategy!r}")
     poll = _positive_int(opts, "kafkaconsumer.polltimeoutms")
+    job_id = _identifier(opts, "jobId")
+    if streaming and job_id is not None:
+        raise HeadraceOptionError("Option 'jobId' is for batch reads; a streaming query's "
+                                  "plans are recorded in its checkpoint")
     return SourceOptions(
         kafka_conf=conf, topics=topics, starting=starting, ending=ending,
         starting_timestamps=parse_timestamp_spec(opts.get("startingtimestamp"),
@@ -188,6 +193,7 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         poll_timeout_ms=poll if poll is not None else 120_000,
         commit_group_id=opts.get("commitoffsetstogroup") or None,
         group_id_prefix=str(opts.get("groupidprefix", "spark-kafka-source")),
+        job_id=job_id,
     )
 
 
@@ -253,9 +259,9 @@ def parse_sink_options(options: Mapping[str, str], streaming: bool) -> SinkOptio
     if not streaming and sink_id is not None:
         raise HeadraceOptionError("Option 'sinkId' is for streaming queries; a batch write is "
                                   "identified by 'jobId'")
-    if not streaming and guarantee == "exactly-once" and job_id is None:
+    if not streaming and guarantee in ("exactly-once", "at-most-once") and job_id is None:
         raise HeadraceOptionError(
-            "deliveryGuarantee 'exactly-once' in a batch write needs the option 'jobId': a "
+            f"deliveryGuarantee '{guarantee}' in a batch write needs the option 'jobId': a "
             "name that stays the same when the same job is run again, so a rerun writes "
             "nothing twice")
     topic = opts.get("topic") or None

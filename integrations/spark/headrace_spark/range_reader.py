@@ -28,6 +28,7 @@ from pyspark.sql.types import StructType
 from .cluster import REQUEST_TIMEOUT_S, consumer_config
 from .offsets import DataLoss, OffsetRange
 from .options import SourceOptions
+from .retries import retrying, transient
 from .schema import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, ArrowRows
 
 log = logging.getLogger("headrace.spark")
@@ -76,8 +77,7 @@ def read_range(opts: SourceOptions, schema: StructType, rng: OffsetRange) -> Ite
 
 def _bounds(consumer: Consumer, opts: SourceOptions, rng: OffsetRange) -> tuple[int, int]:
     """The part of the range the broker still has, after data-loss checks."""
-    tp = TopicPartition(rng.topic, rng.partition)
-    low, high = consumer.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_S, cached=False)
+    low, high = _watermarks(consumer, opts, rng)
     begin, until = rng.from_offset, rng.until_offset
     if begin < low:
         report_loss(opts, DataLoss(rng.topic, rng.partition,
@@ -140,8 +140,7 @@ def _on_error(consumer: Consumer, opts: SourceOptions, rng: OffsetRange, err: Ka
         # were not stored (transaction markers, compaction) - nothing to read.
         return max(position, min(msg.offset(), until)) if msg.offset() >= position else position
     if code in _OUT_OF_RANGE:
-        low, _ = consumer.get_watermark_offsets(TopicPartition(rng.topic, rng.partition),
-                                                timeout=REQUEST_TIMEOUT_S, cached=False)
+        low, _ = _watermarks(consumer, opts, rng)
         if low <= position:
             raise KafkaException(err)
         report_loss(opts, DataLoss(rng.topic, rng.partition,
@@ -149,6 +148,13 @@ def _on_error(consumer: Consumer, opts: SourceOptions, rng: OffsetRange, err: Ka
                                    f"being read; the earliest available offset is {low}"))
         consumer.assign([TopicPartition(rng.topic, rng.partition, low)])
         return min(low, until)
-    if err.fatal() or not err.retriable():
+    if not transient(err):
         raise KafkaException(err)
-    return position
+    return position   # librdkafka refetches from the partition's new leader
+
+
+def _watermarks(consumer: Consumer, opts: SourceOptions, rng: OffsetRange) -> tuple[int, int]:
+    tp = TopicPartition(rng.topic, rng.partition)
+    return retrying(lambda: consumer.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_S,
+                                                           cached=False),
+                    f"watermarks of {rng.topic}-{rng.partition}", opts.poll_timeout_ms)

@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from .options import DEFAULT_TRANSACTIONAL_ID_PREFIX, SinkOptions
 
@@ -129,6 +130,10 @@ class ProgressTransaction:
         self.name = progress_name(opts.transactional_id_prefix, sink_id, partition)
         conf = dict(producer_conf)
         conf["transactional.id"] = self.name
+        self._fatal: list = []   # librdkafka's fatal errors, with their reasons
+        conf["error_cb"] = lambda err: err.fatal() and self._fatal.append(err)
+        self._timeout_ms = int(conf.get("transaction.timeout.ms", 60000))
+        self._began = time.monotonic()
         self.producer = Producer(conf)
         self._consumer: Optional[Consumer] = None
         self._open = False
@@ -144,6 +149,7 @@ class ProgressTransaction:
         return _read_progress(self._consumer, self.topic)
 
     def begin(self) -> None:
+        self._began = time.monotonic()
         self.producer.begin_transaction()
         self._open = True
 
@@ -156,6 +162,40 @@ class ProgressTransaction:
         self.producer.send_offsets_to_transaction(
             [offset], self._consumer.consumer_group_metadata(), _TIMEOUT_S)
         self.producer.commit_transaction(_TIMEOUT_S)
+        self._open = False
+
+    def explain(self, exc: BaseException) -> BaseException:
+        """``exc``, or a KafkaException that says why librdkafka failed:
+        its fatal error's reason (fencing, authorization, ...) instead of
+        "Local: Fatal error", and a transaction that outlived
+        ``transaction.timeout.ms`` (the broker aborted it)."""
+        if not isinstance(exc, KafkaException) or self.producer is None:
+            return exc
+        err = exc.args[0] if exc.args else None
+        code = err.code() if isinstance(err, KafkaError) else None
+        try:
+            self.producer.poll(0)   # serves pending error events into self._fatal
+        except KafkaException:   # a fenced producer raises its error again here
+            pass
+        why = [str(err.str() if isinstance(err, KafkaError) else exc)]
+        if code == KafkaError._FATAL and self._fatal:
+            why.append(self._fatal[-1].str())
+        ran_ms = (time.monotonic() - self._began) * 1000
+        if ran_ms > self._timeout_ms:
+            why.append(f"the task ran {ran_ms / 1000:.0f} s, longer than "
+                       f"kafka.transaction.timeout.ms={self._timeout_ms}, so the broker aborted "
+                       f"its transaction")
+        if len(why) == 1:
+            return exc
+        return KafkaException(KafkaError(code if code is not None else KafkaError._FAIL,
+                                         f"{self.name}: " + "; ".join(why),
+                                         fatal=isinstance(err, KafkaError) and err.fatal()))
+
+    def abort_open(self) -> None:
+        """Aborts the open transaction and keeps the producer for another
+        ``begin`` ... ``commit``; raises KafkaException if it cannot (fenced,
+        fatal error)."""
+        self.producer.abort_transaction(_TIMEOUT_S)
         self._open = False
 
     def abort(self) -> None:

@@ -22,7 +22,7 @@ from pyspark.sql.types import StructType
 
 from .cluster import ClusterView
 from .offsets import (DataLoss, OffsetRange, Positions, plan_ranges, positions_from_json,
-                      positions_to_json, rate_limit)
+                      positions_to_json, rate_limit, recorded_min_partitions, with_plan)
 from .options import SourceOptions
 from .range_reader import read_range, report_loss
 
@@ -67,7 +67,8 @@ class HeadraceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """The end of the next micro-batch: the latest offsets (capped by the
-        AvailableNow target), cut down to ``limit``. Returns ``start`` itself
+        AvailableNow target), cut down to ``limit``, with the batch's plan
+        (``minPartitions``) recorded beside them. Returns ``start`` itself
         when there is nothing new."""
         begin = positions_from_json(start)
         view = self._view()
@@ -83,7 +84,9 @@ class HeadraceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._check_regressions(begin, latest, end)
         if isinstance(limit, ReadMaxRows):
             end = rate_limit(begin, end, limit.max_rows)
-        return positions_to_json(end)
+        if end == begin:
+            return start
+        return with_plan(positions_to_json(end), self.opts.min_partitions)
 
     def _check_regressions(self, begin: Positions, latest: Positions, end: Positions) -> None:
         """Partitions that vanished or whose log now ends before where the
@@ -98,8 +101,12 @@ class HeadraceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 end[tp] = latest[tp]
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        """The batch's ranges, split as recorded in ``end`` when the batch
+        was planned: a replay after a restart with another ``minPartitions``
+        puts the same records in the same Spark partitions, which is what the
+        exactly-once and at-most-once sinks' progress is keyed by."""
         return plan_ranges(positions_from_json(start), positions_from_json(end),
-                           self.opts.min_partitions)
+                           recorded_min_partitions(end, self.opts.min_partitions))
 
     def commit(self, end: dict) -> None:
         """Spark finished every batch up to ``end``: optionally mirror it

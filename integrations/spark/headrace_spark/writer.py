@@ -4,7 +4,6 @@ the Spark side of the sink. Columns and per-row sending are in
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Iterator, List, Optional
 
 from pyspark import TaskContext
@@ -16,8 +15,8 @@ from pyspark.sql.types import StructType
 from .delivery import claim_producer_config, producer_config
 from .options import SinkOptions
 from .sink_rows import SinkColumns, SinkReport
-from .sink_tasks import (TaskIdentity, write_at_least_once, write_at_most_once,
-                         write_exactly_once)
+from .sink_at_most_once import write_at_most_once
+from .sink_tasks import TaskIdentity, write_at_least_once, write_exactly_once
 
 __all__ = ["HeadraceBatchWriter", "HeadraceStreamWriter", "SinkReport"]
 
@@ -49,18 +48,18 @@ def _log_totals(what: str, messages: List[Optional[WriterCommitMessage]]) -> Non
 
 class HeadraceBatchWriter(DataSourceWriter):
     """A batch write. exactly-once and at-most-once are keyed by ``jobId``
-    (at-most-once without it: a fresh id per write, so task retries are
-    covered but a rerun is a new job)."""
+    (required for both); at-least-once needs no identity."""
 
     def __init__(self, opts: SinkOptions, schema: StructType):
         _validate(opts)
         self.opts = opts
         self.cols = SinkColumns.of(schema, opts)
-        self.sink_id = opts.job_id or f"job-{uuid.uuid4().hex}"
+        self.sink_id = opts.job_id or "without jobId"
 
     def write(self, iterator: Iterator[Row]) -> SinkReport:
         ctx = TaskContext.get()
-        task = TaskIdentity(self.sink_id, 0, ctx.partitionId(), ctx.attemptNumber())
+        task = TaskIdentity(self.sink_id, 0, ctx.partitionId(), ctx.attemptNumber(),
+                            self.sink_id)
         return _WRITE[self.opts.guarantee](self.opts, self.cols, iterator, task)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
@@ -83,9 +82,10 @@ class HeadraceStreamWriter(DataSourceStreamWriter):
 
     def write(self, iterator: Iterator[Row]) -> SinkReport:
         ctx = TaskContext.get()
-        sink_id = self.opts.sink_id or ctx.getLocalProperty(QUERY_ID_PROPERTY)
-        task = TaskIdentity(sink_id, int(ctx.getLocalProperty(BATCH_ID_PROPERTY)),
-                            ctx.partitionId(), ctx.attemptNumber())
+        query_id = ctx.getLocalProperty(QUERY_ID_PROPERTY)
+        task = TaskIdentity(self.opts.sink_id or query_id,
+                            int(ctx.getLocalProperty(BATCH_ID_PROPERTY)),
+                            ctx.partitionId(), ctx.attemptNumber(), query_id)
         return _WRITE[self.opts.guarantee](self.opts, self.cols, iterator, task)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:

@@ -15,6 +15,9 @@ from .config import ConfigError
 from .source_chain import SOURCE_FIELDS
 
 # Groupings that send every tuple of one source partition to the same task.
+# Storm hands global grouping to multilang components as a fields grouping
+# with no fields (that is how it is stored in the topology), so an empty
+# FIELDS grouping counts as global.
 _WHOLE = {"GLOBAL"}
 _PARTITION_KEYS = {"topic", "partition"}
 
@@ -51,7 +54,7 @@ def check_transactional_inputs(context: Mapping[str, Any]) -> None:
                 f"headrace.transactional: input {src}/{stream} uses grouping "
                 f"{grouping.get('type')} {grouping.get('fields') or ''} over {tasks} tasks; "
                 f"each source partition must reach one task: use fields grouping on "
-                f"['topic', 'partition'] (or global grouping, or one task)")
+                f"['topic', 'partition'], or run one task")
 
 
 def _one_task_per_partition(grouping: Mapping[str, Any]) -> bool:
@@ -59,4 +62,4 @@ def _one_task_per_partition(grouping: Mapping[str, Any]) -> bool:
     if kind in _WHOLE:
         return True
     keys = set(grouping.get("fields") or [])
-    return kind == "FIELDS" and bool(keys) and keys <= _PARTITION_KEYS
+    return kind == "FIELDS" and keys <= _PARTITION_KEYS   # no keys: global
