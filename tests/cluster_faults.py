@@ -384,7 +384,8 @@ class Workload:
 
 
 # -- the nemesis -----------------------------------------------------------------------------
-FAULT_KINDS = ("kill", "kill_leader", "kill_controller", "pause_short", "pause_long",
+FAULT_KINDS = ("kill", "kill_leader", "kill_controller", "kill_controller_cut_tail",
+               "pause_short", "pause_long",
                "pause_leader_long", "stop", "stop_leader", "partition_short", "partition_long",
                "partition_leader_long", "partition_clients", "partition_link_down")
 
@@ -450,6 +451,8 @@ class Nemesis:
             ev["down_s"] = d = self._short()
             self.active = ("kill", node)
             c.kill(node)
+            if kind.endswith("cut_tail"):
+                ev["cut_bytes"] = self.cut_tails(node)
             time.sleep(d)
             ev["restart"] = self.now()
             c.node(node).start()
@@ -492,6 +495,23 @@ class Nemesis:
                  f"healed {ev['healed']:.2f}s recovered {ev['recovered_at']:.2f}s "
                  f"{'' if ev['recovered'] is True else ev['recovered']}")
         return ev
+
+    def cut_tails(self, node: int) -> dict[int, int]:
+        """The power-loss model: while broker ``node`` is down, cuts up to
+        64 KiB off the end of each watched partition's last segment (the
+        writes a power loss takes when they were not fsynced, as with
+        headrace.acks.all.fsync=false); recovery truncates a torn batch.
+        Returns {partition: bytes cut}."""
+        cut = {}
+        for p in range(self.partitions):
+            segs = sorted((self.cluster.node(node).data_dir / f"{self.topic}-{p}").glob("*.log"))
+            if not segs:
+                continue
+            size = segs[-1].stat().st_size
+            n = min(size, self.rng.randint(1, 64 * 1024))
+            os.truncate(segs[-1], size - n)
+            cut[p] = n
+        return cut
 
     def wait_recovered(self, node: int, timeout: float = 90.0):
         """Until the broker runs, is registered and every partition has a

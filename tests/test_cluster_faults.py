@@ -51,6 +51,8 @@ def _run_and_check(tmp_path, seed: int, seconds: float, min_acked: int):
     assert (total["lost"], total["duplicated"], total["reordered"]) == (0, 0, 0), \
         f"{cf.summary(history)}\n{problems}"
     assert total["acked_offset_moved"] == 0, f"{cf.summary(history)}\n{problems}"
+    # An acknowledgement must name the record's offset (issue 37).
+    assert total["acked_without_offset"] == 0, f"{cf.summary(history)}\n{problems}"
     assert total["replicas_identical"], json.dumps(check["partitions"], default=str)
     assert check["isr"] is True, check["isr"]
     assert not history["unrecovered_faults"], problems
@@ -125,3 +127,28 @@ def test_producer_ids_are_unique_across_brokers(tmp_path):
     assert all(err == 0 for _, _, (err, _) in answers), answers
     assert len({off for _, _, (_, off) in answers}) == len(answers), answers
 
+
+
+@pytest.mark.timeout(300)
+def test_controller_bounce_with_its_unsynced_tail_cut_loses_nothing(tmp_path):
+    """Issue 37: the controller SIGKILLed and restarted within its ZooKeeper
+    session, its log tails cut while it is down (a power loss with fsync
+    off: acknowledged = on every ISR member, not fsynced). The next
+    controller must see the bounce (broker epochs): the partitions it led get
+    a new leader epoch, and no acknowledged record is lost."""
+    history = cf.run_faults(tmp_path / "cluster", 37, 12.0, kinds=("kill_controller_cut_tail",),
+                            settings={"headrace.acks.all.fsync": "false"})
+    print(cf.summary(history))
+    check = history["check"]["total"]
+    assert (check["lost"], check["duplicated"], check["acked_offset_moved"],
+            check["acked_without_offset"]) == (0, 0, 0, 0), \
+        cf.summary(history)
+    moved = 0
+    for ev in history["faults"]:
+        assert ev["kind"] == "kill_controller_cut_tail" and ev["cut_bytes"], ev
+        for p, before in ev["states_before"].items():
+            after = ev["states_after"][p]
+            if before[0] == ev["node"]:  # it led p: a new leader epoch
+                assert after[1] > before[1], (p, before, after)
+                moved += 1
+    assert moved, "the killed controller led no watched partition"

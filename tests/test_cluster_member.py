@@ -107,10 +107,13 @@ def test_members_register_elect_and_push_state(members, zk_factory):
     wait_for(both_seen, what="state with both brokers and a controller")
     s = b1.state
     assert s["cluster_id"] == m1.cluster_id and s["controller_epoch"] >= 1
-    assert s["brokers"][0] == {"id": 1, "host": "127.0.0.1", "port": 9101, "rack": "r1",
-                               "endpoints": ["PLAINTEXT://127.0.0.1:9101"]}
     # The chroot of zookeeper.connect was created and holds Kafka's layout.
     zk = zk_factory()
+    # Each broker's epoch is its registration's czxid (KIP-380).
+    epoch1 = zk.exists("/kafka" + L.broker_path(1)).czxid
+    assert s["brokers"][0] == {"id": 1, "host": "127.0.0.1", "port": 9101, "rack": "r1",
+                               "endpoints": ["PLAINTEXT://127.0.0.1:9101"], "epoch": epoch1}
+    assert s["broker_epoch"] == epoch1
     data, _ = zk.get("/kafka" + L.broker_path(2))
     reg = json.loads(data)
     assert reg["endpoints"] == ["PLAINTEXT://127.0.0.1:9102"] and reg["version"] == 5
