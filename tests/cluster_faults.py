@@ -247,12 +247,16 @@ class NetnsCluster(EmbeddedCluster):
 
 # -- the workload ----------------------------------------------------------------------------
 class Workload:
-    """``workers`` idempotent acks=all producers writing ``b"<w>-<seq>"``."""
+    """``workers`` acks=all producers writing ``b"<w>-<seq>"``: idempotent, or
+    with ``idempotent=False`` plain ones (librdkafka's retries on, so any
+    error that makes one resend a stored batch shows as a duplicate or a
+    reordering)."""
 
     def __init__(self, cluster: EmbeddedCluster, topic: str, partitions: int = 3,
-                 workers: int = 2, rate_per_worker: float = 400.0):
+                 workers: int = 2, rate_per_worker: float = 400.0, idempotent: bool = True):
         self.cluster, self.topic, self.partitions = cluster, topic, partitions
         self.workers, self.rate = workers, rate_per_worker
+        self.idempotent = idempotent
         # partition: [(offset, value, seconds since start)]
         self.acked: dict[int, list[tuple[int, bytes, float]]] = {p: [] for p in range(partitions)}
         self.error_list: list[str] = []
@@ -290,7 +294,7 @@ class Workload:
         logger.setLevel(logging.DEBUG)
         logger.addHandler(PidLog())
         return ck.Producer({"bootstrap.servers": self.cluster.bootstrap_servers, "acks": "all",
-                            "enable.idempotence": True, "linger.ms": 5,
+                            "enable.idempotence": self.idempotent, "linger.ms": 5,
                             "message.timeout.ms": 120000, "retry.backoff.ms": 100,
                             "socket.timeout.ms": 10000, "debug": "eos", "error_cb": on_error}, logger=logger)
 
@@ -385,17 +389,18 @@ class Workload:
 
 # -- the nemesis -----------------------------------------------------------------------------
 FAULT_KINDS = ("kill", "kill_leader", "kill_controller", "kill_controller_cut_tail",
-               "pause_short", "pause_long",
+               "pause_short", "pause_long", "pause_past_lag",
                "pause_leader_long", "stop", "stop_leader", "partition_short", "partition_long",
                "partition_leader_long", "partition_clients", "partition_link_down")
 
 
 class Nemesis:
     def __init__(self, cluster: NetnsCluster, topic: str, partitions: int, seed: int,
-                 session_timeout_s: float, log=print):
+                 session_timeout_s: float, log=print, lag_time_s: float = 4.0):
         self.cluster, self.topic, self.partitions = cluster, topic, partitions
         self.rng = random.Random(seed)
         self.session_s = session_timeout_s
+        self.lag_s = lag_time_s
         self.events: list[dict] = []
         self.t0 = time.monotonic()
         self.log = log
@@ -440,6 +445,12 @@ class Nemesis:
     def _long(self) -> float:
         return round(self.rng.uniform(1.3 * self.session_s, 2.0 * self.session_s), 2)
 
+    def _past_lag(self) -> float:
+        """Longer than replica.lag.time.max.ms (the broker leaves the ISRs it
+        follows in), shorter than the session (no leadership moves)."""
+        lo = self.lag_s + 0.8
+        return round(self.rng.uniform(lo, max(lo, 0.9 * self.session_s)), 2)
+
     def inject(self, kind: str) -> dict:
         c = self.cluster
         role = "leader" if "leader" in kind else "controller" if "controller" in kind else "any"
@@ -456,6 +467,13 @@ class Nemesis:
             time.sleep(d)
             ev["restart"] = self.now()
             c.node(node).start()
+        elif kind == "pause_past_lag":
+            ev["duration_s"] = d = self._past_lag()
+            self.active = ("pause", node)
+            c.pause(node)
+            time.sleep(d)
+            ev["states_paused"] = self._states()  # its followed ISRs shrunk
+            c.resume(node)
         elif kind.startswith("pause"):
             ev["duration_s"] = d = self._long() if kind.endswith("long") else self._short()
             self.active = ("pause", node)
@@ -711,7 +729,7 @@ def run_faults(data_dir: str | os.PathLike, seed: int, fault_seconds: float,
                kinds=FAULT_KINDS, partitions: int = 3, rf: int = 3,
                settings: Mapping[str, object] | None = None, workers: int = 2,
                rate_per_worker: float = 300.0, log=print,
-               disjoint_producer_ids: bool = False) -> dict:
+               disjoint_producer_ids: bool = False, idempotent: bool = True) -> dict:
     """Starts a NetnsCluster, an RF=``rf`` min.insync.replicas=2 topic, the
     workload, ``fault_seconds`` of faults, heals, checks. Returns the history;
     also written to ``<data_dir>/history.json``."""
@@ -724,7 +742,8 @@ def run_faults(data_dir: str | os.PathLike, seed: int, fault_seconds: float,
                      "topic": topic, "partitions": partitions, "replication_factor": rf,
                      "min_insync_replicas": 2, "fault_seconds": fault_seconds,
                      "data_dir": str(data_dir),
-                     "disjoint_producer_ids": disjoint_producer_ids}
+                     "disjoint_producer_ids": disjoint_producer_ids,
+                     "idempotent_producers": idempotent}
     t_start = time.monotonic()
     cluster = NetnsCluster(3, settings, data_dir, disjoint_producer_ids=disjoint_producer_ids)
     cluster.start()
@@ -740,8 +759,10 @@ def run_faults(data_dir: str | os.PathLike, seed: int, fault_seconds: float,
         fs[topic].result(30)
         cluster.wait_for_leaders(topic, timeout=30)
         assert wait_full_isr(cluster, topic, rf, 60) is True
-        workload = Workload(cluster, topic, partitions, workers, rate_per_worker).start()
-        nemesis = Nemesis(cluster, topic, partitions, seed, session_s, log=log)
+        workload = Workload(cluster, topic, partitions, workers, rate_per_worker,
+                            idempotent=idempotent).start()
+        nemesis = Nemesis(cluster, topic, partitions, seed, session_s, log=log,
+                          lag_time_s=int(settings["replica.lag.time.max.ms"]) / 1000)
         nemesis.t0 = workload.t0
         try:
             time.sleep(2)

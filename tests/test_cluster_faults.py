@@ -152,3 +152,30 @@ def test_controller_bounce_with_its_unsynced_tail_cut_loses_nothing(tmp_path):
                 assert after[1] > before[1], (p, before, after)
                 moved += 1
     assert moved, "the killed controller led no watched partition"
+
+
+@pytest.mark.timeout(300)
+def test_pauses_past_the_lag_time_fail_no_produce_of_a_plain_producer(tmp_path):
+    """Issue 37: a broker paused longer than replica.lag.time.max.ms but
+    within its session leaves the ISRs it follows in, and no leadership
+    moves. Under acks=all producers without idempotence (retries on), that
+    ISR change must fail no parked produce: any NOT_LEADER_OR_FOLLOWER would
+    make the producer resend a stored batch, a duplicate or a reordering."""
+    history = cf.run_faults(tmp_path / "cluster", 38, 20.0, kinds=("pause_past_lag",),
+                            idempotent=False)
+    print(cf.summary(history))
+    total = history["check"]["total"]
+    assert total["acknowledged"] >= 3000, cf.summary(history)
+    assert (total["lost"], total["duplicated"], total["reordered"],
+            total["acked_offset_moved"]) == (0, 0, 0, 0), cf.summary(history)
+    assert history["workload"]["delivery_errors"] == {}, cf.summary(history)
+    assert history["check"]["isr"] is True
+    shrunk = 0
+    for ev in history["faults"]:
+        assert ev["duration_s"] > 4.0, ev  # past replica.lag.time.max.ms=4000
+        for p, before in ev["states_before"].items():
+            during = ev["states_paused"][p]
+            assert during[:2] == before[:2], (p, before, during)  # same leader and epoch
+            if before[0] != ev["node"] and ev["node"] not in during[2]:
+                shrunk += 1
+    assert shrunk, "no pause took the broker out of an ISR it follows"

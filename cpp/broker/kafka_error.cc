@@ -77,6 +77,7 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kStaleMemberEpoch: return "STALE_MEMBER_EPOCH";
     case KafkaError::kInvalidRegularExpression: return "INVALID_REGULAR_EXPRESSION";
     case KafkaError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
+    case KafkaError::kStaleBrokerEpoch: return "STALE_BROKER_EPOCH";
     case KafkaError::kEligibleLeadersNotAvailable: return "ELIGIBLE_LEADERS_NOT_AVAILABLE";
     case KafkaError::kElectionNotNeeded: return "ELECTION_NOT_NEEDED";
     case KafkaError::kNoReassignmentInProgress: return "NO_REASSIGNMENT_IN_PROGRESS";

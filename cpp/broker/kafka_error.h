@@ -82,6 +82,7 @@ enum class KafkaError : int16_t {
   kFencedLeaderEpoch = 74,
   kUnknownLeaderEpoch = 75,
   kUnsupportedCompressionType = 76,
+  kStaleBrokerEpoch = 77,  // KIP-380: a request from an earlier incarnation of a broker
   kMemberIdRequired = 79,
   kPreferredLeaderNotAvailable = 80,
   kGroupMaxSizeReached = 81,

@@ -237,8 +237,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // follower's previous fetch catches up as of that previous fetch).
   // Ignored for brokers that are not replicas (and for the local broker), so
   // a fetch from an unknown replica id is served without effect.
+  // `broker_epoch` is the epoch the fetch carried (KIP-380; -1 = none): it
+  // is recorded with the offsets, and a proposal that adds the follower to
+  // the ISR names it (KIP-903: the control plane refuses the addition when
+  // the broker has registered again since).
   void UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed,
-                           int64_t now_ms = -1);
+                           int64_t now_ms = -1, int64_t broker_epoch = -1);
   // The ISR this leader would have now (shrink and expand together), or
   // nullopt when it is the current one, when this partition is not the
   // leader, or when it is the same ISR this partition proposed last (a
@@ -253,8 +257,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // applies it through UpdateIsr. `now_ms` is on the SteadyNowMs() clock.
   // A proposal the control plane did not apply (its write was refused, e.g.
   // the added broker is shutting down) is made again after kIsrReproposeMs.
+  // `fetch_epochs`, when given, gets the broker epoch of the last fetch of
+  // each proposed follower that carried one.
   static constexpr int64_t kIsrReproposeMs = 5000;
-  std::optional<std::vector<int32_t>> ProposeIsr(int64_t now_ms, int64_t lag_time_max_ms);
+  std::optional<std::vector<int32_t>> ProposeIsr(
+      int64_t now_ms, int64_t lag_time_max_ms,
+      std::map<int32_t, int64_t>* fetch_epochs = nullptr);
   // Milliseconds of std::chrono::steady_clock: the clock of the ISR times.
   static int64_t SteadyNowMs();
 
@@ -462,6 +470,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
     // e.g. one being added by a reassignment; a replica dropped for a failed
     // log directory stops fetching and must stay out).
     bool fetched = false;
+    // The broker epoch its last fetch carried (-1: none).
+    int64_t broker_epoch = -1;
   };
   // REQUIRES: mu_ held. Rebuilds producer_state_ on first use, then checks
   // `headers`; returns the original offsets for a duplicate.

@@ -100,7 +100,7 @@ int64_t Partition::SteadyNowMs() {
 }
 
 void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed,
-                                    int64_t now_ms) {
+                                    int64_t now_ms, int64_t broker_epoch) {
   if (now_ms < 0) now_ms = SteadyNowMs();
   WatermarkSet changed = 0;
   {
@@ -118,6 +118,7 @@ void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset fl
     it->last_fetch_leader_leo = leo;
     it->last_fetch_ms = now_ms;
     it->fetched = true;
+    it->broker_epoch = broker_epoch;
     it->log_end = std::min(log_end, leo);
     it->flushed = std::min(flushed, it->log_end);
     changed = RecomputeLocked(leo, fl);
@@ -125,8 +126,8 @@ void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset fl
   AfterChange(changed, false);
 }
 
-std::optional<std::vector<int32_t>> Partition::ProposeIsr(int64_t now_ms,
-                                                          int64_t lag_time_max_ms) {
+std::optional<std::vector<int32_t>> Partition::ProposeIsr(
+    int64_t now_ms, int64_t lag_time_max_ms, std::map<int32_t, int64_t>* fetch_epochs) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!is_leader() || offline()) return std::nullopt;
   const Offset leo = log_->end_offset();
@@ -161,6 +162,12 @@ std::optional<std::vector<int32_t>> Partition::ProposeIsr(int64_t now_ms,
   }
   last_proposed_isr_ = proposed;
   last_proposed_at_ms_ = now_ms;
+  if (fetch_epochs != nullptr) {
+    for (int32_t id : proposed) {
+      const ReplicaState* r = state_of(id);
+      if (r != nullptr && r->broker_epoch >= 0) (*fetch_epochs)[id] = r->broker_epoch;
+    }
+  }
   return proposed;
 }
 

@@ -39,6 +39,7 @@ Status BrokerImpl::ApplyClusterState(const std::string& state_json,
   }
   if (client_quotas_) broker::quota::ApplyClusterQuotas(state_json, client_quotas_.get());
   const size_t following = applied.follow.size();
+  fetchers_->SetBrokerEpoch(view->local_broker_epoch);
   fetchers_->SetFollowed(std::move(applied.follow));
   roles.unlock();
   FollowCoordinatorLeadershipLocked();
@@ -65,9 +66,12 @@ std::string BrokerImpl::TakeIsrChanges() {
   for (const auto& c : changes) {
     broker::json::Array isr;
     for (int32_t id : c.isr) isr.push_back(broker::json::Value(id));
+    broker::json::Object epochs;  // {"<broker id>": epoch of its last fetch}
+    for (const auto& [id, e] : c.broker_epochs) epochs.emplace(std::to_string(id), e);
     out.push_back(broker::json::Value(broker::json::Object{
         {"topic", c.topic}, {"partition", c.partition}, {"leader_epoch", c.leader_epoch},
-        {"isr", broker::json::Value(std::move(isr))}}));
+        {"isr", broker::json::Value(std::move(isr))},
+        {"broker_epochs", broker::json::Value(std::move(epochs))}}));
     HR_LOG(kInfo) << "ISR change proposed for " << c.topic << "-" << c.partition
                   << " at leader epoch " << c.leader_epoch << ": " << broker::IdList(c.isr);
   }

@@ -364,5 +364,62 @@ TEST_F(ClusterModeTest, GroupApisAreRoutedByTheGroupsPartition) {
   }
 }
 
+
+// KIP-380 / KIP-903: a follower fetch carries its broker epoch (v12-14 the
+// headrace tag, v15+ ReplicaState); one older than the registration in the
+// view is refused whole; the ISR addition the leader proposes names the
+// epoch the follower fetched under.
+TEST_F(ClusterModeTest, FollowerFetchesUnderAStaleBrokerEpochAreRefused) {
+  std::string view = View();
+  const std::string two = R"({"id": 2, "host": "127.0.0.1", "port": 1, "rack": "b")";
+  const size_t at = view.find(two);
+  ASSERT_NE(at, std::string::npos);
+  view.replace(at, two.size(), R"({"id": 2, "host": "127.0.0.1", "port": 1, "rack": "b", "epoch": 42)");
+  Apply(view);
+  auto fetch = [&](int16_t version, int64_t epoch) {
+    FetchRequest req;
+    req.max_wait_ms = 0;
+    req.max_bytes = 1 << 20;
+    if (version >= 15) {
+      req.replica_state.replica_id = 2;
+      req.replica_state.replica_epoch = epoch;
+    } else {
+      req.replica_id = 2;
+      req.headrace_replica_epoch = epoch;
+    }
+    auto& t = req.topics.emplace_back();
+    t.topic = "t";
+    t.topic_id = Uuid::FromBase64(kTopicId).value();
+    FetchRequest::FetchPartition p;
+    p.partition = 0;
+    p.current_leader_epoch = 1;
+    p.partition_max_bytes = 1 << 20;
+    t.partitions.push_back(p);
+    return Call<FetchResponse>(req, version);
+  };
+  for (int16_t version : {12, 15}) {
+    FetchResponse stale = fetch(version, 41);
+    EXPECT_EQ(stale.error_code, Code(KafkaError::kStaleBrokerEpoch)) << "v" << version;
+    EXPECT_TRUE(stale.responses.empty());
+  }
+  auto isr_changes = [&] {  // compact: the JSON is written indented
+    std::string out = broker_->TakeIsrChanges();
+    std::erase_if(out, [](char c) { return c == ' ' || c == '\n'; });
+    return out;
+  };
+  EXPECT_EQ(isr_changes(), "[]");  // a refused fetch moved nothing
+  for (int64_t epoch : {-1, 43}) {  // none given; newer than the view (it may lag)
+    FetchResponse ok = fetch(12, epoch);
+    EXPECT_EQ(ok.error_code, 0);
+    ASSERT_EQ(ok.responses.size(), 1u);
+    EXPECT_EQ(ok.responses[0].partitions.at(0).error_code, 0);
+  }
+  FetchResponse current = fetch(15, 42);
+  ASSERT_EQ(current.responses.size(), 1u);
+  EXPECT_EQ(current.responses[0].partitions.at(0).error_code, 0);
+  EXPECT_EQ(isr_changes(),
+            R"([{"broker_epochs":{"2":42},"isr":[1,2],"leader_epoch":1,"partition":0,"topic":"t"}])");
+}
+
 }  // namespace
 }  // namespace headrace

@@ -50,7 +50,14 @@
 //   - v12+ last_fetched_epoch >= 0 whose end offset here (the leader's
 //     epoch cache) is below the fetch offset, or is another epoch, fills
 //     diverging_epoch (KIP-320) with that end and returns no records;
-//   - the long poll watches the log end offset (new records), not the HW.
+//   - the long poll watches the log end offset (new records), not the HW;
+//   - the follower's broker epoch (KIP-380; v15+ replica_state.replica_epoch,
+//     v12-14 the headrace tag HeadraceReplicaEpoch, -1 = none) goes with its
+//     offsets into the partition's state, and the ISR additions the leader
+//     proposes name it (KIP-903). A fetch under an epoch older than the
+//     broker's registration the cluster view holds (an earlier incarnation,
+//     e.g. a fetcher resumed after its session expired) is refused as a
+//     whole: STALE_BROKER_EPOCH, no partitions, nothing updated.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -96,6 +103,7 @@ struct FetchJob {
   std::vector<std::vector<Target>> targets;  // [topic][partition], request order
   Clock::time_point deadline;
   int32_t replica_id = -1;  // >= 0: a follower broker's fetch
+  int64_t replica_epoch = -1;  // its broker epoch, -1 = none
   FetchSessionUse session;  // how the answer updates the session cache
 
   bool from_follower() const { return replica_id >= 0; }
@@ -210,7 +218,7 @@ void ReadForFollower(const FetchJob& job, const std::shared_ptr<Partition>& part
   const Offset flushed = in.headrace_flushed_offset >= 0
                              ? std::min(Offset(in.headrace_flushed_offset), fetch_offset)
                              : fetch_offset;
-  partition->UpdateFollowerState(replica_id, fetch_offset, flushed);
+  partition->UpdateFollowerState(replica_id, fetch_offset, flushed, -1, job.replica_epoch);
   out->error_code = Code(KafkaError::kNone);
   out->high_watermark = partition->high_watermark().value();  // after the update
   out->last_stable_offset = out->high_watermark;
@@ -337,6 +345,16 @@ void Answer(FetchJob& job, Response& resp) {
   job.req.Reply(resp);
 }
 
+// True when `epoch` (>= 0) is older than the registration of broker `id`
+// that the cluster view holds. A newer one passes: the view may lag.
+bool StaleBrokerEpoch(BrokerContext& ctx, int32_t id, int64_t epoch) {
+  ClusterState* cluster = ctx.state->cluster();
+  if (cluster == nullptr || epoch < 0) return false;
+  std::shared_ptr<const ClusterView> view = cluster->view();
+  const BrokerEndpoint* b = view->FindBroker(id);
+  return b != nullptr && b->epoch > epoch;
+}
+
 void Park(std::shared_ptr<FetchJob> job, std::vector<Purgatory::Watch> watches) {
   Purgatory& purgatory = job->ctx->state->purgatory();
   Clock::time_point deadline = job->deadline;
@@ -355,12 +373,19 @@ void HandleFetch(BrokerContext& ctx, protocol::FetchRequest& request, Request re
   const int16_t version = req.version();
   auto job = std::make_shared<FetchJob>(&ctx, std::move(req), std::move(request));
   job->deadline = Clock::now() + std::chrono::milliseconds(std::max(job->request.max_wait_ms, 0));
-  job->replica_id = version >= kFirstReplicaStateVersion ? job->request.replica_state.replica_id
-                                                         : job->request.replica_id;
+  const bool has_replica_state = version >= kFirstReplicaStateVersion;
+  job->replica_id = has_replica_state ? job->request.replica_state.replica_id
+                                      : job->request.replica_id;
+  job->replica_epoch = has_replica_state ? job->request.replica_state.replica_epoch
+                                         : job->request.headrace_replica_epoch;
+  if (job->from_follower() && StaleBrokerEpoch(ctx, job->replica_id, job->replica_epoch)) {
+    job->req.Reply(FetchRefused(KafkaError::kStaleBrokerEpoch));
+    return;
+  }
   if (KafkaError e = BeginFetchSession(ctx.fetch_sessions, version, job->from_follower(),
                                        &job->request, &job->session);
       e != KafkaError::kNone) {
-    Response resp = FetchSessionError(e);
+    Response resp = FetchRefused(e);
     job->req.Reply(resp);
     return;
   }

@@ -139,7 +139,7 @@ void FinishFetchSession(fetch::FetchSessionCache* cache, const FetchSessionUse& 
   std::vector<bool> listed;
   KafkaError e = cache->Answer(use.id, use.expected_epoch, answered, &listed);
   if (e != KafkaError::kNone) {
-    *resp = FetchSessionError(e);
+    *resp = FetchRefused(e);
     return;
   }
   resp->session_id = use.id;
@@ -157,7 +157,7 @@ void FinishFetchSession(fetch::FetchSessionCache* cache, const FetchSessionUse& 
   resp->responses = std::move(kept);
 }
 
-Response FetchSessionError(KafkaError error) {
+Response FetchRefused(KafkaError error) {
   Response resp;
   resp.error_code = Code(error);
   resp.session_id = 0;

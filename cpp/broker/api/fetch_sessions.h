@@ -43,7 +43,8 @@ KafkaError BeginFetchSession(fetch::FetchSessionCache* cache, int16_t version, b
 void FinishFetchSession(fetch::FetchSessionCache* cache, const FetchSessionUse& use,
                         const protocol::FetchRequest& request, protocol::FetchResponse* resp);
 
-// The answer to a request whose BeginFetchSession failed.
-protocol::FetchResponse FetchSessionError(KafkaError error);
+// The answer to a request refused as a whole (no partitions): a failed
+// BeginFetchSession, a follower fetch under a stale broker epoch.
+protocol::FetchResponse FetchRefused(KafkaError error);
 
 }  // namespace headrace::broker

@@ -127,6 +127,9 @@ Result<std::shared_ptr<const ClusterView>> ParseClusterView(std::string_view jso
   if (const json::Value* e = root.Find("controller_epoch"); e != nullptr && e->is_int()) {
     view->controller_epoch = static_cast<int32_t>(e->as_int());
   }
+  if (const json::Value* e = root.Find("broker_epoch"); e != nullptr && e->is_int()) {
+    view->local_broker_epoch = e->as_int();
+  }
   const json::Value* brokers = root.Find("brokers");
   if (brokers == nullptr || !brokers->is_array()) return Bad("brokers must be an array");
   for (const json::Value& b : brokers->as_array()) {
@@ -139,6 +142,7 @@ Result<std::shared_ptr<const ClusterView>> ParseClusterView(std::string_view jso
     e.port = static_cast<int32_t>(port);
     e.host = host->as_string();
     if (const json::Value* r = b.Find("rack"); r != nullptr && r->is_string()) e.rack = r->as_string();
+    if (const json::Value* ep = b.Find("epoch"); ep != nullptr && ep->is_int()) e.epoch = ep->as_int();
     if (const json::Value* eps = b.Find("endpoints"); eps != nullptr && eps->is_array()) {
       for (const json::Value& ep : eps->as_array()) {
         if (!ep.is_string()) return Bad("brokers[].endpoints[] must be strings");

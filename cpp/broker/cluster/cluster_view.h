@@ -27,6 +27,9 @@ struct BrokerEndpoint {
   std::string host;  // the inter-broker listener's address
   int32_t port = 0;
   std::optional<std::string> rack;
+  // Its broker epoch (KIP-380: the registration znode's czxid; a new one per
+  // incarnation), or -1 when the document has none.
+  int64_t epoch = -1;
   // Every listener's advertised address, from the broker's registration
   // (`endpoints`, "NAME://host:port"); empty = only host/port are known.
   struct Listener {
@@ -61,6 +64,9 @@ struct ClusterView {
   int32_t controller_id = -1;
   int32_t controller_epoch = 0;
   std::vector<BrokerEndpoint> brokers;     // sorted by id
+  // This broker's own epoch ("broker_epoch"; -1 = not known): what its
+  // follower fetches carry (docs/cluster.md, "Broker epochs").
+  int64_t local_broker_epoch = -1;
   std::map<std::string, TopicView, std::less<>> topics;
   // Dynamic broker configs from ZooKeeper ("broker_configs": {"default":
   // {key: value}, "broker": {key: value}}: /config/brokers/<default> and

@@ -6,7 +6,8 @@ namespace headrace::broker {
 namespace {
 
 const char* kState = R"({"cluster_id": "c1", "controller_id": 2, "controller_epoch": 7,
-  "brokers": [{"id": 3, "host": "h3", "port": 9093, "rack": "r1"},
+  "broker_epoch": 4294967301,
+  "brokers": [{"id": 3, "host": "h3", "port": 9093, "rack": "r1", "epoch": 4294967301},
               {"id": 2, "host": "h2", "port": 9092, "rack": null}],
   "topics": [{"name": "t", "id": "AAAAAAAAAAAAAAAAAAAAAQ", "configs": {"min.insync.replicas": "2"},
               "partitions": [{"partition": 0, "leader": 2, "leader_epoch": 4,
@@ -27,6 +28,9 @@ TEST(ClusterViewTest, ParsesTheApplyClusterDocument) {
   EXPECT_EQ(v.FindBroker(3)->rack, std::optional<std::string>("r1"));
   EXPECT_FALSE(v.FindBroker(2)->rack.has_value());
   EXPECT_EQ(v.FindBroker(4), nullptr);
+  EXPECT_EQ(v.local_broker_epoch, 4294967301);  // a czxid: 64 bits
+  EXPECT_EQ(v.FindBroker(3)->epoch, 4294967301);
+  EXPECT_EQ(v.FindBroker(2)->epoch, -1);  // not in the document
   const TopicView* t = v.FindTopic("t");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(v.FindTopicById(t->id), t);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct IsrChange {
   int32_t partition;
   int32_t leader_epoch;  // the epoch the leader proposed in (fences stale leaders)
   std::vector<int32_t> isr;
+  // The broker epoch of each follower's last fetch, where it carried one
+  // (KIP-903: the control plane adds no member registered since).
+  std::map<int32_t, int64_t> broker_epochs;
   bool operator==(const IsrChange&) const = default;
 };
 

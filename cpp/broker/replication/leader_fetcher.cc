@@ -335,6 +335,7 @@ Status LeaderFetcher::TruncateRound(const std::vector<Followed*>& list) {
 Status LeaderFetcher::FetchRound(const std::vector<Followed*>& list) {
   protocol::FetchRequest req;
   req.replica_id = local_broker_id_;
+  req.headrace_replica_epoch = counters_->broker_epoch.load();
   // A flush in progress will move a flushed offset the leader waits for:
   // answer at once, and the next fetch (after the flush) reports it.
   req.max_wait_ms = AnyFlushPending() ? 0 : config_.fetch_wait_max_ms;

@@ -103,6 +103,8 @@ struct ReplicaFetcherCounters {
   std::atomic<uint64_t> fetch_requests{0};
   std::atomic<uint64_t> epoch_requests{0};
   std::atomic<uint64_t> records_appended{0};
+  // This broker's epoch (KIP-380), sent with every fetch; -1 = not known.
+  std::atomic<int64_t> broker_epoch{-1};
 };
 
 class ReplicaFetcherManager {
@@ -120,6 +122,9 @@ class ReplicaFetcherManager {
   // Thread-safe; returns without waiting for any fetch. Ignored after
   // Shutdown().
   void SetFollowed(std::vector<FollowedPartition> set);
+  // This broker's epoch (its registration's, from the cluster view): the
+  // fetches sent from now on carry it. Thread-safe.
+  void SetBrokerEpoch(int64_t epoch) { counters_.broker_epoch.store(epoch); }
   // A followed partition object replaced by another for the same replica
   // (LogDirMover's swap): the fetcher of its leader fetches into `now` from
   // then on, starting with the truncation step. No-op when `old` is not
