@@ -4,6 +4,8 @@ slow task. Real local Spark in its own process, real broker; output counted
 with a read_committed consumer."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from headrace.spark.sink_progress import sink_report
@@ -94,6 +96,10 @@ def test_at_most_once_attempt_killed_mid_delivery_is_counted(broker_factory, tmp
     # task of batch 1 may have been mid-delivery too.
     assert LIMIT // 2 <= lost <= LIMIT, counts
     assert (report["total_dropped"], report["total_written"]) == (lost, TOTAL - lost), report
+    # The driver's WARNING at the commit says the same.
+    log = (tmp_path / "job-finish.log").read_text(errors="replace")
+    warned = re.findall(r"headrace: micro-batch \d+ committed: \d+ written, (\d+) dropped", log)
+    assert sum(int(n) for n in warned) == lost, warned
 
 
 @pytest.mark.timeout(400)
