@@ -104,7 +104,7 @@ def test_at_most_once_attempt_killed_mid_delivery_is_counted(broker_factory, tmp
 
 @pytest.mark.timeout(400)
 @pytest.mark.xfail(strict=True, reason="known defect: an upstream failure ends the sink's "
-                   "input as if it were complete (docs/spark.md, Not built)")
+                   "input as if it were complete (docs/spark.md, Known defect)")
 def test_upstream_failure_after_the_sink_took_rows(broker_factory, tmp_path):
     """As test_injected_task_failures_each_mode (raising UDF, Spark
     retries), but the sink has rows before the failure (``EARLY_ROWS``; in
