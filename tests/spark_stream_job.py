@@ -17,7 +17,12 @@ same job there), ``--queries idem,alo,amo,eos`` (which to run),
 ``--fail-first-attempts`` (a UDF fails the first attempt of some tasks
 part-way through their rows; needs a master that retries tasks, e.g.
 local[2,4]), ``--crash-first-attempts`` (the same tasks' Python worker
-exits instead), ``--slow-partition-0 SECONDS`` (the first attempt of partition
+exits instead), ``--amo-fails-after-claim`` (in the ``amo`` query those
+failures, or the ``--hold-at`` hold 400 rows in, wait until the
+at-most-once sink has claimed the task's (batch, partition), so they cost
+it records; the sink must get rows before the task ends: see
+tests/test_spark_sink_faults.py, ``EARLY_ROWS``),
+``--slow-partition-0 SECONDS`` (the first attempt of partition
 0 of every batch waits at every 100th row, up to that long, until Spark has
 launched a speculative copy of it: the two then race), ``--min-partitions N``
 (the source's minPartitions), ``--sink-id ID`` (the sinks' sinkId),
@@ -81,10 +86,14 @@ def _started(writer, timeout: float = 60.0):
     return query
 
 
-def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = False):
+def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = False,
+               claims: tuple[str, str] | None = None):
     """value -> value, failing or sleeping in first attempts (see module doc).
     Each injected failure and each attempt of a slowed partition leaves a
-    file in ``record_dir`` (the tests count them)."""
+    file in ``record_dir`` (the tests count them). With ``claims``
+    (bootstrap, progress topic) of an at-most-once sink, a first attempt
+    about to fail first waits until the sink has claimed its (batch,
+    partition), so that the failure costs that sink records."""
     from pyspark.sql.functions import udf
     record_dir.mkdir(parents=True, exist_ok=True)
     where = str(record_dir)
@@ -98,6 +107,8 @@ def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = 
             # with k % 500 == 400: with 500 rows per partition and batch
             # (the tests' layout), 400 rows into the task.
             if fail_first and ctx.partitionId() == batch % 2 and (int(value) // 2) % 500 == 400:
+                if claims and _wait_for_claim(claims, ctx, batch):
+                    _touch(where, f"claimed-{ctx.taskAttemptId()}")
                 _touch(where, f"failed-{ctx.taskAttemptId()}")
                 if crash:
                     import os
@@ -112,10 +123,13 @@ def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = 
     return udf(inject, "binary")
 
 
-def _hold_udf(batch: int, partition: int, record_dir: Path):
+def _hold_udf(batch: int, partition: int, record_dir: Path,
+              claims: tuple[str, str] | None = None):
     """value -> value; holds the first attempt of (batch, partition) at its
     first row after leaving ``held-<query id>`` in ``record_dir`` (see
-    module doc)."""
+    module doc). With ``claims`` (an at-most-once sink, see ``_fault_udf``)
+    it holds at the row 400 rows into the task instead, once the sink has
+    claimed the task's (batch, partition): the sink is then mid-delivery."""
     from pyspark.sql.functions import udf
     record_dir.mkdir(parents=True, exist_ok=True)
     where = str(record_dir)
@@ -125,10 +139,40 @@ def _hold_udf(batch: int, partition: int, record_dir: Path):
         ctx = TaskContext.get()
         if ctx.attemptNumber() == 0 and ctx.partitionId() == partition \
                 and int(ctx.getLocalProperty("streaming.sql.batchId") or 0) == batch:
+            if claims:
+                if (int(value) // 2) % 500 != 400:
+                    return value
+                if not _wait_for_claim(claims, ctx, batch):
+                    raise RuntimeError("the at-most-once sink never claimed")
             _touch(where, f"held-{ctx.getLocalProperty('sql.streaming.queryId') or 'batch'}")
             time.sleep(3600)
         return value
     return udf(hold, "binary")
+
+
+def _wait_for_claim(claims: tuple[str, str], ctx, batch: int, limit_s: float = 30.0) -> bool:
+    """Waits until the at-most-once sink of this task's query has claimed
+    (batch, this partition): its progress group (default prefix, sinkId =
+    the query id) holds offset batch + 1. The sink claims at its first row,
+    which it has only if Spark passed it rows before this one (small
+    spark.buffer.size and spark.sql.execution.arrow.maxRecordsPerBatch).
+    False if that did not happen within ``limit_s``."""
+    from confluent_kafka import Consumer, TopicPartition
+    bootstrap, topic = claims
+    group = f"headrace-spark-sink-{ctx.getLocalProperty('sql.streaming.queryId')}-" \
+            f"{ctx.partitionId()}"
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            tp, = consumer.committed([TopicPartition(topic, 0)], timeout=10)
+            if tp.offset > batch:
+                return True
+            time.sleep(0.05)
+        return False
+    finally:
+        consumer.close()
 
 
 def _wait_for_copy(where: str, stage: int, limit_s: float) -> None:
@@ -155,6 +199,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--queries", default="idem,alo,amo")
     ap.add_argument("--fail-first-attempts", action="store_true")
     ap.add_argument("--crash-first-attempts", action="store_true")
+    ap.add_argument("--amo-fails-after-claim", action="store_true")
     ap.add_argument("--slow-partition-0", type=float, default=0.0)
     ap.add_argument("--conf", action="append", default=[], help="extra Spark conf KEY=VALUE")
     ap.add_argument("--min-partitions", type=int, default=0)
@@ -167,13 +212,21 @@ def main(argv: list[str]) -> int:
         {"processingTime": "500 milliseconds"}
     fail = a.fail_first_attempts or a.crash_first_attempts
     faults = fail or a.slow_partition_0 > 0
-    inject = _fault_udf(fail, a.slow_partition_0, work_dir / "faults", a.crash_first_attempts) \
-        if faults else None
-    if a.hold_at:
-        batch, part = (int(x) for x in a.hold_at.split(":"))
-        inject = _hold_udf(batch, part, work_dir / "faults")
 
-    def source():
+    def injector(name: str = ""):
+        claims = (a.bootstrap, f"{a.out_prefix}-amo") \
+            if name == "amo" and a.amo_fails_after_claim else None
+        if a.hold_at:
+            batch, part = (int(x) for x in a.hold_at.split(":"))
+            return _hold_udf(batch, part, work_dir / "faults", claims)
+        if not faults:
+            return None
+        return _fault_udf(fail, a.slow_partition_0, work_dir / "faults",
+                          a.crash_first_attempts, claims)
+    inject = injector()
+
+    def source(name: str = ""):
+        inject = injector(name)
         r = (spark.readStream.format("headrace").option("kafka.bootstrap.servers", a.bootstrap)
              .option("subscribe", a.topic).option("startingOffsets", "earliest")
              .option("maxOffsetsPerTrigger", a.limit))
@@ -189,7 +242,7 @@ def main(argv: list[str]) -> int:
         if name == "idem":
             w = source().writeStream.foreachBatch(_file_sink(work_dir / "idem"))
         else:
-            w = (source().select("key", "value").writeStream.format("headrace")
+            w = (source(name).select("key", "value").writeStream.format("headrace")
                  .option("kafka.bootstrap.servers", a.bootstrap)
                  .option("topic", f"{a.out_prefix}-{name}")
                  .option("deliveryGuarantee", GUARANTEES[name]))

@@ -16,10 +16,11 @@ record (never the markers); both must be deterministic for a planned range.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from headrace.spark import HeadraceOptionError
 from headrace.spark.offsets import OffsetRange
@@ -40,7 +41,12 @@ def _history(bs: str, topic: str) -> Producer:
     transaction is still open (commit it to move the LSO to 13)."""
     create_topic(bs, topic)
     produce_values(bs, topic, ["p0", "p1", "p2"])
-    txn = Producer(quiet_config(bs, **{"transactional.id": f"{topic}-txn"}))
+    # The open transaction must outlive the Spark reads of the test: with
+    # librdkafka's default transaction.timeout.ms (60 s) the broker aborted
+    # it (LSO 10 -> 14) while a loaded machine took 86 s over them. 15 min
+    # is the broker's transaction.max.timeout.ms.
+    txn = Producer(quiet_config(bs, **{"transactional.id": f"{topic}-txn",
+                                       "transaction.timeout.ms": 900000}))
     txn.init_transactions(30)
     for values, commit in ((["a0", "a1", "a2"], False), (["c0", "c1"], True)):
         txn.begin_transaction()
@@ -53,6 +59,29 @@ def _history(bs: str, topic: str) -> Producer:
     assert txn.flush(30) == 0
     produce_values(bs, topic, ["q0", "q1"])
     return txn
+
+
+def _commit(txn: Producer, bs: str, topic: str) -> None:
+    """Commits the open transaction and waits until its COMMIT marker is in
+    the partition. EndTxn is answered once the coordinator has made
+    PrepareCommit durable, and the markers are written after that (as in
+    Kafka, docs/transactions.md), so the LSO moves past o0 shortly after
+    ``commit_transaction`` returns, not when it returns. A read_committed
+    client's "latest" offset is the LSO: 10 while o0's transaction is open,
+    14 once its marker (offset 13) is written."""
+    consumer = Consumer(quiet_config(bs, **{"group.id": f"{topic}-lso",
+                                            "isolation.level": "read_committed"}))
+    try:
+        def lso() -> int:
+            return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+        assert lso() == 10, "o0's transaction is no longer open"
+        txn.commit_transaction(30)
+        deadline = time.monotonic() + 30
+        while lso() < 14:
+            assert time.monotonic() < deadline, "the COMMIT marker never came"
+            time.sleep(0.01)
+    finally:
+        consumer.close()
 
 
 def _opts(bs: str, topic: str, level: str | None):
@@ -121,7 +150,7 @@ def test_batch_read_committed_stops_at_the_last_stable_offset(spark, module_brok
 
     assert values("read_committed") == COMMITTED_BEFORE_OPEN
     assert values(None) == ALL_RECORDS               # Spark's default: read_uncommitted
-    txn.commit_transaction(30)
+    _commit(txn, bs, topic)
     assert values("read_committed") == ["p0", "p1", "p2", "c0", "c1", "o0", "q0", "q1"]
 
 
@@ -155,7 +184,7 @@ def test_stream_read_committed_plans_to_the_lso_and_resumes_after_commit(spark, 
     planned = json.loads((ck / "offsets" / str(last)).read_text().splitlines()[-1])
     assert planned == {topic: {"0": 10}, "headrace:plan": {"minPartitions": 0}}
 
-    txn.commit_transaction(30)
+    _commit(txn, bs, topic)
     run()
     batches = {int(p.stem): json.loads(p.read_text()) for p in out.glob("*.json")}
     got = [tuple(row) for b in sorted(batches) for row in batches[b]]

@@ -80,7 +80,8 @@ class ClusterView:
                 out.extend((name, p) for p in topic.partitions)
         return sorted(out)
 
-    def watermarks(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, int]]:
+    def watermarks(self, partitions: Iterable[tuple[str, int]]
+                   ) -> dict[tuple[str, int], tuple[int, int]]:
         """(log start offset, high watermark) of each partition, asked now
         (each retried through a leader failover, see ``retries``)."""
         client = self._client()

@@ -7,9 +7,10 @@ read twice gives the same rows, which is what makes a micro-batch
 replayable. Offsets inside a range need not all be records: control batches
 (transaction markers) never are, and under read_committed neither are
 aborted records. The driver plans read_committed ranges below the last
-stable offset, where every transaction is decided, so the gaps are fixed. Offsets the broker no longer has (retention,
-DeleteRecords, a recreated topic) are data loss: an error when
-``failOnDataLoss`` is true, skipped with a warning otherwise.
+stable offset, where every transaction is decided, so the gaps are fixed.
+Offsets the broker no longer has (retention, DeleteRecords, a recreated
+topic) are data loss: an error when ``failOnDataLoss`` is true, skipped with
+a warning otherwise.
 
 Consumers are cached per Python worker process (Spark reuses workers between
 tasks) and released with ``unassign`` after each range.
@@ -58,7 +59,8 @@ def report_loss(opts: SourceOptions, loss: DataLoss) -> None:
     log.warning("headrace: %s", loss.message())
 
 
-def read_range(opts: SourceOptions, schema: StructType, rng: OffsetRange) -> Iterator[pa.RecordBatch]:
+def read_range(opts: SourceOptions, schema: StructType,
+               rng: OffsetRange) -> Iterator[pa.RecordBatch]:
     """Yields the records of ``rng`` as Arrow batches in ``schema``."""
     if rng.size == 0:
         return

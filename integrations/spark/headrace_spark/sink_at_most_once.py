@@ -19,8 +19,9 @@ A later attempt or replay of (B, P) that finds the claim with no ``rows_in``
 knows the claimed attempt's visible output exactly - ``written`` if its
 delivery committed, else nothing, since its delivery transaction was
 aborted (by this attempt's init if it was still open) - so the rows not
-yet accounted for, its own row count minus ``rows``, are dropped: it records them and reports them (task report,
-driver WARNING, ``sink_report``). Counts are exact for read_committed readers.
+yet accounted for, its own row count minus ``rows``, are dropped: it records
+them and reports them (task report, driver WARNING, ``sink_report``). Counts
+are exact for read_committed readers.
 """
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def write_at_most_once(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]
     if first is None:
         return report
     txn = ProgressTransaction(opts, task.sink_id, task.partition, claim_producer_config(opts))
-    try:
+    with txn.aborting_on_error():
         progress = txn.progress()
         if progress.done(task.batch_id):
             report.skipped = 1 + sum(1 for _ in rows)
@@ -89,12 +90,6 @@ def write_at_most_once(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]
         totals = progress.totals()
         txn.begin()
         txn.commit(task.batch_id, _meta(task, "claimed", totals, rows=0))
-    except BaseException as e:
-        why = txn.explain(e)
-        txn.abort()
-        if why is not e:
-            raise why from e
-        raise
     _deliver(opts, cols, txn, task, _Counted(first, rows), totals, report)
     return report
 

@@ -39,8 +39,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
@@ -190,6 +191,20 @@ class ProgressTransaction:
         return KafkaException(KafkaError(code if code is not None else KafkaError._FAIL,
                                          f"{self.name}: " + "; ".join(why),
                                          fatal=isinstance(err, KafkaError) and err.fatal()))
+
+    @contextmanager
+    def aborting_on_error(self) -> Iterator["ProgressTransaction"]:
+        """The body's exceptions abort and close this transaction (``abort``),
+        then propagate; a KafkaException re-raised as ``explain`` says it,
+        chained to the original."""
+        try:
+            yield self
+        except BaseException as e:
+            why = self.explain(e)
+            self.abort()
+            if why is not e:
+                raise why from e
+            raise
 
     def abort_open(self) -> None:
         """Aborts the open transaction and keeps the producer for another

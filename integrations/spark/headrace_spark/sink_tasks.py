@@ -92,7 +92,7 @@ def write_exactly_once(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]
     error aborts and raises (Spark retries; the retry fences this attempt)."""
     report = task.report()
     txn = ProgressTransaction(opts, task.sink_id, task.partition, producer_config(opts))
-    try:
+    with txn.aborting_on_error():
         progress = txn.progress()
         if progress.done(task.batch_id):
             report.skipped = sum(1 for _ in rows)
@@ -111,15 +111,10 @@ def write_exactly_once(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]
         totals = progress.totals()
         txn.commit(task.batch_id, {
             "state": "committed", "batch": task.batch_id, "rows": sent, "rows_in": sent,
-            "written": sent, "attempt": task.attempt, "query": task.query_id or task.sink_id, "total_rows": totals["total_rows"] + sent,
+            "written": sent, "attempt": task.attempt, "query": task.query_id or task.sink_id,
+            "total_rows": totals["total_rows"] + sent,
             "total_written": totals["total_written"] + sent,
             "total_dropped": totals["total_dropped"]})
         report.written = sent
-    except BaseException as e:
-        why = txn.explain(e)
-        txn.abort()
-        if why is not e:
-            raise why from e
-        raise
     txn.close()
     return report
