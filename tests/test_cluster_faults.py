@@ -162,7 +162,7 @@ def test_pauses_past_the_lag_time_fail_no_produce_of_a_plain_producer(tmp_path):
     ISR change must fail no parked produce: any NOT_LEADER_OR_FOLLOWER would
     make the producer resend a stored batch, a duplicate or a reordering."""
     history = cf.run_faults(tmp_path / "cluster", 38, 20.0, kinds=("pause_past_lag",),
-                            idempotent=False)
+                            idempotent=False, settings={"replica.lag.time.max.ms": 2000})
     print(cf.summary(history))
     total = history["check"]["total"]
     assert total["acknowledged"] >= 3000, cf.summary(history)
@@ -172,7 +172,7 @@ def test_pauses_past_the_lag_time_fail_no_produce_of_a_plain_producer(tmp_path):
     assert history["check"]["isr"] is True
     shrunk = 0
     for ev in history["faults"]:
-        assert ev["duration_s"] > 4.0, ev  # past replica.lag.time.max.ms=4000
+        assert 2.0 < ev["duration_s"] <= 3.0, ev  # past the lag time, within half the session
         for p, before in ev["states_before"].items():
             during = ev["states_paused"][p]
             assert during[:2] == before[:2], (p, before, during)  # same leader and epoch

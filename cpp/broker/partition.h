@@ -259,6 +259,14 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // the added broker is shutting down) is made again after kIsrReproposeMs.
   // `fetch_epochs`, when given, gets the broker epoch of the last fetch of
   // each proposed follower that carried one.
+  // A leader stall does not count as follower lag: when more than
+  // kLeaderStallMs of real time (SteadyNowMs) passed since the previous
+  // call (the control plane calls every ~100 ms; a SIGSTOP, a VM pause or a
+  // stalled control plane stops that), the followers' caught-up times move
+  // forward by that gap, so a leader resumed after a pause longer than the
+  // lag time does not shrink its ISR (below min.insync.replicas, failing
+  // the produces it parked) before its followers' queued fetches arrive.
+  static constexpr int64_t kLeaderStallMs = 1000;
   static constexpr int64_t kIsrReproposeMs = 5000;
   std::optional<std::vector<int32_t>> ProposeIsr(
       int64_t now_ms, int64_t lag_time_max_ms,
@@ -579,6 +587,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // role changes, so one change is proposed once per kIsrReproposeMs.
   std::optional<std::vector<int32_t>> last_proposed_isr_;
   int64_t last_proposed_at_ms_ = 0;
+  int64_t last_isr_check_real_ms_ = 0;  // SteadyNowMs() of the last ProposeIsr as leader
   LeaderEpochCache epoch_cache_;
   ProducerStateTable producer_state_;
   // Transactions ended by a marker at or past the HW: first offset ->

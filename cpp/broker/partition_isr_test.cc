@@ -4,6 +4,9 @@
 // epoch fence of a follower append. Real Log in a temporary directory.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "broker/kafka_error.h"
 #include "broker/partition.h"
 #include "broker/partition_test_util.h"
@@ -59,6 +62,32 @@ TEST_F(PartitionIsrTest, ShrinksAFollowerNotCaughtUpWithinTheLagOnceAndKeepsAnId
   EXPECT_EQ(p_->ProposeIsr(t0 + 2000 + kLag * 2, kLag), std::nullopt);  // not twice
   ASSERT_TRUE(p_->UpdateIsr({1, 2}).ok());  // the control plane applied it
   EXPECT_EQ(p_->ProposeIsr(t0 + 3000 + kLag * 2, kLag), std::nullopt);  // 3 is still behind
+}
+
+// A leader that did not run for a while (SIGSTOP) saw no fetches then:
+// the gap between two checks is not its followers' lag.
+TEST_F(PartitionIsrTest, ALeaderStallDoesNotCountAsFollowerLag) {
+  constexpr int64_t kShortLag = 500;
+  Open(1);
+  ASSERT_TRUE(p_->BecomeLeader(LeaderEpoch(1), {1, 2}, {1, 2}).ok());
+  Lead(10);
+  const int64_t t0 = Partition::SteadyNowMs();
+  p_->UpdateFollowerState(2, Offset(10), Offset(10), t0);  // caught up
+  Lead(5);                                                  // 2 is behind now
+  EXPECT_EQ(p_->ProposeIsr(t0 + 100, kShortLag), std::nullopt);
+  std::this_thread::sleep_for(std::chrono::milliseconds(Partition::kLeaderStallMs + 300));
+  // Past the lag time since 2 was caught up, but the leader did not run.
+  const int64_t resumed = Partition::SteadyNowMs();
+  EXPECT_EQ(p_->ProposeIsr(resumed, kShortLag), std::nullopt);
+  // Checked every ~100 ms from then on: 2, still behind, leaves after the lag.
+  std::optional<std::vector<int32_t>> proposed;
+  for (int i = 0; i < 20 && !proposed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    proposed = p_->ProposeIsr(Partition::SteadyNowMs(), kShortLag);
+  }
+  ASSERT_TRUE(proposed.has_value());
+  EXPECT_EQ(*proposed, (std::vector<int32_t>{1}));
+  EXPECT_GE(Partition::SteadyNowMs() - resumed, kShortLag - 300);
 }
 
 TEST_F(PartitionIsrTest, AFetchAtThePreviousLeaderEndCountsAsCaughtUpThen) {

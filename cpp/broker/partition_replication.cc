@@ -129,7 +129,18 @@ void Partition::UpdateFollowerState(int32_t broker_id, Offset log_end, Offset fl
 std::optional<std::vector<int32_t>> Partition::ProposeIsr(
     int64_t now_ms, int64_t lag_time_max_ms, std::map<int32_t, int64_t>* fetch_epochs) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!is_leader() || offline()) return std::nullopt;
+  if (!is_leader() || offline()) {
+    last_isr_check_real_ms_ = 0;
+    return std::nullopt;
+  }
+  const int64_t real_now = SteadyNowMs();
+  if (last_isr_check_real_ms_ > 0 && real_now - last_isr_check_real_ms_ > kLeaderStallMs) {
+    const int64_t stalled = real_now - last_isr_check_real_ms_;  // the head comment
+    for (ReplicaState& r : replicas_) {
+      r.last_caught_up_ms = std::min(now_ms, r.last_caught_up_ms + stalled);
+    }
+  }
+  last_isr_check_real_ms_ = real_now;
   const Offset leo = log_->end_offset();
   const Offset hw = high_watermark();
   auto state_of = [&](int32_t id) -> const ReplicaState* {
