@@ -24,9 +24,9 @@ import os
 import sys
 import time
 
-from headrace import cli_interrupt
-from headrace.cli_codec import ENCODINGS, decoder, parse_delimiter, split_records
-from headrace.cli_common import (CliError, add_client_flags, check_reachable, client_settings,
+from headrace.cli import interrupt as cli_interrupt
+from headrace.cli.codec import ENCODINGS, decoder, parse_delimiter, split_records
+from headrace.cli.common import (CliError, add_client_flags, check_reachable, client_settings,
                                   parse_pairs)
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")

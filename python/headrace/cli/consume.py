@@ -14,10 +14,10 @@ import re
 import sys
 import time
 
-from headrace import cli_interrupt
-from headrace.cli_codec import ENCODINGS, parse_delimiter
-from headrace.cli_common import CliError, add_client_flags, check_reachable, client_settings
-from headrace.cli_offsets import EARLIEST, LATEST, SPELLINGS, parse_position, resolve
+from headrace.cli import interrupt as cli_interrupt
+from headrace.cli.codec import ENCODINGS, parse_delimiter
+from headrace.cli.common import CliError, add_client_flags, check_reachable, client_settings
+from headrace.cli.offsets import EARLIEST, LATEST, SPELLINGS, parse_position, resolve
 
 BATCH = 10_000
 
@@ -174,7 +174,7 @@ class _Run:
     """The print loop and when it ends: --count, --to stops, end of log."""
 
     def __init__(self, args, admin, stop):
-        from headrace.cli_format import Formatter
+        from headrace.cli.format import Formatter
 
         null = None if args.null_text is None else args.null_text.encode()
         self.render = Formatter(args.format, encoding=args.encoding, null=null or b"",

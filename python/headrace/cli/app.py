@@ -9,18 +9,18 @@ import argparse
 import os
 import sys
 
-from headrace.cli_acl import add_acl_parser
-from headrace.cli_cluster import add_cluster_parser
-from headrace.cli_completion import add_completion_parser
-from headrace.cli_config import add_config_parser
-from headrace.cli_consume import add_consume_parser
-from headrace.cli_group import add_group_parser
-from headrace.cli_log import add_log_parser
-from headrace.cli_produce import add_produce_parser
-from headrace.cli_quota import add_quota_parser
-from headrace.cli_topic import add_topic_parser
-from headrace.cli_txn import add_txn_parser
-from headrace.cli_user import add_user_parser
+from headrace.cli.acl import add_acl_parser
+from headrace.cli.cluster import add_cluster_parser
+from headrace.cli.completion import add_completion_parser
+from headrace.cli.config import add_config_parser
+from headrace.cli.consume import add_consume_parser
+from headrace.cli.group import add_group_parser
+from headrace.cli.log import add_log_parser
+from headrace.cli.produce import add_produce_parser
+from headrace.cli.quota import add_quota_parser
+from headrace.cli.topic import add_topic_parser
+from headrace.cli.txn import add_txn_parser
+from headrace.cli.user import add_user_parser
 from headrace.errors import HeadraceError
 from headrace.settings import SettingsError, gather
 
@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from headrace import cli_interrupt
+    from headrace.cli import interrupt as cli_interrupt
 
     if not getattr(args, "own_signals", False):
         cli_interrupt.install()
