@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_quota_parser(sub)
     add_log_parser(sub)
     add_cluster_parser(sub)
-    add_completion_parser(sub)
+    add_completion_parser(sub, parser)
     return parser
 
 
