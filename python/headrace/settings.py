@@ -27,8 +27,8 @@ ENV_PREFIX = "HEADRACE_"
 _NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR", "HEADRACE_DEBUG",
                  "HEADRACE_LOG_LEVEL", "HEADRACE_LOG_FORMAT",  # read by the C++ logger itself
                  "HEADRACE_FAULT_INJECT",  # testing hook read by the C++ broker
-                 "HEADRACE_USER_PASSWORD",  # `headrace user` (cli_user)
-                 "HEADRACE_CLI_PRODUCER"}  # `headrace produce`'s path (cli_produce)
+                 "HEADRACE_USER_PASSWORD",  # `headrace user` (headrace.cli.user)
+                 "HEADRACE_CLI_PRODUCER"}  # `headrace produce`'s path (headrace.cli.produce)
 
 
 def settings_for_core(values: Mapping[str, str]) -> dict[str, str]:

@@ -132,13 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from headrace.cli import interrupt as cli_interrupt
+    from headrace.cli import interrupt
 
     if not getattr(args, "own_signals", False):
-        cli_interrupt.install()
+        interrupt.install()
     try:
         code = args.func(args)
-        return cli_interrupt.EXIT_CODE if cli_interrupt.requested() else code
+        return interrupt.EXIT_CODE if interrupt.requested() else code
     except BrokenPipeError:
         # Output piped into e.g. `head`: stop quietly, as other tools do.
         _silence_stdout()

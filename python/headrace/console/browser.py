@@ -2,10 +2,10 @@
 
 A page starts at a position written as on the command line (``earliest``,
 ``latest``, an offset, ``-N`` before the end, ``@EPOCH_MS``, ``@-1h``,
-``@ISO-TIME``: headrace.cli_offsets) and holds at most ``count`` records
+``@ISO-TIME``: headrace.cli.offsets) and holds at most ``count`` records
 (MAX_RECORDS) and about MAX_PAGE_BYTES of keys, values and headers; reading
 stops at the end of the partition or after READ_DEADLINE_S. Records are the
-documents of ``headrace consume --format json`` (headrace.cli_format) with
+documents of ``headrace consume --format json`` (headrace.cli.format) with
 keys, values and header values as text, hex or base64.
 
 Records are read by one cached confluent-kafka Consumer over the broker's own

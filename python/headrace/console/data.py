@@ -6,8 +6,8 @@ Metadata, DescribeCluster, ListOffsets, DescribeConfigs, DescribeLogDirs,
 ListGroups, DescribeGroups and OffsetFetch. So the console on any broker
 shows the whole cluster, and nothing here touches the broker's data path
 beyond answering those requests. The documents are the ones the command line
-prints with ``--format json`` (headrace.cli_cluster.cluster_info,
-headrace.cli_topic.describe_topic, headrace.cli_group.describe_group), plus
+prints with ``--format json`` (headrace.cli.cluster.cluster_info,
+headrace.cli.topic.describe_topic, headrace.cli.group.describe_group), plus
 a few totals for the list pages.
 """
 from __future__ import annotations
