@@ -8,7 +8,8 @@ from __future__ import annotations
 
 # Settings read by the Python control plane of a cluster (headrace.cluster;
 # docs/configuration.md): name -> (default, doc). The C++ core knows some of
-# them too; the others it would reject as unknown, see settings_for_core.
+# them too; the others it would reject as unknown, see
+# headrace.settings.settings_for_core.
 CONTROL_PLANE_SETTINGS = {
     "zookeeper.connect": ("", "HOST:PORT[,HOST:PORT...][/CHROOT] of ZooKeeper; empty: a "
                               "single node."),
