@@ -110,6 +110,3 @@ def _silence_stdout() -> None:
     except OSError:
         pass
 
-
-if __name__ == "__main__":
-    sys.exit(main())
