@@ -1,6 +1,6 @@
 # headrace._core.LineProducer: the bulk path of `headrace produce`
 # (cpp/include/headrace/line_producer.h). One call per list of values, not
-# per record; the CLI (headrace.cli_produce) decides when it applies.
+# per record; the CLI (headrace.cli.produce) decides when it applies.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libcpp.string_view cimport string_view
 

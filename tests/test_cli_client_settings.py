@@ -90,8 +90,8 @@ def test_settings_reach_producer_consumer_admin_client_and_wire(monkeypatch, lis
 
     import headrace.admin as admin_mod
     import headrace.admin_wire as wire
-    from headrace import cli_consume, cli_produce
-    from headrace.cli_common import admin_for
+    from headrace.cli import consume as cli_consume, produce as cli_produce
+    from headrace.cli.common import admin_for
 
     seen: dict[str, dict] = {}
 

@@ -236,7 +236,7 @@ def test_advertised_listeners_is_dynamic_per_broker(b):
 
 def test_docs_configuration_md_matches_the_key_tables():
     from headrace._core import config_docs
-    from headrace.cli_config import generated_section
+    from headrace.cli.config import generated_section
     text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert generated_section(text) == config_docs(), \
         "docs/configuration.md is stale: regenerate with `headrace config docs`"

@@ -18,7 +18,7 @@ from broker_process import shared_broker
 from broker_wire import Connection, decode_api_versions
 from cli_run import headrace, ok, one_error_line
 from headrace.admin import Transaction
-from headrace.cli_txn import (LIST_HEADER, as_json, canonical_state, describe_lines, format_age,
+from headrace.cli.txn import (LIST_HEADER, as_json, canonical_state, describe_lines, format_age,
                               list_row)
 
 pytestmark = pytest.mark.timeout(120)

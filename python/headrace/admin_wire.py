@@ -11,14 +11,9 @@ SASL_SSL) and SASL PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (SaslHandshake v1
 + SaslAuthenticate v2; SCRAM by scramp). This replaces kafka-python, which
 the CLI carried for these calls only.
 
-Sans-I/O encoders and decoders, and :class:`Connection`, one blocking
-socket per broker. Facts from the Kafka protocol guide: a message is an
-int32 size and that many bytes; flexible versions use request header v2
-(api_key int16, api_version int16, correlation_id int32, client_id as an
-int16-length string, tagged fields) and response header v1 (correlation_id,
-tagged fields); compact strings and arrays carry length+1 as an unsigned
-varint (0 = null); every flexible struct ends in tagged fields (a count,
-then tag, size, bytes).
+The request bodies and answers of those APIs, and :class:`Connection`, one
+blocking socket per broker; the wire format's primitives (framing, varints,
+compact strings, tagged fields, :class:`Reader`) are headrace.wire_codec's.
 """
 from __future__ import annotations
 
@@ -27,127 +22,9 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from headrace.errors import HeadraceError
-
-CLIENT_ID = b"headrace-admin"
-# Names of the Kafka error codes these APIs answer that librdkafka does not know.
-_ERROR_NAMES = {105: "TRANSACTIONAL_ID_NOT_FOUND", 104: "INVALID_PRODUCER_ID_MAPPING",
-                57: "LOG_DIR_NOT_FOUND", 58: "KAFKA_STORAGE_ERROR",
-                39: "INVALID_REPLICA_ASSIGNMENT", 85: "NO_REASSIGNMENT_IN_PROGRESS"}
-
-
-class WireError(HeadraceError):
-    """A broker that could not be reached or sent an answer we cannot read."""
-
-
-def error_name(code: int) -> str:
-    if code in _ERROR_NAMES:
-        return _ERROR_NAMES[code]
-    from confluent_kafka import KafkaError
-
-    name = KafkaError(code).name()
-    return f"error {code}" if name.startswith("ERR_") else name
-
-
-# -- encoding ----------------------------------------------------------------
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _cstr(s: str | None) -> bytes:
-    if s is None:
-        return b"\0"
-    b = s.encode()
-    return _uvarint(len(b) + 1) + b
-
-
-def _carray(items: list[bytes] | None) -> bytes:
-    if items is None:
-        return b"\0"
-    return _uvarint(len(items) + 1) + b"".join(items)
-
-
-_NO_TAGS = b"\0"
-
-
-def request(api_key: int, version: int, correlation_id: int, body: bytes,
-            flexible: bool = True) -> bytes:
-    """A framed request (header v2 if flexible, else v1)."""
-    header = struct.pack(">hhih", api_key, version, correlation_id, len(CLIENT_ID)) + CLIENT_ID
-    if flexible:
-        header += _NO_TAGS
-    payload = header + body
-    return struct.pack(">i", len(payload)) + payload
-
-
-# -- decoding ----------------------------------------------------------------
-class Reader:
-    """Reads fields of a response body in order."""
-
-    def __init__(self, data: bytes):
-        self.data, self.pos = data, 0
-
-    def _take(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
-            raise WireError("truncated response")
-        b = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return b
-
-    def int8(self) -> int:
-        return struct.unpack(">b", self._take(1))[0]
-
-    def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
-
-    def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
-
-    def int64(self) -> int:
-        return struct.unpack(">q", self._take(8))[0]
-
-    def uvarint(self) -> int:
-        shift = n = 0
-        while True:
-            b = self._take(1)[0]
-            n |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return n
-            shift += 7
-
-    def string(self) -> str | None:  # int16 length, -1 = null
-        n = self.int16()
-        return None if n < 0 else self._take(n).decode()
-
-    def cstring(self) -> str | None:
-        n = self.uvarint()
-        return None if n == 0 else self._take(n - 1).decode()
-
-    def array(self, item) -> list:  # int32 count, -1 = null
-        n = self.int32()
-        return [item(self) for _ in range(max(n, 0))]
-
-    def carray(self, item) -> list:
-        n = self.uvarint()
-        return [] if n == 0 else [item(self) for _ in range(n - 1)]
-
-    def cbytes(self) -> bytes | None:
-        n = self.uvarint()
-        return None if n == 0 else self._take(n - 1)
-
-    def float64(self) -> float:
-        return struct.unpack(">d", self._take(8))[0]
-
-    def tags(self) -> None:
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self._take(self.uvarint())
-
+from headrace.secure_socket import SecureSocketError, authenticate, wrap_tls
+from headrace.wire_codec import NO_TAGS, Reader, WireError, carray, cstr, request
+from headrace.wire_codec import error_name  # noqa: F401 - headrace.admin imports it from here
 
 class Connection:
     """One blocking connection to one broker, secured as ``settings`` say
@@ -156,8 +33,6 @@ class Connection:
 
     def __init__(self, host: str, port: int, timeout: float,
                  settings: Mapping[str, str] | None = None):
-        from headrace.secure_socket import SecureSocketError, authenticate, wrap_tls
-
         self.address = f"{host}:{port}"
         settings = settings or {}
         try:
@@ -215,9 +90,9 @@ class LogDirAnswer:
 def describe_log_dirs(conn: Connection, topics: dict[str, list[int]] | None
                       ) -> list[LogDirAnswer]:
     """``topics``: {topic: partitions}, None for every partition."""
-    body = _carray(None if topics is None else [
-        _cstr(t) + _carray([struct.pack(">i", p) for p in ps]) + _NO_TAGS
-        for t, ps in sorted(topics.items())]) + _NO_TAGS
+    body = carray(None if topics is None else [
+        cstr(t) + carray([struct.pack(">i", p) for p in ps]) + NO_TAGS
+        for t, ps in sorted(topics.items())]) + NO_TAGS
     r = conn.call(35, 4, body)
     r.int32()  # throttle
     top_error = r.int16()
@@ -281,7 +156,7 @@ def partition_leaders(conn: Connection, topic: str) -> tuple[int, dict[int, int]
 # -- transactions -------------------------------------------------------------
 def list_transactions(conn: Connection, states: list[str]) -> list[tuple[str, int, str]]:
     """ListTransactions v0: [(transactional id, producer id, state)]."""
-    body = _carray([_cstr(s) for s in states]) + _carray([]) + _NO_TAGS
+    body = carray([cstr(s) for s in states]) + carray([]) + NO_TAGS
     r = conn.call(66, 0, body)
     r.int32()
     code = r.int16()
@@ -311,7 +186,7 @@ class TransactionAnswer:
 
 def describe_transactions(conn: Connection, ids: list[str]) -> list[TransactionAnswer]:
     """DescribeTransactions v0 of ``ids`` (all coordinated by this broker)."""
-    r = conn.call(65, 0, _carray([_cstr(i) for i in ids]) + _NO_TAGS)
+    r = conn.call(65, 0, carray([cstr(i) for i in ids]) + NO_TAGS)
     r.int32()
 
     def topic(r: Reader):
@@ -353,11 +228,11 @@ def alter_partition_reassignments(conn: Connection, targets: dict[tuple[str, int
     by_topic: dict[str, list[tuple[int, list[int] | None]]] = {}
     for (t, p), replicas in sorted(targets.items()):
         by_topic.setdefault(t, []).append((p, replicas))
-    body = struct.pack(">i", timeout_ms) + _carray([
-        _cstr(t) + _carray([struct.pack(">i", p) +
-                            _carray(None if r is None else [struct.pack(">i", b) for b in r]) +
-                            _NO_TAGS for p, r in parts]) + _NO_TAGS
-        for t, parts in by_topic.items()]) + _NO_TAGS
+    body = struct.pack(">i", timeout_ms) + carray([
+        cstr(t) + carray([struct.pack(">i", p) +
+                            carray(None if r is None else [struct.pack(">i", b) for b in r]) +
+                            NO_TAGS for p, r in parts]) + NO_TAGS
+        for t, parts in by_topic.items()]) + NO_TAGS
     r = conn.call(45, 0, body)
     r.int32()  # throttle
     code, message = r.int16(), r.cstring()
@@ -383,7 +258,7 @@ def list_partition_reassignments(conn: Connection, timeout_ms: int
                                  ) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
     """ListPartitionReassignments v0 of every partition: {(topic, partition):
     (replicas, adding, removing)} of those with a reassignment in progress."""
-    r = conn.call(46, 0, struct.pack(">i", timeout_ms) + _carray(None) + _NO_TAGS)
+    r = conn.call(46, 0, struct.pack(">i", timeout_ms) + carray(None) + NO_TAGS)
     r.int32()
     code, message = r.int16(), r.cstring()
     if code:
@@ -407,7 +282,7 @@ def list_partition_reassignments(conn: Connection, timeout_ms: int
 
 # -- client quotas (48, 49; v1) -----------------------------------------------
 def _entity(parts: list[tuple[str, str | None]]) -> bytes:
-    return _carray([_cstr(t) + _cstr(n) + _NO_TAGS for t, n in parts])
+    return carray([cstr(t) + cstr(n) + NO_TAGS for t, n in parts])
 
 
 def describe_client_quotas(conn: Connection, components: list[tuple[str, int, str | None]],
@@ -416,8 +291,8 @@ def describe_client_quotas(conn: Connection, components: list[tuple[str, int, st
     """DescribeClientQuotas v1: [(entity [(type, name|None=default)],
     {key: value})]. ``components``: (entity_type, match_type 0 exact /
     1 default / 2 any, match)."""
-    body = _carray([_cstr(t) + struct.pack(">b", m) + _cstr(name) + _NO_TAGS
-                    for t, m, name in components]) + bytes([1 if strict else 0]) + _NO_TAGS
+    body = carray([cstr(t) + struct.pack(">b", m) + cstr(name) + NO_TAGS
+                    for t, m, name in components]) + bytes([1 if strict else 0]) + NO_TAGS
     r = conn.call(48, 1, body)
     r.int32()  # throttle_time_ms
     code, message = r.int16(), r.cstring()
@@ -449,11 +324,11 @@ def alter_client_quotas(conn: Connection,
     """AlterClientQuotas v1: for each (entity, [(key, value, or None to
     remove)]) the (error_code, error_message)."""
     def ops(items):
-        return _carray([_cstr(k) + struct.pack(">d", 0.0 if v is None else float(v)) +
-                        bytes([1 if v is None else 0]) + _NO_TAGS for k, v in items])
+        return carray([cstr(k) + struct.pack(">d", 0.0 if v is None else float(v)) +
+                        bytes([1 if v is None else 0]) + NO_TAGS for k, v in items])
 
-    body = _carray([_entity(e) + ops(o) + _NO_TAGS for e, o in entries]) + \
-        bytes([1 if validate_only else 0]) + _NO_TAGS
+    body = carray([_entity(e) + ops(o) + NO_TAGS for e, o in entries]) + \
+        bytes([1 if validate_only else 0]) + NO_TAGS
     r = conn.call(49, 1, body)
     r.int32()  # throttle_time_ms
 

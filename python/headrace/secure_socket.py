@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Mapping
 
 from headrace.errors import HeadraceError
+from headrace.wire_codec import NO_TAGS, error_name, uvarint
 
 
 class SecureSocketError(HeadraceError):
@@ -113,9 +114,7 @@ def _mechanism(settings: Mapping[str, str]) -> str:
 
 def _authenticate_bytes(conn, token: bytes) -> bytes:
     """One SaslAuthenticate v2 round: sends ``token``, returns the broker's."""
-    from headrace.admin_wire import _NO_TAGS, _uvarint, error_name
-
-    r = conn.call(36, 2, _uvarint(len(token) + 1) + token + _NO_TAGS)
+    r = conn.call(36, 2, uvarint(len(token) + 1) + token + NO_TAGS)
     code, message = r.int16(), r.cstring()
     answer = r.cbytes() or b""
     r.int64()  # session_lifetime_ms

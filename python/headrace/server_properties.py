@@ -20,12 +20,13 @@ Translating Kafka's keys (:func:`translate`):
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import tomllib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
+
+from headrace.known_settings import known_setting_names
 
 _KAFKA_NAMES_FILE = os.path.join(os.path.dirname(__file__), "kafka39_broker_configs.txt")
 
@@ -140,13 +141,9 @@ def translate(raw: Mapping[str, str], accepts: Callable[[str], bool],
 def unknown_key_message(key: str, source: str, accepts: Callable[[str], bool]) -> str:
     """"unknown setting 'x' (source); did you mean 'y'?" over headrace's and
     Kafka's names."""
-    candidates = sorted(kafka_broker_config_names() | _known_names())
+    import difflib  # only on this error path: the CLI's start does not pay for it
+
+    candidates = sorted(kafka_broker_config_names() | known_setting_names())
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown setting {key!r} ({source}), neither headrace's nor Kafka's{hint}"
-
-
-def _known_names() -> set[str]:
-    from headrace.settings import CONTROL_PLANE_SETTINGS, core_known_settings
-
-    return core_known_settings() | set(CONTROL_PLANE_SETTINGS)

@@ -18,45 +18,17 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from headrace.known_settings import (CONTROL_PLANE_SETTINGS, core_known_settings,
+                                     known_setting_names)
+from headrace.server_properties import is_properties_file, parse_properties, translate
+
 ENV_PREFIX = "HEADRACE_"
 # Environment variables with this prefix that are not broker settings.
 _NOT_SETTINGS = {"HEADRACE_BROKERS", "HEADRACE_DATA_DIR", "HEADRACE_DEBUG",
                  "HEADRACE_LOG_LEVEL", "HEADRACE_LOG_FORMAT",  # read by the C++ logger itself
                  "HEADRACE_FAULT_INJECT",  # testing hook read by the C++ broker
-                 "HEADRACE_USER_PASSWORD",  # `headrace user` (cli_user)
-                 "HEADRACE_CLI_PRODUCER"}  # `headrace produce`'s path (cli_produce)
-
-
-# Settings read by the Python control plane of a cluster (headrace.cluster;
-# docs/configuration.md): name -> (default, doc). The C++ core knows some of
-# them too; the others it would reject as unknown, see settings_for_core.
-CONTROL_PLANE_SETTINGS = {
-    "zookeeper.connect": ("", "HOST:PORT[,HOST:PORT...][/CHROOT] of ZooKeeper; empty: a "
-                              "single node."),
-    "zookeeper.session.timeout.ms": ("18000", "ZooKeeper session timeout."),
-    "zookeeper.connection.timeout.ms": ("", "How long to wait for ZooKeeper at start "
-                                            "(empty: the session timeout)."),
-    "broker.rack": ("", "This broker's rack, for rack-aware replica placement."),
-    "unclean.leader.election.enable": ("false", "Elect a replica outside the ISR when no "
-                                                "ISR member is alive."),
-    "auto.leader.rebalance.enable": ("true", "Move leadership back to preferred replicas."),
-    "leader.imbalance.check.interval.seconds": ("300", "How often preferred leaders are "
-                                                       "checked."),
-    "leader.imbalance.per.broker.percentage": ("10", "Share of a broker's preferred "
-                                                     "partitions led elsewhere that triggers "
-                                                     "a rebalance."),
-    "headrace.log.format": ("text", "Log line format of the broker process (C++ core and "
-                                    "Python): text or json; --log-format and "
-                                    "HEADRACE_LOG_FORMAT set it too."),
-    "offsets.topic.replication.factor": ("3", "Replicas of __consumer_offsets in a cluster "
-                                              "(fewer if fewer brokers are live)."),
-}
-
-
-def core_known_settings() -> set[str]:
-    from headrace._core import describe_settings
-
-    return {row[0] for row in describe_settings({})}
+                 "HEADRACE_USER_PASSWORD",  # `headrace user` (headrace.cli.user)
+                 "HEADRACE_CLI_PRODUCER"}  # `headrace produce`'s path (headrace.cli.produce)
 
 
 def settings_for_core(values: Mapping[str, str]) -> dict[str, str]:
@@ -126,8 +98,6 @@ def load_file(path: str) -> dict[str, Any]:
     """Reads a config file: TOML (nested tables become dotted keys) or Kafka's
     Java properties (server.properties; see headrace.server_properties for
     how the format is told apart)."""
-    from headrace.server_properties import is_properties_file, parse_properties
-
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -157,8 +127,6 @@ def gather(config_file: str | None, flags: Mapping[str, Any],
     ``Settings.unimplemented`` (with the warnings of ``Settings.warnings``);
     a key neither headrace nor Kafka knows raises SettingsError with the
     closest known name."""
-    from headrace.server_properties import translate
-
     s = Settings()
     accepts = _accepts_fn()
     layers: list[tuple[str, Mapping[str, Any]]] = []
@@ -183,7 +151,7 @@ def gather(config_file: str | None, flags: Mapping[str, Any],
 def _accepts_fn():
     """key -> whether headrace implements it: a known setting, a control-plane
     key, or any other key the core takes (aliases such as log.retention.hours)."""
-    known = core_known_settings() | set(CONTROL_PLANE_SETTINGS)
+    known = known_setting_names()
 
     def accepts(key: str) -> bool:
         if key in known:

@@ -10,12 +10,18 @@ again when it goes away.
 Fencing: every state write of the controller is a transaction that starts
 with ``check('/controller_epoch', version)``, the version its own increment
 produced. Once another controller has incremented the epoch, every write of
-the old one fails (ControllerFenced) and it steps down.
+the old one fails (ControllerFenced) and it steps down. The fenced writes
+are headrace.cluster.fence's.
 
 Work: one thread. Watches (kazoo's callback thread) and session events only
 queue a wake-up; the thread then re-reads what it needs and reconciles the
 whole cluster (see ``_reconcile``), so a missed or merged event cannot lose
-work: the next pass sees the current state.
+work: the next pass sees the current state. What a partition's leader and
+ISR should be is decided by headrace.cluster.leadership (pure functions);
+reassignments are headrace.cluster.reassignment's, topic deletion
+headrace.cluster.topic_deletion's. This module holds the election, the
+reconcile loop and the admin requests it carries out (preferred-leader
+rebalance, ElectLeaders, controlled shutdown).
 """
 from __future__ import annotations
 
@@ -27,63 +33,18 @@ from dataclasses import dataclass
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NoNodeError,
-                              NodeExistsError, NotEmptyError, OperationTimeoutError,
-                              RolledBackError, SessionExpiredError)
+                              NodeExistsError, OperationTimeoutError, SessionExpiredError)
 
 from headrace.cluster import zk_layout as L
+from headrace.cluster.fence import MAX_CAS_RETRIES, ControllerFenced, Fence
 from headrace.cluster.leadership import (ELECTION_NOT_NEEDED, UNKNOWN_TOPIC_OR_PARTITION, decide,
                                           elect, stamp)
 from headrace.cluster.reassignment import Reassigner
+from headrace.cluster.topic_deletion import delete_topic
 
 log = logging.getLogger("headrace.cluster.controller")
 
 _RETRY_DELAY_S = 0.25
-_MAX_CAS_RETRIES = 10
-_DELETE_BATCH = 1000  # znodes deleted per transaction (well under 1 MB)
-
-
-class ControllerFenced(Exception):
-    """A write carried a controller epoch that is no longer current."""
-
-
-class Fence:
-    """Runs a controller's writes as transactions guarded by
-    ``check('/controller_epoch', version)``."""
-
-    def __init__(self, zk: KazooClient, epoch: int, epoch_version: int):
-        self.zk = zk
-        self.epoch = epoch
-        self.epoch_version = epoch_version
-
-    def commit_async(self, build):
-        """Sends the transaction ``build(tx)`` fills, guarded by the epoch
-        check; returns kazoo's async result (pass its value to ``check``)."""
-        tx = self.zk.transaction()
-        tx.check(L.CONTROLLER_EPOCH, self.epoch_version)
-        build(tx)
-        return tx.commit_async()
-
-    def check(self, results: list) -> list:
-        """The operations' results; raises ControllerFenced when the epoch
-        check failed, else the first operation's error (BadVersionError,
-        NoNodeError, ...)."""
-        if isinstance(results[0], Exception) and not isinstance(results[0], RolledBackError):
-            raise ControllerFenced(
-                f"controller epoch {self.epoch} (znode version {self.epoch_version}) "
-                f"is stale: {type(results[0]).__name__}")
-        for r in results[1:]:
-            if isinstance(r, Exception) and not isinstance(r, RolledBackError):
-                raise r
-        return results[1:]
-
-    def commit(self, build) -> list:
-        """``build(tx)`` adds the operations; see ``check``."""
-        return self.check(self.commit_async(build).get())
-
-    def set_partition_state(self, topic: str, partition: int, state: L.PartitionState,
-                            version: int) -> None:
-        path = L.partition_state_path(topic, partition)
-        self.commit(lambda tx: tx.set_data(path, state.encode(), version=version))
 
 
 @dataclass
@@ -246,7 +207,7 @@ class Controller:
             if stat is not None and stat.ephemeralOwner == self.zk.client_id[0]:
                 return False
             self._step_down("/controller is gone or another's")
-        for _ in range(_MAX_CAS_RETRIES):
+        for _ in range(MAX_CAS_RETRIES):
             stat = self.zk.exists(L.CONTROLLER, watch=self._on_controller_watch)
             if stat is not None:
                 if stat.ephemeralOwner == self.zk.client_id[0]:
@@ -293,7 +254,7 @@ class Controller:
         self._offline = self._offline_replicas(set(live))
 
         for topic in zk.get_children(L.ADMIN_DELETE_TOPICS, watch=w):
-            self._delete_topic(fence, topic)
+            delete_topic(zk, fence, topic, self.broker_id)
         self.reassigner.process_requests(fence, live)
         self._moving = set()
 
@@ -450,7 +411,7 @@ class Controller:
 
     def _reconcile_partition(self, fence: Fence, part: _Partition, live: dict[int, int],
                              gone: set[int], shutting: dict) -> None:
-        for _ in range(_MAX_CAS_RETRIES):
+        for _ in range(MAX_CAS_RETRIES):
             desired = decide(part.replicas, part.state, set(live), gone, set(shutting),
                              self._unclean(part), fence.epoch,
                              self._offline.get((part.topic, part.partition), set()), live)
@@ -471,7 +432,7 @@ class Controller:
             except NoNodeError:
                 return  # the topic is being deleted
         log.warning("controller %d: %s-%d: gave up after %d conflicting writes; next pass",
-                    self.broker_id, part.topic, part.partition, _MAX_CAS_RETRIES)
+                    self.broker_id, part.topic, part.partition, MAX_CAS_RETRIES)
         self._events.put("reconcile")
 
     def _log_change(self, part: _Partition, new: L.PartitionState) -> None:
@@ -530,41 +491,6 @@ class Controller:
             except (BadVersionError, NoNodeError):
                 pass  # changed meanwhile: the next check looks again
 
-    # -- topic deletion ---------------------------------------------------------------
-    def _delete_topic(self, fence: Fence, topic: str) -> None:
-        """Deletes the topic's znodes, children first, in fenced transactions
-        of at most _DELETE_BATCH operations (a ZooKeeper request is limited
-        to 1 MB); the topic znode, its config and the admin znode go last,
-        together, so an interrupted deletion is finished by a later pass."""
-        for _ in range(_MAX_CAS_RETRIES):
-            paths: list[str] = []
-            self._collect(L.topic_path(topic), paths)
-            last = [p for p in paths if p == L.topic_path(topic)]
-            below = [p for p in paths if p != L.topic_path(topic)]
-            if self.zk.exists(L.topic_config_path(topic)) is not None:
-                last.append(L.topic_config_path(topic))
-            last.append(L.delete_topic_path(topic))
-            batches = [below[i:i + _DELETE_BATCH] for i in range(0, len(below), _DELETE_BATCH)]
-            try:
-                for batch in batches + [last]:
-                    fence.commit(lambda tx, batch=batch: [tx.delete(p) for p in batch])
-                log.info("controller %d: deleted topic %s", self.broker_id, topic,
-                         extra={"fields": {"event": "topic_deleted", "topic": topic,
-                                           "controller": self.broker_id}})
-                return
-            except (NoNodeError, NotEmptyError):
-                continue  # changed while we listed it; list again
-
-    def _collect(self, path: str, out: list[str]) -> None:
-        """``path`` and its descendants, children before parents."""
-        try:
-            children = self.zk.get_children(path)
-        except NoNodeError:
-            return
-        for c in children:
-            self._collect(f"{path}/{c}", out)
-        out.append(path)
-
     # -- ElectLeaders ------------------------------------------------------------------
     def _elect_leaders(self, fence: Fence, path: str, live: dict[int, int],
                        shutting: set[int]) -> None:
@@ -588,7 +514,7 @@ class Controller:
                 if part.state is None or (wanted is not None and key not in wanted):
                     continue
                 found.add(key)
-                for _ in range(_MAX_CAS_RETRIES):
+                for _ in range(MAX_CAS_RETRIES):
                     desired, code, message = elect(req.election_type, part.replicas, part.state,
                                                    live, shutting, fence.epoch)
                     if desired is None:

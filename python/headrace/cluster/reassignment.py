@@ -32,6 +32,7 @@ from typing import Mapping
 from kazoo.exceptions import BadVersionError, NoNodeError
 
 from headrace.cluster import zk_layout as L
+from headrace.cluster.fence import MAX_CAS_RETRIES
 from headrace.cluster.leadership import stamp
 
 log = logging.getLogger("headrace.cluster.reassignment")
@@ -39,8 +40,6 @@ log = logging.getLogger("headrace.cluster.reassignment")
 # Kafka's error codes of AlterPartitionReassignments results.
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT = 0, 3, 39
 NO_REASSIGNMENT_IN_PROGRESS = 85
-
-_MAX_CAS_RETRIES = 10
 
 
 def original_replicas(a: L.TopicAssignment, p: int) -> list[int]:
@@ -184,7 +183,7 @@ class Reassigner:
             by_topic.setdefault(topic, []).append((p, target))
         results = []
         for topic, wanted in by_topic.items():
-            for _ in range(_MAX_CAS_RETRIES):
+            for _ in range(MAX_CAS_RETRIES):
                 t = self._read(topic)
                 if t is None:
                     results += [(topic, p, UNKNOWN_TOPIC_OR_PARTITION,
@@ -219,7 +218,7 @@ class Reassigner:
     def advance(self, fence, topic: str, live: Mapping[int, int]) -> None:
         """Completes every partition of ``topic`` whose target replicas have
         all joined the ISR; watches the others' state znodes."""
-        for _ in range(_MAX_CAS_RETRIES):
+        for _ in range(MAX_CAS_RETRIES):
             t = self._read(topic, watch_moving=True)
             if t is None:
                 return

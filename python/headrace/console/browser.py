@@ -2,10 +2,10 @@
 
 A page starts at a position written as on the command line (``earliest``,
 ``latest``, an offset, ``-N`` before the end, ``@EPOCH_MS``, ``@-1h``,
-``@ISO-TIME``: headrace.cli_offsets) and holds at most ``count`` records
+``@ISO-TIME``: headrace.cli.offsets) and holds at most ``count`` records
 (MAX_RECORDS) and about MAX_PAGE_BYTES of keys, values and headers; reading
 stops at the end of the partition or after READ_DEADLINE_S. Records are the
-documents of ``headrace consume --format json`` (headrace.cli_format) with
+documents of ``headrace consume --format json`` (headrace.cli.format) with
 keys, values and header values as text, hex or base64.
 
 Records are read by one cached confluent-kafka Consumer over the broker's own
@@ -46,9 +46,9 @@ class MessageBrowser:
         stopped the page before `count` records or the end)}."""
         from confluent_kafka import TopicPartition
 
-        from headrace.cli_codec import ENCODINGS
-        from headrace.cli_common import CliError
-        from headrace.cli_offsets import parse_position, resolve
+        from headrace.cli.codec import ENCODINGS
+        from headrace.cli.common import CliError
+        from headrace.cli.offsets import parse_position, resolve
 
         if encoding not in ENCODINGS:
             raise BadRequest(f"encoding must be one of {', '.join(ENCODINGS)}")
@@ -149,7 +149,7 @@ def _documents(msgs, encoding: str) -> list[dict]:
     """The `consume --format json` document of each message."""
     if not msgs:
         return []
-    from headrace.cli_format import Formatter
+    from headrace.cli.format import Formatter
 
     text = Formatter("json", encoding=encoding).render(msgs)
     return [json.loads(line) for line in text.decode().splitlines() if line]

@@ -6,8 +6,8 @@ Metadata, DescribeCluster, ListOffsets, DescribeConfigs, DescribeLogDirs,
 ListGroups, DescribeGroups and OffsetFetch. So the console on any broker
 shows the whole cluster, and nothing here touches the broker's data path
 beyond answering those requests. The documents are the ones the command line
-prints with ``--format json`` (headrace.cli_cluster.cluster_info,
-headrace.cli_topic.describe_topic, headrace.cli_group.describe_group), plus
+prints with ``--format json`` (headrace.cli.cluster.cluster_info,
+headrace.cli.topic.describe_topic, headrace.cli.group.describe_group), plus
 a few totals for the list pages.
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ class ClusterView:
         each broker completed with the partitions it leads and hosts and its
         log directories (path, volume size and free bytes, bytes of logs)."""
         from headrace.admin import AdminError
-        from headrace.cli_cluster import cluster_info
+        from headrace.cli.cluster import cluster_info
 
         admin = self.admin()
         doc = cluster_info(admin)
@@ -125,7 +125,7 @@ class ClusterView:
     def topic(self, name: str) -> dict:
         """`topic describe NAME` (partitions, leaders, replicas, ISR, offsets,
         sizes, configs); NotFound for an unknown topic."""
-        from headrace.cli_topic import describe_topic
+        from headrace.cli.topic import describe_topic
 
         admin = self.admin()
         self.require_topic(admin, name)
@@ -142,8 +142,8 @@ class ClusterView:
     def groups(self) -> dict:
         """Every group with its state; the first GROUPS_DESCRIBED also with
         their member count and total lag."""
-        from headrace.cli_common import CliError
-        from headrace.cli_group import describe_group
+        from headrace.cli.common import CliError
+        from headrace.cli.group import describe_group
 
         admin = self.admin()
         out = []
@@ -165,8 +165,8 @@ class ClusterView:
     def group(self, group_id: str) -> dict:
         """`group describe GROUP` (members, assignments, committed offsets,
         lag per partition); NotFound for an unknown group."""
-        from headrace.cli_common import CliError
-        from headrace.cli_group import describe_group
+        from headrace.cli.common import CliError
+        from headrace.cli.group import describe_group
 
         try:
             return describe_group(self.admin(), group_id)

@@ -67,7 +67,7 @@ class Console:
                  node_id: int):
         from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-        from headrace.cli_topic import format_bytes
+        from headrace.cli.topic import format_bytes
 
         self.node_id = node_id
         self.view = ClusterView(bootstrap)

@@ -1,27 +1,11 @@
-"""The ``headrace`` command line.
-
-Every failure is one line on stderr and a non-zero exit code, never a
-traceback.
+"""``headrace broker``: run a broker in the foreground (headrace.broker),
+with the settings of a config file (Kafka's server.properties or TOML), the
+environment and these flags (headrace.settings.gather), until SIGTERM/SIGINT.
 """
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
-from headrace.cli_acl import add_acl_parser
-from headrace.cli_cluster import add_cluster_parser
-from headrace.cli_completion import add_completion_parser
-from headrace.cli_config import add_config_parser
-from headrace.cli_consume import add_consume_parser
-from headrace.cli_group import add_group_parser
-from headrace.cli_log import add_log_parser
-from headrace.cli_produce import add_produce_parser
-from headrace.cli_quota import add_quota_parser
-from headrace.cli_topic import add_topic_parser
-from headrace.cli_txn import add_txn_parser
-from headrace.cli_user import add_user_parser
-from headrace.errors import HeadraceError
 from headrace.settings import SettingsError, gather
 
 # Flags of `headrace broker` and the broker config key each one sets.
@@ -41,7 +25,7 @@ BROKER_FLAGS = {
 }
 
 
-def _add_broker_parser(sub: argparse._SubParsersAction) -> None:
+def add_broker_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("broker", help="run a broker in the foreground",
                        description="Run a headrace broker until SIGTERM/SIGINT.")
     p.add_argument("--config", metavar="FILE",
@@ -93,91 +77,3 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise SettingsError(str(e)) from None
     return run_broker(gather(args.config, flags))
-
-
-class _VersionAction(argparse.Action):
-    """--version: the installed package's version, looked up only when asked."""
-
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kw):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        from headrace._core import __version__
-
-        print(f"headrace {__version__}")
-        parser.exit()
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="headrace", description="headrace streaming log broker")
-    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-    _add_broker_parser(sub)
-    add_topic_parser(sub)
-    add_produce_parser(sub)
-    add_consume_parser(sub)
-    add_group_parser(sub)
-    add_config_parser(sub)
-    add_txn_parser(sub)
-    add_user_parser(sub)
-    add_acl_parser(sub)
-    add_quota_parser(sub)
-    add_log_parser(sub)
-    add_cluster_parser(sub)
-    add_completion_parser(sub)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    from headrace import cli_interrupt
-
-    if not getattr(args, "own_signals", False):
-        cli_interrupt.install()
-    try:
-        code = args.func(args)
-        return cli_interrupt.EXIT_CODE if cli_interrupt.requested() else code
-    except BrokenPipeError:
-        # Output piped into e.g. `head`: stop quietly, as other tools do.
-        _silence_stdout()
-        return 141
-    except (HeadraceError, SettingsError, OSError) as e:
-        _error_line(args, str(e))
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # noqa: BLE001 - the contract is one line, never a traceback
-        if os.environ.get("HEADRACE_DEBUG"):
-            raise
-        from headrace.admin import describe_error
-        _error_line(args, describe_error(e))
-        return 1
-
-
-def _error_line(args: argparse.Namespace, message: str) -> None:
-    """The one error line on stderr; a broker process writes it in its log
-    format (timestamp, level; JSON with --log-format json) as every other
-    line of it."""
-    if getattr(args, "command", None) == "broker":
-        import time
-
-        from headrace import logs
-
-        fmt = getattr(args, "log_format", None) or logs.current_format()
-        print(logs.format_line(fmt, time.time(), "ERROR", "headrace", f"error: {message}"),
-              file=sys.stderr)
-    else:
-        print(f"headrace: error: {message}", file=sys.stderr)
-
-
-def _silence_stdout() -> None:
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except OSError:
-        pass
-
-
-if __name__ == "__main__":
-    sys.exit(main())

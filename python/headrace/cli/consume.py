@@ -1,6 +1,6 @@
 """``headrace consume TOPIC...``: print records of one or more topics (names
 or ``^regex``), by default each value on its own line, from a position (see
-headrace.cli_offsets) or a group's committed offsets, until the end of the
+headrace.cli.offsets) or a group's committed offsets, until the end of the
 log (``--exit``, the default), ``--count`` records, a ``--to`` position, or
 for ever with ``--follow``.
 
@@ -14,10 +14,10 @@ import re
 import sys
 import time
 
-from headrace import cli_interrupt
-from headrace.cli_codec import ENCODINGS, parse_delimiter
-from headrace.cli_common import CliError, add_client_flags, check_reachable, client_settings
-from headrace.cli_offsets import EARLIEST, LATEST, SPELLINGS, parse_position, resolve
+from headrace.cli import interrupt
+from headrace.cli.codec import ENCODINGS, parse_delimiter
+from headrace.cli.common import CliError, add_client_flags, check_reachable, client_settings
+from headrace.cli.offsets import EARLIEST, LATEST, SPELLINGS, parse_position, resolve
 
 BATCH = 10_000
 
@@ -91,7 +91,7 @@ def _consumer(args, group: str | None, start):
             # off for a second once 100000 records are queued.
             "queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 0,
             "max.partition.fetch.bytes": 4 << 20}
-    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (cli_common)
+    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (headrace.cli.common)
     return Consumer(client_config(args.brokers, **conf))
 
 
@@ -174,7 +174,7 @@ class _Run:
     """The print loop and when it ends: --count, --to stops, end of log."""
 
     def __init__(self, args, admin, stop):
-        from headrace.cli_format import Formatter
+        from headrace.cli.format import Formatter
 
         null = None if args.null_text is None else args.null_text.encode()
         self.render = Formatter(args.format, encoding=args.encoding, null=null or b"",
@@ -215,7 +215,7 @@ class _Run:
         if self.stop is not None and self.stops and not set(self.stops) - self.done:
             return
         while left is None or left > 0:
-            if cli_interrupt.requested():
+            if interrupt.requested():
                 break
             msgs = consumer.consume(BATCH if left is None else min(BATCH, left), 0.2)
             if not msgs:

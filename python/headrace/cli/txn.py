@@ -17,8 +17,8 @@ from dataclasses import asdict
 
 from typing import TYPE_CHECKING
 
-from headrace.cli_common import CliError, add_client_flags, admin_for
-from headrace.cli_output import add_format_flag
+from headrace.cli.common import CliError, add_client_flags, admin_for
+from headrace.cli.output import add_format_flag
 
 if TYPE_CHECKING:
     from headrace.admin import Transaction

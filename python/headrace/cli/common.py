@@ -56,8 +56,8 @@ def client_settings(args: argparse.Namespace) -> dict[str, str]:
 
 def check_reachable(args: argparse.Namespace) -> None:
     """Fails fast (one line naming the addresses) when no bootstrap broker
-    accepts a TCP connection; see headrace.cli_probe."""
-    from headrace.cli_probe import check_bootstrap
+    accepts a TCP connection; see headrace.cli.probe."""
+    from headrace.cli.probe import check_bootstrap
 
     check_bootstrap(args.brokers, args.timeout)
 

@@ -17,12 +17,16 @@ ROOT = "headrace"
 _PATH_METAVARS = {"PATH", "FILE", "DIR"}
 
 
-def add_completion_parser(sub: argparse._SubParsersAction) -> None:
+def add_completion_parser(sub: argparse._SubParsersAction, root: argparse.ArgumentParser) -> None:
+    """Adds ``completion`` to ``sub``. ``root`` is the whole command's parser,
+    the tree the script describes; it is read when the command runs, so it may
+    still be growing now. (Handed down by headrace.cli.app, so this module
+    does not import the one that imports it.)"""
     p = sub.add_parser("completion", help="print a bash or zsh completion script",
                        description="Print a completion script: "
                                    "`source <(headrace completion bash)`.")
     p.add_argument("shell", choices=("bash", "zsh"))
-    p.set_defaults(func=_cmd_completion, own_signals=True)
+    p.set_defaults(func=_cmd_completion, own_signals=True, root_parser=root)
 
 
 def command_tree(parser: argparse.ArgumentParser, path: str = ROOT,
@@ -123,13 +127,12 @@ if (( $+functions[compdef] )); then compdef _headrace headrace; fi
 """
 
 
-def script(shell: str) -> str:
-    from headrace.cli import build_parser
-
-    tree = command_tree(build_parser())
+def script(shell: str, parser: argparse.ArgumentParser) -> str:
+    """The completion script for ``shell`` (bash or zsh) of ``parser``'s tree."""
+    tree = command_tree(parser)
     return (BASH if shell == "bash" else ZSH) % {"tables": _tables(tree, _q)}
 
 
 def _cmd_completion(args: argparse.Namespace) -> int:
-    sys.stdout.write(script(args.shell))
+    sys.stdout.write(script(args.shell, args.root_parser))
     return 0

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Callable
 
-from headrace.cli_codec import encoder
+from headrace.cli.codec import encoder
 
 _TOKEN = re.compile(r"%[tpokshTKS%]|\\[nt\\]")
 _TS_TYPES = {1: "CreateTime", 2: "LogAppendTime"}

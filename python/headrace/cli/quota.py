@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 
-from headrace.cli_common import CliError, add_client_flags, admin_for
-from headrace.cli_output import add_format_flag, emit, print_rows
+from headrace.cli.common import CliError, add_client_flags, admin_for
+from headrace.cli.output import add_format_flag, emit, print_rows
 
 USER, CLIENT_ID = "user", "client-id"
 # Flag -> Kafka quota key.

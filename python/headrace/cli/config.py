@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from headrace.cli_common import parse_pairs
-from headrace.cli_output import add_format_flag, emit
+from headrace.cli.common import parse_pairs
+from headrace.cli.output import add_format_flag, emit
 from headrace.settings import DEFAULT_SOURCE, EffectiveSetting, effective, gather
 
 

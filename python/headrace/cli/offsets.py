@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable
 
-from headrace.cli_common import CliError
+from headrace.cli.common import CliError
 
 EARLIEST, LATEST, OFFSET, FROM_END, TIME = "earliest", "latest", "offset", "from_end", "time"
 

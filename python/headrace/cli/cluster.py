@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
-from headrace.cli_output import add_format_flag, emit
+from headrace.cli.common import CliError, add_client_flags, admin_for, parse_pairs
+from headrace.cli.output import add_format_flag, emit
 from headrace import logs
 from headrace.errors import HeadraceError
 

@@ -24,9 +24,9 @@ import os
 import sys
 import time
 
-from headrace import cli_interrupt
-from headrace.cli_codec import ENCODINGS, decoder, parse_delimiter, split_records
-from headrace.cli_common import (CliError, add_client_flags, check_reachable, client_settings,
+from headrace.cli import interrupt
+from headrace.cli.codec import ENCODINGS, decoder, parse_delimiter, split_records
+from headrace.cli.common import (CliError, add_client_flags, check_reachable, client_settings,
                                   parse_pairs)
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -102,7 +102,7 @@ def _conf(args) -> dict:
             "batch.num.messages": 100000, "batch.size": 1 << 20,
             "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
             "delivery.report.only.error": True}
-    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (cli_common)
+    conf.update(client_settings(args))  # -X, --command-config, HEADRACE_* (headrace.cli.common)
     return conf
 
 
@@ -310,7 +310,7 @@ def _send_all(producer, args, batches, sep, headers, total,
         if progress.enabled:
             done_bytes += sum(map(len, batch)) + len(batch)
             progress.update(sent - len(producer), done_bytes)
-        if cli_interrupt.requested():
+        if interrupt.requested():
             break
     return sent, _drain(producer.flush, lambda: deliveries.failed, progress, sent, done_bytes,
                         args)
@@ -324,7 +324,7 @@ def _send_bulk(lp, args, batches, total) -> tuple[int, int]:
     partition = -1 if args.partition is None else args.partition
     for batch in batches:
         done = lp.produce(batch, 0, partition)
-        while done < len(batch) and not cli_interrupt.requested():
+        while done < len(batch) and not interrupt.requested():
             lp.poll(0.05)  # the local queue is full: let deliveries drain it
             done = lp.produce(batch, done, partition)
         sent += done
@@ -332,7 +332,7 @@ def _send_bulk(lp, args, batches, total) -> tuple[int, int]:
         if progress.enabled:
             done_bytes += sum(map(len, batch[:done])) + done
             progress.update(sent - len(lp), done_bytes)
-        if cli_interrupt.requested():
+        if interrupt.requested():
             break
     return sent, _drain(lp.flush, lambda: lp.failed, progress, sent, done_bytes, args)
 
@@ -340,7 +340,7 @@ def _send_bulk(lp, args, batches, total) -> tuple[int, int]:
 def _drain(flush, failed, progress: _Progress, sent: int, done_bytes: int, args) -> int:
     """Waits for what is still queued (0.5 s after Ctrl-C, else --timeout),
     draws the final progress; returns how many records are left."""
-    remaining = flush(0.5 if cli_interrupt.requested() else args.timeout)
+    remaining = flush(0.5 if interrupt.requested() else args.timeout)
     progress.update(sent - remaining - failed(), done_bytes, force=True)
     progress.finish()
     return remaining
@@ -358,7 +358,7 @@ def _failure_text(code: int, name: str, text: str) -> str:
 def _retry(producer, topic, value, key, partition, headers) -> bool:
     """The queue is full: serve delivery reports until the record fits;
     False if Ctrl-C came first."""
-    while not cli_interrupt.requested():
+    while not interrupt.requested():
         producer.poll(0.05)
         try:
             producer.produce(topic, value, key, partition, headers=headers)

@@ -14,8 +14,8 @@ import argparse
 import os
 import sys
 
-from headrace.cli_common import CliError, add_client_flags, admin_for
-from headrace.cli_output import add_format_flag, emit, print_rows
+from headrace.cli.common import CliError, add_client_flags, admin_for
+from headrace.cli.output import add_format_flag, emit, print_rows
 
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 PASSWORD_ENV = "HEADRACE_USER_PASSWORD"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import itertools
 
-from headrace.cli_common import CliError, add_client_flags, admin_for
-from headrace.cli_output import add_format_flag, emit, print_rows
+from headrace.cli.common import CliError, add_client_flags, admin_for
+from headrace.cli.output import add_format_flag, emit, print_rows
 
 OPERATIONS = ("All", "Read", "Write", "Create", "Delete", "Alter", "Describe", "ClusterAction",
               "DescribeConfigs", "AlterConfigs", "IdempotentWrite")

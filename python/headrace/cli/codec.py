@@ -13,7 +13,7 @@ import binascii
 import re
 from typing import BinaryIO, Iterator
 
-from headrace.cli_common import CliError
+from headrace.cli.common import CliError
 
 ENCODINGS = ("text", "base64", "hex")
 READ_CHUNK = 1 << 20

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from headrace.cli_common import CliError, add_client_flags, admin_for, parse_pairs
-from headrace.cli_output import add_format_flag, emit
+from headrace.cli.common import CliError, add_client_flags, admin_for, parse_pairs
+from headrace.cli.output import add_format_flag, emit
 
 
 def add_topic_parser(sub: argparse._SubParsersAction) -> None:

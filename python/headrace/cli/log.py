@@ -19,7 +19,7 @@ import argparse
 import json
 import sys
 
-from headrace.cli_common import add_client_flags, admin_for
+from headrace.cli.common import add_client_flags, admin_for
 from headrace.errors import HeadraceError
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from headrace.cli_common import CliError, add_client_flags, admin_for
-from headrace.cli_offsets import SPELLINGS, parse_position, resolve
-from headrace.cli_output import add_format_flag, emit
+from headrace.cli.common import CliError, add_client_flags, admin_for
+from headrace.cli.offsets import SPELLINGS, parse_position, resolve
+from headrace.cli.output import add_format_flag, emit
 
 
 def add_group_parser(sub: argparse._SubParsersAction) -> None:
