@@ -106,24 +106,26 @@ class SinkInputCutError(RuntimeError):
 def whole_input(rows: Iterator[Row]) -> Iterator[Row]:
     """``rows``, the input Spark gives a write task, raising
     SinkInputCutError at their end unless Spark sent all of them.
+    REQUIRES: called from the writer's ``write`` in pyspark's Python worker.
 
     Why: when something upstream of the sink in the same task fails (a Python
     UDF raises, or its worker dies) after Spark passed the sink some rows,
     Spark does not fail the sink's input; it shuts the socket it feeds the
     sink's Python worker with, and pyarrow reads the cut Arrow stream as a
-    complete one. What tells the two apart is what follows the stream: after
-    the whole input the JVM sends its end-of-stream marker (which pyspark's
-    worker reads after the task), after a cut nothing, the socket is at
-    end-of-file. So at the end of the rows this peeks (never consumes) one
-    byte of the worker's input: none means a cut, and raising makes it what
-    it is, a failed input, for every sink mode (exactly-once aborts, at-most-
-    once records the rows it took as "failed", Spark retries the task).
+    complete one. What tells the two apart is what follows the stream: the
+    JVM sends its END_OF_STREAM marker (which pyspark's worker reads after
+    the task) only once the task's input iterator is exhausted; after a cut
+    it sends nothing, and the socket is at end-of-file. So at the end of the
+    rows this peeks (never consumes) one byte of the worker's input: none
+    means a cut, and raising makes it what it is, a failed input, for every
+    sink mode (exactly-once aborts, at-most-once records the rows it took as
+    "failed", Spark retries the task). docs/spark.md has the argument.
 
-    The stream is found on the stack of pyspark's worker (checked with
-    pyspark 4.3: ``input_data_stream`` of ``invoke_udf``; ``infile`` of
-    ``main`` in earlier versions, which read the data from it). Without it
-    (another pyspark layout) ``rows`` is returned unchecked, with a WARNING
-    once per worker process."""
+    The stream is found on the stack of pyspark's worker (pyspark 4.3:
+    ``input_data_stream`` of ``invoke_udf``; untested fallback for earlier
+    versions, which read the data from it: ``infile`` of ``main``). Without
+    it (another pyspark layout) ``rows`` is returned unchecked, with a
+    WARNING once per worker process."""
     stream = _worker_input()
     peek = getattr(stream, "peek", None)
     if peek is None:
@@ -137,6 +139,7 @@ def whole_input(rows: Iterator[Row]) -> Iterator[Row]:
 
 
 def _checked(rows: Iterator[Row], peek) -> Iterator[Row]:
+    """``peek``: the stream's BufferedReader.peek, b"" only at end-of-file."""
     taken = 0
     for row in rows:
         taken += 1
