@@ -103,30 +103,40 @@ def test_at_most_once_attempt_killed_mid_delivery_is_counted(broker_factory, tmp
 
 
 @pytest.mark.timeout(400)
-@pytest.mark.xfail(strict=True, reason="known defect: an upstream failure ends the sink's "
-                   "input as if it were complete (docs/spark.md, Known defect)")
-def test_upstream_failure_after_the_sink_took_rows(broker_factory, tmp_path):
-    """As test_injected_task_failures_each_mode (raising UDF, Spark
-    retries), but the sink has rows before the failure (``EARLY_ROWS``; in
-    the at-most-once query the failure waits for the sink's claim). Wanted:
-    exactly-once 0/0; at-most-once loses the failed attempts' undelivered
-    rows and reports exactly them (not 0). What happens: Spark ends the
-    sink's row iterator early instead of raising in it, the sink commits the
-    rows it had as the whole task, and the retry, which has all of them, is
-    refused (``... was written from 300 rows and its rerun has 500``): both
-    queries fail."""
+@pytest.mark.parametrize("how", ["--fail-first-attempts", "--crash-first-attempts"])
+def test_upstream_failure_after_the_sink_took_rows(broker_factory, tmp_path, record_property,
+                                                   how):
+    """As test_injected_task_failures_each_mode (a UDF raises, or its Python
+    worker exits, 400 rows into a task; Spark retries), but the sink has
+    rows before the failure (``EARLY_ROWS``; in the at-most-once query the
+    failure waits for the sink's claim). Spark then ends the sink's input
+    early instead of raising in it; the sink sees the cut (``whole_input``)
+    and fails the task instead of committing part of it as the whole, so
+    the retry finishes the batch: exactly-once 0 / 0, at-least-once 0 lost,
+    at-most-once 0 duplicated and the failed attempts' undelivered rows (at
+    least the 100 after each failure, not 0) reported exactly."""
     bs = broker_factory(None).bootstrap
-    job = _job(bs, tmp_path, "tu", "local[2,4]",
-               ["--fail-first-attempts", "--amo-fails-after-claim", *EARLY_ROWS])
-    job.queries = ("amo", "eos")
+    job = _job(bs, tmp_path, "tu", "local[2,4]", [how, "--amo-fails-after-claim", *EARLY_ROWS])
     job.finish()
+    failures = len(list((tmp_path / "faults").glob("failed-*")))
     claimed = len(list((tmp_path / "faults").glob("claimed-*")))
     counts = job.outcome([str(i) for i in range(TOTAL)])
     report = sink_report(bs, job.query_id("amo"), "tu-out-amo", partitions=2)
-    assert claimed == TOTAL // LIMIT, claimed
+    print(f"upstream failure after the sink took rows ({how}): {failures} failures, "
+          f"(lost, duplicated) {counts}, at-most-once report {report['total_written']} "
+          f"written, {report['total_dropped']} dropped")
+    record_counts(record_property, counts)
+    tasks = TOTAL // LIMIT   # one failing task per micro-batch and query
+    assert (failures, claimed) == (3 * tasks, tasks), (failures, claimed)
     assert counts["eos"] == (0, 0), counts
-    assert counts["amo"][1] == 0 < counts["amo"][0], counts
-    assert report["total_dropped"] == counts["amo"][0], (counts, report)
+    assert counts["alo"][0] == 0, counts
+    lost, dups = counts["amo"]
+    assert dups == 0, counts
+    assert tasks * (LIMIT // 2 - 400) <= lost < tasks * LIMIT // 2, counts
+    assert (report["total_dropped"], report["total_written"]) == (lost, TOTAL - lost), report
+    log = (tmp_path / "job-finish.log").read_text(errors="replace")
+    warned = re.findall(r"headrace: micro-batch \d+ committed: \d+ written, (\d+) dropped", log)
+    assert sum(int(n) for n in warned) == lost, warned
 
 
 SPECULATION = ["--conf", "spark.speculation=true", "--conf", "spark.speculation.interval=100ms",

@@ -11,9 +11,10 @@ For (sink S, Spark partition P, batch B), with the fenced progress of
    metadata ``{"state": "done", "rows_in": n, "rows": n, "written": n}``.
    If a record fails, the transaction is aborted and all n rows are dropped
    (counted, ``dropped: n``); the task succeeds, nothing is retried;
-3. an attempt whose rows' iterator failed (upstream error) commits the rows
-   it took, metadata ``"state": "failed"`` without ``rows_in`` (it does not
-   know the task's size), and fails the task.
+3. an attempt whose rows' iterator failed (an upstream error, or an input
+   an upstream failure cut short: ``sink_rows.whole_input`` raises then)
+   commits the rows it took, metadata ``"state": "failed"`` without
+   ``rows_in`` (it does not know the task's size), and fails the task.
 
 A later attempt or replay of (B, P) that finds the claim with no ``rows_in``
 knows the claimed attempt's visible output exactly - ``written`` if its

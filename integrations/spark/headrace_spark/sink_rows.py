@@ -1,5 +1,5 @@
-"""The sink's input columns, one row to one produce() call, and the report a
-write task sends back to the driver.
+"""The sink's input columns and rows, one row to one produce() call, and the
+report a write task sends back to the driver.
 
 Input columns as in Spark's Kafka sink: ``value`` (string or binary,
 required), optional ``key`` (string or binary), ``topic`` (string; the
@@ -9,8 +9,11 @@ producer's murmur2 partitioner choose) and ``headers``
 """
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
 from confluent_kafka import Producer
 from pyspark.sql import Row
@@ -18,6 +21,10 @@ from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
 from .options import HeadraceOptionError, SinkOptions
+
+log = logging.getLogger("headrace.spark")
+_WORKER_PY = os.path.join("pyspark", "worker.py")
+_unchecked_warned = False
 
 
 @dataclass
@@ -90,3 +97,71 @@ def send_row(producer: Producer, opts: SinkOptions, cols: SinkColumns, row: Row,
         except BufferError:   # local queue full: let deliveries drain
             producer.poll(0.1)
     producer.poll(0)
+
+
+class SinkInputCutError(RuntimeError):
+    """Spark ended a write task's input before its end (an upstream failure)."""
+
+
+def whole_input(rows: Iterator[Row]) -> Iterator[Row]:
+    """``rows``, the input Spark gives a write task, raising
+    SinkInputCutError at their end unless Spark sent all of them.
+    REQUIRES: called from the writer's ``write`` in pyspark's Python worker.
+
+    Why: when something upstream of the sink in the same task fails (a Python
+    UDF raises, or its worker dies) after Spark passed the sink some rows,
+    Spark does not fail the sink's input; it shuts the socket it feeds the
+    sink's Python worker with, and pyarrow reads the cut Arrow stream as a
+    complete one. What tells the two apart is what follows the stream: the
+    JVM sends its END_OF_STREAM marker (which pyspark's worker reads after
+    the task) only once the task's input iterator is exhausted; after a cut
+    it sends nothing, and the socket is at end-of-file. So at the end of the
+    rows this peeks (never consumes) one byte of the worker's input: none
+    means a cut, and raising makes it what it is, a failed input, for every
+    sink mode (exactly-once aborts, at-most-once records the rows it took as
+    "failed", Spark retries the task). docs/spark.md has the argument.
+
+    The stream is found on the stack of pyspark's worker (pyspark 4.3:
+    ``input_data_stream`` of ``invoke_udf``; untested fallback for earlier
+    versions, which read the data from it: ``infile`` of ``main``). Without
+    it (another pyspark layout) ``rows`` is returned unchecked, with a
+    WARNING once per worker process."""
+    stream = _worker_input()
+    peek = getattr(stream, "peek", None)
+    if peek is None:
+        global _unchecked_warned
+        if not _unchecked_warned:
+            _unchecked_warned = True
+            log.warning("headrace: the sink cannot tell a complete input from one an "
+                        "upstream failure cut short (pyspark's worker input not found)")
+        return rows
+    return _checked(rows, peek)
+
+
+def _checked(rows: Iterator[Row], peek) -> Iterator[Row]:
+    """``peek``: the stream's BufferedReader.peek, b"" only at end-of-file."""
+    taken = 0
+    for row in rows:
+        taken += 1
+        yield row
+    if not peek(1):
+        raise SinkInputCutError(
+            f"headrace sink: Spark ended this task's input after {taken} rows without its "
+            f"end-of-stream marker (a failure upstream in the same task: a Python UDF that "
+            f"raised or whose worker died); failing the task instead of writing it as whole")
+
+
+def _worker_input():
+    """The stream pyspark's worker reads this task's input rows from, found on
+    the call stack; None if there is none."""
+    frame = sys._getframe(1)
+    found = None
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(_WORKER_PY):
+            names = frame.f_locals
+            if "input_data_stream" in names:
+                return names["input_data_stream"]
+            if frame.f_code.co_name == "main" and "infile" in names:
+                found = names["infile"]
+        frame = frame.f_back
+    return found

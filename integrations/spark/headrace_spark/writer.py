@@ -14,7 +14,7 @@ from pyspark.sql.types import StructType
 
 from .delivery import claim_producer_config, producer_config
 from .options import SinkOptions
-from .sink_rows import SinkColumns, SinkReport
+from .sink_rows import SinkColumns, SinkReport, whole_input
 from .sink_at_most_once import write_at_most_once
 from .sink_tasks import TaskIdentity, write_at_least_once, write_exactly_once
 
@@ -60,7 +60,7 @@ class HeadraceBatchWriter(DataSourceWriter):
         ctx = TaskContext.get()
         task = TaskIdentity(self.sink_id, 0, ctx.partitionId(), ctx.attemptNumber(),
                             self.sink_id)
-        return _WRITE[self.opts.guarantee](self.opts, self.cols, iterator, task)
+        return _WRITE[self.opts.guarantee](self.opts, self.cols, whole_input(iterator), task)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         _log_totals(f"batch write {self.sink_id} committed", messages)
@@ -86,7 +86,7 @@ class HeadraceStreamWriter(DataSourceStreamWriter):
         task = TaskIdentity(self.opts.sink_id or query_id,
                             int(ctx.getLocalProperty(BATCH_ID_PROPERTY)),
                             ctx.partitionId(), ctx.attemptNumber(), query_id)
-        return _WRITE[self.opts.guarantee](self.opts, self.cols, iterator, task)
+        return _WRITE[self.opts.guarantee](self.opts, self.cols, whole_input(iterator), task)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         _log_totals(f"micro-batch {batchId} committed", messages)
