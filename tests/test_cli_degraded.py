@@ -44,7 +44,9 @@ def cluster(tmp_path_factory):
 def _timed(*args, brokers):
     start = time.monotonic()
     r = headrace(*args, brokers=brokers)
-    return time.monotonic() - start, r
+    took = time.monotonic() - start
+    print(f"{' '.join(args[:3])}: {took:.2f}s exit {r.returncode}")  # figures, with -s
+    return took, r
 
 
 def _json(*args, brokers) -> tuple[float, dict, str]:

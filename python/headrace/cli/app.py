@@ -97,7 +97,10 @@ def _reason(e: BaseException) -> str:
         from headrace.admin import describe_error
 
         text = describe_error(e)
-    return text.splitlines()[0] if text else type(e).__name__
+    text = text.splitlines()[0] if text else type(e).__name__
+    if text.endswith(":"):  # "what: " with nothing after it
+        text = f"{text} {type(e).__name__}"
+    return text
 
 
 def _error_line(args: argparse.Namespace, message: str) -> None:

@@ -150,9 +150,8 @@ def describe_topic(admin, name: str) -> dict:
         s, e = starts.get(key), ends.get(key)
         offline_replicas = [r for r in pm.replicas if r not in live]
         in_sync = [r for r in pm.isrs if r in live]
-        leader = pm.leader if pm.leader >= 0 else None
         size = sizes_at.get(pm.leader, {}).get(p) if pm.leader in sizes_at else None
-        parts.append({"partition": p, "leader": leader,
+        parts.append({"partition": p, "leader": pm.leader,
                       "replicas": list(pm.replicas), "isr": list(pm.isrs),
                       "start_offset": s, "end_offset": e,
                       "records": None if s is None or e is None else e - s,
@@ -196,7 +195,7 @@ def describe_topic(admin, name: str) -> dict:
 
 def _status(p: dict) -> str:
     if p["offline"]:
-        return "OFFLINE" if p["leader"] is None else f"OFFLINE (leader {p['leader']} down)"
+        return "OFFLINE" if p["leader"] < 0 else f"OFFLINE (leader {p['leader']} down)"
     out = []
     if p["under_replicated"]:
         out.append("UNDER-REPLICATED")
@@ -213,7 +212,7 @@ def _describe_table(doc: dict) -> None:
     for p in doc["partitions"]:
         replicas = ",".join(str(r) for r in p["replicas"])
         isr = ",".join(str(r) for r in p["isr"])
-        cells = [p["partition"], "none" if p["leader"] is None else p["leader"], replicas, isr,
+        cells = [p["partition"], "none" if p["leader"] < 0 else p["leader"], replicas, isr,
                  p["start_offset"], p["end_offset"], p["records"],
                  "?" if p["size_bytes"] is None else p["size_bytes"], _status(p)]
         print("\t".join("?" if c is None else str(c) for c in cells))
