@@ -82,6 +82,30 @@ def test_zookeeper_paused(cluster):
         os.kill(zk, signal.SIGCONT)
 
 
+def test_one_broker_paused(cluster):
+    """A hung broker (SIGSTOP: it accepts connections, answers nothing) is
+    named after its 2 s and the rest is read."""
+    bs = cluster.bootstrap_servers
+    _, before, _ = _json("topic", "describe", TOPIC, brokers=bs)
+    victim = before["partitions"][0]["leader"]
+    address = cluster.node(victim).address
+    cluster.pause(victim)
+    try:
+        took, d, stderr = _json("topic", "describe", TOPIC, brokers=bs)
+        assert took < ANSWER_S, took
+        assert [(b["id"], b["reason"]) for b in d["brokers_down"]] == \
+            [(victim, "no answer within 2s")], d["brokers_down"]
+        assert f"broker {victim} ({address}) is down: no answer within 2s" in stderr
+        for p in d["partitions"]:
+            assert p["offline"] == (p["leader"] == victim), p
+            if not p["offline"]:
+                assert p["end_offset"] == before["partitions"][p["partition"]]["end_offset"]
+        took, d, stderr = _json("group", "list", brokers=bs)
+        assert took < ANSWER_S and d["brokers_down"][0]["id"] == victim
+    finally:
+        cluster.resume(victim)
+
+
 def test_one_broker_killed(cluster):
     bs = cluster.bootstrap_servers
     coordinators = _coordinators(cluster)
