@@ -8,6 +8,12 @@ command goes on; when every address is refused or cannot be resolved, it
 raises :class:`BootstrapError` naming each address and why, typically within
 milliseconds. An address that neither connects nor refuses (a dropped SYN)
 is waited for up to the command's timeout.
+
+Then :func:`check_handshake` has librdkafka connect with the command's
+client settings and ask for metadata: an authentication or TLS failure, or
+a broker that closes every connection at once, raises
+:class:`HandshakeError` with librdkafka's reason within milliseconds
+instead of the command waiting for its timeout.
 """
 from __future__ import annotations
 
