@@ -43,7 +43,8 @@ def secured(tmp_path_factory):
         "--set", "listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL",
         "--set", "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256",
         "--set", f"listener.name.sasl_plaintext.plain.sasl.jaas.config={JAAS}",
-        "--set", "ssl.keystore.type=PEM", "--set", f"ssl.keystore.location={d / 'broker-store.pem'}",
+        "--set", "ssl.keystore.type=PEM",
+        "--set", f"ssl.keystore.location={d / 'broker-store.pem'}",
         listen=f"SASL_PLAINTEXT://127.0.0.1:{sp},SSL://127.0.0.1:{tp}")
     b.start()
     yield Secured(b, f"127.0.0.1:{sp}", f"127.0.0.1:{tp}", d)

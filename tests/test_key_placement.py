@@ -95,7 +95,8 @@ def test_spark_sink_places_keys_as_kafka(placed):
 
     spark = spark_session()
     _create(placed, "kp-spark")
-    df = spark.createDataFrame([(k, str(i)) for i, k in enumerate(KEYS)], "key string, value string")
+    df = spark.createDataFrame([(k, str(i)) for i, k in enumerate(KEYS)],
+                               "key string, value string")
     (df.repartition(3).write.format("headrace").option("kafka.bootstrap.servers", placed)
      .option("topic", "kp-spark").mode("append").save())
     assert _placement(placed, "kp-spark") == _expected()

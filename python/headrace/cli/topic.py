@@ -96,14 +96,15 @@ def cluster_health(admin, md, deadline: float) -> tuple[set[int], list[dict]]:
     """(ids of the brokers that answer, [{"id", "host", "port", "reason"}]
     of those that do not) among the brokers ``md`` lists and the replicas
     it names that no broker registration backs (a broker whose ZooKeeper
-    session ended: host and port null, reason "not registered")."""
+    session ended: host and port null, reason "no longer registered ...")."""
     listed = {b.id: (b.host, b.port) for b in md.brokers.values()}
     health = admin.probe_brokers([(i, h, p) for i, (h, p) in listed.items()], deadline)
     live = {i for i, why in health.items() if why is None}
     down = [{"id": i, "host": listed[i][0], "port": listed[i][1], "reason": why}
             for i, why in sorted(health.items()) if why is not None]
     named = {r for t in md.topics.values() for pm in t.partitions.values() for r in pm.replicas}
-    down += [{"id": i, "host": None, "port": None, "reason": "no longer registered (its ZooKeeper session ended)"}
+    gone = "no longer registered (its ZooKeeper session ended)"
+    down += [{"id": i, "host": None, "port": None, "reason": gone}
              for i in sorted(named - set(listed))]
     return live, down
 
@@ -125,6 +126,7 @@ def describe_topic(admin, name: str) -> dict:
     from confluent_kafka import KafkaError
 
     from headrace.admin import AdminError
+    from headrace.admin_wire import RESOURCE_TOPIC
 
     whole = admin.metadata()
     md = whole.topics.get(name)
@@ -172,8 +174,6 @@ def describe_topic(admin, name: str) -> dict:
     if unread:
         warnings.append("offsets unavailable for partition(s) "
                         + ",".join(map(str, unread)))
-    from headrace.admin_wire import RESOURCE_TOPIC
-
     configs_error = None
     try:  # any broker answers a topic's DescribeConfigs (librdkafka asks the controller)
         up = [listed[i] for i in sorted(live) if i in listed]
