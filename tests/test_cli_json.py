@@ -58,7 +58,7 @@ def test_group_list_and_describe_match_the_broker(jb):
     d = _json("group", "describe", "js-g", brokers=b)
     assert (d["group_id"], d["state"], d["members"]) == ("js-g", "EMPTY", [])
     assert d["offsets"] == [{"topic": "js-grp", "partition": 0, "committed": 3,
-                             "end_offset": 4, "lag": 1, "member_id": None}]
+                             "end_offset": 4, "lag": 1, "member_id": None, "error": None}]
     # while a member is in: its assignment, as the broker reports it
     c = Consumer({"bootstrap.servers": b, "group.id": "js-live", "session.timeout.ms": 6000})
     try:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def _describe_rows(text: str) -> dict[int, list[str]]:
     lines = text.splitlines()
-    start = lines.index("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE") + 1
+    start = lines.index("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE\tSTATUS") + 1
     rows = {}
     for ln in lines[start:]:
         if ln == "CONFIG" or ln.startswith("TOTAL\t"):

@@ -25,6 +25,12 @@ from headrace.errors import HeadraceError
 
 DEFAULT_BROKERS = "127.0.0.1:9092"
 DEFAULT_TIMEOUT_S = 10.0
+# Degraded reads (Admin.probe_brokers, offsets_by_leader, sizes_by_broker):
+# what one broker may take to answer before it is reported as not
+# answering, and what all the per-broker steps of one read may take
+# together, so that a describe with a broker down answers in < 5 s.
+BROKER_ANSWER_S = 2.0
+DEGRADED_READ_S = 4.0
 
 _SILENT = logging.getLogger("headrace.librdkafka")
 _SILENT.addHandler(logging.NullHandler())
@@ -84,13 +90,28 @@ def client_config(brokers: str, **extra: Any) -> dict[str, Any]:
 def describe_error(e: BaseException) -> str:
     """One line for a KafkaException / KafkaError / anything else."""
     err = e.args[0] if isinstance(e, KafkaException) and e.args else e
+    if isinstance(e, TimeoutError) and not str(e):
+        return "no answer in time (TimeoutError)"
     if isinstance(err, KafkaError):
         text = err.str() or err.name()
         if err.code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
                           KafkaError._ALL_BROKERS_DOWN):
             return f"broker unreachable or not answering ({text})"
         return f"{text} ({err.name()})" if err.name() not in text else text
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _why_down(text: str, wait: float) -> str:
+    """A WireError's text -> why the broker is not answering, short."""
+    low = text.lower()
+    if "refused" in low:
+        return "connection refused"
+    if "timed out" in low or "timeout" in low:
+        return f"no answer within {wait:g}s"
+    if "closed" in low or "reset" in low:
+        return "connection closed"
+    return text.split(": ", 1)[-1] if ": " in text else text
 
 
 def _wait(future, timeout: float, what: str):
@@ -117,6 +138,251 @@ class Admin:
         self.timeout = timeout
         self.settings = dict(settings or {})
         self.client = AdminClient(client_config(brokers, **self.settings))
+
+    # -- degraded reads: what the reachable brokers say, and who is down ------
+    def read_deadline(self) -> float:
+        """The monotonic time by which the per-broker steps of one read end."""
+        import time
+
+        return time.monotonic() + min(self.timeout, DEGRADED_READ_S)
+
+    def probe_brokers(self, brokers: Iterable[tuple[int, str, int]],
+                      deadline: float | None = None) -> dict[int, str | None]:
+        """{node id: None when it answers ApiVersions, else why not} for
+        ``brokers`` ((id, host, port)), asked in parallel with the client
+        settings, each given BROKER_ANSWER_S (and no more than ``deadline``).
+        A SIGKILLed broker is "connection refused" within milliseconds; a
+        stopped one (SIGSTOP, a hung host) "no answer within 2s"."""
+        import threading
+        import time
+
+        from headrace.admin_wire import Connection, WireError, api_versions
+
+        brokers = list(brokers)
+        wait = min(self.timeout, BROKER_ANSWER_S)
+        if deadline is not None:
+            wait = max(0.05, min(wait, deadline - time.monotonic()))
+        out: dict[int, str | None] = {}
+        lock = threading.Lock()
+
+        def ask(node: int, host: str, port: int) -> None:
+            try:
+                conn = Connection(host, port, wait, self.settings)
+                try:
+                    api_versions(conn)
+                    why = None
+                finally:
+                    conn.close()
+            except WireError as e:
+                why = _why_down(str(e), wait)
+            except Exception as e:  # noqa: BLE001 - any failure means "not answering"
+                why = describe_error(e)
+            with lock:
+                out[node] = why
+
+        threads = [threading.Thread(target=ask, args=b, daemon=True) for b in brokers]
+        for t in threads:
+            t.start()
+        end = time.monotonic() + wait + 0.5
+        for t in threads:
+            t.join(max(0.0, end - time.monotonic()))
+        with lock:
+            for node, _, _ in brokers:
+                out.setdefault(node, f"no answer within {wait:g}s")
+            return dict(out)
+
+    def offsets_by_leader(self, leaders: Mapping[tuple[str, int], int], spec: str,
+                          deadline: float) -> tuple[dict[tuple[str, int], int],
+                                                    dict[tuple[str, int], str]]:
+        """ListOffsets ("earliest" / "latest") of each (topic, partition),
+        one request per leader so that one broker's silence costs only its
+        partitions: ({(topic, partition): offset}, {(topic, partition): why
+        not}), returned by ``deadline``."""
+        import time
+
+        by_leader: dict[int, list[TopicPartition]] = {}
+        for (t, p), leader in leaders.items():
+            by_leader.setdefault(leader, []).append(TopicPartition(t, p))
+        s = OffsetSpec.earliest() if spec == "earliest" else OffsetSpec.latest()
+        wait = max(0.05, deadline - time.monotonic())
+        pending = []
+        for leader, tps in sorted(by_leader.items()):
+            fs = self.client.list_offsets({tp: s for tp in tps}, request_timeout=wait)
+            pending += [(leader, tp, f) for tp, f in fs.items()]
+        out: dict[tuple[str, int], int] = {}
+        errors: dict[tuple[str, int], str] = {}
+        for leader, tp, f in pending:
+            key = (tp.topic, tp.partition)
+            try:
+                out[key] = f.result(timeout=max(0.01, deadline - time.monotonic())).offset
+            except KafkaException as e:
+                errors[key] = f"leader {leader}: {describe_error(e)}"
+            except Exception:  # noqa: BLE001 - concurrent.futures.TimeoutError
+                errors[key] = f"leader {leader}: no answer in time"
+        return out, errors
+
+    def sizes_by_broker(self, brokers: Iterable[tuple[int, str, int]], topic: str,
+                        partitions: list[int], deadline: float
+                        ) -> tuple[dict[int, dict[int, int]], dict[int, str]]:
+        """DescribeLogDirs of one topic at each broker, in parallel:
+        ({broker: {partition: bytes over its online dirs}}, {broker: why
+        not}), returned by ``deadline``."""
+        import threading
+        import time
+
+        from headrace.admin_wire import Connection, WireError, describe_log_dirs
+
+        brokers = list(brokers)
+        out: dict[int, dict[int, int]] = {}
+        errors: dict[int, str] = {}
+        lock = threading.Lock()
+        wait = max(0.05, deadline - time.monotonic())
+
+        def ask(node: int, host: str, port: int) -> None:
+            try:
+                conn = Connection(host, port, wait, self.settings)
+                try:
+                    answers = describe_log_dirs(conn, {topic: partitions})
+                finally:
+                    conn.close()
+                sizes: dict[int, int] = {}
+                for a in answers:
+                    if a.error_code:
+                        continue
+                    for (t, p), size in a.sizes.items():
+                        if t == topic:
+                            sizes[p] = sizes.get(p, 0) + size
+                with lock:
+                    out[node] = sizes
+            except (WireError, OSError) as e:
+                with lock:
+                    errors[node] = _why_down(str(e), wait)
+
+        threads = [threading.Thread(target=ask, args=b, daemon=True) for b in brokers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        with lock:
+            for node, _, _ in brokers:
+                if node not in out:
+                    errors.setdefault(node, "no answer in time")
+            return dict(out), dict(errors)
+
+    def groups_from(self, brokers: Iterable[tuple[int, str, int]], deadline: float
+                    ) -> tuple[list[tuple[str, str]], dict[int, str]]:
+        """ListGroups at each of ``brokers`` in parallel (each lists the
+        groups it coordinates): ([(group id, state as librdkafka names it,
+        e.g. EMPTY)] sorted, {broker: why not}), returned by ``deadline``."""
+        import re
+        import threading
+        import time
+
+        from headrace.admin_wire import Connection, WireError, list_groups
+
+        brokers = list(brokers)
+        found: dict[str, str] = {}
+        errors: dict[int, str] = {}
+        lock = threading.Lock()
+        wait = max(0.05, deadline - time.monotonic())
+
+        def ask(node: int, host: str, port: int) -> None:
+            try:
+                conn = Connection(host, port, wait, self.settings)
+                try:
+                    listed = list_groups(conn)
+                finally:
+                    conn.close()
+                with lock:
+                    for gid, _, state in listed:
+                        found[gid] = re.sub(r"(?<!^)(?=[A-Z])", "_", state or "Unknown").upper()
+            except (WireError, OSError) as e:
+                with lock:
+                    errors[node] = _why_down(str(e), wait)
+
+        threads = {b[0]: threading.Thread(target=ask, args=b, daemon=True) for b in brokers}
+        for t in threads.values():
+            t.start()
+        for t in threads.values():
+            t.join(max(0.0, deadline - time.monotonic()))
+        with lock:
+            for node, t in threads.items():
+                if t.is_alive():
+                    errors.setdefault(node, "no answer in time")
+            return sorted(found.items()), dict(errors)
+
+    def group_coordinator(self, group: str, brokers: Iterable[tuple[int, str, int]],
+                          deadline: float) -> tuple[int, str, int]:
+        """FindCoordinator of ``group`` asked of the first of ``brokers``
+        that answers: (node, host, port); AdminError naming Kafka's error
+        (e.g. COORDINATOR_NOT_AVAILABLE) or the brokers' silence."""
+        import time
+
+        from headrace.admin_wire import Connection, WireError, find_coordinator
+
+        why = "no broker to ask"
+        for _, host, port in brokers:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                break
+            try:
+                conn = Connection(host, port, wait, self.settings)
+                try:
+                    return find_coordinator(conn, group, 0)
+                finally:
+                    conn.close()
+            except WireError as e:
+                why = str(e)
+                if "find coordinator" in why:
+                    break  # the broker answered with an error
+        raise AdminError(f"cannot find the coordinator of group {group!r}: {why}")
+
+    def configs_from(self, brokers: Iterable[tuple[int, str, int]], resource_type: int,
+                     name: str, deadline: float | None = None,
+                     keys: list[str] | None = None):
+        """DescribeConfigs of one resource (headrace.admin_wire.RESOURCE_*)
+        asked of the first of ``brokers`` that answers: [ConfigAnswer]
+        sorted by key; AdminError with Kafka's error, or the brokers'
+        silence."""
+        import time
+
+        from headrace.admin_wire import Connection, WireError, describe_configs
+
+        why = "no broker to ask"
+        for node, host, port in brokers:
+            wait = self.timeout if deadline is None else deadline - time.monotonic()
+            if wait <= 0:
+                why = f"{why}; out of time"
+                break
+            try:
+                conn = Connection(host, port, wait, self.settings)
+            except WireError as e:
+                why = f"broker {node}: {_why_down(str(e), wait)}"
+                continue
+            try:
+                return sorted(describe_configs(conn, resource_type, name, keys),
+                              key=lambda c: c.name)
+            except WireError as e:
+                if f"broker {host}:{port}" in str(e):
+                    why = f"broker {node}: {_why_down(str(e), wait)}"
+                    continue
+                raise AdminError(f"cannot describe configs: {e}") from None
+            finally:
+                conn.close()
+        raise AdminError(f"cannot describe configs: {why}")
+
+    def alter_configs_at(self, broker: tuple[int, str, int], resource_type: int, name: str,
+                         ops: list[tuple[str, str | None]], validate_only: bool = False) -> None:
+        """IncrementalAlterConfigs of one resource sent to ``broker``: SET
+        (value) / DELETE (None) per key; AdminError with Kafka's error."""
+        from headrace.admin_wire import Connection, WireError, incremental_alter_configs
+
+        node, host, port = broker
+        with self._wire(host, port, "alter configs") as conn:
+            try:
+                incremental_alter_configs(conn, resource_type, name, ops, validate_only)
+            except WireError as e:
+                raise AdminError(f"cannot alter configs: {e}") from None
 
     # -- metadata ------------------------------------------------------------
     def metadata(self, topic: str | None = None):
@@ -175,11 +441,12 @@ class Admin:
                                            operation_timeout=self.timeout)
         _wait(fs[name], self.timeout, f"cannot add partitions to {name!r}")
 
-    def topic_config(self, name: str) -> dict[str, Any]:
-        """{key: ConfigEntry} of a topic."""
+    def topic_config(self, name: str, timeout: float | None = None) -> dict[str, Any]:
+        """{key: ConfigEntry} of a topic (``timeout``: instead of the Admin's)."""
+        timeout = self.timeout if timeout is None else timeout
         res = ConfigResource(ConfigResource.Type.TOPIC, name)
-        fs = self.client.describe_configs([res], request_timeout=self.timeout)
-        return _wait(fs[res], self.timeout, f"cannot describe configs of {name!r}")
+        fs = self.client.describe_configs([res], request_timeout=timeout)
+        return _wait(fs[res], timeout, f"cannot describe configs of {name!r}")
 
     def alter_topic_config(self, name: str, set_: Mapping[str, str],
                            delete: Iterable[str] = ()) -> None:

@@ -172,6 +172,23 @@ def list_transactions(conn: Connection, states: list[str]) -> list[tuple[str, in
     return r.carray(state)
 
 
+def list_groups(conn: Connection) -> list[tuple[str, str, str]]:
+    """ListGroups v4: [(group id, protocol type, state)] of the groups this
+    broker coordinates."""
+    r = conn.call(16, 4, carray([]) + NO_TAGS)
+    r.int32()
+    code = r.int16()
+    if code:
+        raise WireError(f"broker {conn.address}: list groups: {error_name(code)}")
+
+    def group(r: Reader):
+        out = (r.cstring(), r.cstring(), r.cstring())
+        r.tags()
+        return out
+
+    return r.carray(group)
+
+
 @dataclass
 class TransactionAnswer:
     error_code: int
@@ -209,15 +226,28 @@ def describe_transactions(conn: Connection, ids: list[str]) -> list[TransactionA
 def find_transaction_coordinator(conn: Connection, transactional_id: str
                                  ) -> tuple[int, str, int]:
     """FindCoordinator v1 (key type 1 = transaction): (node id, host, port)."""
-    key = transactional_id.encode()
-    r = conn.call(10, 1, struct.pack(">h", len(key)) + key + b"\x01", flexible=False)
+    return find_coordinator(conn, transactional_id, 1)
+
+
+def find_coordinator(conn: Connection, key: str, key_type: int = 0) -> tuple[int, str, int]:
+    """FindCoordinator v1 (key type 0 = group, 1 = transaction): (node id,
+    host, port); WireError naming Kafka's error (e.g.
+    COORDINATOR_NOT_AVAILABLE) otherwise."""
+    raw = key.encode()
+    r = conn.call(10, 1, struct.pack(">h", len(raw)) + raw + bytes([key_type]), flexible=False)
     r.int32()
     code = r.int16()
     r.string()  # error message
     node, host, port = r.int32(), r.string(), r.int32()
     if code:
-        raise WireError(f"find coordinator of {transactional_id!r}: {error_name(code)}")
+        raise WireError(f"find coordinator of {key!r}: {error_name(code)}")
     return node, host, port
+
+
+def api_versions(conn: Connection) -> int:
+    """ApiVersions v0: the broker answers (its error code, 0 when fine)."""
+    r = conn.call(18, 0, b"", flexible=False)
+    return r.int16()
 
 
 # -- partition reassignments (KIP-455) -----------------------------------------
@@ -339,3 +369,83 @@ def alter_client_quotas(conn: Connection,
         return code, message
 
     return r.carray(result)
+
+
+# -- configs: DescribeConfigs (32, v1) and IncrementalAlterConfigs (44, v0) ---
+# Raw because confluent-kafka refuses the empty BROKER resource name that
+# addresses the cluster-wide dynamic default (kafka-configs --entity-default),
+# and because librdkafka sends a topic's DescribeConfigs to the controller
+# only, while any broker can answer it.
+RESOURCE_TOPIC, RESOURCE_BROKER = 2, 4
+CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG",
+                  3: "DYNAMIC_DEFAULT_BROKER_CONFIG", 4: "STATIC_BROKER_CONFIG",
+                  5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
+
+
+def _str(s: str | None) -> bytes:
+    if s is None:
+        return struct.pack(">h", -1)
+    b = s.encode()
+    return struct.pack(">h", len(b)) + b
+
+
+@dataclass
+class ConfigAnswer:
+    name: str
+    value: str | None
+    read_only: bool
+    source: str          # Kafka's ConfigSource name, e.g. DYNAMIC_BROKER_CONFIG
+    sensitive: bool
+    synonyms: list[tuple[str, str | None, str]] = field(default_factory=list)
+
+
+def describe_configs(conn: Connection, resource_type: int, name: str,
+                     keys: list[str] | None = None, synonyms: bool = True
+                     ) -> list[ConfigAnswer]:
+    """DescribeConfigs v1 of one resource (``keys`` None: every key);
+    WireError naming Kafka's error otherwise."""
+    body = struct.pack(">ib", 1, resource_type) + _str(name)
+    if keys is None:
+        body += struct.pack(">i", -1)
+    else:
+        body += struct.pack(">i", len(keys)) + b"".join(_str(k) for k in keys)
+    body += struct.pack(">?", synonyms)
+    r = conn.call(32, 1, body, flexible=False)
+    r.int32()  # throttle_time_ms
+    results = r.int32()
+    if results != 1:
+        raise WireError(f"broker {conn.address}: {results} config resources in the answer")
+    code, message = r.int16(), r.string()
+    r.int8()
+    r.string()
+
+    def entry(r: Reader) -> ConfigAnswer:
+        key, value = r.string(), r.string()
+        read_only, source, sensitive = r.int8() != 0, r.int8(), r.int8() != 0
+        syn = r.array(lambda r: (r.string(), r.string(), CONFIG_SOURCES.get(r.int8(), "?")))
+        return ConfigAnswer(key, value, read_only, CONFIG_SOURCES.get(source, str(source)),
+                            sensitive, syn)
+
+    entries = r.array(entry)
+    if code:
+        raise WireError(f"{message or error_name(code)} ({error_name(code)})")
+    return entries
+
+
+def incremental_alter_configs(conn: Connection, resource_type: int, name: str,
+                              ops: list[tuple[str, str | None]], validate_only: bool = False
+                              ) -> None:
+    """IncrementalAlterConfigs v0 of one resource: SET (a value) or DELETE
+    (None) per key; WireError naming Kafka's error otherwise."""
+    body = struct.pack(">ib", 1, resource_type) + _str(name) + struct.pack(">i", len(ops))
+    for key, value in ops:
+        body += _str(key) + struct.pack(">b", 1 if value is None else 0) + _str(value)
+    body += struct.pack(">?", validate_only)
+    r = conn.call(44, 0, body, flexible=False)
+    r.int32()  # throttle_time_ms
+    results = r.int32()
+    if results != 1:
+        raise WireError(f"broker {conn.address}: {results} config resources in the answer")
+    code, message = r.int16(), r.string()
+    if code:
+        raise WireError(f"{message or error_name(code)} ({error_name(code)})")

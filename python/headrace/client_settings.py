@@ -28,6 +28,13 @@ from collections.abc import Mapping
 
 from headrace.errors import HeadraceError
 
+# Kafka's (Java client's) defaults where librdkafka's differ, for every
+# producer the project configures (the CLI, the consoles, the Spark sink,
+# the Storm bolt): keys land on the partitions a Java producer, rpk or
+# kafka-python would pick (murmur2 of the key; librdkafka's own default is
+# consistent_random, CRC32). A user's own setting (-X, kafka.*) wins.
+KAFKA_PRODUCER_DEFAULTS: dict[str, str] = {"partitioner": "murmur2_random"}
+
 ENV_PREFIX = "HEADRACE_"
 _ENV_KEY_PREFIXES = ("security.", "sasl.", "ssl.", "enable.ssl.")
 _ENV_KEYS = ("client.id",)

@@ -39,7 +39,8 @@ BASE_MS = 1_700_000_000_000   # event time of the first click
 def produce_clicks(bootstrap: str, count: int) -> None:
     """``count`` JSON click events spread over 2 minutes of event time."""
     rnd = random.Random(7)
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                         "partitioner": "murmur2_random"})  # Kafka's key placement
     for i in range(count):
         event = {"user": f"u{rnd.randrange(50)}", "page": rnd.choice(PAGES),
                  "ts": BASE_MS + i * 120_000 // count}

@@ -27,7 +27,9 @@ DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 
 
 def _base() -> dict:
-    return {"partitioner": "murmur2_random", "linger.ms": 5,
+    from headrace.client_settings import KAFKA_PRODUCER_DEFAULTS
+
+    return {**KAFKA_PRODUCER_DEFAULTS, "linger.ms": 5,
             "logger": _QUIET, "error_cb": lambda err: None}
 
 

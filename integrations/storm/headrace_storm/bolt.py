@@ -72,7 +72,10 @@ class KafkaBolt(Bolt):
             self.send_message({"command": "error", "msg": msg})
             self._exit(1)
         s = self.settings
-        conf = {"client.id": f"headrace-storm-{self.component_name}-{self.task_id}",
+        from headrace.client_settings import KAFKA_PRODUCER_DEFAULTS
+
+        conf = {**KAFKA_PRODUCER_DEFAULTS,  # murmur2 keys, as Kafka's Java producer
+                "client.id": f"headrace-storm-{self.component_name}-{self.task_id}",
                 "acks": "all"}
         conf.update(s["kafka"] or {})  # headrace.kafka: security settings of every client
         conf.update(s["producer"] or {})

@@ -7,9 +7,9 @@ broker, topic, produce, consume, group, config, txn, user, acl,
 quota, log, cluster, completion. The pieces they share sit beside them:
 common (``--brokers``, client settings, the Admin), output (``--format``),
 codec (delimiters, encodings), format (consume's output formats), offsets
-(positions), probe (fail fast on an unreachable bootstrap) and interrupt
-(Ctrl-C). They use the library modules of :mod:`headrace`; nothing there
-imports the command line.
+(positions), probe (fail fast on an unreachable bootstrap or a failed login
+or TLS handshake) and interrupt (Ctrl-C). They use the library modules of
+:mod:`headrace`; nothing there imports the command line.
 """
 from headrace.cli.app import build_parser, main
 

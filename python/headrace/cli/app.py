@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return 141
     except (HeadraceError, SettingsError, OSError) as e:
-        _error_line(args, str(e))
+        _error_line(args, _reason(e))
         return 2
     except KeyboardInterrupt:
         return 130
@@ -86,6 +86,21 @@ def main(argv: list[str] | None = None) -> int:
         from headrace.admin import describe_error
         _error_line(args, describe_error(e))
         return 1
+
+
+def _reason(e: BaseException) -> str:
+    """The exception's one line; never empty (its kind, at least)."""
+    text = str(e).strip()
+    if not text and isinstance(e, OSError) and e.strerror:
+        text = e.strerror
+    if not text:
+        from headrace.admin import describe_error
+
+        text = describe_error(e)
+    text = text.splitlines()[0] if text else type(e).__name__
+    if text.endswith(":"):  # "what: " with nothing after it
+        text = f"{text} {type(e).__name__}"
+    return text
 
 
 def _error_line(args: argparse.Namespace, message: str) -> None:
@@ -101,7 +116,7 @@ def _error_line(args: argparse.Namespace, message: str) -> None:
         print(logs.format_line(fmt, time.time(), "ERROR", "headrace", f"error: {message}"),
               file=sys.stderr)
     else:
-        print(f"headrace: error: {message}", file=sys.stderr)
+        print(f"headrace: error: {message or 'unknown error'}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:

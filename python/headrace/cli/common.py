@@ -56,10 +56,13 @@ def client_settings(args: argparse.Namespace) -> dict[str, str]:
 
 def check_reachable(args: argparse.Namespace) -> None:
     """Fails fast (one line naming the addresses) when no bootstrap broker
-    accepts a TCP connection; see headrace.cli.probe."""
-    from headrace.cli.probe import check_bootstrap
+    accepts a TCP connection, or when the first connection fails to
+    authenticate or to agree on TLS (librdkafka's reason, at once); see
+    headrace.cli.probe."""
+    from headrace.cli.probe import check_bootstrap, check_handshake
 
     check_bootstrap(args.brokers, args.timeout)
+    check_handshake(args.brokers, client_settings(args), args.timeout)
 
 
 def admin_for(args: argparse.Namespace) -> "Admin":

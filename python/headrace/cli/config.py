@@ -2,18 +2,27 @@
 with the same --config/--set (and environment), its effective value and
 where that value came from: ``default``, ``file PATH``, ``environment`` or
 ``flag``. The settings are validated as a broker start would validate them,
-so an unknown key or a bad value is one error line and a non-zero exit."""
+so an unknown key or a bad value is one error line and a non-zero exit.
+
+``headrace config get|set|delete --broker N|--all``: a running cluster's
+broker configs over DescribeConfigs / IncrementalAlterConfigs, as
+``kafka-configs --entity-type brokers --entity-name N|--entity-default``
+and ``rpk cluster config get|set`` do: ``--broker N`` is broker N's own
+dynamic config (asked of broker N), ``--all`` the cluster-wide dynamic
+default (BROKER resource "", any broker; every broker applies it unless it
+has its own value). Sources are Kafka's names (DYNAMIC_BROKER_CONFIG,
+DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG)."""
 from __future__ import annotations
 
 import argparse
 
-from headrace.cli.common import parse_pairs
+from headrace.cli.common import CliError, add_client_flags, admin_for, parse_pairs
 from headrace.cli.output import add_format_flag, emit
 from headrace.settings import DEFAULT_SOURCE, EffectiveSetting, effective, gather
 
 
 def add_config_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("config", help="inspect broker configuration")
+    p = sub.add_parser("config", help="inspect and change broker configuration")
     csub = p.add_subparsers(dest="config_command", metavar="ACTION")
     csub.required = True
     s = csub.add_parser("show", help="effective broker settings and their sources",
@@ -33,6 +42,113 @@ def add_config_parser(sub: argparse._SubParsersAction) -> None:
                                     "--check FILE exits 1 when FILE's copy differs.")
     d.add_argument("--check", metavar="FILE", help="compare with the copy in FILE instead")
     d.set_defaults(func=_docs)
+
+    g = csub.add_parser("get", help="a running broker's configs (DescribeConfigs)",
+                        description="Print KEY=VALUE<TAB>(SOURCE) of broker N (--broker N: "
+                                    "every key, with where its value comes from) or the "
+                                    "cluster-wide dynamic defaults (--all).")
+    g.add_argument("keys", nargs="*", metavar="KEY", help="only these keys")
+    _add_target(g)
+    g.add_argument("--changed", action="store_true",
+                   help="only keys not at their built-in default")
+    add_format_flag(g)
+    g.set_defaults(func=_get)
+    st = csub.add_parser("set", help="set dynamic broker configs (IncrementalAlterConfigs)",
+                         description="Set dynamic configs of broker N (--broker N) or the "
+                                     "cluster-wide default of every broker (--all); they take "
+                                     "effect without a restart and survive one.")
+    st.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
+    _add_target(st)
+    st.add_argument("--dry-run", action="store_true",
+                    help="let the broker validate the change, change nothing")
+    st.set_defaults(func=_set)
+    dl = csub.add_parser("delete", help="remove dynamic broker configs (back to the next "
+                                        "source: cluster default, file, built-in default)")
+    dl.add_argument("keys", nargs="+", metavar="KEY")
+    _add_target(dl)
+    dl.set_defaults(func=_delete)
+    for sp in (g, st, dl):
+        add_client_flags(sp)
+
+
+def _add_target(p: argparse.ArgumentParser) -> None:
+    t = p.add_mutually_exclusive_group(required=True)
+    t.add_argument("--broker", type=int, metavar="N", help="broker N's own dynamic config")
+    t.add_argument("--all", action="store_true",
+                   help="the cluster-wide dynamic default (kafka-configs --entity-default)")
+
+
+def _target(admin, args) -> tuple[str, list[tuple[int, str, int]]]:
+    """(BROKER resource name, brokers to ask in order): broker N itself for
+    --broker N; any broker (the bootstrap ones first) for --all."""
+    brokers = admin._brokers()
+    if args.all:
+        return "", brokers
+    match = [b for b in brokers if b[0] == args.broker]
+    if not match:
+        ids = ", ".join(str(b[0]) for b in brokers)
+        raise CliError(f"no broker {args.broker} in the cluster (brokers: {ids})")
+    return str(args.broker), match
+
+
+def _what(args) -> str:
+    return "the cluster-wide default" if args.all else f"broker {args.broker}"
+
+
+def _get(args) -> int:
+    from headrace.admin_wire import RESOURCE_BROKER
+
+    admin = admin_for(args)
+    name, brokers = _target(admin, args)
+    entries = admin.configs_from(brokers, RESOURCE_BROKER, name)
+    if args.all:  # Kafka answers "" with the dynamic defaults alone; keep only those
+        entries = [e for e in entries if e.source in ("DYNAMIC_DEFAULT_BROKER_CONFIG",
+                                                      "UNKNOWN")]
+    by_name = {e.name: e for e in entries}
+    if args.keys:
+        unknown = [k for k in args.keys if k not in by_name]
+        if unknown and not args.all:
+            raise CliError(f"unknown broker config: {', '.join(unknown)}")
+        entries = [by_name[k] for k in args.keys if k in by_name]
+    if args.changed:
+        entries = [e for e in entries if e.source != "DEFAULT_CONFIG"]
+    doc = {"broker": None if args.all else args.broker,
+           "configs": {e.name: {"value": None if e.sensitive else e.value, "source": e.source,
+                                "read_only": e.read_only, "sensitive": e.sensitive}
+                       for e in entries}}
+
+    def table():
+        for key, c in doc["configs"].items():
+            value = "(sensitive)" if c["sensitive"] else ("" if c["value"] is None
+                                                          else c["value"])
+            print(f"{key}={value}\t({c['source']}{', read-only' if c['read_only'] else ''})")
+
+    return emit(args, doc, table)
+
+
+def _alter(args, ops: list[tuple[str, str | None]], dry_run: bool = False) -> None:
+    from headrace.admin_wire import RESOURCE_BROKER
+
+    admin = admin_for(args)
+    name, brokers = _target(admin, args)
+    admin.alter_configs_at(brokers[0], RESOURCE_BROKER, name, ops, dry_run)
+
+
+def _set(args) -> int:
+    pairs = parse_pairs(args.pairs, "config set")
+    _alter(args, list(pairs.items()), args.dry_run)
+    verb = "would set" if args.dry_run else "set"
+    print(f"{_what(args)}: {verb} " + ", ".join(f"{k}={v}" for k, v in pairs.items()))
+    return 0
+
+
+def _delete(args) -> int:
+    keys = [k.strip() for k in args.keys]
+    if not all(keys):
+        raise CliError("config delete expects KEY names")
+    _alter(args, [(k, None) for k in keys])
+    print(f"{_what(args)}: deleted " + ", ".join(keys))
+    return 0
 
 
 def _source(row: EffectiveSetting) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from headrace.cli.common import CliError, add_client_flags, admin_for
 from headrace.cli.offsets import SPELLINGS, parse_position, resolve
@@ -45,8 +46,27 @@ def _state(desc) -> str:
 
 
 def _list(args) -> int:
-    doc = {"groups": [{"group_id": g.group_id, "state": getattr(g.state, "name", str(g.state))}
-                      for g in admin_for(args).groups()]}
+    """Every group of the brokers that answer; with a broker down, the
+    groups it coordinates are missing and a warning names it."""
+    from headrace.cli.topic import _down_text, cluster_health
+
+    admin = admin_for(args)
+    md = admin.metadata()
+    deadline = admin.read_deadline()
+    live, down = cluster_health(admin, md, deadline)
+    warnings = [_down_text(b) + "; the groups it coordinates are not listed" for b in down
+                if b["host"]]
+    if not down:
+        groups = [(g.group_id, getattr(g.state, "name", str(g.state))) for g in admin.groups()]
+    else:
+        up = sorted((b.id, b.host, b.port) for b in md.brokers.values() if b.id in live)
+        groups, errors = admin.groups_from(up, deadline)
+        warnings += [f"broker {i} did not list its groups: {why}"
+                     for i, why in sorted(errors.items())]
+    for line in warnings:
+        print(f"headrace: warning: {line}", file=sys.stderr)
+    doc = {"groups": [{"group_id": gid, "state": state} for gid, state in groups],
+           "brokers_down": down, "warnings": warnings, "complete": not warnings}
 
     def table():
         for g in doc["groups"]:
@@ -64,13 +84,37 @@ def _existing(admin, group: str):
 
 def _describe(args) -> int:
     doc = describe_group(admin_for(args), args.group)
+    for line in doc["warnings"]:
+        print(f"headrace: warning: {line}", file=sys.stderr)
     return emit(args, doc, lambda: _describe_table(doc))
 
 
 def describe_group(admin, group: str) -> dict:
-    """The --format json document of `group describe` (docs/cli.md)."""
-    from confluent_kafka import TopicPartition
+    """The --format json document of `group describe` (docs/cli.md).
 
+    Degraded reads: the group's coordinator is looked up first; when it is
+    down the answer is one error naming it (the group's members and
+    offsets live there alone). Lag needs each partition's end offset from
+    its leader: a partition whose leader is down shows end offset and lag
+    null, and ``warnings`` / ``brokers_down`` name the brokers."""
+    from headrace.admin import AdminError
+    from headrace.cli.topic import _down_text, cluster_health
+
+    md = admin.metadata()
+    deadline = admin.read_deadline()
+    live, down = cluster_health(admin, md, deadline)
+    warnings = [_down_text(b) for b in down]
+    if down:
+        up = sorted((b.id, b.host, b.port) for b in md.brokers.values() if b.id in live)
+        try:
+            node, host, port = admin.group_coordinator(group, up, deadline)
+        except AdminError as e:
+            raise CliError(f"{e}; " + "; ".join(warnings)) from None
+        if node not in live:
+            raise CliError(f"group {group!r}: its coordinator, broker {node} ({host}:{port}), "
+                           f"is down: {next((b['reason'] for b in down if b['id'] == node), '?')};"
+                           f" its members and committed offsets are unavailable until another "
+                           f"broker leads its __consumer_offsets partition")
     desc = _existing(admin, group)
     committed = admin.committed(group)
     owner: dict[tuple[str, int], str] = {}
@@ -83,16 +127,29 @@ def describe_group(admin, group: str) -> dict:
                         "assignment": [{"topic": tp.topic, "partition": tp.partition}
                                        for tp in tps]})
     keys = sorted(set(committed) | set(owner))
-    ends = admin.list_offsets([TopicPartition(t, p) for t, p in keys], "latest")
+    leader_of = {}
+    for t, p in keys:
+        pm = md.topics[t].partitions.get(p) if t in md.topics else None
+        leader_of[(t, p)] = pm.leader if pm is not None else -1
+    ends, errors = admin.offsets_by_leader(
+        {k: lead for k, lead in leader_of.items() if lead in live}, "latest", deadline)
     offsets = []
     for key in keys:
-        c, e = committed.get(key), ends[key]
+        c, e = committed.get(key), ends.get(key)
+        why = None
+        if e is None:
+            lead = leader_of[key]
+            why = errors.get(key) or (f"leader {lead} down" if lead >= 0 else "no leader")
         offsets.append({"topic": key[0], "partition": key[1], "committed": c,
-                        "end_offset": e, "lag": None if c is None else e - c,
-                        "member_id": owner.get(key)})
+                        "end_offset": e, "lag": None if c is None or e is None else e - c,
+                        "member_id": owner.get(key), "error": why})
+    unknown = [f"{o['topic']}[{o['partition']}]" for o in offsets if o["error"]]
+    if unknown:
+        warnings.append("end offsets (lag) unavailable for " + ",".join(unknown))
     return {"group_id": group, "state": _state(desc),
             "assignor": desc.partition_assignor or None, "members": members,
-            "offsets": offsets}
+            "offsets": offsets, "brokers_down": down, "warnings": warnings,
+            "complete": not warnings}
 
 
 def _describe_table(doc: dict) -> None:

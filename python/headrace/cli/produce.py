@@ -97,7 +97,9 @@ class _Progress:
 
 def _conf(args) -> dict:
     """The producer's librdkafka properties (both paths)."""
-    conf = {"acks": args.acks, "compression.type": args.compression,
+    from headrace.client_settings import KAFKA_PRODUCER_DEFAULTS
+
+    conf = {**KAFKA_PRODUCER_DEFAULTS, "acks": args.acks, "compression.type": args.compression,
             "message.timeout.ms": int(args.timeout * 1000), "linger.ms": 5,
             "batch.num.messages": 100000, "batch.size": 1 << 20,
             "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,

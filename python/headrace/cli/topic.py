@@ -87,56 +87,144 @@ def _list(args) -> int:
 
 def _describe(args) -> int:
     doc = describe_topic(admin_for(args), args.name)
+    for line in doc["warnings"]:
+        print(f"headrace: warning: {line}", file=sys.stderr)
     return emit(args, doc, lambda: _describe_table(doc))
 
 
+def cluster_health(admin, md, deadline: float) -> tuple[set[int], list[dict]]:
+    """(ids of the brokers that answer, [{"id", "host", "port", "reason"}]
+    of those that do not) among the brokers ``md`` lists and the replicas
+    it names that no broker registration backs (a broker whose ZooKeeper
+    session ended: host and port null, reason "no longer registered ...")."""
+    listed = {b.id: (b.host, b.port) for b in md.brokers.values()}
+    health = admin.probe_brokers([(i, h, p) for i, (h, p) in listed.items()], deadline)
+    live = {i for i, why in health.items() if why is None}
+    down = [{"id": i, "host": listed[i][0], "port": listed[i][1], "reason": why}
+            for i, why in sorted(health.items()) if why is not None]
+    named = {r for t in md.topics.values() for pm in t.partitions.values() for r in pm.replicas}
+    gone = "no longer registered (its ZooKeeper session ended)"
+    down += [{"id": i, "host": None, "port": None, "reason": gone}
+             for i in sorted(named - set(listed))]
+    return live, down
+
+
+def _down_text(b: dict) -> str:
+    where = f" ({b['host']}:{b['port']})" if b["host"] else ""
+    return f"broker {b['id']}{where} is down: {b['reason']}"
+
+
 def describe_topic(admin, name: str) -> dict:
-    """The --format json document of `topic describe` (docs/cli.md)."""
-    from confluent_kafka import TopicPartition
+    """The --format json document of `topic describe` (docs/cli.md).
+
+    Degraded reads: the metadata comes from any broker that answers; the
+    offsets, sizes and configs from the brokers that answer within
+    BROKER_ANSWER_S (all of them together within DEGRADED_READ_S). What
+    could not be read is null, each partition says whether its leader is
+    offline and which replicas are, and ``brokers_down`` / ``warnings``
+    name the brokers that failed."""
+    from confluent_kafka import KafkaError
 
     from headrace.admin import AdminError
+    from headrace.admin_wire import RESOURCE_TOPIC
 
-    md = admin.topic_metadata(name)
-    tps = [TopicPartition(name, p) for p in sorted(md.partitions)]
-    starts = admin.list_offsets(tps, "earliest")
-    ends = admin.list_offsets(tps, "latest")
-    try:
-        sizes = admin.partition_sizes(name, {p: pm.leader for p, pm in md.partitions.items()})
-    except AdminError as e:  # e.g. a cluster without DescribeLogDirs: show the rest
-        sizes = None
-        print(f"headrace: note: sizes unavailable: {e}", file=sys.stderr)
+    whole = admin.metadata()
+    md = whole.topics.get(name)
+    if md is None or md.error is not None and md.error.code() == \
+            KafkaError.UNKNOWN_TOPIC_OR_PART:
+        raise AdminError(f"unknown topic {name!r}")
+    deadline = admin.read_deadline()
+    live, down = cluster_health(admin, whole, deadline)
+    warnings = [_down_text(b) for b in down]
+    parts_md = {p: md.partitions[p] for p in sorted(md.partitions)}
+    leaders = {(name, p): pm.leader for p, pm in parts_md.items() if pm.leader in live}
+    starts, start_err = admin.offsets_by_leader(leaders, "earliest", deadline)
+    ends, end_err = admin.offsets_by_leader(leaders, "latest", deadline)
+    listed = {b.id: (b.id, b.host, b.port) for b in whole.brokers.values()}
+    sizes_at, size_err = admin.sizes_by_broker(
+        [listed[i] for i in sorted(live) if i in listed], name, list(parts_md), deadline)
+    if size_err:
+        warnings.append("sizes unavailable from " + ", ".join(
+            f"broker {i} ({why})" for i, why in sorted(size_err.items())))
     parts = []
-    for tp in tps:
-        pm = md.partitions[tp.partition]
-        s, e = starts[(name, tp.partition)], ends[(name, tp.partition)]
-        parts.append({"partition": tp.partition, "leader": pm.leader,
+    for p, pm in parts_md.items():
+        key = (name, p)
+        s, e = starts.get(key), ends.get(key)
+        offline_replicas = [r for r in pm.replicas if r not in live]
+        in_sync = [r for r in pm.isrs if r in live]
+        size = sizes_at.get(pm.leader, {}).get(p) if pm.leader in sizes_at else None
+        parts.append({"partition": p, "leader": pm.leader,
                       "replicas": list(pm.replicas), "isr": list(pm.isrs),
-                      "start_offset": s, "end_offset": e, "records": e - s,
-                      "size_bytes": None if sizes is None else sizes.get(tp.partition)})
-    configs = {key: {"value": entry.value, "source": "default" if entry.is_default else
-                     "override", "read_only": bool(entry.is_read_only),
-                     "sensitive": bool(entry.is_sensitive)}
-               for key, entry in sorted(admin.topic_config(name).items())}
+                      "start_offset": s, "end_offset": e,
+                      "records": None if s is None or e is None else e - s,
+                      "size_bytes": size,
+                      "offline": pm.leader not in live,
+                      "offline_replicas": offline_replicas,
+                      "under_replicated": len(in_sync) < len(pm.replicas),
+                      "error": start_err.get(key) or end_err.get(key)})
+    offline = [p["partition"] for p in parts if p["offline"]]
+    under = [p["partition"] for p in parts if p["under_replicated"] and not p["offline"]]
+    if offline:
+        warnings.append(f"{len(offline)} partition(s) offline (leader down or none): "
+                        + ",".join(map(str, offline)))
+    if under:
+        warnings.append(f"{len(under)} partition(s) under-replicated: "
+                        + ",".join(map(str, under)))
+    unread = [p["partition"] for p in parts if not p["offline"] and p["error"]]
+    if unread:
+        warnings.append("offsets unavailable for partition(s) "
+                        + ",".join(map(str, unread)))
+    configs_error = None
+    try:  # any broker answers a topic's DescribeConfigs (librdkafka asks the controller)
+        up = [listed[i] for i in sorted(live) if i in listed]
+        configs = {c.name: {"value": c.value,
+                            "source": "default" if c.source == "DEFAULT_CONFIG" else "override",
+                            "read_only": c.read_only, "sensitive": c.sensitive}
+                   for c in admin.configs_from(up, RESOURCE_TOPIC, name, deadline)}
+    except AdminError as exc:
+        configs, configs_error = {}, str(exc)
+        warnings.append(f"configs unavailable: {exc}")
+    known = [p for p in parts if p["records"] is not None]
+    sized = [p for p in parts if p["size_bytes"] is not None]
     return {"name": name, "partitions": parts,
-            "records": sum(p["records"] for p in parts),
-            "size_bytes": None if sizes is None else sum(sizes.values()),
-            "configs": configs}
+            "records": sum(p["records"] for p in known),
+            "size_bytes": sum(p["size_bytes"] for p in sized) if sized else None,
+            "configs": configs, "configs_error": configs_error,
+            "brokers_down": down, "warnings": warnings, "complete": not warnings}
+
+
+def _status(p: dict) -> str:
+    if p["offline"]:
+        return "OFFLINE" if p["leader"] < 0 else f"OFFLINE (leader {p['leader']} down)"
+    out = []
+    if p["under_replicated"]:
+        out.append("UNDER-REPLICATED")
+    if p["offline_replicas"]:
+        out.append("replicas down " + ",".join(map(str, p["offline_replicas"])))
+    if p["error"]:
+        out.append("offsets unknown")
+    return "; ".join(out) or "ok"
 
 
 def _describe_table(doc: dict) -> None:
     print(f"topic {doc['name']}: {len(doc['partitions'])} partitions")
-    print("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE")
+    print("PARTITION\tLEADER\tREPLICAS\tISR\tSTART\tEND\tRECORDS\tSIZE\tSTATUS")
     for p in doc["partitions"]:
         replicas = ",".join(str(r) for r in p["replicas"])
         isr = ",".join(str(r) for r in p["isr"])
-        size = "?" if p["size_bytes"] is None else p["size_bytes"]
-        print(f"{p['partition']}\t{p['leader']}\t{replicas}\t{isr}\t{p['start_offset']}\t"
-              f"{p['end_offset']}\t{p['records']}\t{size}")
+        cells = [p["partition"], "none" if p["leader"] < 0 else p["leader"], replicas, isr,
+                 p["start_offset"], p["end_offset"], p["records"],
+                 "?" if p["size_bytes"] is None else p["size_bytes"], _status(p)]
+        print("\t".join("?" if c is None else str(c) for c in cells))
     total = doc["size_bytes"] or 0
     print(f"TOTAL\t\t\t\t\t\t{doc['records']}\t{total}\t({format_bytes(total)})")
+    for b in doc["brokers_down"]:
+        print(f"DOWN\t{_down_text(b)}")
     print("CONFIG")
     for key, c in doc["configs"].items():
         print(f"{key}={c['value']}\t({c['source']})")
+    if doc["configs_error"]:
+        print(f"? {doc['configs_error']}")
 
 
 def format_bytes(n: int) -> str:

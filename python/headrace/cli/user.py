@@ -90,8 +90,12 @@ def _wait_each(futures: dict, timeout: float) -> None:
 def _error_text(e: Exception) -> str:
     err = e.args[0] if e.args else None
     if hasattr(err, "str") and hasattr(err, "name"):
-        return f"{err.name()}: {err.str()}"
-    return str(e)
+        return f"{err.name()}: {err.str() or err.name()}"
+    if isinstance(e, TimeoutError):  # concurrent.futures: no text of its own
+        return "no answer from the broker in time"
+    from headrace.admin import describe_error
+
+    return describe_error(e)
 
 
 def _create(args: argparse.Namespace) -> int:
