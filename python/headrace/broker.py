@@ -15,6 +15,7 @@ import logging
 import resource
 import signal
 import threading
+import time
 
 from headrace import logs
 from headrace.settings import Settings, SettingsError, settings_for_core
@@ -111,15 +112,19 @@ def run_broker(settings: Settings) -> int:
         logs.announce(f"joined cluster {member.cluster_id} as broker {member.broker_id} "
                       f"(zookeeper {member.connect})", cluster_id=member.cluster_id,
                       node=member.broker_id, zookeeper=member.connect)
-    while not stop.wait(0.5):
+    while not stop.wait(0.2):
         pass
+    began = time.monotonic()
     log.info("shutting down")
     if member is not None:
-        member.close()  # controlled shutdown first, while the broker still serves
+        # Controlled shutdown first, while the broker still serves; bounded
+        # whatever ZooKeeper does (headrace.cluster.member.CLOSE_TIMEOUT_S),
+        # leaving the rest of the 5 s to the local stop.
+        member.close()
     if http is not None:
         http.stop()
-    broker.stop()
-    log.info("stopped")
+    broker.stop()  # stops accepting, finishes in-flight requests, flushes the logs
+    logs.event(log, "stopped", event="stopped", seconds=round(time.monotonic() - began, 3))
     return 0
 
 
