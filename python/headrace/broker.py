@@ -57,6 +57,9 @@ def run_broker(settings: Settings) -> int:
     logs.configure(fmt)
     for warning in settings.warnings:
         log.warning(warning)
+    for key, warning in zip(settings.unknown, settings.unknown_warnings()):
+        logs.event(log, warning, logging.WARNING, event="unknown_setting", setting=key,
+                   source=settings.unknown[key])
     if settings.unimplemented:
         logs.event(log, f"ignoring {len(settings.unimplemented)} Kafka setting(s) headrace does "
                         f"not implement: {', '.join(sorted(settings.unimplemented))}",
