@@ -67,8 +67,15 @@ def run_broker(settings: Settings) -> int:
                    settings=sorted(settings.unimplemented))
     raise_open_files_limit()
     cluster_mode = bool(settings.values.get("zookeeper.connect"))
+    # PKCS12 key / trust stores reach the core (PEM only) as inline PEM; a
+    # JKS store is refused here, naming the conversion.
+    from headrace.keystores import convert_stores
+
+    core_values, notes = convert_stores(settings.values)
     _log_startup_summary(settings)
-    broker = Broker(settings_for_core(settings.values))
+    for note in notes:
+        log.info(note)
+    broker = Broker(settings_for_core(core_values))
     stop = threading.Event()
 
     def _on_signal(signum, frame):  # runs in the main thread

@@ -189,10 +189,22 @@ def effective(settings: Settings) -> list[EffectiveSetting]:
     from headrace._core import describe_settings
     from headrace.errors import HeadraceError
 
+    from headrace.keystores import convert_stores
+
+    # The core reads PEM stores only: PKCS12 ones are handed to it as inline
+    # PEM (headrace.keystores), as a broker start does; the rows show what
+    # was set (the store's type and location), not the PEM.
     try:
-        rows = list(describe_settings(settings_for_core(settings.values)))
+        converted, _ = convert_stores(settings.values)
+        rows = list(describe_settings(settings_for_core(converted)))
     except HeadraceError as e:
         raise SettingsError(_with_source(str(e), settings)) from None
+    rewritten = {k for k in set(converted) | set(settings.values)
+                 if converted.get(k) != settings.values.get(k)}
+    rows = [(name, settings.values[name], default, doc, name) if name in settings.values
+            else (name, default, default, doc, "")
+            for name, value, default, doc, set_by in rows if name in rewritten] + \
+           [row for row in rows if row[0] not in rewritten]
     listed = {row[0] for row in rows}
     for name, (default, doc) in CONTROL_PLANE_SETTINGS.items():
         if name not in listed:

@@ -6,6 +6,7 @@ so an unknown key or a bad value is one error line and a non-zero exit."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from headrace.cli.common import parse_pairs
 from headrace.cli.output import add_format_flag, emit
@@ -42,7 +43,10 @@ def _source(row: EffectiveSetting) -> str:
 
 
 def _show(args) -> int:
-    rows = [row for row in effective(gather(args.config, parse_pairs(args.set, "--set")))
+    settings = gather(args.config, parse_pairs(args.set, "--set"))
+    for warning in settings.unknown_warnings():  # left out, as the broker does
+        print(f"headrace: warning: {warning}", file=sys.stderr)
+    rows = [row for row in effective(settings)
             if not (args.changed and row.source == DEFAULT_SOURCE)]
     doc = {"settings": [{"name": row.name, "value": row.value, "source": row.source,
                          "set_as": row.set_as or None, "default": row.default,

@@ -1,0 +1,109 @@
+"""Kafka's PKCS12 and JKS stores on a TLS listener (issue 33, item 5;
+docs/security.md "Key and trust stores").
+
+Stores are made as an operator would: the key and certificates with the
+`openssl` CLI (tests/test_security_tls.py's helpers), the PKCS12 keystore by
+Java's keytool (-importkeystore from OpenSSL's PKCS12) and the PKCS12
+truststore by keytool -importcert (trustedCertEntry). A broker with
+`ssl.keystore.type=PKCS12` / `ssl.truststore.type=PKCS12` (and one with the
+types unset, Kafka's default JKS, over the same PKCS12 files, as Java 9+
+reads them) serves mutual TLS to a confluent-kafka client; a JKS store is
+refused with a message naming JKS as the default and the keytool command.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from broker_process import BrokerProcess, _finish
+from test_security_tls import confluent_roundtrip, free_port, make_ca, make_cert, openssl, topic
+
+pytestmark = [pytest.mark.timeout(180),
+              pytest.mark.skipif(shutil.which("keytool") is None or
+                                 shutil.which("openssl") is None,
+                                 reason="needs keytool (a JDK/JRE) and openssl")]
+
+STORE_PASSWORD = "store-secret"
+
+
+def keytool(*args: str, cwd) -> None:
+    subprocess.run(["keytool", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    d = tmp_path_factory.mktemp("keystores")
+    make_ca(d, "ca")
+    make_cert(d, "ca", "broker", "/CN=localhost", "IP:127.0.0.1,DNS:localhost")
+    make_cert(d, "ca", "client", "/CN=client")
+    openssl("pkcs12", "-export", "-in", "broker.pem", "-inkey", "broker.key",
+            "-certfile", "ca.pem", "-name", "broker", "-passout", f"pass:{STORE_PASSWORD}",
+            "-out", "openssl.p12", cwd=d)
+    for dest, kind in (("broker.keystore.p12", "PKCS12"), ("broker.keystore.jks", "JKS")):
+        keytool("-importkeystore", "-srckeystore", "openssl.p12", "-srcstoretype", "PKCS12",
+                "-srcstorepass", STORE_PASSWORD, "-destkeystore", dest, "-deststoretype", kind,
+                "-deststorepass", STORE_PASSWORD, "-destkeypass", STORE_PASSWORD,
+                "-noprompt", cwd=d)
+    keytool("-importcert", "-alias", "ca", "-file", "ca.pem", "-keystore",
+            "truststore.p12", "-storetype", "PKCS12", "-storepass", STORE_PASSWORD,
+            "-noprompt", cwd=d)
+    return d
+
+
+def _client(d, port: int) -> dict:
+    return {"bootstrap.servers": f"127.0.0.1:{port}", "security.protocol": "SSL",
+            "ssl.ca.location": str(d / "ca.pem"),
+            "ssl.certificate.location": str(d / "client.pem"),
+            "ssl.key.location": str(d / "client.key")}
+
+
+def _tls_args(d, keystore: str, typed: bool) -> list[str]:
+    args = ["--set", f"ssl.keystore.location={d / keystore}",
+            "--set", f"ssl.keystore.password={STORE_PASSWORD}",
+            "--set", f"ssl.key.password={STORE_PASSWORD}",
+            "--set", f"ssl.truststore.location={d / 'truststore.p12'}",
+            "--set", f"ssl.truststore.password={STORE_PASSWORD}",
+            "--set", "ssl.client.auth=required"]
+    if typed:
+        args += ["--set", "ssl.keystore.type=PKCS12", "--set", "ssl.truststore.type=PKCS12"]
+    return args
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["type-PKCS12", "type-unset"])
+def test_pkcs12_key_and_trust_stores_serve_mutual_tls(tmp_path, stores, typed):
+    port = free_port()
+    b = BrokerProcess(tmp_path / "data", *_tls_args(stores, "broker.keystore.p12", typed),
+                      listen=f"SSL://127.0.0.1:{port}")
+    try:
+        b.start()
+        confluent_roundtrip(_client(stores, port), topic(), n=20)
+        log = b.stderr
+        assert "PKCS12 store" in log and "truststore.p12" in log, log
+    finally:
+        _finish([b])
+
+
+def test_a_jks_store_is_refused_naming_the_default_and_the_conversion(tmp_path, stores):
+    r = subprocess.run([sys.executable, "-m", "headrace", "broker", "--data-dir",
+                        str(tmp_path / "d"), "--listen", f"SSL://127.0.0.1:{free_port()}",
+                        *_tls_args(stores, "broker.keystore.jks", typed=False)],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2, r
+    errors = [line for line in r.stderr.splitlines() if " ERROR " in line]
+    assert len(errors) == 1, r.stderr
+    assert "Kafka's default ssl.keystore.type" in errors[0], errors[0]
+    assert "keytool -importkeystore -srckeystore " in errors[0], errors[0]
+    assert "-deststoretype PKCS12" in errors[0], errors[0]
+
+
+def test_no_tls_listener_no_store_read(tmp_path, stores):
+    """A PLAINTEXT-only broker does not read (nor refuse) the stores, as the
+    core does not use them then."""
+    from headrace.keystores import convert_stores
+
+    values = {"listeners": "PLAINTEXT://127.0.0.1:9092",
+              "ssl.keystore.location": str(stores / "broker.keystore.jks")}
+    assert convert_stores(values) == (values, [])
