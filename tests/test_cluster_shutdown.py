@@ -151,3 +151,24 @@ def test_sigterm_ends_a_broker_within_5s_whatever_zookeeper_does(tmp_path, zk_fa
         lost = writer.acked - stored
         print(f"acknowledged {len(writer.acked)}, failed {writer.failed}, lost {len(lost)}")
         assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_while_joining_a_paused_zookeeper(tmp_path, zookeeper):
+    """SIGTERM while the broker joins a ZooKeeper that accepts connections
+    and answers nothing (SIGSTOPped): exit 0 within 5 s, not after
+    zookeeper.connection.timeout.ms (18 s by default)."""
+    from broker_process import BrokerProcess
+
+    os.kill(zookeeper.proc.pid, signal.SIGSTOP)
+    try:
+        b = BrokerProcess(tmp_path / "d", "--zookeeper", zookeeper.connect_string,
+                          "--node-id", "7").start()
+        time.sleep(1.0)
+        began = time.monotonic()
+        b.stop(timeout=30)
+        took = time.monotonic() - began
+        print(f"SIGTERM while joining a paused ZooKeeper: exit 0 after {took:.2f} s")
+        assert took <= SHUTDOWN_LIMIT_S, b.stderr
+    finally:
+        os.kill(zookeeper.proc.pid, signal.SIGCONT)

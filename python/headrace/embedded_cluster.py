@@ -232,11 +232,9 @@ class EmbeddedCluster:
                 n.proc.kill()
                 n.wait(10)
         if self._zk is not None:
-            try:
-                self._zk.stop()
-                self._zk.close()
-            except Exception:  # noqa: BLE001
-                pass
+            from headrace.cluster.zk_client import stop_client
+
+            stop_client(self._zk, 2.0)  # bounded: ZooKeeper may be paused or gone
             self._zk = None
         if self.zookeeper is not None:
             self.zookeeper.stop()
@@ -327,9 +325,10 @@ class EmbeddedCluster:
     def zk(self):
         """A kazoo client on the cluster's ZooKeeper (read-only use)."""
         if self._zk is None:
-            from kazoo.client import KazooClient
+            from headrace.cluster.zk_client import bounded_client
 
-            self._zk = KazooClient(hosts=self.zookeeper_connect, timeout=10)
+            # Every call bounded (10 s): a paused ZooKeeper does not hang the caller.
+            self._zk = bounded_client(self.zookeeper_connect, 10)
             self._zk.start(10)
         return self._zk
 
