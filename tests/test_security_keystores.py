@@ -107,3 +107,34 @@ def test_no_tls_listener_no_store_read(tmp_path, stores):
     values = {"listeners": "PLAINTEXT://127.0.0.1:9092",
               "ssl.keystore.location": str(stores / "broker.keystore.jks")}
     assert convert_stores(values) == (values, [])
+
+
+def test_a_listener_override_pkcs12_store_next_to_a_global_pem_one(tmp_path, stores):
+    """listener.name.<l>.ssl.keystore.* (and truststore) PKCS12 for one
+    listener, the global ssl.* stores PEM for the other: each listener
+    serves its own."""
+    (stores / "broker-store.pem").write_text((stores / "broker.key").read_text() +
+                                             (stores / "broker.pem").read_text())
+    ssl_port, mtls_port = free_port(), free_port()
+    b = BrokerProcess(
+        tmp_path / "data",
+        "--set", "listener.security.protocol.map=SSL:SSL,MTLS:SSL",
+        "--set", "ssl.keystore.type=PEM",
+        "--set", f"ssl.keystore.location={stores / 'broker-store.pem'}",
+        "--set", "listener.name.mtls.ssl.keystore.type=PKCS12",
+        "--set", f"listener.name.mtls.ssl.keystore.location={stores / 'broker.keystore.p12'}",
+        "--set", f"listener.name.mtls.ssl.keystore.password={STORE_PASSWORD}",
+        "--set", "listener.name.mtls.ssl.truststore.type=PKCS12",
+        "--set", f"listener.name.mtls.ssl.truststore.location={stores / 'truststore.p12'}",
+        "--set", f"listener.name.mtls.ssl.truststore.password={STORE_PASSWORD}",
+        "--set", "listener.name.mtls.ssl.client.auth=required",
+        listen=f"SSL://127.0.0.1:{ssl_port},MTLS://127.0.0.1:{mtls_port}")
+    try:
+        b.start()
+        confluent_roundtrip(_client(stores, mtls_port), topic(), n=10)
+        plain_tls = {k: v for k, v in _client(stores, ssl_port).items()
+                     if k not in ("ssl.certificate.location", "ssl.key.location")}
+        confluent_roundtrip(plain_tls, topic(), n=10)
+        assert "listener.name.mtls.ssl.keystore.location: PKCS12 store" in b.stderr, b.stderr
+    finally:
+        _finish([b])
