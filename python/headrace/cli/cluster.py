@@ -480,7 +480,7 @@ def _info_from_zookeeper(args: argparse.Namespace, connect: str) -> dict:
     from headrace.cli.cluster_health import annotate, probe_brokers
     from headrace.cli.common import client_settings
     from headrace.cluster import zk_layout as L
-    from headrace.cluster.zk_client import bounded_client, stop_client
+    from headrace.cluster.zk_client import ZooKeeperWaitTimeout, bounded_client, stop_client
 
     _quiet_kazoo()
     budget = min(args.timeout, 3.0)  # then the brokers are asked instead
@@ -488,7 +488,7 @@ def _info_from_zookeeper(args: argparse.Namespace, connect: str) -> dict:
     live = zk.start_async()
     if not live.wait(budget) or not zk.connected:
         stop_client(zk, 0.5)
-        raise CliError(f"cannot connect to ZooKeeper at {connect}")
+        raise ZooKeeperWaitTimeout(f"no session within {budget:g} s")
     zk.handler.deadline = _time.monotonic() + budget
     partitions = []
     try:

@@ -2,7 +2,9 @@
 with the same --config/--set (and environment), its effective value and
 where that value came from: ``default``, ``file PATH``, ``environment`` or
 ``flag``. The settings are validated as a broker start would validate them,
-so an unknown key or a bad value is one error line and a non-zero exit."""
+so a bad value is one error line and a non-zero exit; a key neither
+headrace's nor Kafka's is one warning line each and left out, as at a broker
+start."""
 from __future__ import annotations
 
 import argparse
