@@ -191,8 +191,9 @@ def _cmd_up(args: argparse.Namespace) -> int:
                   f"zookeeper {cluster.zookeeper_connect}, controller {cluster.controller_id()} "
                   f"(data {data_dir})")
     for i, n in cluster.nodes.items():
-        logs.announce(f"broker {i}: {n.address}, console http://{n.http_address}/ "
-                      f"(log {n.log_path})", node=i, address=n.address, http=n.http_address)
+        console = f"console http://{n.http_address}/" if n.http_address else "no HTTP listener"
+        logs.announce(f"broker {i}: {n.address}, {console} (log {n.log_path})", node=i,
+                      address=n.address, http=n.http_address)
     if args.detach:
         return 0
     try:
