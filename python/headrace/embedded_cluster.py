@@ -49,8 +49,9 @@ class BrokerNode:
         cmd = [sys.executable, "-m", "headrace.cli", "broker", "--data-dir", str(self.data_dir),
                "--listen", f"{self.host}:{self.port}", "--node-id", str(self.node_id),
                "--zookeeper", self.zookeeper_connect,
-               # several brokers on one host: one HTTP port each; --set may override
-               "--http", f"{self.host}:{self.http_port}"]
+               # several brokers on one host: one HTTP port each, on loopback
+               # (the console has no login); --set may override
+               "--http", f"127.0.0.1:{self.http_port}"]
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
         return cmd
@@ -203,7 +204,7 @@ class EmbeddedCluster:
                     settings.update({k: str(v).lower() if isinstance(v, bool) else str(v)
                                      for k, v in self.node_settings(i, port).items()})
                 http_port = (self.http_base_port + i - self.first_node_id
-                             if self.http_base_port else free_port(self.host))
+                             if self.http_base_port else free_port("127.0.0.1"))
                 self.nodes[i] = BrokerNode(i, self.dir / f"broker-{i}", self.host, port,
                                            self.zookeeper.connect_string, settings, self.detach,
                                            http_port=http_port)
