@@ -59,8 +59,9 @@ def add_cluster_parser(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--detach", action="store_true",
                     help="leave the cluster running and return; stop it with `cluster down`")
     up.add_argument("--http-base-port", type=int, default=0, metavar="PORT",
-                    help="broker N's HTTP listener (web console, /metrics) on PORT+N-1 "
-                         "(default 0: free ports, printed and kept in cluster.json)")
+                    help="broker N's HTTP listener (web console, /metrics) on "
+                         "127.0.0.1:PORT+N-1 (default 0: free ports, printed and kept in "
+                         "cluster.json)")
     up.add_argument("--timeout", type=float, default=60.0, metavar="S",
                     help="seconds to wait for every broker to join (default 60)")
     up.set_defaults(func=_cmd_up, own_signals=True)
