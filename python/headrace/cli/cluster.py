@@ -471,6 +471,15 @@ def _info_via_zookeeper(args: argparse.Namespace) -> dict:
                 from None
         doc["source"] = "brokers"
     doc["zookeeper"] = {"connect": connect, "status": "down" if why else "up", "error": why}
+    # A broker of the `cluster up` directory that is neither listed nor
+    # already named down (stopped, and no partition on it).
+    named = {b["id"] for b in doc["brokers"]} | {b["id"] for b in doc["down_brokers"]}
+    for bid, b in sorted(((int(k), v) for k, v in (state or {}).get("brokers", {}).items())):
+        if bid not in named:
+            running = b.get("pid") and _alive(b["pid"])
+            doc["down_brokers"].append({"id": bid, "error": "not registered" + (
+                "" if running else f" (its process, pid {b.get('pid')}, is not running)")})
+    doc["down_brokers"].sort(key=lambda b: b["id"])
     return doc
 
 
