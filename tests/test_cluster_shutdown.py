@@ -172,3 +172,41 @@ def test_sigterm_while_joining_a_paused_zookeeper(tmp_path, zookeeper):
         assert took <= SHUTDOWN_LIMIT_S, b.stderr
     finally:
         os.kill(zookeeper.proc.pid, signal.SIGCONT)
+
+
+@pytest.mark.timeout(60)
+def test_every_zookeeper_wait_is_bounded(zookeeper):
+    """headrace.cluster.zk_client: with ZooKeeper paused, a call ends at the
+    request timeout, at the handler's deadline, or at once on cancel."""
+    import threading as th
+
+    from kazoo.exceptions import ConnectionLoss
+
+    from headrace.cluster.zk_client import ZooKeeperWaitTimeout, bounded_client, stop_client
+
+    cancel = th.Event()
+    zk = bounded_client(zookeeper.connect_string, 2.0, cancel)
+    zk.start(10)
+    try:
+        assert zk.exists("/") is not None
+        os.kill(zookeeper.proc.pid, signal.SIGSTOP)
+        try:
+            for setup, limit in ((lambda: None, 2.6),  # the request timeout
+                                 (lambda: None, 2.6),  # queued while reconnecting
+                                 (lambda: setattr(zk.handler, "deadline",
+                                                  time.monotonic() + 0.3), 0.8),
+                                 (cancel.set, 0.4)):
+                setup()
+                began = time.monotonic()
+                # kazoo's own ConnectionLoss when it notices first (a ping
+                # unanswered); then requests wait in its queue: our bound.
+                with pytest.raises((ZooKeeperWaitTimeout, ConnectionLoss)):
+                    zk.get("/")
+                assert time.monotonic() - began < limit
+            began = time.monotonic()
+            stop_client(zk, 0.5)
+            assert time.monotonic() - began < 1.0
+        finally:
+            os.kill(zookeeper.proc.pid, signal.SIGCONT)
+    finally:
+        stop_client(zk, 5)
