@@ -45,7 +45,8 @@ log = logging.getLogger("headrace.cluster.member")
 
 DEFAULT_SESSION_TIMEOUT_MS = 18000
 DEBOUNCE_S = 0.02
-# SIGTERM to exit is at most 5 s (docs/cluster.md, "Stopping a broker"):
+# SIGTERM to exit is at most 5 s (docs/cluster.md, "Stopping whatever
+# ZooKeeper does"):
 # close() takes at most CLOSE_TIMEOUT_S, of which the controlled shutdown
 # gets all but CLOSE_RESERVE_S (stopping the threads, deleting the
 # registration, closing the session); the rest is the broker's local stop.
