@@ -138,3 +138,50 @@ def test_a_listener_override_pkcs12_store_next_to_a_global_pem_one(tmp_path, sto
         assert "listener.name.mtls.ssl.keystore.location: PKCS12 store" in b.stderr, b.stderr
     finally:
         _finish([b])
+
+
+def test_cli_command_config_with_java_pkcs12_stores(tmp_path, stores):
+    """A Kafka client config (--command-config) with keytool's PKCS12 key and
+    trust stores: the CLI's librdkafka clients and its own connection
+    (cluster info's probes, secure_socket) both use them over mutual TLS; a
+    JKS one is refused naming the conversion."""
+    d = stores
+    if not (d / "client.keystore.p12").exists():
+        openssl("pkcs12", "-export", "-in", "client.pem", "-inkey", "client.key",
+                "-name", "client", "-passout", f"pass:{STORE_PASSWORD}",
+                "-out", "client-openssl.p12", cwd=d)
+        keytool("-importkeystore", "-srckeystore", "client-openssl.p12", "-srcstoretype",
+                "PKCS12", "-srcstorepass", STORE_PASSWORD, "-destkeystore",
+                "client.keystore.p12", "-deststoretype", "PKCS12", "-deststorepass",
+                STORE_PASSWORD, "-noprompt", cwd=d)
+    port = free_port()
+    b = BrokerProcess(tmp_path / "data", *_tls_args(d, "broker.keystore.p12", typed=True),
+                      listen=f"SSL://127.0.0.1:{port}")
+    conf = tmp_path / "client.properties"
+    conf.write_text("security.protocol=SSL\n"
+                    "ssl.keystore.type=PKCS12\n"
+                    f"ssl.keystore.location={d / 'client.keystore.p12'}\n"
+                    f"ssl.keystore.password={STORE_PASSWORD}\n"
+                    f"ssl.key.password={STORE_PASSWORD}\n"
+                    f"ssl.truststore.location={d / 'truststore.p12'}\n"
+                    f"ssl.truststore.password={STORE_PASSWORD}\n")
+    try:
+        b.start()
+        out = {}
+        for args in (("topic", "create", "p12-cli"), ("topic", "list"), ("cluster", "info")):
+            r = subprocess.run([sys.executable, "-m", "headrace", *args, "--brokers",
+                                f"127.0.0.1:{port}", "--command-config", str(conf)],
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0, (args, r.stderr)
+            out[args[1]] = r.stdout
+        assert "p12-cli" in out["list"], out
+        assert "brokers      1\n" in out["info"] and "DOWN" not in out["info"], out
+    finally:
+        _finish([b])
+    jks = tmp_path / "jks.properties"
+    jks.write_text("security.protocol=SSL\n"
+                   f"ssl.truststore.location={d / 'broker.keystore.jks'}\n")
+    r = subprocess.run([sys.executable, "-m", "headrace", "topic", "list", "--brokers",
+                        "127.0.0.1:1", "--command-config", str(jks)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "deststoretype PKCS12" in r.stderr, r.stderr

@@ -133,6 +133,32 @@ def _pem_key(key, password: str) -> str:
     return key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, enc).decode()
 
 
+def read_store(key: str, path: str, declared: str, password: str = "",
+               key_password: str = "") -> tuple[str, str] | None:
+    """A client's (or any) store file as PEM: (private key PEM or "",
+    certificates PEM, leaf first) when the file is PKCS12 (whatever
+    ``declared`` says, as Java reads a PKCS12 file under type JKS); None
+    when it is PEM (or unreadable: the caller's reader says why); ``declared``
+    "" when the type is not set. Raises KeystoreError for a JKS/JCEKS file
+    (or one declared so that cannot be read) or a PKCS12 one it cannot
+    open."""
+    declared = (declared or "").strip().upper()  # "": not set
+    data = _read(key, path)
+    if data is None:
+        if declared in ("JKS", "JCEKS"):
+            raise KeystoreError(_jks_message(key, path, declared))
+        return None
+    kind = _store_kind(declared, data)
+    if kind in ("JKS", "JCEKS"):
+        raise KeystoreError(_jks_message(key, path, kind))
+    if kind != "PKCS12":
+        return None
+    pkey, cert, extra = _load(key, path, data, [password, key_password])
+    certs = ([cert] if cert is not None else []) + list(extra)
+    key_pem = _pem_key(pkey, key_password) if pkey is not None else ""
+    return key_pem, _pem_certs(certs)
+
+
 def convert_stores(values: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """``values`` with each PKCS12 store replaced by inline PEM (see the
     module docstring), and one note per store converted. Raises
