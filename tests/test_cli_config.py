@@ -72,11 +72,20 @@ def test_changed_and_doc_flags():
     assert len(lines[0].split(": ", 1)[1]) > 10  # a one-line description
 
 
+def test_unknown_keys_are_one_warning_line_each_and_left_out():
+    """As the broker (and Kafka): a key neither headrace's nor Kafka's is
+    ignored with a warning naming it and where it was set."""
+    for r, key, source in ((headrace("config", "show", "--set", "no.such.key=1"),
+                            "no.such.key", "flag"),
+                           (headrace("config", "show", env={"HEADRACE_NO_SUCH_THING": "1"}),
+                            "no.such.thing", "environment")):
+        assert r.returncode == 0, r.stderr
+        warnings = [line for line in r.stderr.splitlines() if line.startswith("headrace: warning")]
+        assert len(warnings) == 1 and f"'{key}' ({source})" in warnings[0], r.stderr
+        assert "isn't a known config" in warnings[0] and key not in r.stdout
+
+
 def test_invalid_settings_are_one_line(tmp_path):
-    one_error_line(headrace("config", "show", "--set", "no.such.key=1"),
-                   "no.such.key", "flag")
-    one_error_line(headrace("config", "show", env={"HEADRACE_NO_SUCH_THING": "1"}),
-                   "no.such.thing", "environment")
     cfg = tmp_path / "bad-value.toml"
     cfg.write_text('"num.partitions" = 0\n')
     one_error_line(headrace("config", "show", "--config", str(cfg)), "num.partitions",

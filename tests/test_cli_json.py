@@ -84,7 +84,9 @@ def test_cluster_info_and_log_dirs(jb):
     assert info["controller"] == cluster.controller.id
     # (a single-node broker reports no rack in DescribeCluster; clusters do,
     # tests/test_cli_cluster_info.py)
-    assert info["brokers"] == [{"id": 0, "host": host, "port": port, "rack": None}]
+    assert info["brokers"] == [{"id": 0, "host": host, "port": port, "rack": None,
+                                "status": "up"}]
+    assert info["down_brokers"] == [] and info["offline"] == []
     assert [n.rack for n in cluster.nodes] == [None]
     assert info["topics"] == len(admin.list_topics(timeout=10).topics)
     table = ok(headrace("cluster", "info", brokers=b)).stdout.splitlines()

@@ -2,7 +2,8 @@
 the Java properties grammar, one rule per test; Kafka 3.9's own
 config/server.properties and config/kraft/server.properties start a broker
 that a client produces to and consumes from; flags override the file; Kafka
-keys headrace does not implement are one warning line; a typo is an error."""
+keys headrace does not implement are one warning line; any other unknown key
+(Confluent's, Kafka's removed ones, a typo) one warning each, as in Kafka."""
 from __future__ import annotations
 
 import shutil
@@ -149,16 +150,41 @@ def _headrace(*args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
-def test_a_typo_is_an_error_with_a_suggestion(tmp_path):
+UNKNOWN_KEYS = ("confluent.metrics.reporter.bootstrap.servers",
+                "confluent.metrics.reporter.topic.replicas", "confluent.support.metrics.enable",
+                "port", "host.name", "jmx.port", "log.retention.hour")
+
+
+def test_unknown_keys_warn_once_each_and_the_broker_starts(tmp_path, broker_factory):
+    """As Kafka ("The configuration 'x' was supplied but isn't a known
+    config."): Confluent keys, keys Kafka removed in 3.0 (port, host.name),
+    jmx.port and a typo are each one warning at start, not an error; a typo's
+    warning names the closest known key."""
     conf = tmp_path / "server.properties"
-    conf.write_text("broker.id=0\nlog.retention.hour=5\n")
-    r = _headrace("broker", "--config", str(conf), "--data-dir", str(tmp_path / "d"),
-                  "--listen", "127.0.0.1:0")
-    assert r.returncode == 2, r
-    errors = [line for line in r.stderr.splitlines() if " ERROR " in line]
-    assert len(errors) == 1, r.stderr
-    assert "'log.retention.hour'" in errors[0] and "did you mean 'log.retention.hours'" in errors[0]
-    assert f"file {conf}" in errors[0]
+    conf.write_text("broker.id=0\n"
+                    "confluent.metrics.reporter.bootstrap.servers=localhost:9092\n"
+                    "confluent.metrics.reporter.topic.replicas=1\n"
+                    "confluent.support.metrics.enable=false\n"
+                    "port=9092\nhost.name=localhost\njmx.port=9999\nlog.retention.hour=5\n")
+    b = broker_factory(tmp_path / "d", "--config", str(conf))
+    _produce_consume(b.bootstrap, "despite-unknown-keys")
+    for key in UNKNOWN_KEYS:
+        lines = _warning_lines(b.stderr, f"The configuration '{key}' (file {conf}) was "
+                                         f"supplied but isn't a known config")
+        assert len(lines) == 1, (key, b.stderr)
+    typo = _warning_lines(b.stderr, "'log.retention.hour'")
+    assert "did you mean 'log.retention.hours'" in typo[0], typo
+    assert not [line for line in b.stderr.splitlines() if " ERROR " in line], b.stderr
+
+
+def test_config_show_leaves_unknown_keys_out(tmp_path):
+    conf = tmp_path / "server.properties"
+    conf.write_text("port=9092\nnum.partitions=4\n")
+    r = _headrace("config", "show", "--config", str(conf), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    import json
+    rows = {row["name"]: row for row in json.loads(r.stdout)["settings"]}
+    assert rows["num.partitions"]["value"] == "4" and "port" not in rows
 
 
 def test_controller_only_node_and_conflicting_ids_are_errors(tmp_path):

@@ -15,6 +15,7 @@ import logging
 import resource
 import signal
 import threading
+import time
 
 from headrace import logs
 from headrace.settings import Settings, SettingsError, settings_for_core
@@ -56,6 +57,9 @@ def run_broker(settings: Settings) -> int:
     logs.configure(fmt)
     for warning in settings.warnings:
         log.warning(warning)
+    for key, warning in zip(settings.unknown, settings.unknown_warnings()):
+        logs.event(log, warning, logging.WARNING, event="unknown_setting", setting=key,
+                   source=settings.unknown[key])
     if settings.unimplemented:
         logs.event(log, f"ignoring {len(settings.unimplemented)} Kafka setting(s) headrace does "
                         f"not implement: {', '.join(sorted(settings.unimplemented))}",
@@ -63,8 +67,15 @@ def run_broker(settings: Settings) -> int:
                    settings=sorted(settings.unimplemented))
     raise_open_files_limit()
     cluster_mode = bool(settings.values.get("zookeeper.connect"))
+    # PKCS12 key / trust stores reach the core (PEM only) as inline PEM; a
+    # JKS store is refused here, naming the conversion.
+    from headrace.keystores import convert_stores
+
+    core_values, notes = convert_stores(settings.values)
     _log_startup_summary(settings)
-    broker = Broker(settings_for_core(settings.values))
+    for note in notes:
+        log.info(note)
+    broker = Broker(settings_for_core(core_values))
     stop = threading.Event()
 
     def _on_signal(signum, frame):  # runs in the main thread
@@ -111,15 +122,19 @@ def run_broker(settings: Settings) -> int:
         logs.announce(f"joined cluster {member.cluster_id} as broker {member.broker_id} "
                       f"(zookeeper {member.connect})", cluster_id=member.cluster_id,
                       node=member.broker_id, zookeeper=member.connect)
-    while not stop.wait(0.5):
+    while not stop.wait(0.2):
         pass
+    began = time.monotonic()
     log.info("shutting down")
     if member is not None:
-        member.close()  # controlled shutdown first, while the broker still serves
+        # Controlled shutdown first, while the broker still serves; bounded
+        # whatever ZooKeeper does (headrace.cluster.member.CLOSE_TIMEOUT_S),
+        # leaving the rest of the 5 s to the local stop.
+        member.close()
     if http is not None:
         http.stop()
-    broker.stop()
-    log.info("stopped")
+    broker.stop()  # stops accepting, finishes in-flight requests, flushes the logs
+    logs.event(log, "stopped", event="stopped", seconds=round(time.monotonic() - began, 3))
     return 0
 
 

@@ -125,16 +125,13 @@ def _from_jaas(value: str) -> dict[str, str]:
 
 def from_java(props: Mapping[str, str]) -> dict[str, str]:
     """A Kafka (Java) client config -> librdkafka properties. Keys both
-    share pass through unchanged; JKS stores are refused (use PEM)."""
+    share pass through unchanged; PKCS12 stores become inline PEM, JKS
+    stores are refused naming the keytool conversion."""
     props = dict(props)
     out: dict[str, str] = {}
     key_type = props.pop("ssl.keystore.type", "").upper()
     trust_type = props.pop("ssl.truststore.type", "").upper()
-    if trust_type not in ("", "PEM") and "ssl.truststore.location" in props:
-        raise ClientSettingsError(f"ssl.truststore.type {trust_type}: only PEM trust stores "
-                                  "can be used by headrace's clients (convert with openssl)")
-    if key_type == "JKS":
-        raise ClientSettingsError("ssl.keystore.type JKS: use PEM or PKCS12")
+    _pkcs12_stores(props, out, key_type, trust_type)
     for key, value in props.items():
         if key == "sasl.jaas.config":
             out.update(_from_jaas(value))
@@ -156,6 +153,39 @@ def from_java(props: Mapping[str, str]) -> dict[str, str]:
         else:
             out[key] = value
     return out
+
+
+def _pkcs12_stores(props: dict[str, str], out: dict[str, str], key_type: str,
+                   trust_type: str) -> None:
+    """PKCS12 key and trust stores (declared so, or unset/JKS over a PKCS12
+    file, as Java reads them) become inline PEM (``ssl.key.pem``,
+    ``ssl.certificate.pem``, ``ssl.ca.pem``), which librdkafka and the CLI's
+    own connection (headrace.secure_socket) both take; their keys leave
+    ``props``. A JKS store is refused naming the keytool conversion
+    (headrace.keystores)."""
+    from headrace.keystores import KeystoreError, read_store
+
+    try:
+        for store, declared in (("truststore", trust_type), ("keystore", key_type)):
+            loc = props.get(f"ssl.{store}.location")
+            if not loc or declared == "PEM":
+                continue
+            got = read_store(f"ssl.{store}.location", loc, declared,
+                             props.get(f"ssl.{store}.password", ""),
+                             props.get("ssl.key.password", "") if store == "keystore" else "")
+            if got is None:  # PEM, or unreadable: passed on as before
+                continue
+            key_pem, certs_pem = got
+            for k in (f"ssl.{store}.location", f"ssl.{store}.password"):
+                props.pop(k, None)
+            if store == "truststore":
+                out["ssl.ca.pem"] = certs_pem
+            else:
+                # The key is re-encrypted with ssl.key.password, if set,
+                # which librdkafka then uses for ssl.key.pem.
+                out["ssl.key.pem"], out["ssl.certificate.pem"] = key_pem, certs_pem
+    except KeystoreError as e:
+        raise ClientSettingsError(str(e)) from None
 
 
 def parse_flags(items: list[str] | None) -> dict[str, str]:

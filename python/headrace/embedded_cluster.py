@@ -32,11 +32,13 @@ class BrokerNode:
     """One broker process of an EmbeddedCluster."""
 
     def __init__(self, node_id: int, data_dir: Path, host: str, port: int,
-                 zookeeper_connect: str, settings: Mapping[str, str], detach: bool = False):
+                 zookeeper_connect: str, settings: Mapping[str, str], detach: bool = False,
+                 http_port: int = 0):
         self.node_id = node_id
         self.data_dir = data_dir
         self.host = host
         self.port = port
+        self.http_port = http_port  # the console / metrics listener (0: any free port)
         self.zookeeper_connect = zookeeper_connect
         self.settings = dict(settings)
         self.detach = detach
@@ -47,7 +49,9 @@ class BrokerNode:
         cmd = [sys.executable, "-m", "headrace.cli", "broker", "--data-dir", str(self.data_dir),
                "--listen", f"{self.host}:{self.port}", "--node-id", str(self.node_id),
                "--zookeeper", self.zookeeper_connect,
-               "--http", "127.0.0.1:0"]  # several brokers on one host; --set may override
+               # several brokers on one host: one HTTP port each, on loopback
+               # (the console has no login); --set may override
+               "--http", f"127.0.0.1:{self.http_port}"]
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
         return cmd
@@ -77,6 +81,23 @@ class BrokerNode:
                                          start_new_session=True)  # Ctrl-C: parent decides
         finally:
             out.close()
+
+    @property
+    def http_address(self) -> str | None:
+        """Where this start's HTTP listener (console, /metrics) listens, as
+        the broker printed it; None before it did (or with it off)."""
+        import re
+
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(getattr(self, "_log_offset", 0))
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return None
+        found = re.findall(r'http on (\S+) \(|"http":"([^"]+)"', text)
+        if not found:
+            return None
+        return found[-1][0] or found[-1][1]
 
     def joined(self) -> bool:
         """The broker printed that it joined the cluster (this start)."""
@@ -126,6 +147,10 @@ class EmbeddedCluster:
     ``first_node_id``: the brokers' node ids are first_node_id ..
     first_node_id + brokers - 1 (default 1; 0 as a single Kafka's
     ``broker.id=0``, which some client test suites assume).
+    ``http_base_port``: broker N's HTTP listener (web console, /metrics) is
+    on http_base_port + N - first_node_id (default: free ports, chosen at
+    start and kept across restarts); ``BrokerNode.http_address`` is where
+    it listens.
     """
 
     def __init__(self, brokers: int = 3, settings: Mapping[str, object] | None = None,
@@ -134,12 +159,13 @@ class EmbeddedCluster:
                  racks: Mapping[int, str] | None = None, detach: bool = False,
                  node_settings: Callable[[int, int], Mapping[str, object]] | None = None,
                  before_brokers: Callable[[str], None] | None = None,
-                 first_node_id: int = 1):
+                 first_node_id: int = 1, http_base_port: int | None = None):
         if brokers < 1:
             raise HeadraceError("an EmbeddedCluster needs at least one broker")
         if first_node_id < 0:
             raise HeadraceError(f"first_node_id must be >= 0, got {first_node_id}")
         self.first_node_id = first_node_id
+        self.http_base_port = http_base_port
         self.num_brokers = brokers
         self.settings = {k: str(v).lower() if isinstance(v, bool) else str(v)
                          for k, v in (settings or {}).items()}
@@ -177,8 +203,11 @@ class EmbeddedCluster:
                 if self.node_settings is not None:
                     settings.update({k: str(v).lower() if isinstance(v, bool) else str(v)
                                      for k, v in self.node_settings(i, port).items()})
+                http_port = (self.http_base_port + i - self.first_node_id
+                             if self.http_base_port else free_port("127.0.0.1"))
                 self.nodes[i] = BrokerNode(i, self.dir / f"broker-{i}", self.host, port,
-                                           self.zookeeper.connect_string, settings, self.detach)
+                                           self.zookeeper.connect_string, settings, self.detach,
+                                           http_port=http_port)
             if self.before_brokers is not None:
                 self.before_brokers(self.zookeeper.connect_string)
             for node in self.nodes.values():
@@ -204,11 +233,9 @@ class EmbeddedCluster:
                 n.proc.kill()
                 n.wait(10)
         if self._zk is not None:
-            try:
-                self._zk.stop()
-                self._zk.close()
-            except Exception:  # noqa: BLE001
-                pass
+            from headrace.cluster.zk_client import stop_client
+
+            stop_client(self._zk, 2.0)  # bounded: ZooKeeper may be paused or gone
             self._zk = None
         if self.zookeeper is not None:
             self.zookeeper.stop()
@@ -299,9 +326,10 @@ class EmbeddedCluster:
     def zk(self):
         """A kazoo client on the cluster's ZooKeeper (read-only use)."""
         if self._zk is None:
-            from kazoo.client import KazooClient
+            from headrace.cluster.zk_client import bounded_client
 
-            self._zk = KazooClient(hosts=self.zookeeper_connect, timeout=10)
+            # Every call bounded (10 s): a paused ZooKeeper does not hang the caller.
+            self._zk = bounded_client(self.zookeeper_connect, 10)
             self._zk.start(10)
         return self._zk
 

@@ -16,7 +16,11 @@ Translating Kafka's keys (:func:`translate`):
   controller (its clusters use ZooKeeper);
 - Kafka 3.9 broker keys headrace does not implement (kafka39_broker_configs.txt,
   plus ``listener.name.*``) are left out with one warning line naming them;
-- any other unknown key is an error suggesting the closest known name.
+- any other key (a Confluent key such as ``confluent.metrics.reporter.*``,
+  a key Kafka removed such as ``port`` or ``host.name``, ``jmx.port``, a
+  typo) is left out too, as Kafka does ("was supplied but isn't a known
+  config"): the broker warns once per key at start, with the closest known
+  name when there is one (``unknown_key_message``), and starts.
 """
 from __future__ import annotations
 
@@ -74,6 +78,7 @@ class Translated:
 
     values: dict[str, str] = field(default_factory=dict)
     unimplemented: list[str] = field(default_factory=list)  # Kafka keys left out
+    unknown: list[str] = field(default_factory=list)  # neither headrace's nor Kafka's
     warnings: list[str] = field(default_factory=list)
 
 
@@ -102,8 +107,9 @@ def _drop_protocol_map(value: str, names: set[str]) -> str:
 def translate(raw: Mapping[str, str], accepts: Callable[[str], bool],
               source: str) -> Translated:
     """Kafka keys of `raw` as headrace settings. `accepts(key)` says whether
-    headrace implements a key. Raises ValueError (one line naming `source`)
-    for a key that is neither headrace's nor Kafka's, a KRaft controller-only
+    headrace implements a key. Keys left out: Kafka's that headrace does not
+    implement (``unimplemented``) and any other (``unknown``). Raises
+    ValueError (one line naming `source`) for a KRaft controller-only
     process.roles, or broker.id and node.id that differ."""
     out = Translated()
     values = dict(raw)
@@ -134,16 +140,19 @@ def translate(raw: Mapping[str, str], accepts: Callable[[str], bool],
         elif is_kafka_key(key):
             out.unimplemented.append(key)
         else:
-            raise ValueError(unknown_key_message(key, source, accepts))
+            out.unknown.append(key)
     return out
 
 
-def unknown_key_message(key: str, source: str, accepts: Callable[[str], bool]) -> str:
-    """"unknown setting 'x' (source); did you mean 'y'?" over headrace's and
-    Kafka's names."""
-    import difflib  # only on this error path: the CLI's start does not pay for it
+def unknown_key_message(key: str, source: str) -> str:
+    """Kafka's warning for a key it does not know, with where it was set and
+    the closest known name (headrace's and Kafka's), if any: "The
+    configuration 'x' (source) was supplied but isn't a known config; ignored
+    (did you mean 'y'?)"."""
+    import difflib  # only when there is such a key: the CLI's start does not pay for it
 
     candidates = sorted(kafka_broker_config_names() | known_setting_names())
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown setting {key!r} ({source}), neither headrace's nor Kafka's{hint}"
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (f"The configuration {key!r} ({source}) was supplied but isn't a known config; "
+            f"ignored{hint}")

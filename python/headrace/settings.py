@@ -54,6 +54,15 @@ class Settings:
     # (left out; the broker warns once, naming them), and other warnings.
     unimplemented: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Keys neither headrace's nor Kafka's (left out; the broker warns once
+    # per key at start, as Kafka does): key -> where it was set.
+    unknown: dict[str, str] = field(default_factory=dict)
+
+    def unknown_warnings(self) -> list[str]:
+        """One warning line per unknown key, in Kafka's words."""
+        from headrace.server_properties import unknown_key_message
+
+        return [unknown_key_message(k, source) for k, source in self.unknown.items()]
 
     def set(self, key: str, value: Any, source: str) -> None:
         self.values[key] = _to_str(value)
@@ -125,8 +134,8 @@ def gather(config_file: str | None, flags: Mapping[str, Any],
     """Merges file, environment and flag values (flags win). Kafka broker
     keys headrace does not implement are left out and listed in
     ``Settings.unimplemented`` (with the warnings of ``Settings.warnings``);
-    a key neither headrace nor Kafka knows raises SettingsError with the
-    closest known name."""
+    keys neither headrace nor Kafka knows are left out too and listed in
+    ``Settings.unknown`` (Kafka warns "isn't a known config" and starts)."""
     s = Settings()
     accepts = _accepts_fn()
     layers: list[tuple[str, Mapping[str, Any]]] = []
@@ -144,6 +153,8 @@ def gather(config_file: str | None, flags: Mapping[str, Any],
         for k in t.unimplemented:
             if k not in s.unimplemented:
                 s.unimplemented.append(k)
+        for k in t.unknown:
+            s.unknown[k] = source  # the last source that set it, as for values
         s.warnings.extend(t.warnings)
     return s
 
@@ -178,10 +189,22 @@ def effective(settings: Settings) -> list[EffectiveSetting]:
     from headrace._core import describe_settings
     from headrace.errors import HeadraceError
 
+    from headrace.keystores import convert_stores
+
+    # The core reads PEM stores only: PKCS12 ones are handed to it as inline
+    # PEM (headrace.keystores), as a broker start does; the rows show what
+    # was set (the store's type and location), not the PEM.
     try:
-        rows = list(describe_settings(settings_for_core(settings.values)))
+        converted, _ = convert_stores(settings.values)
+        rows = list(describe_settings(settings_for_core(converted)))
     except HeadraceError as e:
         raise SettingsError(_with_source(str(e), settings)) from None
+    rewritten = {k for k in set(converted) | set(settings.values)
+                 if converted.get(k) != settings.values.get(k)}
+    rows = [(name, settings.values[name], default, doc, name) if name in settings.values
+            else (name, default, default, doc, "")
+            for name, value, default, doc, set_by in rows if name in rewritten] + \
+           [row for row in rows if row[0] not in rewritten]
     listed = {row[0] for row in rows}
     for name, (default, doc) in CONTROL_PLANE_SETTINGS.items():
         if name not in listed:

@@ -2,7 +2,9 @@
 with the same --config/--set (and environment), its effective value and
 where that value came from: ``default``, ``file PATH``, ``environment`` or
 ``flag``. The settings are validated as a broker start would validate them,
-so an unknown key or a bad value is one error line and a non-zero exit.
+so a bad value is one error line and a non-zero exit; a key neither
+headrace's nor Kafka's is one warning line each and left out, as at a broker
+start.
 
 ``headrace config get|set|delete --broker N|--all``: a running cluster's
 broker configs over DescribeConfigs / IncrementalAlterConfigs, as
@@ -15,6 +17,7 @@ DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from headrace.cli.common import CliError, add_client_flags, admin_for, parse_pairs
 from headrace.cli.output import add_format_flag, emit
@@ -158,7 +161,10 @@ def _source(row: EffectiveSetting) -> str:
 
 
 def _show(args) -> int:
-    rows = [row for row in effective(gather(args.config, parse_pairs(args.set, "--set")))
+    settings = gather(args.config, parse_pairs(args.set, "--set"))
+    for warning in settings.unknown_warnings():  # left out, as the broker does
+        print(f"headrace: warning: {warning}", file=sys.stderr)
+    rows = [row for row in effective(settings)
             if not (args.changed and row.source == DEFAULT_SOURCE)]
     doc = {"settings": [{"name": row.name, "value": row.value, "source": row.source,
                          "set_as": row.set_as or None, "default": row.default,

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NoNodeError,
                               NodeExistsError, OperationTimeoutError, SessionExpiredError)
+from kazoo.handlers.threading import KazooTimeoutError
 
 from headrace.cluster import zk_layout as L
 from headrace.cluster.fence import MAX_CAS_RETRIES, ControllerFenced, Fence
@@ -96,17 +97,21 @@ class Controller:
         self._events.put("elect")
         return self
 
-    def close(self) -> None:
-        """Stops; resigns (deletes /controller) if it is the controller."""
+    def close(self, timeout_s: float = 10.0, resign: bool = True) -> None:
+        """Stops, waiting at most ``timeout_s`` for the thread (a ZooKeeper
+        call it is in ends at its client's deadline, see
+        headrace.cluster.zk_client); resigns (deletes /controller) if it is
+        the controller and ``resign`` (ClusterMember deletes it itself, in
+        the transaction that deletes its registration)."""
         self._stop.set()
         self._events.put("stop")
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(10)
+            self._thread.join(max(0.0, timeout_s))
         try:
             self.zk.remove_listener(self._on_session)
         except Exception:  # noqa: BLE001
             pass
-        if self.active:
+        if self.active and resign:
             self._delete_own_controller_znode()
         self._step_down("closed")
 
@@ -175,7 +180,8 @@ class Controller:
                 log.warning("controller %d: fenced (%s); stepping down", self.broker_id, e)
                 self._step_down("fenced")
                 retry_at = time.monotonic() + _RETRY_DELAY_S
-            except (ConnectionLoss, SessionExpiredError, OperationTimeoutError) as e:
+            except (ConnectionLoss, SessionExpiredError, OperationTimeoutError,
+                    KazooTimeoutError) as e:
                 log.info("controller %d: ZooKeeper unavailable (%s); retrying",
                          self.broker_id, type(e).__name__)
                 retry_at = time.monotonic() + _RETRY_DELAY_S

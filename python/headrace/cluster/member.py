@@ -30,8 +30,6 @@ from typing import Any, Mapping
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
-from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.retry import KazooRetry
 
 from headrace import logs
 from headrace.cluster import topic_admin
@@ -40,13 +38,21 @@ from headrace.cluster.controller import Controller
 from headrace.cluster.member_isr import ZK_DOWN, IsrReports
 from headrace.cluster.member_requests import UNKNOWN_SERVER_ERROR, ControlRequests, all_failed
 from headrace.cluster.member_state import StateReader
+from headrace.cluster.zk_client import bounded_client, stop_client
 from headrace.errors import HeadraceError
 
 log = logging.getLogger("headrace.cluster.member")
 
 DEFAULT_SESSION_TIMEOUT_MS = 18000
 DEBOUNCE_S = 0.02
-CONTROLLED_SHUTDOWN_TIMEOUT_S = 5.0
+# SIGTERM to exit is at most 5 s (docs/cluster.md, "Stopping whatever
+# ZooKeeper does"):
+# close() takes at most CLOSE_TIMEOUT_S, of which the controlled shutdown
+# gets all but CLOSE_RESERVE_S (stopping the threads, deleting the
+# registration, closing the session); the rest is the broker's local stop.
+CLOSE_TIMEOUT_S = 3.5
+CLOSE_RESERVE_S = 1.0
+CONTROLLED_SHUTDOWN_TIMEOUT_S = CLOSE_TIMEOUT_S - CLOSE_RESERVE_S
 FIRST_STATE_TIMEOUT_S = 10.0
 
 
@@ -143,6 +149,8 @@ class ClusterMember(StateReader, IsrReports, ControlRequests):
         if chroot:
             self._ensure_chroot(hosts, chroot)
         self.zk = self._client(self.connect)
+        # Until joined, SIGTERM (``cancel``) ends any ZooKeeper wait at once.
+        self.zk.handler.cancel = self._cancel
         L.ensure_base_paths(self.zk)
         self.cluster_id = self._ensure_cluster_id()
         self._register()
@@ -164,73 +172,118 @@ class ClusterMember(StateReader, IsrReports, ControlRequests):
         self._events.put("refresh")
         # "Joined" means the data plane has the cluster's state: until the
         # first apply_cluster its Metadata would name no controller.
+        deadline = time.monotonic() + FIRST_STATE_TIMEOUT_S
         with self._state_cond:
-            if not self._state_cond.wait_for(lambda: self.state_version > 0,
-                                             FIRST_STATE_TIMEOUT_S):
-                log.warning("broker %d: no cluster state applied within %.0f s; going on",
-                            self.broker_id, FIRST_STATE_TIMEOUT_S)
+            while self.state_version == 0 and not self._cancel.is_set() \
+                    and time.monotonic() < deadline:
+                self._state_cond.wait(0.1)
+        if self._cancel.is_set():
+            raise ClusterError(f"broker {self.broker_id}: start cancelled")
+        if self.state_version == 0:
+            log.warning("broker %d: no cluster state applied within %.0f s; going on",
+                        self.broker_id, FIRST_STATE_TIMEOUT_S)
+        # Joined: from now on SIGTERM means a controlled shutdown, which
+        # needs ZooKeeper; close() bounds the waits with its deadline.
+        self.zk.handler.cancel = None
         log.info("broker %d: joined cluster %s at %s (%s)", self.broker_id, self.cluster_id,
                  self.connect, f"rack {self.rack}" if self.rack else "no rack")
         return self
 
     def _client(self, hosts: str) -> KazooClient:
-        zk = KazooClient(hosts=hosts, timeout=self.session_timeout_ms / 1000,
-                         connection_retry=KazooRetry(max_tries=-1, max_delay=1.0),
-                         command_retry=KazooRetry(max_tries=3, max_delay=1.0))
-        try:
-            zk.start(timeout=self.connection_timeout_ms / 1000)
-        except KazooTimeoutError:
-            zk.stop()
-            zk.close()
+        """A started client (headrace.cluster.zk_client: every call
+        bounded). Waits at most zookeeper.connection.timeout.ms for the
+        session, less if ``cancel`` (SIGTERM) is set meanwhile."""
+        zk = bounded_client(hosts, self.session_timeout_ms / 1000)
+        live = zk.start_async()
+        deadline = time.monotonic() + self.connection_timeout_ms / 1000
+        while not live.wait(0.1):
+            if self._cancel.is_set() or time.monotonic() >= deadline:
+                break
+        if not zk.connected:
+            stop_client(zk, 1.0)
+            if self._cancel.is_set():
+                raise ClusterError(f"broker {self.broker_id}: start cancelled while "
+                                   f"connecting to ZooKeeper at {self.connect}")
             raise ClusterError(f"cannot connect to ZooKeeper at {self.connect} within "
                                f"{self.connection_timeout_ms} ms "
-                               f"(zookeeper.connection.timeout.ms)") from None
+                               f"(zookeeper.connection.timeout.ms)")
         return zk
 
     def _ensure_chroot(self, hosts: str, chroot: str) -> None:
         """Kafka creates the chroot of zookeeper.connect when it is missing."""
         zk = self._client(hosts)
+        zk.handler.cancel = self._cancel
         try:
             zk.ensure_path(chroot)
         finally:
-            zk.stop()
-            zk.close()
+            stop_client(zk, 2.0)
 
     def close(self, controlled_shutdown: bool = True,
-              timeout_s: float = CONTROLLED_SHUTDOWN_TIMEOUT_S) -> None:
-        """Leaves the cluster: controlled shutdown (leadership moved away,
-        bounded by ``timeout_s``), then the threads stop, the broker's
-        ephemeral znodes are deleted (registration, controller) and the
-        session is closed. Idempotent."""
+              timeout_s: float = CLOSE_TIMEOUT_S) -> None:
+        """Leaves the cluster within ``timeout_s``, whatever ZooKeeper does:
+        controlled shutdown (leadership moved away) while ZooKeeper answers,
+        bounded by ``timeout_s`` less CLOSE_RESERVE_S; then the threads stop,
+        the broker's ephemeral znodes are deleted (registration, controller)
+        and the session is closed. Every ZooKeeper wait, in this thread and
+        the member's others, ends at its deadline (headrace.cluster.zk_client);
+        what could not be done then (ZooKeeper unreachable) is left to the
+        session's expiry. Idempotent."""
         if self.zk is None:
             return
-        if controlled_shutdown and self.zk.connected:
+        start = time.monotonic()
+        deadline = start + max(0.0, timeout_s)
+        handler = self.zk.handler
+        reachable = self.zk.connected
+        if controlled_shutdown and reachable:
+            cs_deadline = max(start, deadline - CLOSE_RESERVE_S)
+            handler.deadline = cs_deadline
             try:
-                self.controlled_shutdown(timeout_s)
+                self.controlled_shutdown(cs_deadline - start)
+            except ZK_DOWN as e:
+                reachable = False
+                log.warning("broker %d: controlled shutdown abandoned, ZooKeeper does not "
+                            "answer (%s); stopping without it", self.broker_id, e)
             except Exception as e:  # noqa: BLE001 - shutting down anyway
-                log.warning("broker %d: controlled shutdown failed: %s", self.broker_id, e)
+                log.warning("broker %d: controlled shutdown failed: %s", self.broker_id,
+                            f"{type(e).__name__}: {e}".rstrip(": "))
         self._stop.set()
         self._events.put("stop")
+        with self._state_cond:
+            self._state_cond.notify_all()  # request handlers waiting on the state
+        # What is left: most of it for the threads' current calls and the
+        # deletes, the last part for closing the session. ZooKeeper not
+        # answering: the threads' calls end now (they would wait in vain).
+        handler.deadline = max(time.monotonic(), deadline - 0.3) if reachable \
+            else time.monotonic()
+        if self.controller is not None:
+            self.controller.close(timeout_s=max(0.0, handler.deadline - time.monotonic()),
+                                  resign=False)
         for t in self._threads:
-            t.join(5)
+            t.join(max(0.2 if not reachable else 0.0, handler.deadline - time.monotonic()))
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-        if self.zk.connected:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        if reachable and self.zk.connected and time.monotonic() < handler.deadline:
             # One transaction: between the two deletes a leader could see this
             # broker registered and no longer shutting down, and write it back
-            # into an ISR (KIP-841's check in write_isr_change).
+            # into an ISR (KIP-841's check in write_isr_change). The
+            # controller's znode goes with them (resigning).
             self._delete_own([L.controlled_shutdown_path(self.broker_id),
-                              L.broker_path(self.broker_id)])
-        if self.controller is not None:
-            self.controller.close()
+                              L.broker_path(self.broker_id), L.CONTROLLER])
+        handler.deadline = time.monotonic()  # any wait left ends now
         try:
             self.zk.remove_listener(self._on_session)
         except Exception:  # noqa: BLE001
             pass
-        self.zk.stop()
-        self.zk.close()
-        self.zk = None
-        log.info("broker %d: left the cluster", self.broker_id)
+        zk, self.zk = self.zk, None
+        closed = stop_client(zk, max(0.1, deadline - time.monotonic()) if reachable else 0.3)
+        took = time.monotonic() - start
+        if closed:
+            log.info("broker %d: left the cluster (%.1f s)", self.broker_id, took)
+        else:
+            log.warning("broker %d: left the cluster without closing its ZooKeeper session "
+                        "(ZooKeeper unreachable; the session expires after "
+                        "zookeeper.session.timeout.ms=%d, %.1f s)", self.broker_id,
+                        self.session_timeout_ms, took)
 
     def _delete_own(self, paths: list[str]) -> None:
         """Deletes those of ``paths`` that are this session's ephemerals, in
@@ -246,7 +299,7 @@ class ClusterMember(StateReader, IsrReports, ControlRequests):
                 for path, version in owned:
                     tx.delete(path, version=version)
                 tx.commit()
-        except KazooException:
+        except (KazooException, TypeError):  # TypeError: no session (client_id None)
             pass
 
     def __enter__(self) -> "ClusterMember":

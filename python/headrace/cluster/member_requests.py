@@ -144,7 +144,7 @@ class ControlRequests:
             return waiting - ready
 
         with self._state_cond:
-            self._state_cond.wait_for(lambda: not incomplete(),
+            self._state_cond.wait_for(lambda: not incomplete() or self._stop.is_set(),
                                       max(0.0, timeout_ms / 1000 - CREATE_WAIT_MARGIN_S))
             late = incomplete()
         for r in result["topics"]:
@@ -170,7 +170,8 @@ class ControlRequests:
             return (wanted <= have) if present else not (wanted & have)
 
         with self._state_cond:
-            if not self._state_cond.wait_for(applied, ACL_APPLY_WAIT_S):
+            if not self._state_cond.wait_for(lambda: applied() or self._stop.is_set(),
+                                             ACL_APPLY_WAIT_S) or not applied():
                 log.warning("broker %d: ACL change not applied here within %.0f s",
                             self.broker_id, ACL_APPLY_WAIT_S)
 

@@ -150,6 +150,7 @@ class ZooKeeperServer:
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM and wait (SIGKILL after ``timeout``). Idempotent."""
         if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # a paused server handles SIGTERM only then
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout)
