@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <functional>
 #include <limits>
-
-#include "broker/log_dirs.h"
+#include <set>
 
 namespace headrace::broker {
 namespace {
@@ -524,6 +524,50 @@ TopicDefaults BrokerConfig::topic_defaults() const {
     if (!t.broker_name.empty() && IsSet(t.broker_name)) d.static_keys.insert(t.name);
   }
   return d;
+}
+
+std::string NormaliseLogDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(dir, ec);
+  if (ec) p = dir;
+  std::string s = p.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+namespace {
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ParseLogDirs(std::string_view value) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (;;) {
+    size_t comma = value.find(',');
+    std::string_view item = TrimBlanks(value.substr(0, comma));
+    if (item.empty()) return Status::InvalidArgument("log.dirs: empty directory name in the list");
+    if (!seen.insert(NormaliseLogDir(std::string(item))).second) {
+      return Status::InvalidArgument("log.dirs: directory " + std::string(item) +
+                                     " is listed twice");
+    }
+    out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::vector<std::string> ConfiguredLogDirs(const BrokerConfig& config) {
+  if (config.log_dirs.empty()) return {config.data_dir};
+  std::vector<std::string> out = config.log_dirs;
+  out.front() = config.data_dir;  // data_dir set on its own wins (tests, bindings)
+  return out;
 }
 
 }  // namespace headrace::broker

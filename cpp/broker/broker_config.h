@@ -221,4 +221,14 @@ const BrokerKeyInfo* FindBrokerKey(std::string_view key);  // null if not a Brok
 // The current value of `key` in the form Set accepts; nullopt: not a key.
 std::optional<std::string> BrokerConfigValue(const BrokerConfig& config, std::string_view key);
 
+// log.dirs (log_dirs.h places partitions over them):
+// "a, b,c" -> {"a", "b", "c"}. Errors (InvalidArgument, naming log.dirs):
+// an empty entry, the same directory twice.
+Result<std::vector<std::string>> ParseLogDirs(std::string_view value);
+// config.log_dirs, or {config.data_dir} when it is empty.
+std::vector<std::string> ConfiguredLogDirs(const BrokerConfig& config);
+// `dir` made absolute and lexically normal, without a trailing '/': the
+// form in which log directories are compared and kept.
+std::string NormaliseLogDir(const std::string& dir);
+
 }  // namespace headrace::broker

@@ -360,5 +360,16 @@ TEST(DynamicBrokerConfigTest, FamilyConfigTakesTheDynamicLayers) {
   EXPECT_EQ(EffectiveFamilyConfig(keys, {}, layers).c, 31);
 }
 
+TEST(ParseLogDirs, SplitsTrimsAndRefusesEmptyOrRepeatedEntries) {
+  auto dirs = ParseLogDirs("/a, /b ,/c");
+  ASSERT_TRUE(dirs.ok());
+  EXPECT_EQ(dirs.value(), (std::vector<std::string>{"/a", "/b", "/c"}));
+  EXPECT_FALSE(ParseLogDirs("/a,,/b").ok());
+  EXPECT_FALSE(ParseLogDirs("/a,").ok());
+  auto twice = ParseLogDirs("/a,/a/");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("listed twice"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace headrace::broker

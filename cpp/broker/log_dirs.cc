@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <filesystem>
 #include <map>
-#include <set>
 
 #include "broker/broker_config.h"
 #include "broker/kafka_error.h"
@@ -13,15 +11,6 @@
 
 namespace headrace::broker {
 namespace {
-
-std::string Normalise(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::absolute(dir, ec);
-  if (ec) p = dir;
-  std::string s = p.lexically_normal().string();
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -32,31 +21,6 @@ std::string_view Trim(std::string_view s) {
 constexpr int kIdentityVersion = 1;
 
 }  // namespace
-
-Result<std::vector<std::string>> ParseLogDirs(std::string_view value) {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (;;) {
-    size_t comma = value.find(',');
-    std::string_view item = Trim(value.substr(0, comma));
-    if (item.empty()) return Status::InvalidArgument("log.dirs: empty directory name in the list");
-    if (!seen.insert(Normalise(std::string(item))).second) {
-      return Status::InvalidArgument("log.dirs: directory " + std::string(item) +
-                                     " is listed twice");
-    }
-    out.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
-std::vector<std::string> ConfiguredLogDirs(const BrokerConfig& config) {
-  if (config.log_dirs.empty()) return {config.data_dir};
-  std::vector<std::string> out = config.log_dirs;
-  out.front() = config.data_dir;  // data_dir set on its own wins (tests, bindings)
-  return out;
-}
 
 std::string EncodeDirIdentity(const DirIdentity& identity) {
   return "#headrace log directory identity (do not edit)\nversion=" +
@@ -105,7 +69,7 @@ Result<std::unique_ptr<LogDirs>> LogDirs::Open(Options options) {
   std::unique_ptr<LogDirs> d(new LogDirs(std::move(options)));
   for (size_t i = 0; i < d->options_.paths.size(); ++i) {
     auto dir = std::make_unique<Dir>();
-    dir->path = Normalise(d->options_.paths[i]);
+    dir->path = NormaliseLogDir(d->options_.paths[i]);
     d->dirs_.push_back(std::move(dir));
   }
   for (int i = 0; i < d->size(); ++i) {

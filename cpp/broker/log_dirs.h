@@ -39,14 +39,6 @@
 
 namespace headrace::broker {
 
-struct BrokerConfig;
-
-// "a, b,c" -> {"a", "b", "c"}. Errors (InvalidArgument, naming log.dirs):
-// an empty entry, the same directory twice.
-Result<std::vector<std::string>> ParseLogDirs(std::string_view value);
-// config.log_dirs, or {config.data_dir} when it is empty.
-std::vector<std::string> ConfiguredLogDirs(const BrokerConfig& config);
-
 // A directory's meta.properties.
 struct DirIdentity {
   std::string cluster_id;

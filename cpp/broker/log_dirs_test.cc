@@ -30,17 +30,6 @@ FaultRule Fail(FileOp op, std::string path) {
   return r;
 }
 
-TEST(ParseLogDirs, SplitsTrimsAndRefusesEmptyOrRepeatedEntries) {
-  auto dirs = ParseLogDirs("/a, /b ,/c");
-  ASSERT_TRUE(dirs.ok());
-  EXPECT_EQ(dirs.value(), (std::vector<std::string>{"/a", "/b", "/c"}));
-  EXPECT_FALSE(ParseLogDirs("/a,,/b").ok());
-  EXPECT_FALSE(ParseLogDirs("/a,").ok());
-  auto twice = ParseLogDirs("/a,/a/");
-  ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.status().message().find("listed twice"), std::string::npos);
-}
-
 TEST(DirIdentity, RoundTripsAndRefusesMissingKeys) {
   DirIdentity id{"clusterX", 7, Uuid::Random()};
   auto back = DecodeDirIdentity(EncodeDirIdentity(id));
