@@ -6,7 +6,7 @@
 // (txn/txn_coordinators.h). COORDINATOR_NOT_AVAILABLE (retriable) while
 // __consumer_offsets does not exist yet in a cluster.
 #include "broker/api/txn_api.h"
-#include "broker/group/group_coordinators.h"
+#include "broker/coordinator/group/group_coordinators.h"
 
 namespace headrace::broker {
 namespace {

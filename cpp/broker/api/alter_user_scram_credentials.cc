@@ -16,9 +16,9 @@
 #include "broker/api/authorize.h"
 #include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
-#include "broker/json.h"
-#include "broker/kafka_error.h"
-#include "broker/sasl/sasl_server.h"
+#include "broker/base/json.h"
+#include "broker/base/kafka_error.h"
+#include "broker/security/sasl/sasl_server.h"
 
 namespace headrace::broker {
 namespace {

@@ -13,10 +13,10 @@
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/api/txn_api.h"
-#include "broker/group/group_config.h"
-#include "broker/group/group_partition.h"
-#include "broker/kafka_error.h"
-#include "broker/txn/txn_config.h"
+#include "broker/coordinator/group/group_config.h"
+#include "broker/coordinator/group/group_partition.h"
+#include "broker/base/kafka_error.h"
+#include "broker/coordinator/txn/txn_config.h"
 
 namespace headrace::broker {
 namespace {

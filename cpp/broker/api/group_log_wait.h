@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "broker/api/handler.h"
-#include "broker/group/group_coordinator.h"
-#include "broker/kafka_error.h"
+#include "broker/coordinator/group/group_coordinator.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "broker/api/handler.h"
-#include "broker/group/group_coordinators.h"
+#include "broker/coordinator/group/group_coordinators.h"
 
 namespace headrace::broker {
 

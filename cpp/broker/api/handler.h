@@ -19,7 +19,7 @@
 #include <string_view>
 #include <utility>
 
-#include "broker/broker_state.h"
+#include "broker/topics/broker_state.h"
 #include "net/request_handler.h"
 #include "protocol/codec.h"
 

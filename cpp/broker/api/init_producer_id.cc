@@ -8,7 +8,7 @@
 // __transaction_state answers (txn/txn_coordinators.h; NOT_COORDINATOR when
 // another broker leads it); an empty id is INVALID_REQUEST, as in Kafka.
 #include "broker/api/txn_api.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "broker/sasl/sasl_server.h"
+#include "broker/security/sasl/sasl_server.h"
 #include "common/logging.h"
 
 namespace headrace::broker {

@@ -10,8 +10,8 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
-#include "broker/txn/txn_coordinators.h"
+#include "broker/base/kafka_error.h"
+#include "broker/coordinator/txn/txn_coordinators.h"
 
 namespace headrace::broker {
 

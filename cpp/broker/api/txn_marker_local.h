@@ -33,7 +33,7 @@
 #include <memory>
 
 #include "broker/api/handler.h"
-#include "broker/txn/txn_marker_writer.h"
+#include "broker/coordinator/txn/txn_marker_writer.h"
 
 namespace headrace::broker {
 

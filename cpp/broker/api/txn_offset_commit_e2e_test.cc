@@ -7,7 +7,7 @@
 #include <string>
 
 #include "broker/api/broker_test_fixture.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace {
 namespace {

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "broker/json.h"
-#include "broker/topic_config.h"
+#include "broker/base/json.h"
+#include "broker/config/topic_config.h"
 #include "common/uuid.h"
 #include "headrace/status.h"
 

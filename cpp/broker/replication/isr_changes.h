@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/partition.h"
+#include "broker/partition/partition.h"
 
 namespace headrace::broker::replication {
 
