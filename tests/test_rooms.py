@@ -84,27 +84,55 @@ def test_committed_room_graph_is_what_the_script_generates():
         "docs/rooms.md is stale: run scripts/check_includes.py --write-graph")
 
 
-def architecture_names() -> set[str]:
-    """Repository paths docs/architecture.md names in backticks."""
-    text = (ROOT / "docs" / "architecture.md").read_text()
+TOP_DIRS = "cpp|python|cython|docs|scripts|tests|bench|integrations|cmake"
+
+
+def architecture_text() -> str:
+    return (ROOT / "docs" / "architecture.md").read_text()
+
+
+def architecture_paths() -> set[str]:
+    """Repository paths docs/architecture.md names, in backticks or as bare
+    words (cpp/broker/partition/, docs/cluster.md, ...)."""
+    pattern = rf"(?<![\w./-])((?:{TOP_DIRS})/[\w./-]*[\w/])"
+    return {m.rstrip("/") for m in re.findall(pattern, architecture_text())}
+
+
+def architecture_short_names() -> set[str]:
+    """Backticked file and directory names without their top directory
+    (`api/produce.cc`, `partition.h`): each must name something in cpp/,
+    cpp/broker/ or python/headrace/ (bare file names: anywhere there)."""
     names = set()
-    for span in re.findall(r"`([^`\n]+)`", text):
-        span = span.strip()
-        if re.fullmatch(r"(cpp|python|cython|docs|scripts|tests|bench|integrations|cmake)/[\w./\-]*",
-                        span):
-            names.add(span.rstrip("/"))
+    for span in re.findall(r"`([^`\n]+)`", architecture_text()):
+        if re.fullmatch(rf"(?:{TOP_DIRS})/.*", span) or span.startswith(".."):
+            continue  # full paths: architecture_paths; ../ is outside the repository
+        if re.fullmatch(r"[\w./-]+\.(?:h|cc|py|md|toml)|[\w-]+(?:/[\w-]+)*/", span):
+            names.add(span)
     return names
 
 
 def test_architecture_names_only_paths_that_exist():
-    names = architecture_names()
-    assert len(names) > 20
-    missing = sorted(n for n in names if not (ROOT / n).exists())
+    paths = architecture_paths()
+    assert len(paths) > 30
+    missing = sorted(n for n in paths if not (ROOT / n).exists())
     assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
+    bases = [ROOT / "cpp", ROOT / "cpp" / "broker", ROOT / "python" / "headrace", ROOT]
+    files = {p.name for top in ("cpp", "python", "docs") for p in (ROOT / top).rglob("*")}
+    missing = []
+    for name in sorted(architecture_short_names()):
+        if "/" in name.rstrip("/"):
+            found = any((b / name).exists() for b in bases)
+        elif name.endswith("/"):
+            found = any((b / name).is_dir() for b in bases)
+        else:
+            found = name in files
+        if not found:
+            missing.append(name)
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
 
 
 def test_architecture_names_every_cpp_room():
     rooms, _ = check_includes.load_rules(ROOT / "cpp" / "rooms.toml")
-    names = architecture_names()
-    unnamed = sorted(r.name for r in rooms.values() if f"cpp/{r.dir}" not in names)
+    paths = architecture_paths()
+    unnamed = sorted(r.name for r in rooms.values() if f"cpp/{r.dir}" not in paths)
     assert not unnamed, f"docs/architecture.md does not name the rooms {unnamed}"
