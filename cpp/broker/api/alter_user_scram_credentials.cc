@@ -9,7 +9,7 @@
 // Single node: the store's file is replaced (fsync) before the answer, so
 // it runs on the admin worker. Cluster mode: the control plane writes
 // /config/users/<user> in ZooKeeper and every broker applies it with the
-// next cluster state (sasl/scram_store.h).
+// next cluster state (security/sasl/scram_store.h).
 #include <map>
 #include <set>
 

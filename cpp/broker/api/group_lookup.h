@@ -1,5 +1,5 @@
 // How a group API finds the coordinator of a group: the broker's router
-// (group/group_coordinators.h) or, in a bare test context without one,
+// (coordinator/group/group_coordinators.h) or, in a bare test context without one,
 // COORDINATOR_NOT_AVAILABLE.
 #pragma once
 

@@ -16,7 +16,7 @@
 namespace headrace::broker {
 
 // The coordinator of `transactional_id` here (the broker's router,
-// txn/txn_coordinators.h), or the error to answer: NOT_COORDINATOR when
+// coordinator/txn/txn_coordinators.h), or the error to answer: NOT_COORDINATOR when
 // another broker leads its partition of __transaction_state,
 // COORDINATOR_NOT_AVAILABLE when the topic does not exist yet (or in a bare
 // test context without a router).

@@ -1,7 +1,7 @@
 // What the broker counts as it works (docs/metrics.md): the counters and
 // histograms the data path records into. Everything computed from the
 // broker's state instead (partitions, sizes, lag, purgatory) is read at
-// scrape time by api/metrics_render.cc. One BrokerMetrics per broker; the
+// scrape time by server/metrics_render.cc. One BrokerMetrics per broker; the
 // parts below are wired to their recorders as pointers that are null when
 // metrics are off (headrace.metrics.enable=false), so a hook is one branch.
 //

@@ -54,7 +54,7 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kInconsistentClusterId: return "INCONSISTENT_CLUSTER_ID";
     case KafkaError::kMismatchedEndpointType: return "MISMATCHED_ENDPOINT_TYPE";
     case KafkaError::kUnsupportedEndpointType: return "UNSUPPORTED_ENDPOINT_TYPE";
-    // Consumer groups (cpp/broker/group/).
+    // Consumer groups (cpp/broker/coordinator/group/).
     case KafkaError::kOffsetMetadataTooLarge: return "OFFSET_METADATA_TOO_LARGE";
     case KafkaError::kCoordinatorLoadInProgress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case KafkaError::kCoordinatorNotAvailable: return "COORDINATOR_NOT_AVAILABLE";

@@ -45,11 +45,11 @@ enum class KafkaError : int16_t {
   kInvalidSessionTimeout = 26,
   kRebalanceInProgress = 27,
   kInvalidCommitOffsetSize = 28,
-  kTopicAuthorizationFailed = 29,    // ACLs (broker/auth/)
+  kTopicAuthorizationFailed = 29,    // ACLs (broker/security/auth/)
   kGroupAuthorizationFailed = 30,
   kClusterAuthorizationFailed = 31,
   kInvalidTimestamp = 32,
-  kUnsupportedSaslMechanism = 33,  // SASL (broker/sasl/)
+  kUnsupportedSaslMechanism = 33,  // SASL (broker/security/sasl/)
   kIllegalSaslState = 34,          // SASL
   kUnsupportedVersion = 35,
   kTopicAlreadyExists = 36,
@@ -103,7 +103,7 @@ enum class KafkaError : int16_t {
   kFetchSessionTopicIdError = 106,  // KIP-227 sessions by name vs by id
   kMismatchedEndpointType = 114,   // DescribeCluster v1 (KIP-919)
   kUnsupportedEndpointType = 115,  // DescribeCluster v1 (KIP-919)
-  // KIP-848 consumer groups (broker/group/consumer_group_coordinator.cc).
+  // KIP-848 consumer groups (broker/coordinator/group/consumer_group_coordinator.cc).
   kFencedMemberEpoch = 110,     // KIP-848 consumer groups
   kUnreleasedInstanceId = 111,  // KIP-848
   kUnsupportedAssignor = 112,   // KIP-848

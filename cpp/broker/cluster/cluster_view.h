@@ -68,7 +68,7 @@ struct ClusterView {
   std::optional<std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>>
       broker_configs;
 
-  // The ACLs from ZooKeeper ("acls": an array of broker/auth/acl.h bindings
+  // The ACLs from ZooKeeper ("acls": an array of broker/security/auth/acl.h bindings
   // as JSON); nullopt when the document has none.
   std::optional<json::Value> acls;
 

@@ -1,6 +1,6 @@
 // A family of broker settings as one table (DESIGN.md: one config table per
 // family): each key with its one-line doc and how it is set and read. The
-// group (group/group_config.cc) and transaction (txn/txn_config.cc)
+// group (coordinator/group/group_config.cc) and transaction (coordinator/txn/txn_config.cc)
 // families use it; Set/Describe/Extract are the same for every family.
 #pragma once
 

@@ -197,7 +197,7 @@ class BrokerImpl final : public Broker {
   broker::quota::QuotaConfig quota_config_;
   std::unique_ptr<broker::quota::ClientQuotaStore> client_quotas_;  // made by Start
   std::unique_ptr<broker::quota::QuotaManager> quotas_;
-  // Client quotas from <data_dir>/client-quotas.json (broker/quota/).
+  // Client quotas from <data_dir>/client-quotas.json (broker/security/quota/).
   Status OpenClientQuotas();
   // Lives as long as the broker (counters survive a Stop/Start); null
   // through metrics() when headrace.metrics.enable is false.

@@ -13,7 +13,7 @@
 //
 // `C` provides `void Tick()` and `void Stop()` (idempotent; Tick on a
 // stopped coordinator does nothing). GroupCoordinators
-// (group_coordinators.h) and txn::TxnCoordinators (txn/txn_coordinators.h)
+// (group_coordinators.h) and txn::TxnCoordinators (coordinator/txn/txn_coordinators.h)
 // are the two instances.
 //
 // Threading: every method may be called from any thread; lookups take one

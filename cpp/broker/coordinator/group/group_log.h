@@ -41,7 +41,7 @@ class GroupLog {
   // recovering it. `services.commit_requires_fsync` is
   // headrace.offsets.commit.fsync; `env` (null = the OS) must outlive the
   // GroupLog. The transaction coordinator keeps its log the same way
-  // (txn/txn_coordinator.h), under another `dir_name`.
+  // (coordinator/txn/txn_coordinator.h), under another `dir_name`.
   static Result<std::unique_ptr<GroupLog>> Open(const std::string& data_dir,
                                                 const PartitionServices& services,
                                                 int64_t segment_bytes, FileEnv* env = nullptr,
