@@ -80,22 +80,25 @@ def group_on(partition: int, partitions: int, prefix: str) -> str:
 def find_group_coordinators(bootstrap: str, groups: list[str],
                             key_type: int = 0) -> dict[str, tuple[int, int]]:
     """FindCoordinator v4 (batched keys; key type 0 = groups, 1 =
-    transactional ids): {key: (error, node)}."""
-    conn = None
-    for address in bootstrap.split(","):  # the first live broker
+    transactional ids) at the first broker that answers: {key: (error,
+    node)}. A broker that accepts and then drops the connection (one being
+    killed) counts as not answering."""
+    def cstr(s: str) -> bytes:
+        b = s.encode()
+        return bytes([len(b) + 1]) + b
+    body = bytes([key_type, len(groups) + 1]) + b"".join(cstr(g) for g in groups) + b"\x00"
+    for address in bootstrap.split(","):
         host, port = address.rsplit(":", 1)
         try:
             conn = Connection(host, int(port), 10.0)
-            break
         except WireError:
             continue
-    assert conn is not None, f"no broker of {bootstrap} answers"
-    try:
-        def cstr(s: str) -> bytes:
-            b = s.encode()
-            return bytes([len(b) + 1]) + b
-        body = bytes([key_type, len(groups) + 1]) + b"".join(cstr(g) for g in groups) + b"\x00"
-        r = conn.call(10, 4, body)
+        try:
+            r = conn.call(10, 4, body)
+        except WireError:
+            continue
+        finally:
+            conn.close()
         r.int32()  # throttle
         out = {}
         for _ in range(r.uvarint() - 1):
@@ -108,8 +111,7 @@ def find_group_coordinators(bootstrap: str, groups: list[str],
             r.tags()
             out[key] = (code, node)
         return out
-    finally:
-        conn.close()
+    raise AssertionError(f"no broker of {bootstrap} answers")
 
 
 @pytest.fixture(scope="module")

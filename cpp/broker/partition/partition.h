@@ -237,10 +237,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // follower's previous fetch catches up as of that previous fetch).
   // Ignored for brokers that are not replicas (and for the local broker), so
   // a fetch from an unknown replica id is served without effect.
-  // `broker_epoch` is the epoch the fetch carried (KIP-380; -1 = none): it
-  // is recorded with the offsets, and a proposal that adds the follower to
-  // the ISR names it (KIP-903: the control plane refuses the addition when
-  // the broker has registered again since).
+  // `broker_epoch`: the epoch the fetch carried (KIP-380; -1 = none),
+  // named by ISR additions (KIP-903; docs/cluster.md, "Broker epochs").
   void UpdateFollowerState(int32_t broker_id, Offset log_end, Offset flushed,
                            int64_t now_ms = -1, int64_t broker_epoch = -1);
   // The ISR this leader would have now (shrink and expand together), or
@@ -257,20 +255,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // applies it through UpdateIsr. `now_ms` is on the SteadyNowMs() clock.
   // A proposal the control plane did not apply (its write was refused, e.g.
   // the added broker is shutting down) is made again after kIsrReproposeMs.
-  // `fetch_epochs`, when given, gets the broker epoch of the last fetch of
-  // each proposed follower that carried one.
-  // A leader stall does not count as follower lag: when more than
-  // kLeaderStallMs of real time (SteadyNowMs) passed since the previous
-  // call (the control plane calls every ~100 ms; a SIGSTOP, a VM pause or a
-  // stalled control plane stops that), the followers' caught-up times move
-  // forward by that gap, so a leader resumed after a pause longer than the
-  // lag time does not shrink its ISR (below min.insync.replicas, failing
-  // the produces it parked) before its followers' queued fetches arrive.
-  static constexpr int64_t kLeaderStallMs = 1000;
-  static constexpr int64_t kIsrReproposeMs = 5000;
+  // `fetch_epochs` (optional) gets each proposed follower's fetch epoch. A
+  // gap over kLeaderStallMs between calls is the leader's stall, not lag
+  // (docs/cluster.md, "ISR changes").
+  static constexpr int64_t kLeaderStallMs = 1000, kIsrReproposeMs = 5000;
   std::optional<std::vector<int32_t>> ProposeIsr(
-      int64_t now_ms, int64_t lag_time_max_ms,
-      std::map<int32_t, int64_t>* fetch_epochs = nullptr);
+      int64_t now_ms, int64_t lag_time_max_ms, std::map<int32_t, int64_t>* fetch_epochs = nullptr);
   // Milliseconds of std::chrono::steady_clock: the clock of the ISR times.
   static int64_t SteadyNowMs();
 

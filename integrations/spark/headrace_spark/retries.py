@@ -25,7 +25,11 @@ _TRANSIENT = {KafkaError._DESTROY_BROKER, KafkaError._TRANSPORT, KafkaError._ALL
               KafkaError.REQUEST_TIMED_OUT, KafkaError.FENCED_LEADER_EPOCH,
               KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.OFFSET_NOT_AVAILABLE,
               KafkaError.REPLICA_NOT_AVAILABLE, KafkaError.BROKER_NOT_AVAILABLE,
-              KafkaError.NETWORK_EXCEPTION, KafkaError.NOT_ENOUGH_REPLICAS}
+              KafkaError.NETWORK_EXCEPTION, KafkaError.NOT_ENOUGH_REPLICAS,
+              # librdkafka's answer to a watermark query for a partition its
+              # metadata lists without a leader (seen while a leader's
+              # session expires); the plan's partitions exist.
+              KafkaError._UNKNOWN_PARTITION}
 FIRST_BACKOFF_S = 0.1
 MAX_BACKOFF_S = 2.0
 
