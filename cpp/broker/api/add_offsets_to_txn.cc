@@ -1,5 +1,5 @@
 // AddOffsetsToTxn (key 25), v0-3: adds the group's offsets partition
-// (__consumer_offsets-N, N = the group's partition, coordinator/group/group_partition.h;
+// (__consumer_offsets-N, N = the group's partition, coordinator/base/group_partition.h;
 // 0 on a single node) to the transaction, so that EndTxn's marker reaches
 // the group's coordinator and makes the producer's TxnOffsetCommit offsets
 // visible (or drops them). Answered by the transactional id's coordinator

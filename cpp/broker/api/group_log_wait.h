@@ -1,6 +1,6 @@
 // Answering group requests (and completing other group log writers, such as
 // the transaction marker writer) once their records are durable. The group log
-// (coordinator/group/group_log.h) is a Partition: its appends are fsynced by the
+// (coordinator/base/group_log.h) is a Partition: its appends are fsynced by the
 // flusher, which then moves its high watermark. A handler that changed
 // committed offsets or deleted groups answers through
 // ReplyWhenGroupLogCommitted, which parks the answer in the purgatory until

@@ -53,7 +53,7 @@ class QuotaManager;      // broker/security/quota/quota_manager.h
 }  // namespace quota
 
 // The internal topic whose partitions are the group coordinators' logs in
-// cluster mode (a group's partition: coordinator/group/group_partition.h).
+// cluster mode (a group's partition: coordinator/base/group_partition.h).
 inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
 // The internal topic whose partitions are the transaction coordinators' logs
 // in cluster mode (an id's partition: coordinator/txn/txn_coordinators.h).

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "broker/api/group_lookup.h"
-#include "broker/coordinator/group/group_partition.h"
+#include "broker/coordinator/base/group_partition.h"
 #include "broker/base/kafka_error.h"
 #include "broker/replication/leader_connection.h"
 #include "common/file_env.h"

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "broker/coordinator/group/consumer_group.h"
-#include "broker/coordinator/group/group_log.h"
+#include "broker/coordinator/base/group_log.h"
 #include "broker/coordinator/group/group_records.h"
 #include "headrace/status.h"
 

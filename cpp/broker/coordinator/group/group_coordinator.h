@@ -25,7 +25,7 @@
 
 #include "broker/coordinator/group/group.h"
 #include "broker/coordinator/group/group_config.h"
-#include "broker/coordinator/group/group_log.h"
+#include "broker/coordinator/base/group_log.h"
 #include "broker/coordinator/group/group_records.h"
 
 namespace headrace::broker::group {

@@ -7,7 +7,7 @@
 // router's one timer ("hr-group-timer") ticks all of them.
 #pragma once
 
-#include "broker/coordinator/group/coordinator_router.h"
+#include "broker/coordinator/base/coordinator_router.h"
 #include "broker/coordinator/group/group_coordinator.h"
 
 namespace headrace::broker::group {

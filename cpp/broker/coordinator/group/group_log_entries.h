@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "broker/coordinator/group/group.h"
-#include "broker/coordinator/group/group_log.h"
+#include "broker/coordinator/base/group_log.h"
 #include "broker/coordinator/group/group_records.h"
 
 namespace headrace::broker::group {

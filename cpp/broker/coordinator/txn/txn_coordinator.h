@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "broker/coordinator/group/group_log.h"
+#include "broker/coordinator/base/group_log.h"
 #include "broker/base/kafka_error.h"
 #include "broker/partition/partition.h"
 #include "broker/partition/producer_id_allocator.h"

@@ -6,7 +6,7 @@
 // abs(Java hashCode(id)) % partitions, as in Kafka
 // (TransactionStateManager.partitionFor, the function groups use too); every
 // transaction API asks For(transactional_id) and gets that partition's
-// coordinator or the error to answer (coordinator/group/coordinator_router.h):
+// coordinator or the error to answer (coordinator/base/coordinator_router.h):
 // NOT_COORDINATOR when another broker leads it.
 //
 // Cheap per partition: cluster-mode coordinators share the router's one
@@ -14,7 +14,7 @@
 // broker's marker writer and its producer id allocator.
 #pragma once
 
-#include "broker/coordinator/group/coordinator_router.h"
+#include "broker/coordinator/base/coordinator_router.h"
 #include "broker/coordinator/txn/txn_coordinator.h"
 
 namespace headrace::broker::txn {

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "broker/partition/flusher.h"
-#include "broker/coordinator/group/group_partition.h"
+#include "broker/coordinator/base/group_partition.h"
 
 namespace headrace::broker::txn {
 namespace {

@@ -13,7 +13,7 @@
 //
 // `C` provides `void Tick()` and `void Stop()` (idempotent; Tick on a
 // stopped coordinator does nothing). GroupCoordinators
-// (group_coordinators.h) and txn::TxnCoordinators (coordinator/txn/txn_coordinators.h)
+// (coordinator/group/group_coordinators.h) and txn::TxnCoordinators (coordinator/txn/txn_coordinators.h)
 // are the two instances.
 //
 // Threading: every method may be called from any thread; lookups take one
@@ -32,7 +32,7 @@
 #include <thread>
 #include <utility>
 
-#include "broker/coordinator/group/group_partition.h"
+#include "broker/coordinator/base/group_partition.h"
 #include "broker/base/kafka_error.h"
 
 namespace headrace::broker::group {

@@ -1,5 +1,6 @@
 // The coordinator's durable log: RecordBatch v2 batches (BuildBatch) whose
-// records carry the keys and values of group_records.h, in one partition log
+// records carry the keys and values of its coordinator (group_records.h,
+// txn_metadata.h), in one partition log
 // at <data_dir>/__group_metadata/ (a name the topic registry never treats as
 // a partition directory). Every change is appended; Rewrite() compacts the
 // log to the live state, and the log is replayed from its start on open

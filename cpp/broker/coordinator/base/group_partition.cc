@@ -1,4 +1,4 @@
-#include "broker/coordinator/group/group_partition.h"
+#include "broker/coordinator/base/group_partition.h"
 
 #include <limits>
 

@@ -1,4 +1,4 @@
-#include "broker/coordinator/group/group_log.h"
+#include "broker/coordinator/base/group_log.h"
 
 #include "common/file_slice.h"
 #include "headrace/record_batch.h"

@@ -1,7 +1,7 @@
 // Kafka's group -> __consumer_offsets partition rule. The expected values
 // were computed independently with a JVM (String.hashCode and
 // Utils.abs(h) % n, on JDK 17), not with this code.
-#include "broker/coordinator/group/group_partition.h"
+#include "broker/coordinator/base/group_partition.h"
 
 #include <gtest/gtest.h>
 
