@@ -1,5 +1,5 @@
-"""The C++ rooms: includes go the way cpp/rooms.toml allows, the check catches
-a wrong-way include and a circle, docs/rooms.md is what the script generates
+"""The C++ rooms: includes and CMake links go the way cpp/rooms.toml allows,
+the check catches a wrong-way include, a wrong-way link and a circle, docs/rooms.md is what the script generates
 now, and docs/architecture.md names only paths that exist and every room."""
 import re
 import shutil
@@ -40,6 +40,21 @@ def test_check_fails_on_a_wrong_way_include(tmp_path):
     assert r.returncode == 1
     assert ('cpp/broker/partition/flusher.cc: #include "broker/api/handler.h": '
             "room broker/partition may not use room broker/api") in r.stderr
+
+
+def test_check_fails_on_a_wrong_way_link(tmp_path):
+    """The CMake targets follow the rooms: the transaction coordinator's
+    library may not link the group coordinator's (they are siblings)."""
+    root = copy_tree(tmp_path)
+    lists = root / "cpp" / "broker" / "coordinator" / "txn" / "CMakeLists.txt"
+    text = lists.read_text()
+    assert "PUBLIC headrace_coordinator_base" in text
+    lists.write_text(text.replace("PUBLIC headrace_coordinator_base",
+                                  "PUBLIC headrace_group headrace_coordinator_base"))
+    r = run_check(root)
+    assert r.returncode == 1
+    assert ("cpp/broker/coordinator/txn/CMakeLists.txt: headrace_txn links headrace_group: "
+            "room broker/coordinator/txn may not use room broker/coordinator/group") in r.stderr
 
 
 def test_check_fails_on_a_file_in_no_room_and_an_include_of_no_room(tmp_path):
