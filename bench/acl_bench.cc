@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/auth/authorizer.h"
+#include "broker/security/auth/authorizer.h"
 
 namespace headrace {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/partition.h"
+#include "broker/partition/partition.h"
 #include "log/testing.h"
 #include "protocol/codec.h"
 

@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "broker/flusher.h"
-#include "broker/partition.h"
+#include "broker/partition/flusher.h"
+#include "broker/partition/partition.h"
 #include "headrace/log.h"
 #include "log/testing.h"
 

@@ -11,7 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include "broker/api/handler.h"
-#include "broker/broker_metrics.h"
+#include "broker/base/broker_metrics.h"
 #include "common/metrics.h"
 
 namespace headrace {

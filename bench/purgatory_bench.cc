@@ -14,8 +14,8 @@
 #include <memory>
 #include <vector>
 
-#include "broker/fake_log_test_util.h"
-#include "broker/purgatory.h"
+#include "broker/partition/fake_log_test_util.h"
+#include "broker/partition/purgatory.h"
 
 namespace headrace {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "broker/quota/quota_manager.h"
+#include "broker/security/quota/quota_manager.h"
 
 namespace {
 

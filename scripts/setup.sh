@@ -32,7 +32,7 @@ done
 APT_PACKAGES=(g++ cmake ninja-build pkg-config liburing-dev
               zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev  # record batch codecs
               libssl-dev  # TLS listeners
-              nlohmann-json3-dev  # JSON (cpp/broker/json.cc), header-only
+              nlohmann-json3-dev  # JSON (cpp/broker/base/json.cc), header-only
               librdkafka-dev)  # rdkafka.h for the CLI's bulk producer (cpp/cli/)
 if [ "$MODE" = test ]; then
   APT_PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev kcat clang

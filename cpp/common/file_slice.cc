@@ -27,7 +27,10 @@ struct Cachestat {
 std::atomic<bool> cachestat_missing{false};
 
 // Reads s into dst with preadv2 `flags`: true when all of it was read, false
-// when RWF_NOWAIT stopped at a page not in the page cache.
+// when RWF_NOWAIT stopped at a page not in the page cache. (RWF_NOWAIT never
+// waits for the disk, but it may start readahead of a missing page, and a
+// read of it can then succeed if that I/O finished first: true does not
+// prove the pages were cached before the call.)
 Result<bool> ReadWithFlags(const FileSlice& s, uint8_t* dst, int flags) {
   int64_t done = 0;
   while (done < s.length) {

@@ -41,7 +41,7 @@ inline constexpr std::string_view kCheckpointTempName = "log.checkpoint.tmp";
 std::string CheckpointPath(const std::string& dir);
 std::string CheckpointTempPath(const std::string& dir);
 
-// The partition's own files (broker/txn_index.h, broker/producer_snapshot.h).
+// The partition's own files (broker/partition/txn_index.h, broker/partition/producer_snapshot.h).
 inline constexpr std::string_view kTxnIndexExtension = ".txnindex";
 inline constexpr std::string_view kSnapshotExtension = ".snapshot";
 // "<20-digit offset><extension>". REQUIRES: offset >= 0.

@@ -1,9 +1,9 @@
 // RecordBatch v2: header parsing, one-pass validation, in-place rewrites,
-// building and decoding. The byte layout is in docs/log-format.md.
+// decoding, and reading end-transaction markers. Building batches is
+// record_batch_build.cc. The byte layout is in docs/log-format.md.
 #include "headrace/record_batch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 #include "common/crc32c.h"
@@ -220,11 +220,6 @@ void RecordFacts(const RecordWalker& w, const BatchHeader& h, batch::BatchInfo* 
   info->max_timestamp_delta = w.max_delta;
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -458,64 +453,6 @@ void batch::SetMaxTimestamp(std::span<uint8_t> b, TimestampMs ts) {
 
 namespace {
 
-void AppendRecord(std::string* out, const RecordInput& r, int64_t ts_delta, int32_t delta) {
-  std::string body;
-  body.push_back(0);  // attributes
-  AppendVarint(&body, ts_delta);
-  AppendVarint(&body, delta);
-  auto put = [&body](const std::optional<std::string>& s) {
-    AppendVarint(&body, s ? static_cast<int64_t>(s->size()) : -1);
-    if (s) body.append(*s);
-  };
-  put(r.key);
-  put(r.value);
-  AppendVarint(&body, static_cast<int64_t>(r.headers.size()));
-  for (const RecordHeader& h : r.headers) {
-    AppendVarint(&body, static_cast<int64_t>(h.key.size()));
-    body.append(h.key);
-    put(h.value);
-  }
-  AppendVarint(out, static_cast<int64_t>(body.size()));
-  out->append(body);
-}
-
-}  // namespace
-
-std::string BuildBatch(const std::vector<RecordInput>& records,
-                       const BatchProducerFields& producer, bool no_timestamp_is_now) {
-  int64_t now = no_timestamp_is_now ? NowMs() : kNoTimestamp.value();
-  auto ts_of = [now](const RecordInput& r) {
-    return r.timestamp == kNoTimestamp ? now : r.timestamp.value();
-  };
-  int64_t base_ts = records.empty() ? now : ts_of(records.front());
-  int64_t max_ts = records.empty() ? now : base_ts;
-  std::string out(kBatchHeaderSize, '\0');
-  for (size_t i = 0; i < records.size(); ++i) {
-    int64_t ts = ts_of(records[i]);
-    if (ts > max_ts) max_ts = ts;
-    AppendRecord(&out, records[i], ts - base_ts, static_cast<int32_t>(i));
-  }
-  auto* p = reinterpret_cast<uint8_t*>(out.data());
-  int32_t count = static_cast<int32_t>(records.size());
-  StoreBE64(p + kBaseOffsetPos, 0);
-  StoreBE32(p + kLengthPos, static_cast<uint32_t>(out.size() - kBatchLogOverhead));
-  StoreBE32(p + kLeaderEpochPos, static_cast<uint32_t>(-1));
-  p[kMagicPos] = kMagicV2;
-  StoreBE16(p + kAttributesPos, static_cast<uint16_t>((producer.transactional ? 0x10 : 0) |
-                                                      (producer.control ? 0x20 : 0)));
-  StoreBE32(p + kLastOffsetDeltaPos, static_cast<uint32_t>(count > 0 ? count - 1 : 0));
-  StoreBE64(p + kBaseTimestampPos, static_cast<uint64_t>(base_ts));
-  StoreBE64(p + kMaxTimestampPos, static_cast<uint64_t>(max_ts));
-  StoreBE64(p + kProducerIdPos, static_cast<uint64_t>(producer.producer_id));
-  StoreBE16(p + kProducerEpochPos, static_cast<uint16_t>(producer.producer_epoch));
-  StoreBE32(p + kBaseSequencePos, static_cast<uint32_t>(producer.base_sequence));
-  StoreBE32(p + kRecordCountPos, static_cast<uint32_t>(count));
-  StoreBE32(p + kCrcPos, ComputeCrc({p, out.size()}));
-  return out;
-}
-
-namespace {
-
 std::optional<std::string> CopyBytes(const uint8_t* p, int32_t len) {
   if (len < 0) return std::nullopt;
   return std::string(reinterpret_cast<const char*>(p), len);
@@ -567,28 +504,6 @@ Result<std::vector<Record>> DecodeRecords(std::span<const uint8_t> bytes) {
     HR_RETURN_IF_ERROR(DecodeBatchRecords(b, h, &out));
   }
   return out;
-}
-
-namespace {
-constexpr int16_t kControlTypeAbort = 0;
-constexpr int16_t kControlTypeCommit = 1;
-}  // namespace
-
-std::string BuildEndTxnMarkerBatch(int64_t producer_id, int16_t producer_epoch,
-                                   const EndTxnMarker& marker, TimestampMs timestamp) {
-  std::string key(4, '\0'), value(6, '\0');
-  auto* k = reinterpret_cast<uint8_t*>(key.data());
-  auto* v = reinterpret_cast<uint8_t*>(value.data());
-  StoreBE16(k, 0);
-  StoreBE16(k + 2, static_cast<uint16_t>(marker.commit ? kControlTypeCommit : kControlTypeAbort));
-  StoreBE16(v, 0);
-  StoreBE32(v + 2, static_cast<uint32_t>(marker.coordinator_epoch));
-  BatchProducerFields fields;
-  fields.producer_id = producer_id;
-  fields.producer_epoch = producer_epoch;
-  fields.transactional = true;
-  fields.control = true;
-  return BuildBatch({{key, value, {}, timestamp}}, fields);
 }
 
 Result<EndTxnMarker> ParseEndTxnMarker(std::span<const uint8_t> batch) {

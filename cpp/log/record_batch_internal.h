@@ -32,6 +32,9 @@ inline constexpr int kRecordCountPos = 57;
 inline constexpr int kMinBatchLength = kBatchHeaderSize - kBatchLogOverhead;
 inline constexpr int16_t kCompressionMask = 0x7;
 inline constexpr int16_t kTimestampTypeBit = 0x8;
+// The type in a control record's key: an end-transaction marker's outcome.
+inline constexpr int16_t kControlTypeAbort = 0;
+inline constexpr int16_t kControlTypeCommit = 1;
 
 // Decodes the 61 header bytes at `p` with no checks at all.
 // REQUIRES: p points at kBatchHeaderSize readable bytes.

@@ -26,7 +26,7 @@ enum class SecurityProtocol : int16_t {
   kSaslSsl = 3,
 };
 
-// The server side of one SASL exchange in progress (broker/sasl owns the
+// The server side of one SASL exchange in progress (broker/security/sasl owns the
 // concrete mechanisms); the Session only keeps it between the client's
 // tokens.
 class SaslExchange {

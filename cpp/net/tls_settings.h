@@ -1,5 +1,5 @@
 // TlsSettings: what one TLS listener is configured with, already read from
-// the broker's ssl.* / listener.name.<name>.ssl.* keys (broker/ssl_config.h)
+// the broker's ssl.* / listener.name.<name>.ssl.* keys (broker/config/ssl_config.h)
 // as plain values. TlsContext (tls_context.h) turns it into an OpenSSL
 // context. No OpenSSL types here: the broker's config code includes it.
 #pragma once

@@ -2,7 +2,7 @@
 
 #include "broker/api/cluster_admin.h"
 #include "broker/api/cluster_lookup.h"
-#include "broker/json.h"
+#include "broker/base/json.h"
 
 namespace headrace::broker {
 

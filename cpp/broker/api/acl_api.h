@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "broker/api/authorize.h"
-#include "broker/auth/acl.h"
-#include "broker/kafka_error.h"
+#include "broker/security/auth/acl.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 

@@ -1,12 +1,12 @@
 // AddOffsetsToTxn (key 25), v0-3: adds the group's offsets partition
-// (__consumer_offsets-N, N = the group's partition, group/group_partition.h;
+// (__consumer_offsets-N, N = the group's partition, coordinator/base/group_partition.h;
 // 0 on a single node) to the transaction, so that EndTxn's marker reaches
 // the group's coordinator and makes the producer's TxnOffsetCommit offsets
 // visible (or drops them). Answered by the transactional id's coordinator
-// (txn/txn_coordinators.h). COORDINATOR_NOT_AVAILABLE (retriable) while
+// (coordinator/txn/txn_coordinators.h). COORDINATOR_NOT_AVAILABLE (retriable) while
 // __consumer_offsets does not exist yet in a cluster.
 #include "broker/api/txn_api.h"
-#include "broker/group/group_coordinators.h"
+#include "broker/coordinator/group/group_coordinators.h"
 
 namespace headrace::broker {
 namespace {

@@ -3,7 +3,7 @@
 // must exist, else the unknown ones answer UNKNOWN_TOPIC_OR_PARTITION and
 // the others OPERATION_NOT_ATTEMPTED, nothing being added (as Kafka does);
 // otherwise the answer of the transactional id's coordinator
-// (txn/txn_coordinators.h; NOT_COORDINATOR when another broker leads the
+// (coordinator/txn/txn_coordinators.h; NOT_COORDINATOR when another broker leads the
 // id's partition of __transaction_state) is given to every partition.
 #include "broker/api/txn_api.h"
 

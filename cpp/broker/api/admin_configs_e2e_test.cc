@@ -2,7 +2,7 @@
 // IncrementalAlterConfigs (incl. effects on live partitions and persistence),
 // DescribeCluster, DeleteRecords, and malformed admin bodies.
 #include "broker/api/admin_e2e_fixture.h"
-#include "broker/topic_config.h"
+#include "broker/config/topic_config.h"
 
 namespace headrace {
 namespace {

@@ -17,9 +17,9 @@
 #include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
 #include "broker/cluster/cluster_state.h"
-#include "broker/json.h"
-#include "broker/kafka_error.h"
-#include "broker/quota/client_quota_store.h"
+#include "broker/base/json.h"
+#include "broker/base/kafka_error.h"
+#include "broker/security/quota/client_quota_store.h"
 
 namespace headrace::broker {
 namespace {

@@ -9,16 +9,16 @@
 // Single node: the store's file is replaced (fsync) before the answer, so
 // it runs on the admin worker. Cluster mode: the control plane writes
 // /config/users/<user> in ZooKeeper and every broker applies it with the
-// next cluster state (sasl/scram_store.h).
+// next cluster state (security/sasl/scram_store.h).
 #include <map>
 #include <set>
 
 #include "broker/api/authorize.h"
 #include "broker/api/cluster_admin.h"
 #include "broker/api/handler.h"
-#include "broker/json.h"
-#include "broker/kafka_error.h"
-#include "broker/sasl/sasl_server.h"
+#include "broker/base/json.h"
+#include "broker/base/kafka_error.h"
+#include "broker/security/sasl/sasl_server.h"
 
 namespace headrace::broker {
 namespace {

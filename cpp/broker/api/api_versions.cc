@@ -6,7 +6,7 @@
 #include "broker/api/api_versions.h"
 
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

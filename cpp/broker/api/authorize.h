@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "broker/api/handler.h"
-#include "broker/auth/authorizer.h"
-#include "broker/kafka_error.h"
+#include "broker/security/auth/authorizer.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "broker/api/cluster_admin.h"
-#include "broker/broker_config.h"
-#include "broker/config_table.h"
-#include "broker/json.h"
-#include "broker/kafka_error.h"
+#include "broker/config/broker_config.h"
+#include "broker/config/config_table.h"
+#include "broker/base/json.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "broker/api/handler.h"
-#include "broker/dynamic_broker_config.h"
-#include "broker/topic_config.h"
+#include "broker/config/dynamic_broker_config.h"
+#include "broker/config/topic_config.h"
 
 namespace headrace::broker {
 

@@ -9,9 +9,9 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/cluster_lookup.h"
-#include "broker/json.h"
-#include "broker/kafka_error.h"
-#include "broker/topic_name.h"
+#include "broker/base/json.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/topic_name.h"
 
 namespace headrace::broker {
 namespace {

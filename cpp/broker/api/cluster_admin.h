@@ -8,7 +8,7 @@
 #include <string>
 
 #include "broker/api/handler.h"
-#include "broker/json.h"
+#include "broker/base/json.h"
 
 namespace headrace::broker {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "broker/json.h"
-#include "broker/kafka_error.h"
-#include "broker/topic_name.h"
+#include "broker/base/json.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/topic_name.h"
 #include "common/logging.h"
 
 namespace headrace::broker {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "broker/api/broker_test_fixture.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 #include "headrace/broker.h"
 #include "log/testing.h"
 

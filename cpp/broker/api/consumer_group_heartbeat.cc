@@ -4,13 +4,13 @@
 // epoch and owned partitions, and leaves (-1; -2 for a static member that
 // will come back); the coordinator answers its epoch, the heartbeat
 // interval and, when it changed, the partitions it may use
-// (group/consumer_group_coordinator.cc, docs/consumer-groups.md).
+// (coordinator/group/consumer_group_coordinator.cc, docs/consumer-groups.md).
 #include "broker/api/client_host.h"
 #include "broker/api/authorize.h"
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
-#include "broker/group/group_coordinator.h"
-#include "broker/kafka_error.h"
+#include "broker/coordinator/group/group_coordinator.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

@@ -4,7 +4,7 @@
 // durable write (single node: the ACL file; cluster: ZooKeeper through the
 // control plane).
 #include "broker/api/acl_api.h"
-#include "broker/auth/acl_store.h"
+#include "broker/security/auth/acl_store.h"
 #include "common/logging.h"
 
 namespace headrace::broker {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "broker/api/acl_api.h"
-#include "broker/auth/acl_store.h"
+#include "broker/security/auth/acl_store.h"
 #include "common/logging.h"
 
 namespace headrace::broker {

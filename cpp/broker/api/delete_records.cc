@@ -22,8 +22,8 @@
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/hw_park.h"
-#include "broker/kafka_error.h"
-#include "broker/topic_name.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/topic_name.h"
 
 namespace headrace::broker {
 namespace {

@@ -5,8 +5,8 @@
 // filter errors (INVALID_REQUEST) are the response's error_code.
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
-#include "broker/quota/client_quota_store.h"
+#include "broker/base/kafka_error.h"
+#include "broker/security/quota/client_quota_store.h"
 
 namespace headrace::broker {
 namespace {

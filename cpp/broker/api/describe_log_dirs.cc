@@ -26,7 +26,7 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

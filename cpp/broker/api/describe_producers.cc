@@ -5,7 +5,7 @@
 // hold, NOT_LEADER_OR_FOLLOWER when it is not the leader.
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

@@ -3,7 +3,7 @@
 // transaction; TRANSACTIONAL_ID_NOT_FOUND for an unknown id,
 // NOT_COORDINATOR when another broker leads the id's partition of
 // __transaction_state (each id answered by its own partition's coordinator,
-// txn/txn_coordinators.h).
+// coordinator/txn/txn_coordinators.h).
 #include <map>
 
 #include "broker/api/txn_api.h"

@@ -6,8 +6,8 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
-#include "broker/sasl/sasl_server.h"
+#include "broker/base/kafka_error.h"
+#include "broker/security/sasl/sasl_server.h"
 
 namespace headrace::broker {
 namespace {

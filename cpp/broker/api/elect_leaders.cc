@@ -15,8 +15,8 @@
 #include "broker/api/cluster_lookup.h"
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/json.h"
-#include "broker/kafka_error.h"
+#include "broker/base/json.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

@@ -1,8 +1,8 @@
 // EndTxn (key 26), v0-3: commit or abort the producer's open transaction.
 // Answered once the decision (PrepareCommit / PrepareAbort) is durable in the
-// log of the transactional id's coordinator (txn/txn_coordinators.h;
+// log of the transactional id's coordinator (coordinator/txn/txn_coordinators.h;
 // NOT_COORDINATOR when another broker leads the id's partition); the
-// markers are written after that (txn/txn_coordinator.h).
+// markers are written after that (coordinator/txn/txn_coordinator.h).
 #include "broker/api/txn_api.h"
 
 namespace headrace::broker {

@@ -71,7 +71,7 @@
 #include "broker/api/handler.h"
 #include "broker/api/quota_hooks.h"
 #include "broker/api/partition_checks.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 #include "broker/replication/replication_quota.h"
 
 namespace headrace::broker {

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "broker/fetch/fetch_session.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 #include "protocol/codec.h"
 
 namespace headrace::broker {

@@ -3,7 +3,7 @@
 // group's coordinator is the leader of the group's partition of
 // __consumer_offsets and a transactional id's the leader of the id's
 // partition of __transaction_state (both abs(Java hashCode(key)) %
-// partitions, group/group_partition.h; each topic created by the first
+// partitions, coordinator/base/group_partition.h; each topic created by the first
 // FindCoordinator that needs it, with offsets.topic.num.partitions /
 // transaction.state.log.num.partitions partitions). Other key types (2 =
 // share groups, v6) are INVALID_REQUEST. v4+ batches keys (coordinator_keys)
@@ -13,10 +13,10 @@
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/api/txn_api.h"
-#include "broker/group/group_config.h"
-#include "broker/group/group_partition.h"
-#include "broker/kafka_error.h"
-#include "broker/txn/txn_config.h"
+#include "broker/coordinator/group/group_config.h"
+#include "broker/coordinator/base/group_partition.h"
+#include "broker/base/kafka_error.h"
+#include "broker/coordinator/txn/txn_config.h"
 
 namespace headrace::broker {
 namespace {

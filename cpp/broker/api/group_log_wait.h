@@ -1,6 +1,6 @@
 // Answering group requests (and completing other group log writers, such as
 // the transaction marker writer) once their records are durable. The group log
-// (group/group_log.h) is a Partition: its appends are fsynced by the
+// (coordinator/base/group_log.h) is a Partition: its appends are fsynced by the
 // flusher, which then moves its high watermark. A handler that changed
 // committed offsets or deleted groups answers through
 // ReplyWhenGroupLogCommitted, which parks the answer in the purgatory until
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "broker/api/handler.h"
-#include "broker/group/group_coordinator.h"
-#include "broker/kafka_error.h"
+#include "broker/coordinator/group/group_coordinator.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 

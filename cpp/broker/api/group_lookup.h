@@ -1,12 +1,12 @@
 // How a group API finds the coordinator of a group: the broker's router
-// (group/group_coordinators.h) or, in a bare test context without one,
+// (coordinator/group/group_coordinators.h) or, in a bare test context without one,
 // COORDINATOR_NOT_AVAILABLE.
 #pragma once
 
 #include <string_view>
 
 #include "broker/api/handler.h"
-#include "broker/group/group_coordinators.h"
+#include "broker/coordinator/group/group_coordinators.h"
 
 namespace headrace::broker {
 

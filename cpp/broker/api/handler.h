@@ -19,15 +19,15 @@
 #include <string_view>
 #include <utility>
 
-#include "broker/broker_state.h"
+#include "broker/topics/broker_state.h"
 #include "net/request_handler.h"
 #include "protocol/codec.h"
 
 namespace headrace::broker {
 namespace group {
-class GroupCoordinator;   // broker/group/group_coordinator.h
-class GroupCoordinators;  // broker/group/group_coordinators.h
-struct GroupConfig;      // broker/group/group_config.h
+class GroupCoordinator;   // broker/coordinator/group/group_coordinator.h
+class GroupCoordinators;  // broker/coordinator/group/group_coordinators.h
+struct GroupConfig;      // broker/coordinator/group/group_config.h
 }  // namespace group
 namespace replication {
 struct ReplicationQuotas;  // broker/replication/replication_quota.h
@@ -37,26 +37,26 @@ namespace fetch {
 class FetchSessionCache;  // broker/fetch/fetch_session.h
 }  // namespace fetch
 namespace auth {
-class Authorizer;    // broker/auth/authorizer.h
-class FileAclStore;  // broker/auth/acl_store.h
+class Authorizer;    // broker/security/auth/authorizer.h
+class FileAclStore;  // broker/security/auth/acl_store.h
 }  // namespace auth
 namespace txn {
-class TxnCoordinators;  // broker/txn/txn_coordinators.h
-struct TxnConfig;      // broker/txn/txn_config.h
+class TxnCoordinators;  // broker/coordinator/txn/txn_coordinators.h
+struct TxnConfig;      // broker/coordinator/txn/txn_config.h
 }  // namespace txn
 namespace sasl {
-class SaslServer;  // broker/sasl/sasl_server.h
+class SaslServer;  // broker/security/sasl/sasl_server.h
 }  // namespace sasl
 namespace quota {
-class ClientQuotaStore;  // broker/quota/client_quota_store.h
-class QuotaManager;      // broker/quota/quota_manager.h
+class ClientQuotaStore;  // broker/security/quota/client_quota_store.h
+class QuotaManager;      // broker/security/quota/quota_manager.h
 }  // namespace quota
 
 // The internal topic whose partitions are the group coordinators' logs in
-// cluster mode (a group's partition: group/group_partition.h).
+// cluster mode (a group's partition: coordinator/base/group_partition.h).
 inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
 // The internal topic whose partitions are the transaction coordinators' logs
-// in cluster mode (an id's partition: txn/txn_coordinators.h).
+// in cluster mode (an id's partition: coordinator/txn/txn_coordinators.h).
 inline constexpr const char* kTransactionStateTopic = "__transaction_state";
 
 // One listener's advertised address (advertised.listeners, docs/security.md).
@@ -77,7 +77,7 @@ struct BrokerContext {
   // How this broker connects to the others (cluster mode; null = PLAINTEXT):
   // the transaction marker sender's connections. Set before serving.
   std::shared_ptr<const replication::InterBrokerSecurity> inter_broker_security;
-  // The group coordinators of this broker (group/group_coordinators.h):
+  // The group coordinators of this broker (coordinator/group/group_coordinators.h):
   // For(group_id) is the coordinator of the group's partition of
   // __consumer_offsets here, or the error to answer (NOT_COORDINATOR in
   // cluster mode when another broker leads it). Set before serving, owned by
@@ -86,7 +86,7 @@ struct BrokerContext {
   // throughout.
   group::GroupCoordinators* group_coordinators = nullptr;
   const group::GroupConfig* group_config = nullptr;  // the broker's group.* / offsets.* keys
-  // The transaction coordinators of this broker (txn/txn_coordinators.h),
+  // The transaction coordinators of this broker (coordinator/txn/txn_coordinators.h),
   // routed like the group coordinators by transactional id over the
   // partitions of __transaction_state. Set before serving, owned by the
   // broker; null only in tests that build a bare context. Handlers call
@@ -305,7 +305,7 @@ constexpr ApiHandler MakeHandler(int16_t min_v, int16_t max_v) {
 }
 
 // Runs Fn on the admin worker instead of the network thread, for requests
-// that make, fsync or remove directories and files (broker/admin_worker.h):
+// that make, fsync or remove directories and files (broker/topics/admin_worker.h):
 //   MakeHandler<Req, OnAdminWorker<Req, HandleX>>(min, max)
 template <typename Req, void (*Fn)(BrokerContext&, Req&, Request)>
 void OnAdminWorker(BrokerContext& ctx, Req& req, Request request) {

@@ -16,7 +16,7 @@ extern const ApiHandler kCreateTopicsHandler;
 extern const ApiHandler kDeleteTopicsHandler;
 extern const ApiHandler kDeleteRecordsHandler;
 extern const ApiHandler kInitProducerIdHandler;
-extern const ApiHandler kDescribeAclsHandler;  // ACLs (broker/auth/)
+extern const ApiHandler kDescribeAclsHandler;  // ACLs (broker/security/auth/)
 extern const ApiHandler kCreateAclsHandler;
 extern const ApiHandler kDeleteAclsHandler;
 extern const ApiHandler kDescribeConfigsHandler;
@@ -29,10 +29,10 @@ extern const ApiHandler kDescribeClusterHandler;
 extern const ApiHandler kElectLeadersHandler;
 extern const ApiHandler kAlterPartitionReassignmentsHandler;
 extern const ApiHandler kListPartitionReassignmentsHandler;
-// Client quotas (broker/quota/).
+// Client quotas (broker/security/quota/).
 extern const ApiHandler kDescribeClientQuotasHandler;
 extern const ApiHandler kAlterClientQuotasHandler;
-// Consumer groups (broker/group/).
+// Consumer groups (broker/coordinator/group/).
 extern const ApiHandler kOffsetCommitHandler;
 extern const ApiHandler kOffsetFetchHandler;
 extern const ApiHandler kFindCoordinatorHandler;
@@ -47,8 +47,8 @@ extern const ApiHandler kOffsetDeleteHandler;
 extern const ApiHandler kOffsetForLeaderEpochHandler;
 extern const ApiHandler kConsumerGroupHeartbeatHandler;  // KIP-848
 extern const ApiHandler kConsumerGroupDescribeHandler;   // KIP-848
-// Transactions: the coordinator (broker/txn/) and the data plane
-// (broker/partition_txn.cc).
+// Transactions: the coordinator (broker/coordinator/txn/) and the data plane
+// (broker/partition/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
 extern const ApiHandler kAddOffsetsToTxnHandler;
 extern const ApiHandler kEndTxnHandler;
@@ -57,7 +57,7 @@ extern const ApiHandler kListTransactionsHandler;
 extern const ApiHandler kWriteTxnMarkersHandler;
 extern const ApiHandler kDescribeProducersHandler;
 extern const ApiHandler kTxnOffsetCommitHandler;
-// SASL (broker/sasl/) and its SCRAM credentials.
+// SASL (broker/security/sasl/) and its SCRAM credentials.
 extern const ApiHandler kSaslHandshakeHandler;
 extern const ApiHandler kSaslAuthenticateHandler;
 extern const ApiHandler kDescribeUserScramCredentialsHandler;

@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "broker/api/handler.h"
-#include "broker/purgatory.h"
+#include "broker/partition/purgatory.h"
 
 namespace headrace::broker {
 

@@ -22,11 +22,11 @@
 
 #include "broker/api/admin_util.h"
 #include "broker/api/cluster_admin.h"
-#include "broker/broker_config.h"
+#include "broker/config/broker_config.h"
 #include "broker/api/broker_config_entries.h"
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
-#include "broker/topic_name.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/topic_name.h"
 
 namespace headrace::broker {
 namespace {

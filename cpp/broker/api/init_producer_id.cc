@@ -5,10 +5,10 @@
 // present its current id and epoch: when they are the ones this broker
 // handed out, the epoch is bumped instead; otherwise it gets a new id.
 // With a transactional id: the coordinator of the id's partition of
-// __transaction_state answers (txn/txn_coordinators.h; NOT_COORDINATOR when
+// __transaction_state answers (coordinator/txn/txn_coordinators.h; NOT_COORDINATOR when
 // another broker leads it); an empty id is INVALID_REQUEST, as in Kafka.
 #include "broker/api/txn_api.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

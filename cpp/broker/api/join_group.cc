@@ -1,5 +1,5 @@
 // JoinGroup (key 11), v0..9: a member (re)joins a classic group; the answer
-// comes when the rebalance completes (group/group_coordinator.h). v4+
+// comes when the rebalance completes (coordinator/group/group_coordinator.h). v4+
 // (KIP-394) a new member first gets MEMBER_ID_REQUIRED with its id; v5+
 // static members (group.instance.id); v7+ protocol type in the response;
 // v9 skip_assignment for a static leader rejoining a stable group.
@@ -7,8 +7,8 @@
 #include "broker/api/authorize.h"
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
-#include "broker/group/group_coordinator.h"
-#include "broker/kafka_error.h"
+#include "broker/coordinator/group/group_coordinator.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

@@ -4,8 +4,8 @@
 #include "broker/api/authorize.h"
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
-#include "broker/group/group_coordinator.h"
-#include "broker/kafka_error.h"
+#include "broker/coordinator/group/group_coordinator.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

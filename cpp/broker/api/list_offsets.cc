@@ -27,7 +27,7 @@
 #include "broker/api/handler.h"
 #include "broker/api/hw_park.h"
 #include "broker/api/partition_checks.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

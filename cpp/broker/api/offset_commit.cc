@@ -1,5 +1,5 @@
 // OffsetCommit (key 8), v0..9: stores a group's committed offsets, durably
-// (group/group_log.h; answered after the fsync unless
+// (coordinator/base/group_log.h; answered after the fsync unless
 // headrace.offsets.commit.fsync=false). A simple consumer (generation -1,
 // empty member id) may commit while the group has no members. Partitions of
 // unknown topics get UNKNOWN_TOPIC_OR_PARTITION. v1 commit timestamps and

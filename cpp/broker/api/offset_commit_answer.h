@@ -19,8 +19,8 @@
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/api/partition_checks.h"
-#include "broker/group/group_coordinator.h"
-#include "broker/kafka_error.h"
+#include "broker/coordinator/group/group_coordinator.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 

@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
-#include "broker/partition.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/partition.h"
 #include "common/uuid.h"
 #include "protocol/wire.h"
 

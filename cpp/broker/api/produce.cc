@@ -32,8 +32,8 @@
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/quota_hooks.h"
-#include "broker/kafka_error.h"
-#include "broker/topic_name.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/topic_name.h"
 #include "headrace/record_batch.h"
 #include "log/legacy_message_set.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "broker/quota/quota_manager.h"
+#include "broker/security/quota/quota_manager.h"
 
 namespace headrace::broker {
 

@@ -1,4 +1,4 @@
-// Where Produce and Fetch meet client quotas (broker/quota/quota_manager.h;
+// Where Produce and Fetch meet client quotas (broker/security/quota/quota_manager.h;
 // docs/security.md "Quotas"), as Kafka's KafkaApis does:
 //   Produce: the request's size counts against producer_byte_rate; over it,
 //     the answer (or, with acks=0, the silence) carries the throttle.

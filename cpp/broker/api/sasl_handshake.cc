@@ -11,7 +11,7 @@
 //  - v0: the tokens that follow come raw, without SaslAuthenticate
 //    (sasl_session.h HandleRawSaslToken).
 #include "broker/api/sasl_session.h"
-#include "broker/sasl/sasl_server.h"
+#include "broker/security/sasl/sasl_server.h"
 
 namespace headrace::broker {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "broker/sasl/sasl_server.h"
+#include "broker/security/sasl/sasl_server.h"
 #include "common/logging.h"
 
 namespace headrace::broker {
@@ -52,7 +52,7 @@ std::string SaslGate(const BrokerContext& ctx, const net::Session& s, int16_t ap
 }
 
 SaslStep StepSaslExchange(const BrokerContext& ctx, net::Session& s, std::string_view token) {
-  // Only broker/sasl exchanges are ever stored in a Session (sasl_handshake.cc).
+  // Only broker/security/sasl exchanges are ever stored in a Session (sasl_handshake.cc).
   auto* ex = static_cast<sasl::MechanismExchange*>(s.sasl_exchange.get());
   SaslStep step;
   sasl::MechanismExchange::Outcome o = ex->Evaluate(token);

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 #include "net/request_handler.h"
 
 namespace headrace::broker {

@@ -10,13 +10,13 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
-#include "broker/kafka_error.h"
-#include "broker/txn/txn_coordinators.h"
+#include "broker/base/kafka_error.h"
+#include "broker/coordinator/txn/txn_coordinators.h"
 
 namespace headrace::broker {
 
 // The coordinator of `transactional_id` here (the broker's router,
-// txn/txn_coordinators.h), or the error to answer: NOT_COORDINATOR when
+// coordinator/txn/txn_coordinators.h), or the error to answer: NOT_COORDINATOR when
 // another broker leads its partition of __transaction_state,
 // COORDINATOR_NOT_AVAILABLE when the topic does not exist yet (or in a bare
 // test context without a router).

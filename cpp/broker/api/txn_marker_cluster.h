@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "broker/api/handler.h"
-#include "broker/txn/txn_marker_writer.h"
+#include "broker/coordinator/txn/txn_marker_writer.h"
 
 namespace headrace::broker {
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "broker/api/group_log_wait.h"
-#include "broker/group/group_coordinator.h"
-#include "broker/group/group_coordinators.h"
-#include "broker/kafka_error.h"
-#include "broker/partition.h"
+#include "broker/coordinator/group/group_coordinator.h"
+#include "broker/coordinator/group/group_coordinators.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/partition.h"
 
 namespace headrace::broker {
 namespace {

@@ -1,4 +1,4 @@
-// The broker's own TxnMarkerWriter (txn/txn_marker_writer.h): writes the
+// The broker's own TxnMarkerWriter (coordinator/txn/txn_marker_writer.h): writes the
 // markers of a transaction into the partitions this broker holds. Used by
 // the transaction coordinator and by WriteTxnMarkers (API 27).
 //
@@ -33,7 +33,7 @@
 #include <memory>
 
 #include "broker/api/handler.h"
-#include "broker/txn/txn_marker_writer.h"
+#include "broker/coordinator/txn/txn_marker_writer.h"
 
 namespace headrace::broker {
 

@@ -13,9 +13,9 @@
 #include <mutex>
 #include <thread>
 
-#include "broker/broker_state.h"
-#include "broker/kafka_error.h"
-#include "broker/serial_executor.h"
+#include "broker/topics/broker_state.h"
+#include "broker/base/kafka_error.h"
+#include "broker/base/serial_executor.h"
 #include "headrace/record_batch.h"
 
 namespace headrace::broker {

@@ -1,13 +1,13 @@
 // End to end over a socket: TxnOffsetCommit (28) answers and the pending
 // offsets' visibility through OffsetFetch (require_stable, KIP-447), also
 // after a restart. Completing the transaction needs its marker (the
-// transaction coordinator), covered in group/group_txn_offsets_test.cc.
+// transaction coordinator), covered in coordinator/group/group_txn_offsets_test.cc.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "broker/api/broker_test_fixture.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace {
 namespace {

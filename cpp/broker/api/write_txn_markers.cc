@@ -10,7 +10,7 @@
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/api/txn_marker_local.h"
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 
 namespace headrace::broker {
 namespace {

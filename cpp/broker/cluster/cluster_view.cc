@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "broker/json.h"
-#include "broker/listener.h"
+#include "broker/base/json.h"
+#include "broker/config/listener.h"
 
 namespace headrace::broker {
 namespace {

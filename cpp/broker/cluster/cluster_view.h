@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "broker/json.h"
-#include "broker/topic_config.h"
+#include "broker/base/json.h"
+#include "broker/config/topic_config.h"
 #include "common/uuid.h"
 #include "headrace/status.h"
 
@@ -74,7 +74,7 @@ struct ClusterView {
   std::optional<std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>>
       broker_configs;
 
-  // The ACLs from ZooKeeper ("acls": an array of broker/auth/acl.h bindings
+  // The ACLs from ZooKeeper ("acls": an array of broker/security/auth/acl.h bindings
   // as JSON); nullopt when the document has none.
   std::optional<json::Value> acls;
 

@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 #include "common/uuid.h"
 
 namespace headrace::broker::fetch {

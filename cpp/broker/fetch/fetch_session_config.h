@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/config_table.h"
+#include "broker/config/config_table.h"
 
 namespace headrace::broker::fetch {
 

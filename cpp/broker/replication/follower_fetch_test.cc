@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "broker/api/kafka_test_client.h"
-#include "broker/kafka_error.h"
-#include "broker/partition_test_util.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/partition_test_util.h"
 #include "broker/replication/leader_broker_test_util.h"
 #include "log/testing.h"
 

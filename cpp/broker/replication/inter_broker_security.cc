@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
-#include "broker/broker_config.h"
-#include "broker/listener.h"
-#include "broker/sasl/jaas.h"
-#include "broker/sasl/sasl_client.h"
-#include "broker/sasl/sasl_config.h"
-#include "broker/ssl_config.h"
+#include "broker/config/broker_config.h"
+#include "broker/config/listener.h"
+#include "broker/security/sasl/jaas.h"
+#include "broker/security/sasl/sasl_client.h"
+#include "broker/security/sasl/sasl_config.h"
+#include "broker/config/ssl_config.h"
 
 namespace headrace::broker::replication {
 namespace {

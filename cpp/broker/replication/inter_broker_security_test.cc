@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "broker/broker_config.h"
-#include "broker/sasl/sasl_config.h"
-#include "broker/ssl_config.h"
+#include "broker/config/broker_config.h"
+#include "broker/security/sasl/sasl_config.h"
+#include "broker/config/ssl_config.h"
 
 namespace headrace::broker::replication {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/partition.h"
+#include "broker/partition/partition.h"
 
 namespace headrace::broker::replication {
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "broker/partition_test_util.h"
+#include "broker/partition/partition_test_util.h"
 #include "log/testing.h"
 
 namespace headrace::broker::replication {

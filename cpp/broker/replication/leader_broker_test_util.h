@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "broker/api/dispatcher.h"
+#include "broker/server/dispatcher.h"
 #include "broker/api/handler.h"
-#include "broker/broker_config.h"
-#include "broker/broker_state.h"
-#include "broker/topic_registry.h"
+#include "broker/config/broker_config.h"
+#include "broker/topics/broker_state.h"
+#include "broker/topics/topic_registry.h"
 #include "net/server.h"
 
 namespace headrace::broker::testing {

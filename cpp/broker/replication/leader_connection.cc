@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "broker/sasl/sasl_client.h"
+#include "broker/security/sasl/sasl_client.h"
 #include "net/tls_client_stream.h"
 
 namespace headrace::broker::replication {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <span>
 
-#include "broker/kafka_error.h"
+#include "broker/base/kafka_error.h"
 #include "broker/replication/replication_quota.h"
 #include "common/logging.h"
 #include "headrace/record_batch.h"

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "broker/kafka_error.h"
-#include "broker/partition.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/partition.h"
 #include "broker/replication/error_summary.h"
 #include "broker/replication/leader_connection.h"
 #include "broker/replication/replica_fetcher.h"

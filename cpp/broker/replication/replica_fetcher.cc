@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "broker/broker_config.h"
+#include "broker/config/broker_config.h"
 #include "broker/replication/leader_fetcher.h"
 
 namespace headrace::broker::replication {

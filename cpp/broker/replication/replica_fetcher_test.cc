@@ -19,9 +19,9 @@
 #include <thread>
 
 #include "broker/api/broker_test_fixture.h"
-#include "broker/kafka_error.h"
-#include "broker/partition_dir.h"
-#include "broker/partition_test_util.h"
+#include "broker/base/kafka_error.h"
+#include "broker/partition/partition_dir.h"
+#include "broker/partition/partition_test_util.h"
 #include "broker/replication/leader_broker_test_util.h"
 #include "common/file_slice.h"
 #include "log/testing.h"

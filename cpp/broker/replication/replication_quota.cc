@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "broker/partition.h"
+#include "broker/partition/partition.h"
 
 namespace headrace::broker::replication {
 

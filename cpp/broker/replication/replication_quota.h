@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "broker/config_table.h"
-#include "broker/quota/sampled_rate.h"
+#include "broker/config/config_table.h"
+#include "broker/security/quota/sampled_rate.h"
 
 namespace headrace::broker::replication {
 

@@ -48,7 +48,7 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // An optional refinement of code() chosen by one layer for its own error
   // space (0 = none; not shown by ToString). The broker state layer stores
-  // the Kafka error code here (see cpp/broker/kafka_error.h).
+  // the Kafka error code here (see cpp/broker/base/kafka_error.h).
   int32_t detail() const { return detail_; }
   // The errno of a failed system call (FromErrno), 0 otherwise.
   int32_t sys_errno() const { return sys_errno_; }

@@ -14,7 +14,7 @@ holding ``{"version": 1, "resourceType": "Topic", "name": "pay",
 notifications: each member watches the ACL znodes themselves and pushes the
 whole set to its C++ broker with the cluster state (``"acls"``).
 
-A binding here is the dict the C++ core reads (broker/auth/acl.h):
+A binding here is the dict the C++ core reads (broker/security/auth/acl.h):
 ``{"resource_type": "Topic", "pattern_type": "LITERAL", "name", "principal",
 "host", "operation": "Read", "permission": "Allow"}``.
 """

@@ -1,0 +1,94 @@
+// BrokerImpl: the group and transaction coordinators: their logs, and on
+// which broker they run (cluster mode: where their partition is led).
+#include "broker/server/broker_impl.h"
+
+#include "broker/partition/topic_name.h"
+#include "common/logging.h"
+
+namespace headrace {
+
+broker::PartitionServices BrokerImpl::CoordinatorLogServices() const {
+  broker::PartitionServices services;
+  services.listener = &state_->purgatory();
+  services.flusher = &state_->flusher();
+  services.local_broker_id = config_.node_id;
+  services.metrics = metrics();
+  return services;
+}
+
+Result<std::shared_ptr<broker::group::GroupCoordinator>> BrokerImpl::OpenGroupCoordinator(
+    std::shared_ptr<broker::Partition> log_partition) {
+  broker::group::GroupCoordinator::Options gopts;
+  gopts.config = group_config_;
+  gopts.data_dir = config_.data_dir;
+  gopts.log_services = CoordinatorLogServices();
+  gopts.env = config_.file_env;
+  // Cluster mode: the router's one timer ticks every coordinator.
+  gopts.start_timer = log_partition == nullptr;
+  gopts.log_partition = std::move(log_partition);
+  HR_ASSIGN_OR_RETURN(auto groups, broker::group::GroupCoordinator::Open(std::move(gopts)));
+  return std::shared_ptr<broker::group::GroupCoordinator>(std::move(groups));
+}
+
+void BrokerImpl::StartGroupMetadataMigration() {
+  auto m = broker::GroupMetadataMigration::Start(ctx_, config_.data_dir, config_.file_env,
+                                                 group_config_, CoordinatorLogServices());
+  if (!m.ok()) {
+    HR_LOG(kError) << "group metadata migration: cannot read " << config_.data_dir
+                   << "/__group_metadata: " << m.status().ToString();
+    return;
+  }
+  group_migration_ = std::move(m).value();
+}
+
+Result<std::shared_ptr<broker::txn::TxnCoordinator>> BrokerImpl::OpenTxnCoordinator(
+    std::shared_ptr<broker::Partition> log_partition) {
+  broker::txn::TxnCoordinator::Options topts;
+  topts.config = txn_config_;
+  topts.data_dir = config_.data_dir;
+  topts.log_services = CoordinatorLogServices();
+  topts.env = config_.file_env;
+  // Cluster mode: the router's timer and one executor serve them all.
+  topts.start_timer = log_partition == nullptr;
+  topts.executor = txn_executor_;
+  topts.log_partition = std::move(log_partition);
+  topts.purgatory = &state_->purgatory();
+  topts.markers = cluster_markers_.get();
+  topts.producer_ids = &state_->producer_ids();
+  return broker::txn::TxnCoordinator::Open(std::move(topts));
+}
+
+void BrokerImpl::RegisterInternalTopics() {
+  if (auto groups = group_coordinators_->ForPartition(0)) {
+    state_->topics().SetInternalTopic(
+        broker::kConsumerOffsetsTopic, groups->log_partition(),
+        {{"cleanup.policy", "compact"},
+         {"segment.bytes", std::to_string(group_config_.log_segment_bytes)}});
+  }
+  if (auto txns = txn_coordinators_->ForPartition(0)) {
+    state_->topics().SetInternalTopic(
+        broker::kTransactionStateTopic, txns->log_partition(),
+        {{"cleanup.policy", "compact"},
+         {"segment.bytes", std::to_string(txn_config_.log_segment_bytes)}});
+  }
+}
+
+void BrokerImpl::FollowCoordinatorsAfterMove() {
+  std::unique_lock<std::timed_mutex> l(mu_, std::defer_lock);
+  while (!l.try_lock_for(std::chrono::milliseconds(50))) {
+    if (stopping_.load()) return;
+  }
+  if (state_ && state_->cluster()) FollowCoordinatorLeadershipLocked();
+}
+
+void BrokerImpl::FollowCoordinatorLeadershipLocked() {
+  const auto view = state_->cluster()->view();
+  group_leadership_->Follow(*view, state_->topics(), [this](std::shared_ptr<broker::Partition> log) {
+    return OpenGroupCoordinator(std::move(log));
+  });
+  txn_leadership_->Follow(*view, state_->topics(), [this](std::shared_ptr<broker::Partition> log) {
+    return OpenTxnCoordinator(std::move(log));
+  });
+}
+
+}  // namespace headrace
