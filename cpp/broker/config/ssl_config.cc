@@ -56,13 +56,14 @@ Key StoreTypeKey(const char* name, const char* doc, std::string SslConfig::*fiel
                return Status::OK();
              },
              [=](const SslConfig& c) { return c.*field; }, ConfigType::kString,
-             UpdateMode::kReadOnly, "PEM (JKS, PKCS12 are refused at start)"};
+             UpdateMode::kReadOnly, "PEM, PKCS12, JKS (see the note below)"};
 }
 
 const std::vector<Key>& Keys() {
   static const std::vector<Key> keys = {
       StoreTypeKey("ssl.keystore.type",
-                   "Format of the broker's key store; headrace serves PEM only.",
+                   "Format of the broker's key store: the core reads PEM; `headrace broker` "
+                   "turns a PKCS12 store into inline PEM at start and refuses a real JKS file.",
                    &SslConfig::keystore_type),
       StringKey("ssl.keystore.location",
                 "PEM file with the broker's private key and its certificate chain (leaf first).",
@@ -77,7 +78,9 @@ const std::vector<Key>& Keys() {
       StringKey("ssl.key.password", "Password of an encrypted private key.",
                 &SslConfig::key_password, ConfigType::kPassword),
       StoreTypeKey("ssl.truststore.type",
-                   "Format of the trust store (CAs of client certificates); PEM only.",
+                   "Format of the trust store (CAs of client certificates): the core reads PEM; "
+                   "`headrace broker` turns a PKCS12 store into inline PEM at start and refuses a "
+                   "real JKS file.",
                    &SslConfig::truststore_type),
       StringKey("ssl.truststore.location",
                 "PEM file of the CA certificates client certificates must chain to.",
