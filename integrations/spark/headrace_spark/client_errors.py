@@ -32,6 +32,12 @@ AUTH_CODES = frozenset({
     KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._SSL,
     KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED,
     KafkaError.CLUSTER_AUTHORIZATION_FAILED, KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
+# A newer producer initialised the same transactional.id.
+FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED,
+                          KafkaError.INVALID_PRODUCER_EPOCH})
+FENCED_WHY = ("another producer initialised the same transactional id: a newer attempt of "
+              "this task (a retry, a speculative copy), or another query or job writing with "
+              "the same sinkId or jobId")
 
 
 def one_line(text: str) -> str:
@@ -87,7 +93,8 @@ class ClientErrors:
                 prefix: str = "") -> BaseException:
         """``exc``, or a one-line KafkaException with librdkafka's reason
         added: the authentication failure behind a time-out, the fatal
-        error's reason behind "Local: Fatal error", and ``extra`` reasons."""
+        error's reason behind "Local: Fatal error", and ``extra`` reasons,
+        or for a fenced producer without them, who fences it."""
         if not isinstance(exc, KafkaException):
             return exc
         err = exc.args[0] if exc.args else None
@@ -96,8 +103,14 @@ class ClientErrors:
         if self.auth is not None and err.code() not in AUTH_CODES:
             return self.auth_error()
         why = [err.str()]
+        cause = err
         if err.code() == KafkaError._FATAL and self.fatal is not None:
             why.append(self.fatal.str())
+            cause = self.fatal
+        if cause.code() in FENCED_CODES and not extra:
+            # (A transaction the broker aborted at its timeout fences its
+            # producer too: ``extra`` then says so instead.)
+            why.append(FENCED_WHY)
         why.extend(extra)
         if len(why) == 1:
             return exc
