@@ -1,4 +1,5 @@
-"""Broker calls of the source, retried through a leader failover.
+"""Broker calls of the source (and the sink's progress reads), retried
+through a leader or coordinator failover.
 
 Contract: :func:`retrying` runs ``call(timeout_s)`` and, while it raises a
 KafkaException whose error is transient (a broker gone, a partition without
@@ -37,7 +38,11 @@ _TRANSIENT = {KafkaError._DESTROY_BROKER, KafkaError._TRANSPORT, KafkaError._ALL
               # librdkafka's answer to a watermark query for a partition its
               # metadata lists without a leader (seen while a leader's
               # session expires); the plan's partitions exist.
-              KafkaError._UNKNOWN_PARTITION}
+              KafkaError._UNKNOWN_PARTITION,
+              # A group coordinator failover (offset reads of the sink's
+              # progress and of a jobId's plan).
+              KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
+              KafkaError.COORDINATOR_LOAD_IN_PROGRESS}
 FIRST_BACKOFF_S = 0.1
 MAX_BACKOFF_S = 2.0
 FIRST_TRY_S = 1.0

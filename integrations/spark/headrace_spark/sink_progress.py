@@ -47,6 +47,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from .client_errors import ClientErrors
 from .options import DEFAULT_TRANSACTIONAL_ID_PREFIX, SinkOptions
+from .retries import retrying
 
 PROGRESS_PARTITION = 0
 _QUIET = logging.getLogger("headrace.spark.librdkafka")
@@ -94,9 +95,19 @@ def _progress_consumer(opts: SinkOptions, group: str) -> Consumer:
 
 
 def _read_progress(consumer: Consumer, topic: str) -> Progress:
-    tp, = consumer.committed([TopicPartition(topic, PROGRESS_PARTITION)], timeout=_TIMEOUT_S)
-    if tp.error is not None:
-        raise KafkaException(tp.error)
+    """The group's committed progress. Retried (``retries``) for up to 60 s
+    on transient errors: a group coordinator killed mid-stream makes the
+    first OffsetFetch after it answer NOT_COORDINATOR, which librdkafka
+    returns instead of asking the new coordinator (seen in
+    test_spark_failover.py's coordinator kills, where it failed the query).
+    Reading again is harmless: the read changes nothing."""
+    def fetch(timeout_s: float) -> TopicPartition:
+        tp, = consumer.committed([TopicPartition(topic, PROGRESS_PARTITION)], timeout=timeout_s)
+        if tp.error is not None:
+            raise KafkaException(tp.error)
+        return tp
+
+    tp = retrying(fetch, "reading the sink's progress", int(_TIMEOUT_S * 1000))
     if tp.offset < 0:
         return Progress(0)
     try:
