@@ -28,8 +28,9 @@ from typing import Callable, Optional
 from confluent_kafka import KafkaError, KafkaException
 
 # Errors that no retry ends: the credentials or the ACLs must change.
-AUTH_CODES = frozenset({
-    KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._SSL,
+LOGIN_CODES = frozenset({KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED,
+                         KafkaError._SSL})
+AUTH_CODES = LOGIN_CODES | frozenset({
     KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED,
     KafkaError.CLUSTER_AUTHORIZATION_FAILED, KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
 # A newer producer initialised the same transactional.id.
@@ -71,10 +72,14 @@ class ClientErrors:
         if self.auth is None:
             return None
         who = f"{self.what}: " if self.what else ""
+        if self.auth.code() in LOGIN_CODES:
+            what = ("authentication failed", "kafka.security.protocol, kafka.sasl.* and "
+                    "kafka.ssl.* options")
+        else:
+            what = ("authorization failed", "ACLs of the principal")
         return KafkaException(KafkaError(
             self.auth.code(),
-            one_line(f"headrace: {who}authentication failed: {self.auth.str()} (check "
-                     f"kafka.security.protocol, kafka.sasl.* and kafka.ssl.* options)")))
+            one_line(f"headrace: {who}{what[0]}: {self.auth.str()} (check the {what[1]})")))
 
     def check(self, serve: Optional[Callable[[], object]] = None) -> None:
         """Serves the client's pending callbacks (``serve``, e.g. a
