@@ -18,7 +18,8 @@ from typing import Optional
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from .cluster import REQUEST_TIMEOUT_S, consumer_config
+from .client_errors import ClientErrors
+from .cluster import consumer_config
 from .offsets import Positions
 from .options import SourceOptions
 from .retries import retrying
@@ -28,20 +29,22 @@ def plan_group(opts: SourceOptions) -> str:
     return f"{opts.group_id_prefix}-plan-{opts.job_id}"
 
 
-def _client(opts: SourceOptions) -> Consumer:
-    conf = consumer_config(opts, "plan")
+def _client(opts: SourceOptions) -> tuple[Consumer, ClientErrors]:
+    errors = ClientErrors(f"the plan of job {opts.job_id}")
+    conf = consumer_config(opts, "plan", errors)
     conf.update({"group.id": plan_group(opts), "isolation.level": "read_committed"})
-    return Consumer(conf)
+    return Consumer(conf), errors
 
 
 def recorded_plan(opts: SourceOptions, partitions: list[tuple[str, int]]
                   ) -> Optional[tuple[Positions, Positions, Optional[int]]]:
     """(start, end, minPartitions) recorded for ``opts.job_id``, or None."""
-    client = _client(opts)
+    client, errors = _client(opts)
     try:
         asked = [TopicPartition(t, p) for t, p in partitions]
-        got = retrying(lambda: client.committed(asked, timeout=REQUEST_TIMEOUT_S),
-                       f"the plan of job {opts.job_id}", opts.poll_timeout_ms)
+        got = retrying(lambda t: client.committed(asked, timeout=t),
+                       f"the plan of job {opts.job_id}", opts.poll_timeout_ms, errors,
+                       lambda: client.poll(0))
     finally:
         client.close()
     start: Positions = {}
@@ -62,12 +65,13 @@ def recorded_plan(opts: SourceOptions, partitions: list[tuple[str, int]]
 def record_plan(opts: SourceOptions, start: Positions, end: Positions,
                 min_partitions: Optional[int]) -> None:
     """Stores the plan of ``opts.job_id`` (all partitions in one commit)."""
-    client = _client(opts)
+    client, errors = _client(opts)
     try:
         offsets = [TopicPartition(t, p, end[(t, p)], metadata=json.dumps(
                        {"start": start[(t, p)], "minPartitions": min_partitions or 0}))
                    for t, p in sorted(end)]
-        retrying(lambda: client.commit(offsets=offsets, asynchronous=False),
-                 f"recording the plan of job {opts.job_id}", opts.poll_timeout_ms)
+        retrying(lambda _t: client.commit(offsets=offsets, asynchronous=False),
+                 f"recording the plan of job {opts.job_id}", opts.poll_timeout_ms, errors,
+                 lambda: client.poll(0))
     finally:
         client.close()

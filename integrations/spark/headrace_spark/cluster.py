@@ -13,6 +13,7 @@ from typing import Iterable
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from .client_errors import ClientErrors
 from .offsets import EARLIEST, LATEST, OffsetSpec, OffsetSpecError, Positions
 from .options import SourceOptions, TopicSelection
 from .retries import retrying
@@ -22,20 +23,22 @@ _QUIET = logging.getLogger("headrace.spark.librdkafka")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
 
-REQUEST_TIMEOUT_S = 30.0
 
 
-def consumer_config(opts: SourceOptions, purpose: str) -> dict:
+def consumer_config(opts: SourceOptions, purpose: str,
+                    errors: ClientErrors | None = None) -> dict:
     """librdkafka settings for a consumer that only assigns and seeks: no
     group membership, no commits, and out-of-range fetches reported as errors
     (the source decides what data loss means). ``opts.kafka_conf`` always
     carries ``isolation.level``: under read_committed the "latest" offsets the
     driver plans with are last stable offsets, so every planned range holds
-    only decided transactions and reads the same records every time."""
+    only decided transactions and reads the same records every time.
+    ``errors`` collects what librdkafka reports only to ``error_cb``
+    (authentication failures: see ``client_errors``)."""
     conf = {"group.id": f"{opts.group_id_prefix}-{purpose}-{uuid.uuid4()}",
             "enable.auto.commit": False, "enable.auto.offset.store": False,
             "auto.offset.reset": "error", "enable.partition.eof": True,
-            "logger": _QUIET, "error_cb": lambda err: None}
+            "logger": _QUIET, "error_cb": errors if errors is not None else (lambda err: None)}
     conf.update(opts.kafka_conf)
     return conf
 
@@ -47,11 +50,20 @@ class ClusterView:
         self._opts = opts
         self._consumer: Consumer | None = None
         self._committer: Consumer | None = None
+        self._errors = ClientErrors("the source's driver consumer")
 
     def _client(self) -> Consumer:
         if self._consumer is None:
-            self._consumer = Consumer(consumer_config(self._opts, "driver"))
+            self._consumer = Consumer(consumer_config(self._opts, "driver", self._errors))
         return self._consumer
+
+    def _retrying(self, call, what: str):
+        """``call(client, timeout_s)`` retried (``retries``); an
+        authentication failure fails it at once, with its reason."""
+        client = self._client()
+        # Never assigned: poll only serves callbacks (error_cb).
+        return retrying(lambda t: call(client, t), what, self._opts.poll_timeout_ms,
+                        self._errors, lambda: client.poll(0))
 
     def close(self) -> None:
         for name in ("_consumer", "_committer"):
@@ -66,8 +78,7 @@ class ClusterView:
         sel: TopicSelection = self._opts.topics
         if sel.strategy == "assign":
             return list(sel.value)
-        md = retrying(lambda: self._client().list_topics(timeout=REQUEST_TIMEOUT_S),
-                      "listing topics", self._opts.poll_timeout_ms)
+        md = self._retrying(lambda c, t: c.list_topics(timeout=t), "listing topics")
         if sel.strategy == "subscribe":
             names: Iterable[str] = [t for t in sel.value if t in md.topics]
         else:
@@ -84,14 +95,12 @@ class ClusterView:
                    ) -> dict[tuple[str, int], tuple[int, int]]:
         """(log start offset, high watermark) of each partition, asked now
         (each retried through a leader failover, see ``retries``)."""
-        client = self._client()
         out = {}
         for topic, part in partitions:
             tp = TopicPartition(topic, part)
-            out[(topic, part)] = retrying(
-                lambda: client.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_S,
-                                                     cached=False),
-                f"watermarks of {topic}-{part}", self._opts.poll_timeout_ms)
+            out[(topic, part)] = self._retrying(
+                lambda c, t: c.get_watermark_offsets(tp, timeout=t, cached=False),
+                f"watermarks of {topic}-{part}")
         return out
 
     def latest(self, partitions: Iterable[tuple[str, int]]) -> Positions:
@@ -132,9 +141,8 @@ class ClusterView:
                                   f"missing {missing}")
         asked = [TopicPartition(t, p, stamps[(t, p)]) for t, p in partitions]
         try:
-            found = retrying(
-                lambda: self._client().offsets_for_times(asked, timeout=REQUEST_TIMEOUT_S),
-                "offsets for timestamps", self._opts.poll_timeout_ms)
+            found = self._retrying(lambda c, t: c.offsets_for_times(asked, timeout=t),
+                                   "offsets for timestamps")
         except KafkaException as e:
             raise OffsetSpecError(f"offsets for timestamps failed: {e}") from e
         out = {}

@@ -26,7 +26,8 @@ from confluent_kafka import (TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, C
                              KafkaError, KafkaException, TopicPartition)
 from pyspark.sql.types import StructType
 
-from .cluster import REQUEST_TIMEOUT_S, consumer_config
+from .client_errors import ClientErrors
+from .cluster import consumer_config
 from .offsets import DataLoss, OffsetRange
 from .options import SourceOptions
 from .retries import retrying, transient
@@ -37,19 +38,20 @@ log = logging.getLogger("headrace.spark")
 ROWS_PER_BATCH = 8192
 _OUT_OF_RANGE = (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
 _TS_TYPES = {TIMESTAMP_CREATE_TIME: CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME: LOG_APPEND_TIME}
-_CONSUMERS: dict[tuple, Consumer] = {}
+_CONSUMERS: dict[tuple, tuple[Consumer, ClientErrors]] = {}
 
 
 class HeadraceDataLossError(RuntimeError):
     """Offsets a query must read are gone from the broker (failOnDataLoss=true)."""
 
 
-def _consumer(opts: SourceOptions) -> tuple[tuple, Consumer]:
+def _consumer(opts: SourceOptions) -> tuple[tuple, Consumer, ClientErrors]:
     key = tuple(sorted(opts.kafka_conf.items())) + (opts.group_id_prefix,)
-    consumer = _CONSUMERS.get(key)
-    if consumer is None:
-        consumer = _CONSUMERS[key] = Consumer(consumer_config(opts, "executor"))
-    return key, consumer
+    cached = _CONSUMERS.get(key)
+    if cached is None:
+        errors = ClientErrors("the source's executor consumer")
+        cached = _CONSUMERS[key] = (Consumer(consumer_config(opts, "executor", errors)), errors)
+    return (key,) + cached
 
 
 def report_loss(opts: SourceOptions, loss: DataLoss) -> None:
@@ -64,10 +66,11 @@ def read_range(opts: SourceOptions, schema: StructType,
     """Yields the records of ``rng`` as Arrow batches in ``schema``."""
     if rng.size == 0:
         return
-    key, consumer = _consumer(opts)
+    key, consumer, errors = _consumer(opts)
+    errors.reset()
     ok = False
     try:
-        yield from _read(consumer, opts, schema, rng)
+        yield from _read(consumer, errors, opts, schema, rng)
         ok = True
     finally:
         if ok:
@@ -77,9 +80,11 @@ def read_range(opts: SourceOptions, schema: StructType,
             consumer.close()
 
 
-def _bounds(consumer: Consumer, opts: SourceOptions, rng: OffsetRange) -> tuple[int, int]:
+def _bounds(consumer: Consumer, errors: ClientErrors, opts: SourceOptions,
+            rng: OffsetRange) -> tuple[int, int]:
     """The part of the range the broker still has, after data-loss checks."""
-    low, high = _watermarks(consumer, opts, rng)
+    # Not assigned yet: polling only serves callbacks.
+    low, high = _watermarks(consumer, errors, opts, rng, lambda: consumer.poll(0))
     begin, until = rng.from_offset, rng.until_offset
     if begin < low:
         report_loss(opts, DataLoss(rng.topic, rng.partition,
@@ -94,9 +99,9 @@ def _bounds(consumer: Consumer, opts: SourceOptions, rng: OffsetRange) -> tuple[
     return begin, until
 
 
-def _read(consumer: Consumer, opts: SourceOptions, schema: StructType,
+def _read(consumer: Consumer, errors: ClientErrors, opts: SourceOptions, schema: StructType,
           rng: OffsetRange) -> Iterator[pa.RecordBatch]:
-    begin, until = _bounds(consumer, opts, rng)
+    begin, until = _bounds(consumer, errors, opts, rng)
     if begin >= until:
         return
     consumer.assign([TopicPartition(rng.topic, rng.partition, begin)])
@@ -108,12 +113,15 @@ def _read(consumer: Consumer, opts: SourceOptions, schema: StructType,
             raise TimeoutError(f"headrace: no record at offset {position} of {rng.topic}-"
                                f"{rng.partition} within kafkaConsumer.pollTimeoutMs="
                                f"{opts.poll_timeout_ms} (range {rng})")
-        for msg in consumer.consume(num_messages=ROWS_PER_BATCH, timeout=1.0):
+        batch = consumer.consume(num_messages=ROWS_PER_BATCH, timeout=1.0)
+        if not batch:
+            errors.check()   # consume served error_cb: a refused login fails now
+        for msg in batch:
             if msg.partition() != rng.partition or msg.topic() != rng.topic:
                 continue   # left over from a previous assignment of this cached consumer
             err = msg.error()
             if err is not None:
-                position = _on_error(consumer, opts, rng, err, msg, position, until)
+                position = _on_error(consumer, errors, opts, rng, err, msg, position, until)
                 continue
             offset = msg.offset()
             if offset >= until:
@@ -133,8 +141,8 @@ def _read(consumer: Consumer, opts: SourceOptions, schema: StructType,
         yield rows.take(rng.topic, rng.partition)
 
 
-def _on_error(consumer: Consumer, opts: SourceOptions, rng: OffsetRange, err: KafkaError,
-              msg, position: int, until: int) -> int:
+def _on_error(consumer: Consumer, errors: ClientErrors, opts: SourceOptions, rng: OffsetRange,
+              err: KafkaError, msg, position: int, until: int) -> int:
     """Handles an error event while reading; returns the new position."""
     code = err.code()
     if code == KafkaError._PARTITION_EOF:
@@ -142,7 +150,7 @@ def _on_error(consumer: Consumer, opts: SourceOptions, rng: OffsetRange, err: Ka
         # were not stored (transaction markers, compaction) - nothing to read.
         return max(position, min(msg.offset(), until)) if msg.offset() >= position else position
     if code in _OUT_OF_RANGE:
-        low, _ = _watermarks(consumer, opts, rng)
+        low, _ = _watermarks(consumer, errors, opts, rng)   # assigned: no poll here
         if low <= position:
             raise KafkaException(err)
         report_loss(opts, DataLoss(rng.topic, rng.partition,
@@ -155,8 +163,9 @@ def _on_error(consumer: Consumer, opts: SourceOptions, rng: OffsetRange, err: Ka
     return position   # librdkafka refetches from the partition's new leader
 
 
-def _watermarks(consumer: Consumer, opts: SourceOptions, rng: OffsetRange) -> tuple[int, int]:
+def _watermarks(consumer: Consumer, errors: ClientErrors, opts: SourceOptions, rng: OffsetRange,
+                serve=None) -> tuple[int, int]:
     tp = TopicPartition(rng.topic, rng.partition)
-    return retrying(lambda: consumer.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_S,
-                                                           cached=False),
-                    f"watermarks of {rng.topic}-{rng.partition}", opts.poll_timeout_ms)
+    return retrying(lambda t: consumer.get_watermark_offsets(tp, timeout=t, cached=False),
+                    f"watermarks of {rng.topic}-{rng.partition}", opts.poll_timeout_ms,
+                    errors, serve)

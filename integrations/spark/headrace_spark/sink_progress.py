@@ -43,9 +43,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from .client_errors import ClientErrors
 from .options import DEFAULT_TRANSACTIONAL_ID_PREFIX, SinkOptions
+from .retries import retrying
 
 PROGRESS_PARTITION = 0
 _QUIET = logging.getLogger("headrace.spark.librdkafka")
@@ -93,9 +95,19 @@ def _progress_consumer(opts: SinkOptions, group: str) -> Consumer:
 
 
 def _read_progress(consumer: Consumer, topic: str) -> Progress:
-    tp, = consumer.committed([TopicPartition(topic, PROGRESS_PARTITION)], timeout=_TIMEOUT_S)
-    if tp.error is not None:
-        raise KafkaException(tp.error)
+    """The group's committed progress. Retried (``retries``) for up to 60 s
+    on transient errors: a group coordinator killed mid-stream makes the
+    first OffsetFetch after it answer NOT_COORDINATOR, which librdkafka
+    returns instead of asking the new coordinator (seen in
+    test_spark_failover.py's coordinator kills, where it failed the query).
+    Reading again is harmless: the read changes nothing."""
+    def fetch(timeout_s: float) -> TopicPartition:
+        tp, = consumer.committed([TopicPartition(topic, PROGRESS_PARTITION)], timeout=timeout_s)
+        if tp.error is not None:
+            raise KafkaException(tp.error)
+        return tp
+
+    tp = retrying(fetch, "reading the sink's progress", int(_TIMEOUT_S * 1000))
     if tp.offset < 0:
         return Progress(0)
     try:
@@ -105,16 +117,24 @@ def _read_progress(consumer: Consumer, topic: str) -> Progress:
     return Progress(tp.offset, meta if isinstance(meta, dict) else {})
 
 
-def _init_transactions(producer: Producer, tries: int = 3) -> None:
-    """init_transactions, resumed after a retriable time-out (librdkafka
-    allows calling it again to resume)."""
-    for attempt in range(tries):
+def _init_transactions(producer: Producer, errors: ClientErrors,
+                       timeout_s: float = 3 * _TIMEOUT_S) -> None:
+    """init_transactions, resumed after each retriable time-out (librdkafka
+    allows calling it again to resume) until ``timeout_s``. It waits 1 s
+    at first, doubling to 60 s, and between waits serves the producer's
+    callbacks: a refused login (reported only to ``error_cb``) fails at once
+    with its reason instead of a time-out."""
+    deadline = time.monotonic() + timeout_s
+    wait = 1.0
+    while True:
         try:
-            producer.init_transactions(_TIMEOUT_S)
+            producer.init_transactions(max(0.1, min(wait, deadline - time.monotonic())))
             return
         except KafkaException as e:
-            if attempt + 1 == tries or not e.args[0].retriable():
+            errors.check(lambda: producer.poll(0))
+            if time.monotonic() >= deadline or not e.args[0].retriable():
                 raise
+        wait = min(wait * 2, _TIMEOUT_S)
 
 
 class ProgressTransaction:
@@ -131,15 +151,16 @@ class ProgressTransaction:
         self.name = progress_name(opts.transactional_id_prefix, sink_id, partition)
         conf = dict(producer_conf)
         conf["transactional.id"] = self.name
-        self._fatal: list = []   # librdkafka's fatal errors, with their reasons
-        conf["error_cb"] = lambda err: err.fatal() and self._fatal.append(err)
+        # librdkafka's fatal and authentication errors, with their reasons
+        self._errors = ClientErrors(f"the sink's producer {self.name}")
+        conf["error_cb"] = self._errors
         self._timeout_ms = int(conf.get("transaction.timeout.ms", 60000))
         self._began = time.monotonic()
         self.producer = Producer(conf)
         self._consumer: Optional[Consumer] = None
         self._open = False
         try:
-            _init_transactions(self.producer)   # step 1: fence
+            _init_transactions(self.producer, self._errors)   # step 1: fence
             self._consumer = _progress_consumer(opts, self.name)
         except BaseException:
             self.close()
@@ -166,31 +187,25 @@ class ProgressTransaction:
         self._open = False
 
     def explain(self, exc: BaseException) -> BaseException:
-        """``exc``, or a KafkaException that says why librdkafka failed:
-        its fatal error's reason (fencing, authorization, ...) instead of
-        "Local: Fatal error", and a transaction that outlived
+        """``exc``, or a KafkaException that says why librdkafka failed
+        (``client_errors``): its fatal error's reason (fencing,
+        authorization, ...) instead of "Local: Fatal error", an
+        authentication failure, and a transaction that outlived
         ``transaction.timeout.ms`` (the broker aborted it)."""
         if not isinstance(exc, KafkaException) or self.producer is None:
             return exc
-        err = exc.args[0] if exc.args else None
-        code = err.code() if isinstance(err, KafkaError) else None
+        producer = self.producer
         try:
-            self.producer.poll(0)   # serves pending error events into self._fatal
-        except KafkaException:   # a fenced producer raises its error again here
-            pass
-        why = [str(err.str() if isinstance(err, KafkaError) else exc)]
-        if code == KafkaError._FATAL and self._fatal:
-            why.append(self._fatal[-1].str())
+            self._errors.check(lambda: producer.poll(0))   # serves pending error events
+        except KafkaException as auth:
+            return auth
+        extra = ()
         ran_ms = (time.monotonic() - self._began) * 1000
         if ran_ms > self._timeout_ms:
-            why.append(f"the task ran {ran_ms / 1000:.0f} s, longer than "
-                       f"kafka.transaction.timeout.ms={self._timeout_ms}, so the broker aborted "
-                       f"its transaction")
-        if len(why) == 1:
-            return exc
-        return KafkaException(KafkaError(code if code is not None else KafkaError._FAIL,
-                                         f"{self.name}: " + "; ".join(why),
-                                         fatal=isinstance(err, KafkaError) and err.fatal()))
+            extra = (f"the task ran {ran_ms / 1000:.0f} s, longer than "
+                     f"kafka.transaction.timeout.ms={self._timeout_ms}, so the broker aborted "
+                     f"its transaction",)
+        return self._errors.explain(exc, extra, prefix=f"{self.name}: ")
 
     @contextmanager
     def aborting_on_error(self) -> Iterator["ProgressTransaction"]:

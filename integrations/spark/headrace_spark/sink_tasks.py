@@ -4,12 +4,14 @@ rows of one (batch, Spark partition). See ``delivery`` for the modes and
 at-most-once is in ``sink_at_most_once``."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Iterator
 
 from confluent_kafka import KafkaException, Producer
 from pyspark.sql import Row
 
+from .client_errors import ClientErrors
 from .delivery import producer_config
 from .options import SinkOptions
 from .sink_progress import ProgressTransaction
@@ -17,8 +19,8 @@ from .sink_replay import check_replay
 from .sink_rows import SinkColumns, SinkReport, send_row
 
 # Plain (non-transactional) producers, one per settings per Python worker
-# (Spark reuses workers).
-_PRODUCERS: dict[tuple, Producer] = {}
+# (Spark reuses workers), each with its error_cb (``client_errors``).
+_PRODUCERS: dict[tuple, tuple[Producer, ClientErrors]] = {}
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,27 @@ class TaskIdentity:
         return SinkReport(self.partition, self.attempt, self.batch_id)
 
 
-def _plain_producer(opts: SinkOptions) -> tuple[tuple, Producer]:
+def _plain_producer(opts: SinkOptions) -> tuple[tuple, Producer, ClientErrors]:
     key = (opts.guarantee,) + tuple(sorted(opts.kafka_conf.items()))
-    producer = _PRODUCERS.get(key)
-    if producer is None:
-        producer = _PRODUCERS[key] = Producer(producer_config(opts))
-    return key, producer
+    cached = _PRODUCERS.get(key)
+    if cached is None:
+        errors = ClientErrors("the sink's producer")
+        conf = producer_config(opts)
+        conf["error_cb"] = errors
+        cached = _PRODUCERS[key] = (Producer(conf), errors)
+    return (key,) + cached
+
+
+def _flush(producer: Producer, errors: ClientErrors, timeout_s: float, failed: list) -> int:
+    """``producer.flush`` for up to ``timeout_s``, in slices of 1 s: an
+    authentication failure (``error_cb``, served by flush) raises at once
+    instead of waiting for the records' time-out. Returns the records left."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = producer.flush(max(0.1, min(1.0, deadline - time.monotonic())))
+        if not left or failed or time.monotonic() >= deadline:
+            return left
+        errors.check()
 
 
 def _counting_deliveries(report: SinkReport, errors: list):
@@ -65,22 +82,27 @@ def write_at_least_once(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row
     """Sends every row, flushes, and raises on the first unacknowledged
     record (the task fails and Spark retries it: duplicates, no loss)."""
     report = task.report()
-    key, producer = _plain_producer(opts)
+    key, producer, client_errors = _plain_producer(opts)
+    client_errors.reset()
     errors: list = []
     on_delivery = _counting_deliveries(report, errors)
 
     try:
         for row in rows:
-            send_row(producer, opts, cols, row, on_delivery)
+            send_row(producer, opts, cols, row, on_delivery)   # polls: serves error_cb
             if errors:
                 raise KafkaException(errors[0])
-        left = producer.flush(opts.flush_timeout_s)
+            client_errors.check()
+        left = _flush(producer, client_errors, opts.flush_timeout_s, errors)
         if errors or left:
             raise KafkaException(errors[0] if errors else
                                  f"{left} records not acknowledged in {opts.flush_timeout_s}s")
-    except BaseException:
+    except BaseException as e:
         _PRODUCERS.pop(key, None)   # its queue may hold records of this failed task
         producer.purge()
+        why = client_errors.explain(e)
+        if why is not e:
+            raise why from e
         raise
     return report
 
