@@ -179,6 +179,37 @@ def test_request_counts_grow_by_exactly_what_was_sent(hb):
         _value(before, "headrace_connections_accepted_total") == 1
 
 
+def test_handler_time_leaves_out_the_long_poll_wait(hb):
+    """Kafka's TotalTimeMs beside LocalTimeMs: an idle consumer's fetches
+    each wait fetch.wait.max.ms in the purgatory for data that never comes;
+    their total time shows the wait, their handler time only the work."""
+    topic = f"idle-{uuid.uuid4().hex[:8]}"
+    _create_topic(hb, topic, 1)
+    before = _scrape(hb)
+    c = Consumer({"bootstrap.servers": hb.bootstrap, "group.id": f"g-{uuid.uuid4().hex[:8]}",
+                  "fetch.wait.max.ms": 500, "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            assert c.poll(0.2) is None
+    finally:
+        c.close()
+    after = _scrape(hb)
+
+    def delta(name: str) -> float:
+        return _value(after, name, api="Fetch") - _value(before, name, api="Fetch")
+
+    answered = delta("headrace_request_duration_seconds_count")
+    handled = delta("headrace_request_handler_duration_seconds_count")
+    assert answered >= 3 and handled >= 3, (answered, handled)
+    mean_total = delta("headrace_request_duration_seconds_sum") / answered
+    mean_handler = delta("headrace_request_handler_duration_seconds_sum") / handled
+    assert mean_total >= 0.3, mean_total
+    assert mean_handler < 0.05, mean_handler
+    assert _value(after, "headrace_request_handler_duration_p50_seconds", api="Fetch") < 0.05
+
+
 def test_bad_http_requests_get_4xx_and_the_broker_keeps_serving(hb):
     assert _get(hb, "/nope")[0] == 404
     status, _, headers = _get(hb, "/metrics", "POST")

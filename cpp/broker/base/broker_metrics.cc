@@ -4,11 +4,12 @@ namespace headrace::broker {
 
 BrokerMetrics::~BrokerMetrics() {
   for (auto& h : requests_) delete h.load();
+  for (auto& h : handlers_) delete h.load();
 }
 
-void BrokerMetrics::RecordRequest(int16_t api_key, Clock::duration elapsed) {
+void BrokerMetrics::Record(Slots& slots, int16_t api_key, Clock::duration elapsed) {
   if (api_key < 0 || api_key > kMaxApiKey) return;
-  std::atomic<metrics::Histogram*>& slot = requests_[api_key];
+  std::atomic<metrics::Histogram*>& slot = slots[api_key];
   metrics::Histogram* h = slot.load(std::memory_order_acquire);
   if (h == nullptr) {  // the first request of this API: publish one histogram
     auto* made = new metrics::Histogram();
@@ -22,9 +23,25 @@ void BrokerMetrics::RecordRequest(int16_t api_key, Clock::duration elapsed) {
   h->Record(ns > 0 ? static_cast<uint64_t>(ns) : 0);
 }
 
-const metrics::Histogram* BrokerMetrics::request_latency(int16_t api_key) const {
+const metrics::Histogram* BrokerMetrics::Find(const Slots& slots, int16_t api_key) {
   if (api_key < 0 || api_key > kMaxApiKey) return nullptr;
-  return requests_[api_key].load(std::memory_order_acquire);
+  return slots[api_key].load(std::memory_order_acquire);
+}
+
+void BrokerMetrics::RecordRequest(int16_t api_key, Clock::duration elapsed) {
+  Record(requests_, api_key, elapsed);
+}
+
+const metrics::Histogram* BrokerMetrics::request_latency(int16_t api_key) const {
+  return Find(requests_, api_key);
+}
+
+void BrokerMetrics::RecordHandler(int16_t api_key, Clock::duration elapsed) {
+  Record(handlers_, api_key, elapsed);
+}
+
+const metrics::Histogram* BrokerMetrics::handler_latency(int16_t api_key) const {
+  return Find(handlers_, api_key);
 }
 
 std::shared_ptr<TopicMetrics> BrokerMetrics::ForTopic(const std::string& topic) {

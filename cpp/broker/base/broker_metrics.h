@@ -55,6 +55,12 @@ class BrokerMetrics {
   void RecordRequest(int16_t api_key, Clock::duration elapsed);
   // The latency histogram of `api_key`; null when none was recorded.
   const metrics::Histogram* request_latency(int16_t api_key) const;
+  // A request of `api_key` spent `elapsed` in its handler's synchronous part
+  // on the I/O thread (decode, checks, appends or reads, a direct answer);
+  // not its wait in the purgatory or for other members (Kafka's LocalTimeMs
+  // beside TotalTimeMs). Recorded by the Dispatcher.
+  void RecordHandler(int16_t api_key, Clock::duration elapsed);
+  const metrics::Histogram* handler_latency(int16_t api_key) const;
 
   // The counters of `topic`, made on first use; kept for the broker's life.
   std::shared_ptr<TopicMetrics> ForTopic(const std::string& topic);
@@ -72,7 +78,12 @@ class BrokerMetrics {
   metrics::Counter isr_expands;
 
  private:
-  std::atomic<metrics::Histogram*> requests_[kMaxApiKey + 1] = {};  // made on first use
+  using Slots = std::atomic<metrics::Histogram*>[kMaxApiKey + 1];
+  static void Record(Slots& slots, int16_t api_key, Clock::duration elapsed);
+  static const metrics::Histogram* Find(const Slots& slots, int16_t api_key);
+
+  Slots requests_ = {};  // made on first use
+  Slots handlers_ = {};  // made on first use
   mutable std::mutex topics_mu_;  // guards topics_
   std::map<std::string, std::shared_ptr<TopicMetrics>> topics_;
 };

@@ -71,23 +71,31 @@ void Dispatcher::Handle(const net::ConnectionInfo& conn, std::span<uint8_t> fram
   }
   req.TimeInto(metrics_);  // latency by API, recorded when answered (docs/metrics.md)
   req.set_frame_bytes(static_cast<int32_t>(frame.size()));
+  const int16_t api_key = req.api_key();
   quota::QuotaManager* quotas = ctx_->quotas;
-  if (quotas == nullptr || !quotas->Enabled(quota::QuotaKind::kRequest) ||
-      ExemptFromRequestQuota(req.api_key())) {
+  const bool quota_time = quotas != nullptr && quotas->Enabled(quota::QuotaKind::kRequest) &&
+                          !ExemptFromRequestQuota(api_key);
+  if (!quota_time && metrics_ == nullptr) {
     handler->handle(*ctx_, reader, std::move(req));
     return;
   }
-  // request_percentage: the throttle earned by the time recorded so far;
-  // this request's handler time (on this thread) is recorded after it.
-  const std::string user(quota::UserOfPrincipal(req.session().principal));
-  const std::string client(req.client_id());
-  req.AddThrottle(quotas->RequestThrottle(user, client));
+  // The handler's time on this thread: the handler-time metric, and for
+  // request_percentage quotas the time charged (the throttle is the one
+  // earned by the time recorded so far; this request's is recorded after).
+  std::string user, client;
+  if (quota_time) {
+    user = quota::UserOfPrincipal(req.session().principal);
+    client = req.client_id();
+    req.AddThrottle(quotas->RequestThrottle(user, client));
+  }
   const auto start = std::chrono::steady_clock::now();
   handler->handle(*ctx_, reader, std::move(req));
-  quotas->RecordRequestNanos(
-      user, client,
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count());
+  const auto took = std::chrono::steady_clock::now() - start;
+  if (metrics_ != nullptr) metrics_->RecordHandler(api_key, took);
+  if (quota_time) {
+    quotas->RecordRequestNanos(
+        user, client, std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+  }
 }
 
 }  // namespace headrace::broker

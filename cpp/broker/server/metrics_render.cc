@@ -54,6 +54,18 @@ void WriteRequests(PrometheusText& p, const BrokerMetrics& m) {
                       "Time from a request's arrival to its answer (long polls and acks=all "
                       "waits included), by Kafka API."},
                   series);
+  std::vector<std::pair<Labels, metrics::HistogramSnapshot>> handlers;
+  for (int16_t key = 0; key <= BrokerMetrics::kMaxApiKey; ++key) {
+    const metrics::Histogram* h = m.handler_latency(key);
+    if (h == nullptr) continue;
+    const protocol::ApiInfo* info = protocol::FindApi(key);
+    handlers.push_back({{{"api", info ? info->name : std::to_string(key)}}, h->Snapshot()});
+  }
+  WriteHistograms(p, {"headrace_request_handler_duration",
+                      "Time a request spent in its handler on the I/O thread (decode, checks, "
+                      "appends or reads, a direct answer), without waits in the purgatory or "
+                      "for other group members, by Kafka API."},
+                  handlers);
 }
 
 // Per topic: partitions, segments, bytes on disk here (and the totals).
