@@ -573,14 +573,18 @@ def cluster_info(admin) -> dict:
     return _cluster_doc(admin)[0]
 
 
-def _cluster_doc(admin, md=None) -> tuple[dict, list[tuple[str, int, int, list[int],
-                                                         list[int]]]]:
+def _cluster_doc(admin, md=None, describe: bool = True
+                 ) -> tuple[dict, list[tuple[str, int, int, list[int], list[int]]]]:
     """cluster_info's document and every partition as (topic, partition,
-    leader, replicas, isr); ``md``: Metadata already fetched."""
+    leader, replicas, isr); ``md``: Metadata already fetched; ``describe``
+    False: no DescribeCluster (it may wait its whole timeout on a dead
+    broker), the brokers as Metadata lists them (no racks)."""
     from headrace.admin import AdminError
 
     md = md if md is not None else admin.metadata()
     try:
+        if not describe:
+            raise AdminError("DescribeCluster not asked")
         doc = admin.describe_cluster()
     except AdminError:  # a cluster without DescribeCluster: Metadata has no racks
         doc = {"cluster_id": md.cluster_id, "controller": md.controller_id,

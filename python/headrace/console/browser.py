@@ -30,9 +30,11 @@ CONSUMER_GROUP = "headrace-console"  # required by librdkafka; offsets are never
 
 
 class MessageBrowser:
-    def __init__(self, view: ClusterView, bootstrap: Callable[[], str]):
+    def __init__(self, view: ClusterView, bootstrap: Callable[[], str],
+                 settings: dict | None = None):
         self._view = view
         self._bootstrap = bootstrap
+        self._settings = dict(settings or {})  # a logged-in user's credentials
         self._consumer = None
         self._lock = threading.Lock()  # one page at a time; guards _consumer
 
@@ -62,6 +64,11 @@ class MessageBrowser:
         tm = self._view.require_topic(admin, topic)
         if partition not in tm.partitions:
             raise NotFound(f"topic {topic!r} has no partition {partition}")
+        down = self._view.partition_leader_down(admin, tm, partition)
+        if down:  # at once, rather than after ListOffsets' whole timeout
+            from headrace.errors import HeadraceError
+
+            raise HeadraceError(f"cannot read {topic}[{partition}]: {down}")
         tp = TopicPartition(topic, partition)
         key = (topic, partition)
         lo = admin.list_offsets([tp], "earliest")[key]
@@ -125,7 +132,7 @@ class MessageBrowser:
             from headrace.admin import client_config
 
             self._consumer = Consumer(client_config(
-                self._bootstrap(), **{
+                self._bootstrap(), **self._settings, **{
                     "group.id": CONSUMER_GROUP, "enable.auto.commit": False,
                     "enable.auto.offset.store": False, "enable.partition.eof": True,
                     "fetch.wait.max.ms": 100, "fetch.max.bytes": MAX_PAGE_BYTES,
