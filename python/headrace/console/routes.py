@@ -388,8 +388,8 @@ def _unknown(value) -> str:
 def _safe_next(path: str) -> str:
     """Where to go after logging in: a path of this console only."""
     if not path.startswith("/") or path.startswith("//") or "\\" in path or \
-            path.startswith("/login"):
-        return "/"
+            path.startswith("/login") or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in path):
+        return "/"  # control characters: header injection, or "/\t/host" read as "//host"
     return path
 
 
