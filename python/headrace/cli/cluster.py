@@ -192,7 +192,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
                   f"zookeeper {cluster.zookeeper_connect}, controller {cluster.controller_id()} "
                   f"(data {data_dir})")
     for i, n in cluster.nodes.items():
-        console = f"console http://{n.http_address}/" if n.http_address else "no HTTP listener"
+        console = f"console {n.http_scheme}://{n.http_address}/" if n.http_address \
+            else "no HTTP listener"
         logs.announce(f"broker {i}: {n.address}, {console} (log {n.log_path})", node=i,
                       address=n.address, http=n.http_address)
     if args.detach:
@@ -337,7 +338,7 @@ def _cmd_restart_broker(args: argparse.Namespace) -> int:
     _write_state(state_file, state)
     stopped = f"stopped in {took:.1f} s, " if was else ""
     print(f"headrace: broker {args.node_id} {stopped}started again (pid {proc.pid}), "
-          f"joined; console http://{node.http_address}/")
+          f"joined; console {node.http_scheme}://{node.http_address}/")
     return 0
 
 
