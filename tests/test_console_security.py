@@ -332,3 +332,59 @@ def test_after_login_only_paths_of_this_console_are_followed():
     for hostile in ("//evil.example", "/\\evil.example", "https://evil.example",
                     "/\t/evil.example", "/x\r\nSet-Cookie: a=b", "/login?next=/", ""):
         assert _safe_next(hostile) == "/", hostile
+
+
+def test_https_from_an_inline_pem_key_store(certs):
+    """The inline key + chain a PKCS12 store is turned into
+    (headrace.keystores) serve HTTPS as well as a PEM file does."""
+    from headrace.console.auth import https_context
+    from headrace.http_server import HttpServer, Response
+
+    ctx = https_context({"listeners": "SSL://127.0.0.1:0",
+                         "ssl.keystore.type": "PEM",
+                         "ssl.keystore.key": (certs / "broker.key").read_text(),
+                         "ssl.keystore.certificate.chain": (certs / "broker.pem").read_text()})
+    assert ctx is not None
+    assert https_context({"listeners": "PLAINTEXT://127.0.0.1:0"}) is None
+    server = HttpServer("127.0.0.1:0", ssl_context=ctx)
+    server.add_route("/x", lambda req: Response(200, "tls\n"))
+    server.start()
+    try:
+        host, port = server.address.rsplit(":", 1)
+        conn = http.client.HTTPSConnection(
+            host, int(port), timeout=10,
+            context=ssl.create_default_context(cafile=str(certs / "ca.pem")))
+        conn.request("GET", "/x")
+        assert conn.getresponse().read() == b"tls\n"
+        conn.close()
+    finally:
+        server.stop()
+
+
+def test_login_over_a_sasl_ssl_listener(tmp_path, certs):
+    """With only a SASL_SSL listener the console checks logins on it (TLS
+    trusting the broker's trust store) and reads over it."""
+    from urllib.parse import urlencode
+
+    b = BrokerProcess(
+        tmp_path / "sasl-ssl", "--http", "127.0.0.1:0",
+        "--set", f"listener.name.sasl_ssl.plain.sasl.jaas.config={JAAS}",
+        "--set", "ssl.keystore.type=PEM",
+        "--set", f"ssl.keystore.location={certs / 'broker-store.pem'}",
+        "--set", "ssl.truststore.type=PEM",
+        "--set", f"ssl.truststore.location={certs / 'ca.pem'}",
+        listen=f"SASL_SSL://127.0.0.1:{_free_port()}")
+    b.start()
+    try:
+        b.http = _http_of(b)
+        code, headers, _ = _https(b, certs, "POST", "/login",
+                                  urlencode({"user": ALICE[0], "password": "wrong"}))
+        assert code == 401
+        code, headers, _ = _https(b, certs, "POST", "/login",
+                                  urlencode({"user": ALICE[0], "password": ALICE[1]}))
+        assert code == 303, code
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        code, _, body = _https(b, certs, "GET", "/api/cluster", cookie=cookie)
+        assert code == 200 and json.loads(body)["healthy"], body[:300]
+    finally:
+        _finish([b])

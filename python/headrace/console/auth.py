@@ -226,9 +226,15 @@ class ConsoleAuth:
             raise HeadraceError("the broker is not listening yet")
         host, _, port = address.rpartition(":")
         reasons = []
+        deadline = time.monotonic() + LOGIN_TIMEOUT_S  # for all mechanisms together
         for mechanism in self.mechanisms():
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise HeadraceError(f"cannot check the login: the broker's listener "
+                                    f"{self.listener} did not answer within "
+                                    f"{LOGIN_TIMEOUT_S:g}s")
             try:
-                conn = Connection(host.strip("[]"), int(port), LOGIN_TIMEOUT_S,
+                conn = Connection(host.strip("[]"), int(port), wait,
                                   self.credentials(user, password, mechanism))
             except WireError as e:
                 text = str(e)

@@ -15,6 +15,7 @@ cluster did not answer).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import datetime, timezone
 from http import HTTPStatus
@@ -95,6 +96,7 @@ class Console:
         if auth is not None:
             auth.on_close = lambda s: s.clients.close() if s.clients is not None else None
         self.history = MetricsHistory(metrics_text)
+        self._clients_lock = threading.Lock()
         self.env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.filters.update(
@@ -156,6 +158,10 @@ class Console:
         return serve
 
     def _session_clients(self, session: Session) -> Clients:
+        with self._clients_lock:  # one set per session, whichever request comes first
+            return self._session_clients_locked(session)
+
+    def _session_clients_locked(self, session: Session) -> Clients:
         if session.clients is None:
             bootstrap = self.auth.login_address
             view = ClusterView(bootstrap, settings=session.settings, zookeeper=self._zookeeper)
