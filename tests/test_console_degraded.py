@@ -74,6 +74,24 @@ def _shot(driver, name: str) -> None:
     driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
 
 
+def _browse_all(driver, address: str, name: str, extra: list[str] = ()) -> None:
+    """Every page in Chromium: loaded in < 5 s, no "None" shown, a
+    screenshot each (degraded-NAME-PAGE.png)."""
+    from selenium.webdriver.common.by import By
+
+    for path in ("/", "/topics", f"/topics/{TOPIC}", f"/topics/{TOPIC}/0",
+                 f"/topics/{TOPIC}/1", "/groups", *extra):
+        start = time.monotonic()
+        driver.get(f"http://{address}{path}")
+        took = time.monotonic() - start
+        print(f"chromium {path}: {took:.2f}s")
+        assert took < ANSWER_S, (path, took)
+        text = driver.find_element(By.TAG_NAME, "main").text
+        assert "None" not in text, (path, text[:500])
+        slug = path.strip("/").replace("/", "-") or "overview"
+        _shot(driver, f"degraded-{name}-{slug}")
+
+
 def _topic_doc(address: str) -> dict:
     code, body, _ = _get(address, f"/api/topics/{TOPIC}")
     assert code == 200, body[:300]
@@ -89,6 +107,7 @@ def test_pages_answer_with_zookeeper_paused(cluster, browser):  # noqa: F811
         assert all(code == 200 for code, _ in pages.values()), \
             {p: c for p, (c, _) in pages.items()}
         assert json.loads(pages[f"/api/topics/{TOPIC}"][1])["records"] == 60
+        _browse_all(browser, http_of, "zookeeper-paused", [f"/groups/{GROUPS[0]}"])
         # Once this broker's ZooKeeper client notices, the overview says so.
         browser.get(f"http://{http_of}/")
         _wait_for("the ZooKeeper line", lambda: browser.refresh() or
@@ -106,6 +125,10 @@ def test_pages_answer_and_name_a_sigkilled_broker(cluster, browser):  # noqa: F8
     from selenium.webdriver.common.by import By
 
     ids = cluster.node_ids
+    # After the ZooKeeper pause (sessions may have expired): all back and healthy.
+    wait_for(lambda: sorted(cluster.live_brokers()) == ids, 60, what="all brokers registered")
+    wait_for(lambda: json.loads(_get(cluster.node(ids[0]).http_address, "/api/cluster")[1])
+             .get("healthy"), 60, what="a healthy cluster")
     before = _topic_doc(cluster.node(ids[0]).http_address)
     leaders = {p["partition"]: p["leader"] for p in before["partitions"]}
     victim = leaders[0]  # partition 0 goes offline: its messages page must still answer
@@ -135,6 +158,7 @@ def test_pages_answer_and_name_a_sigkilled_broker(cluster, browser):  # noqa: F8
         code, body = pages[f"/groups/{g}"]
         assert code == 200 or (code == 503 and f"broker {victim}" in body.decode()), (g, code)
 
+    _browse_all(browser, http_of, "broker-killed", [f"/groups/{g}" for g in GROUPS])
     browser.get(f"http://{http_of}/")
     health = browser.find_element(By.ID, "health").text
     assert f"Broker {victim} ({address}) is DOWN: connection refused" in health, health
