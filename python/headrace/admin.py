@@ -432,11 +432,25 @@ class Admin:
     # -- metadata ------------------------------------------------------------
     def metadata(self, topic: str | None = None):
         """ClusterMetadata of every topic (no auto-creation); raises AdminError
-        if no broker answers within the timeout."""
-        try:
-            return self.client.list_topics(timeout=self.timeout)
-        except KafkaException as e:
-            raise AdminError(describe_error(e)) from None
+        if no broker answers within the timeout.
+
+        Asked in attempts of BROKER_ANSWER_S: a Metadata request librdkafka
+        sent to (or queued for) a broker that has just died waits its whole
+        timeout (seen: 5 s, once, right after a SIGKILL), where asking again
+        reaches a live broker at once."""
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return self.client.list_topics(timeout=max(0.05, min(BROKER_ANSWER_S, left)))
+            except KafkaException as e:
+                err = e.args[0] if e.args else None
+                retriable = isinstance(err, KafkaError) and err.code() in (
+                    KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+                if not retriable or deadline - time.monotonic() < 0.1:
+                    raise AdminError(describe_error(e)) from None
 
     def topic_metadata(self, topic: str):
         """TopicMetadata of an existing topic; AdminError if it is unknown."""
