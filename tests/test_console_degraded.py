@@ -121,6 +121,32 @@ def test_pages_answer_with_zookeeper_paused(cluster, browser):  # noqa: F811
         os.kill(zk, signal.SIGCONT)
 
 
+def test_pages_answer_with_a_broker_paused(cluster):
+    """A hung broker (SIGSTOP: it accepts connections, answers nothing) is
+    named after its 2 s; every page still answers in < 5 s."""
+    ids = cluster.node_ids
+    wait_for(lambda: sorted(cluster.live_brokers()) == ids, 60, what="all brokers registered")
+    victim, watcher = ids[1], ids[0]
+    http_of = cluster.node(watcher).http_address
+    cluster.pause(victim)
+    try:
+        code, body, took = _get(http_of, "/api/cluster")  # at once: still registered
+        print(f"/api/cluster at once: {code} in {took:.2f}s")
+        assert code == 200 and took < ANSWER_S
+        assert [(d["id"], d["error"]) for d in json.loads(body)["down_brokers"]] == \
+            [(victim, "no answer within 2s")]
+        pages = _timed_pages(http_of)
+        doc = json.loads(pages["/api/cluster"][1])
+        # Hung for longer than zookeeper.session.timeout.ms (6 s here), it is
+        # no longer registered by the time the later pages ask.
+        assert [d["id"] for d in doc["down_brokers"]] == [victim], doc["down_brokers"]
+        assert doc["down_brokers"][0]["error"] in (
+            "no answer within 2s", "no longer registered (its ZooKeeper session ended)")
+        assert pages["/topics"][0] == 200 and f"Broker {victim}".encode() in pages["/topics"][1]
+    finally:
+        cluster.resume(victim)
+
+
 def test_pages_answer_and_name_a_sigkilled_broker(cluster, browser):  # noqa: F811
     from selenium.webdriver.common.by import By
 

@@ -61,10 +61,11 @@ class MessageBrowser:
         except CliError as e:
             raise BadRequest(str(e)) from None
         admin = self._view.admin()
-        tm = self._view.require_topic(admin, topic)
+        md = admin.metadata()
+        tm = self._view.require_topic(admin, topic, md)
         if partition not in tm.partitions:
             raise NotFound(f"topic {topic!r} has no partition {partition}")
-        down = self._view.partition_leader_down(admin, tm, partition)
+        down = self._view.partition_leader_down(admin, md, tm, partition)
         if down:  # at once, rather than after ListOffsets' whole timeout
             from headrace.errors import HeadraceError
 

@@ -68,12 +68,13 @@ class ClusterView:
                 self._admin = Admin(address, timeout=self._timeout, settings=self._settings)
             return self._admin
 
-    def health(self, admin, md) -> tuple[set[int], list[dict], float]:
+    def health(self, admin, md, deadline: float) -> tuple[set[int], list[dict], float]:
         """(live broker ids, [{"id", "host", "port", "reason"}] of those
-        down, the read's deadline): headrace.cli.topic.cluster_health."""
+        down, ``deadline``): headrace.cli.topic.cluster_health. The
+        deadline is taken before Metadata, so the whole read (Metadata, the
+        probes, the per-broker requests) ends within DEGRADED_READ_S."""
         from headrace.cli.topic import cluster_health
 
-        deadline = admin.read_deadline()
         live, down = cluster_health(admin, md, deadline)
         return live, down, deadline
 
@@ -89,8 +90,9 @@ class ClusterView:
         from headrace.cli.cluster_health import annotate
 
         admin = self.admin()
+        deadline = admin.read_deadline()
         md = admin.metadata()
-        live, down, deadline = self.health(admin, md)
+        live, down, deadline = self.health(admin, md, deadline)
         # DescribeCluster goes to any broker librdkafka knows, a dead one
         # included: asked only when all answer.
         doc, partitions = _cluster_doc(admin, md, describe=not down)
@@ -130,8 +132,9 @@ class ClusterView:
         start offsets; None when a leader did not answer) and leader bytes
         (None when unknown); ``brokers_down`` names the brokers down."""
         admin = self.admin()
+        deadline = admin.read_deadline()
         md = admin.metadata()
-        live, down, deadline = self.health(admin, md)
+        live, down, deadline = self.health(admin, md, deadline)
         leader = {(t, p): pm.leader for t, tm in md.topics.items()
                   for p, pm in tm.partitions.items()}
         asked = {k: v for k, v in leader.items() if v in live}
@@ -172,15 +175,23 @@ class ClusterView:
         sizes, configs; degraded: what could not be read is None, offline
         partitions and the brokers down are named); NotFound for an unknown
         topic (or one this user may not describe: the same answer)."""
+        from headrace.admin import AdminError
         from headrace.cli.topic import describe_topic
 
-        admin = self.admin()
-        self.require_topic(admin, name)
-        return describe_topic(admin, name)
+        try:
+            doc = describe_topic(self.admin(), name)
+        except AdminError as e:
+            if str(e).startswith("unknown topic"):
+                raise NotFound(f"no topic {name!r}") from None
+            raise
+        if not doc["partitions"]:
+            raise NotFound(f"no topic {name!r}")
+        return doc
 
-    def require_topic(self, admin, name: str):
-        """The TopicMetadata of `name`; NotFound when it does not exist."""
-        tm = admin.metadata().topics.get(name)
+    def require_topic(self, admin, name: str, md=None):
+        """The TopicMetadata of `name` (in ``md``, else asked); NotFound when
+        it does not exist."""
+        tm = (md if md is not None else admin.metadata()).topics.get(name)
         if tm is None or not tm.partitions:
             raise NotFound(f"no topic {name!r}")
         return tm
@@ -197,8 +208,9 @@ class ClusterView:
         from headrace.cli.group import describe_group
 
         admin = self.admin()
+        deadline = admin.read_deadline()
         md = admin.metadata()
-        live, down, deadline = self.health(admin, md)
+        live, down, deadline = self.health(admin, md, deadline)
         warnings = []
         if not down:
             listed = [(g.group_id, getattr(g.state, "name", str(g.state)))
@@ -245,13 +257,13 @@ class ClusterView:
                 raise NotFound(str(e)) from None
             raise HeadraceError(str(e)) from None
 
-    def partition_leader_down(self, admin, tm, partition: int) -> str | None:
+    def partition_leader_down(self, admin, md, tm, partition: int) -> str | None:
         """Why `partition`'s leader cannot serve (no leader, or its broker
-        does not answer ApiVersions), or None."""
+        does not answer ApiVersions), or None. ``md``: the Metadata `tm`
+        came from."""
         pm = tm.partitions[partition]
         if pm.leader < 0:
             return f"partition {partition} has no leader (offline)"
-        md = admin.metadata()
         b = md.brokers.get(pm.leader)
         if b is None:
             return f"partition {partition}'s leader, broker {pm.leader}, is not registered"
