@@ -50,7 +50,9 @@ class MessageBrowser:
 
         from headrace.cli.codec import ENCODINGS
         from headrace.cli.common import CliError
-        from headrace.cli.offsets import parse_position, resolve
+        from headrace.cli.offsets import (EARLIEST, FROM_END, LATEST, TIME, parse_position,
+                                          resolve)
+        from headrace.errors import HeadraceError
 
         if encoding not in ENCODINGS:
             raise BadRequest(f"encoding must be one of {', '.join(ENCODINGS)}")
@@ -65,16 +67,34 @@ class MessageBrowser:
         tm = self._view.require_topic(admin, topic, md)
         if partition not in tm.partitions:
             raise NotFound(f"topic {topic!r} has no partition {partition}")
-        down = self._view.partition_leader_down(admin, md, tm, partition)
+        deadline = admin.read_deadline()  # for the probe and the offsets together
+        down = self._view.partition_leader_down(admin, md, tm, partition, deadline)
         if down:  # at once, rather than after ListOffsets' whole timeout
-            from headrace.errors import HeadraceError
-
             raise HeadraceError(f"cannot read {topic}[{partition}]: {down}")
         tp = TopicPartition(topic, partition)
         key = (topic, partition)
-        lo = admin.list_offsets([tp], "earliest")[key]
-        hi = admin.list_offsets([tp], "latest")[key]
-        want = resolve(admin, [tp], position, clamp=False)[key]
+        # At the leader, within the read's deadline (a hung broker elsewhere
+        # must not hold the page: headrace.admin.Admin.offsets_by_leader).
+        leader = {key: tm.partitions[partition].leader}
+        bounds = {}
+        for spec in ("earliest", "latest"):
+            got, errors = admin.offsets_by_leader(leader, spec, deadline)
+            if key not in got:
+                self._view.renew(admin)
+                raise HeadraceError(f"cannot list offsets of {topic}[{partition}]: "
+                                    f"{errors.get(key, 'no answer in time')}")
+            bounds[spec] = got[key]
+        lo, hi = bounds["earliest"], bounds["latest"]
+        if position.kind == EARLIEST:
+            want = lo
+        elif position.kind == LATEST:
+            want = hi
+        elif position.kind == FROM_END:
+            want = max(lo, hi - position.value)
+        elif position.kind == TIME:
+            want = resolve(admin, [tp], position, clamp=False)[key]
+        else:
+            want = position.value
         offset, note = min(max(want, lo), hi), None
         if offset != want:
             note = (f"offset {want} is outside the partition (log start {lo}, end {hi}); "

@@ -15,9 +15,11 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
+from headrace.admin import BROKER_ANSWER_S, Admin
 from headrace.errors import HeadraceError
 
 ADMIN_TIMEOUT_S = 5.0   # a page waits at most about this long per request
+CONSOLE_READ_S = 3.5    # the per-broker steps of one page end within this
 GROUPS_DESCRIBED = 100  # the group list describes (members, lag) at most this many
 
 
@@ -27,6 +29,38 @@ class NotFound(HeadraceError):
 
 class BadRequest(HeadraceError):
     """A malformed parameter (HTTP 400)."""
+
+
+class ConsoleAdmin(Admin):
+    """An Admin whose Metadata is asked of this broker itself (the console
+    runs in it, so it answers), over the wire
+    (headrace.admin_wire.cluster_metadata), with the same credentials:
+    librdkafka sends Metadata to any broker it holds a connection to, a
+    hung one included, and then waits. Falls back to librdkafka's when this
+    broker does not answer within BROKER_ANSWER_S."""
+
+    def read_deadline(self) -> float:
+        """CONSOLE_READ_S from now: a page's per-broker steps end by then,
+        leaving the rest of its 5 s to Metadata, rendering and a loaded
+        machine."""
+        import time
+
+        return time.monotonic() + min(self.timeout, CONSOLE_READ_S)
+
+    def metadata(self, topic: str | None = None):
+        from headrace.admin_wire import Connection, cluster_metadata
+        from headrace.wire_codec import WireError
+
+        host, _, port = self.brokers.split(",")[0].rpartition(":")
+        try:
+            conn = Connection(host.strip("[]"), int(port), min(self.timeout, BROKER_ANSWER_S),
+                              self.settings)
+            try:
+                return cluster_metadata(conn)
+            finally:
+                conn.close()
+        except (WireError, OSError, ValueError):
+            return super().metadata(topic)
 
 
 class ClusterView:
@@ -60,12 +94,11 @@ class ClusterView:
         """The cached Admin, created on first use."""
         with self._lock:
             if self._admin is None:
-                from headrace.admin import Admin
-
                 address = self._bootstrap()
                 if not address:
                     raise HeadraceError("the broker is not listening yet")
-                self._admin = Admin(address, timeout=self._timeout, settings=self._settings)
+                self._admin = ConsoleAdmin(address, timeout=self._timeout,
+                                           settings=self._settings)
             return self._admin
 
     def health(self, admin, md, deadline: float) -> tuple[set[int], list[dict], float]:
@@ -97,6 +130,8 @@ class ClusterView:
         # included: asked only when all answer.
         doc, partitions = _cluster_doc(admin, md, describe=not down)
         annotate(doc, partitions, {b["id"]: b["reason"] for b in down})
+        for key in ("offline", "under_replicated"):  # users' topics before internal ones
+            doc[key].sort(key=lambda p: (p["topic"].startswith("__"), p["topic"], p["partition"]))
         for b in down:  # where the dead broker was, when it is still listed
             for d in doc["down_brokers"]:
                 if d["id"] == b["id"] and b["host"]:
@@ -138,8 +173,10 @@ class ClusterView:
         leader = {(t, p): pm.leader for t, tm in md.topics.items()
                   for p, pm in tm.partitions.items()}
         asked = {k: v for k, v in leader.items() if v in live}
-        starts, _ = admin.offsets_by_leader(asked, "earliest", deadline)
-        ends, _ = admin.offsets_by_leader(asked, "latest", deadline)
+        starts, start_errors = admin.offsets_by_leader(asked, "earliest", deadline)
+        ends, end_errors = admin.offsets_by_leader(asked, "latest", deadline)
+        if start_errors or end_errors:
+            self.renew(admin)
         listed = sorted((b.id, b.host, b.port) for b in md.brokers.values() if b.id in live)
         dirs, dir_errors = admin.log_dirs_at(listed, deadline)
         sizes: dict[str, int] = {}
@@ -178,14 +215,17 @@ class ClusterView:
         from headrace.admin import AdminError
         from headrace.cli.topic import describe_topic
 
+        admin = self.admin()
         try:
-            doc = describe_topic(self.admin(), name)
+            doc = describe_topic(admin, name)
         except AdminError as e:
             if str(e).startswith("unknown topic"):
                 raise NotFound(f"no topic {name!r}") from None
             raise
         if not doc["partitions"]:
             raise NotFound(f"no topic {name!r}")
+        if any(p["error"] and not p["offline"] for p in doc["partitions"]):
+            self.renew(admin)
         return doc
 
     def require_topic(self, admin, name: str, md=None):
@@ -250,14 +290,19 @@ class ClusterView:
         from headrace.cli.common import CliError
         from headrace.cli.group import describe_group
 
+        admin = self.admin()
         try:
-            return describe_group(self.admin(), group_id)
+            doc = describe_group(admin, group_id)
+            if any(o["error"] for o in doc["offsets"]):
+                self.renew(admin)
+            return doc
         except CliError as e:
             if str(e).startswith("unknown group"):
                 raise NotFound(str(e)) from None
             raise HeadraceError(str(e)) from None
 
-    def partition_leader_down(self, admin, md, tm, partition: int) -> str | None:
+    def partition_leader_down(self, admin, md, tm, partition: int,
+                              deadline: float | None = None) -> str | None:
         """Why `partition`'s leader cannot serve (no leader, or its broker
         does not answer ApiVersions), or None. ``md``: the Metadata `tm`
         came from."""
@@ -267,11 +312,23 @@ class ClusterView:
         b = md.brokers.get(pm.leader)
         if b is None:
             return f"partition {partition}'s leader, broker {pm.leader}, is not registered"
-        why = admin.probe_brokers([(b.id, b.host, b.port)], admin.read_deadline()).get(b.id)
+        why = admin.probe_brokers([(b.id, b.host, b.port)],
+                                  deadline or admin.read_deadline()).get(b.id)
         if why:
             return (f"partition {partition}'s leader, broker {b.id} ({b.host}:{b.port}), "
                     f"is down: {why}")
         return None
+
+    def renew(self, admin) -> None:
+        """Drops `admin` (if still the cached one) so that the next page
+        makes a new one: librdkafka routes ListOffsets by the metadata it
+        cached, which may still name a dead broker as leader for a while
+        after the controller moved the partition (seen: a console's pages
+        missing the new leaders' offsets after a broker was SIGKILLed, where
+        a new client reads them at once)."""
+        with self._lock:
+            if self._admin is admin:
+                self._admin = None
 
     def close(self) -> None:
         with self._lock:
