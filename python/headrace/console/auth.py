@@ -35,7 +35,7 @@ import ssl
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from headrace.errors import HeadraceError
@@ -134,8 +134,7 @@ class Session:
     settings: dict[str, str]        # librdkafka client properties with the credentials
     created: float
     used: float
-    clients: Any = None             # (ClusterView, MessageBrowser), made by the console
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    clients: Any = None             # routes.Clients, made by the console on first use
 
 
 class ConsoleAuth:

@@ -11,6 +11,11 @@ REQUIRES of a route handler (http_server's contract): it runs on a request
 thread of its own, returns a Response and may raise (500). Errors map to
 404 (NotFound), 400 (BadRequest) and 503 (any other HeadraceError: the
 cluster did not answer).
+
+With a login (headrace.console.auth: the broker has a SASL listener) every
+page and JSON route is wrapped by Console._guarded: without a live session
+a page answers 303 to /login, JSON 401; with one, the handler gets that
+session's Clients (an Admin and a Consumer with the user's credentials).
 """
 from __future__ import annotations
 
@@ -90,7 +95,6 @@ class Console:
         self.node_id = node_id
         self.auth = auth
         self._zookeeper = zookeeper
-        self._bootstrap = bootstrap
         view = ClusterView(bootstrap, zookeeper=zookeeper)
         self._open = Clients(view, MessageBrowser(view, bootstrap))
         if auth is not None:
