@@ -1,7 +1,10 @@
 """Where the web console's tables come from: the broker's own Kafka port.
 
 Every figure is asked of the cluster the way any client asks it, through one
-cached :class:`headrace.admin.Admin` (confluent-kafka's AdminClient):
+cached :class:`ConsoleAdmin` (a headrace.admin.Admin: confluent-kafka's
+AdminClient) per viewer — the console's own, or a logged-in user's with
+that user's credentials (headrace.console.auth), so the broker's
+authorizer decides what each viewer sees:
 Metadata, DescribeCluster, ListOffsets, DescribeConfigs, DescribeLogDirs,
 ListGroups, DescribeGroups and OffsetFetch. So the console on any broker
 shows the whole cluster, and nothing here touches the broker's data path
@@ -76,8 +79,9 @@ class ClusterView:
 
     Degraded reads (issue 33): every page first asks each broker Metadata
     lists for ApiVersions (Admin.probe_brokers, in parallel, BROKER_ANSWER_S
-    each) and then asks only those that answered, within DEGRADED_READ_S, so
-    a page answers in < 5 s with a broker SIGKILLed or paused, naming it.
+    each) and then asks only those that answered, all within CONSOLE_READ_S
+    of the page's start (ConsoleAdmin.read_deadline), so a page answers in
+    < 5 s with a broker SIGKILLed or paused, naming it.
     ``zookeeper()`` says why this broker has no ZooKeeper session ("" when
     it has one or is not in a cluster)."""
 
@@ -105,7 +109,7 @@ class ClusterView:
         """(live broker ids, [{"id", "host", "port", "reason"}] of those
         down, ``deadline``): headrace.cli.topic.cluster_health. The
         deadline is taken before Metadata, so the whole read (Metadata, the
-        probes, the per-broker requests) ends within DEGRADED_READ_S."""
+        probes, the per-broker requests) ends within CONSOLE_READ_S."""
         from headrace.cli.topic import cluster_health
 
         live, down = cluster_health(admin, md, deadline)
