@@ -21,8 +21,9 @@ exactly as for any client of that user.
   unauthenticated client of the broker's first PLAINTEXT listener (the
   authorizer, if on, decides as for ``User:ANONYMOUS``). Bound to a
   non-loopback address, the broker logs a loud warning at start.
-- **HTTPS**: when the broker has a TLS key store (``ssl.keystore.*``, or
-  the first TLS listener's ``listener.name.<l>.ssl.keystore.*``), the
+- **HTTPS**: when a listener uses TLS and the broker has its key store
+  (``ssl.keystore.*``, or the first TLS listener's
+  ``listener.name.<l>.ssl.keystore.*``), the
   console is served over HTTPS with that key and certificate chain and the
   listener's ``ssl.enabled.protocols``; HTTP is then not served.
 """
@@ -81,6 +82,10 @@ def https_context(values: Mapping[str, str]) -> ssl.SSLContext | None:
     """A server SSLContext from the broker's key store (``values`` as the
     core gets them: PKCS12 already turned into inline PEM by
     headrace.keystores.convert_stores), or None when it has none."""
+    from headrace.keystores import tls_in_use
+
+    if not tls_in_use(values):  # a key store no listener uses is not read (as the core)
+        return None
     protocols = listener_protocols(values)
     scopes = [""] + [f"listener.name.{n.lower()}." for n, p in protocols.items()
                      if p in ("SSL", "SASL_SSL")]
