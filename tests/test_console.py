@@ -218,6 +218,14 @@ def test_throughput_chart_plots_what_was_produced(cb, admin, browser):
         for (let r = 0; g && r < g.numRows(); r++) out.push([g.getValue(r, 0), g.getValue(r, 2)]);
         return out;""")
     assert any(t > last_t and v is not None and 0 < v < 10_000 for t, v in produce_p99)
+    # Its title says what it plots: handler (processing) time or total time.
+    from selenium.webdriver.common.by import By
+
+    kind = browser.execute_script("return window.headraceConsole.last.latency")
+    title = browser.find_element(By.ID, "latency-caption").text
+    assert kind in ("handler", "total")
+    assert ("processing time" in title) == (kind == "handler"), (kind, title)
+    assert ("including long-poll" in title) == (kind == "total"), (kind, title)
     _shot(browser, "overview")
 
 
