@@ -218,6 +218,14 @@ def test_throughput_chart_plots_what_was_produced(cb, admin, browser):
         for (let r = 0; g && r < g.numRows(); r++) out.push([g.getValue(r, 0), g.getValue(r, 2)]);
         return out;""")
     assert any(t > last_t and v is not None and 0 < v < 10_000 for t, v in produce_p99)
+    # Its title says what it plots: handler (processing) time or total time.
+    from selenium.webdriver.common.by import By
+
+    kind = browser.execute_script("return window.headraceConsole.last.latency")
+    title = browser.find_element(By.ID, "latency-caption").text
+    assert kind in ("handler", "total")
+    assert ("processing time" in title) == (kind == "handler"), (kind, title)
+    assert ("including long-poll" in title) == (kind == "total"), (kind, title)
     _shot(browser, "overview")
 
 
@@ -417,3 +425,35 @@ def test_history_samples_at_most_once_per_interval_and_breaks_at_gaps():
     assert s["t"] == [1002.0, 1032.0] and s["bytes_in_per_s"] == [512.0, None]
     now[0] += 1
     assert len(h.series()["t"]) == 2                     # keep=3 samples: 2 points
+
+
+def test_latency_chart_plots_handler_time_when_the_broker_exports_it():
+    """With headrace_request_handler_duration_seconds (Kafka's LocalTimeMs)
+    the latency series are handler time and say so ("latency": "handler");
+    a broker without it is charted by total time ("total")."""
+    from headrace.console.metrics_history import MetricsHistory
+
+    now, n = [1000.0], [0]
+
+    def text(with_handler: bool):
+        def metrics_text():
+            n[0] += 1
+            k = n[0]
+            lines = [f'headrace_requests_total{{api="Fetch"}} {10 * k}']
+            # total: every fetch waited ~500 ms; handler: each took ~1 ms
+            lines += [f'headrace_request_duration_seconds_bucket{{api="Fetch",le="{le}"}} {c}'
+                      for le, c in (("0.001", 0), ("0.512", 10 * k), ("+Inf", 10 * k))]
+            if with_handler:
+                lines += [f'headrace_request_handler_duration_seconds_bucket'
+                          f'{{api="Fetch",le="{le}"}} {c}'
+                          for le, c in (("0.001", 10 * k), ("0.512", 10 * k), ("+Inf", 10 * k))]
+            return "\n".join(lines) + "\n"
+        return metrics_text
+
+    for with_handler, kind, top_ms in ((True, "handler", 1.0), (False, "total", 512.0)):
+        h = MetricsHistory(text(with_handler), min_interval=1.0, clock=lambda: now[0])
+        h.series()
+        now[0] += 1
+        s = h.series()
+        assert s["latency"] == kind
+        assert 0 < s["fetch_p50_ms"][0] <= top_ms and s["fetch_p99_ms"][0] <= top_ms, s

@@ -269,6 +269,51 @@ class Admin:
                     errors.setdefault(node, "no answer in time")
             return dict(out), dict(errors)
 
+    def log_dirs_at(self, brokers: Iterable[tuple[int, str, int]], deadline: float
+                    ) -> tuple[list[LogDir], dict[int, str]]:
+        """DescribeLogDirs (every partition) at each of ``brokers`` in
+        parallel, as :meth:`sizes_by_broker` but whole: ([LogDir] of the
+        brokers that answered, {broker: why not}), returned by ``deadline``."""
+        import threading
+        import time
+
+        from headrace.admin_wire import Connection, WireError, describe_log_dirs, error_name
+
+        brokers = list(brokers)
+        out: list[LogDir] = []
+        errors: dict[int, str] = {}
+        answered: set[int] = set()
+        lock = threading.Lock()
+        wait = max(0.05, deadline - time.monotonic())
+
+        def ask(node: int, host: str, port: int) -> None:
+            try:
+                conn = Connection(host, port, wait, self.settings)
+                try:
+                    answers = describe_log_dirs(conn, None)
+                finally:
+                    conn.close()
+                dirs = [LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes,
+                               error_name(a.error_code) if a.error_code else None, a.future)
+                        for a in answers]
+                with lock:
+                    out.extend(dirs)
+                    answered.add(node)
+            except (WireError, OSError) as e:
+                with lock:
+                    errors[node] = _why_down(str(e), wait)
+
+        threads = [threading.Thread(target=ask, args=b, daemon=True) for b in brokers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        with lock:
+            for node, _, _ in brokers:
+                if node not in answered:
+                    errors.setdefault(node, "no answer in time")
+            return sorted(out, key=lambda d: (d.broker, d.path)), dict(errors)
+
     def groups_from(self, brokers: Iterable[tuple[int, str, int]], deadline: float
                     ) -> tuple[list[tuple[str, str]], dict[int, str]]:
         """ListGroups at each of ``brokers`` in parallel (each lists the
@@ -387,11 +432,25 @@ class Admin:
     # -- metadata ------------------------------------------------------------
     def metadata(self, topic: str | None = None):
         """ClusterMetadata of every topic (no auto-creation); raises AdminError
-        if no broker answers within the timeout."""
-        try:
-            return self.client.list_topics(timeout=self.timeout)
-        except KafkaException as e:
-            raise AdminError(describe_error(e)) from None
+        if no broker answers within the timeout.
+
+        Asked in attempts of BROKER_ANSWER_S: a Metadata request librdkafka
+        sent to (or queued for) a broker that has just died waits its whole
+        timeout (seen: 5 s, once, right after a SIGKILL), where asking again
+        reaches a live broker at once."""
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return self.client.list_topics(timeout=max(0.05, min(BROKER_ANSWER_S, left)))
+            except KafkaException as e:
+                err = e.args[0] if e.args else None
+                retriable = isinstance(err, KafkaError) and err.code() in (
+                    KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+                if not retriable or deadline - time.monotonic() < 0.1:
+                    raise AdminError(describe_error(e)) from None
 
     def topic_metadata(self, topic: str):
         """TopicMetadata of an existing topic; AdminError if it is unknown."""

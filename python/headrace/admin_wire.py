@@ -153,6 +153,48 @@ def partition_leaders(conn: Connection, topic: str) -> tuple[int, dict[int, int]
     raise WireError(f"broker {conn.address}: Metadata answered without topic {topic!r}")
 
 
+def cluster_metadata(conn: Connection):
+    """Metadata v4 of every topic (no auto-creation) as this one broker
+    answers it, as confluent-kafka's ClusterMetadata (what
+    ``AdminClient.list_topics`` returns): for a caller that must ask a
+    given broker, where librdkafka may pick a hung one."""
+    from confluent_kafka import KafkaError
+    from confluent_kafka.admin import (BrokerMetadata, ClusterMetadata, PartitionMetadata,
+                                       TopicMetadata)
+
+    r = conn.call(3, 4, struct.pack(">ib", -1, 0), flexible=False)
+    r.int32()  # throttle
+    md = ClusterMetadata()
+
+    def broker(r: Reader):
+        b = BrokerMetadata()
+        b.id, b.host, b.port = r.int32(), r.string(), r.int32()
+        r.string()  # rack
+        md.brokers[b.id] = b
+
+    def partition(r: Reader):
+        pm = PartitionMetadata()
+        code = r.int16()
+        pm.id, pm.leader = r.int32(), r.int32()
+        pm.replicas, pm.isrs = r.array(Reader.int32), r.array(Reader.int32)
+        pm.error = KafkaError(code) if code else None
+        return pm
+
+    def topic(r: Reader):
+        tm = TopicMetadata()
+        code, tm.topic = r.int16(), r.string()
+        r.int8()  # is_internal
+        tm.partitions = {pm.id: pm for pm in r.array(partition)}
+        tm.error = KafkaError(code) if code else None
+        md.topics[tm.topic] = tm
+
+    r.array(broker)
+    md.cluster_id = r.string()
+    md.controller_id = r.int32()
+    r.array(topic)
+    return md
+
+
 # -- transactions -------------------------------------------------------------
 def list_transactions(conn: Connection, states: list[str]) -> list[tuple[str, int, str]]:
     """ListTransactions v0: [(transactional id, producer id, state)]."""

@@ -87,7 +87,7 @@ def run_broker(settings: Settings) -> int:
     joined = threading.Event()
     # Bound before the broker starts: an HTTP address in use fails at once,
     # before any recovery work (/readyz answers 503 until start returns).
-    http = _start_http(broker, cluster_mode, lambda: member, joined)
+    http = _start_http(broker, cluster_mode, lambda: member, joined, core_values)
     try:
         broker.start()
     except BaseException:
@@ -101,8 +101,9 @@ def run_broker(settings: Settings) -> int:
                   node=broker.node_id, data_dir=broker.data_dir,
                   backend=broker.network_backend)
     if http is not None:
-        logs.announce(f"http on {http.address} (/metrics, /healthz, /readyz)",
-                      http=http.address)
+        scheme = "https" if http.ssl_context is not None else "http"
+        logs.announce(f"http on {http.address} ({scheme}; /metrics, /healthz, /readyz, "
+                      f"console /)", http=http.address, scheme=scheme)
     if cluster_mode:
         from headrace.cluster.member import ClusterMember
 
@@ -138,11 +139,13 @@ def run_broker(settings: Settings) -> int:
     return 0
 
 
-def _start_http(broker, cluster_mode: bool, member, joined: threading.Event):
+def _start_http(broker, cluster_mode: bool, member, joined: threading.Event,
+                values=None):
     """The HTTP listener of headrace.http.listen (None when it is ""), with
     /readyz also requiring, in cluster mode, registration as a member and a
-    connected ZooKeeper session. Raises HeadraceError (one line) when it
-    cannot listen."""
+    connected ZooKeeper session, and the web console (HTTPS and a login as
+    ``values``, the broker's settings, say: headrace.console.auth). Raises
+    HeadraceError (one line) when it cannot listen."""
     from headrace.http_server import HttpServer, add_broker_routes
 
     address = broker.http_listen
@@ -159,11 +162,35 @@ def _start_http(broker, cluster_mode: bool, member, joined: threading.Event):
             return "not connected to ZooKeeper"
         return ""
 
-    from headrace.console import add_console_routes
+    def zookeeper() -> str:
+        """Why this broker has no ZooKeeper session ("" if it has one)."""
+        m = member()
+        if not cluster_mode or m is None or not joined.is_set():
+            return ""
+        if m.zk is None or not m.zk.connected:
+            return f"broker {broker.node_id} has no ZooKeeper session (ZooKeeper down, " \
+                   f"paused or unreachable): the cluster's metadata may be stale"
+        return ""
 
-    server = HttpServer(address)
+    from headrace.console import add_console_routes
+    from headrace.console.auth import ConsoleAuth, is_loopback
+
+    auth = ConsoleAuth(values if values is not None else {},
+                       lambda: broker.advertised_endpoints)
+    server = HttpServer(address, ssl_context=auth.https)
     add_broker_routes(server, broker, membership)
-    add_console_routes(server, broker)  # the web console at / (docs/console.md)
+    add_console_routes(server, broker, auth, zookeeper)  # the web console at / (docs/console.md)
+    if auth.login_required:
+        log.info("web console: login with the SASL users of listener %s (mechanisms %s)%s",
+                 auth.listener, ",".join(auth.mechanisms()),
+                 "; HTTPS with the broker's key store" if auth.https else "")
+    elif not is_loopback(address):
+        log.warning("*** WEB CONSOLE WITHOUT LOGIN ON A NETWORK ADDRESS: headrace.http.listen=%s "
+                    "is not loopback and the broker has no SASL listener, so anyone who reaches "
+                    "%s reads every topic's records that an unauthenticated Kafka client may "
+                    "read. Add a SASL listener (the console then asks for its users), bind to "
+                    "127.0.0.1, or set headrace.http.listen=\"\" (docs/console.md) ***",
+                    address, address)
     return server.start()
 
 

@@ -50,7 +50,8 @@ class BrokerNode:
                "--listen", f"{self.host}:{self.port}", "--node-id", str(self.node_id),
                "--zookeeper", self.zookeeper_connect,
                # several brokers on one host: one HTTP port each, on loopback
-               # (the console has no login); --set may override
+               # (the console asks for a login only with a SASL listener);
+               # --set may override
                "--http", f"127.0.0.1:{self.http_port}"]
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
@@ -98,6 +99,21 @@ class BrokerNode:
         if not found:
             return None
         return found[-1][0] or found[-1][1]
+
+    @property
+    def http_scheme(self) -> str:
+        """"https" when this start's console serves HTTPS (the broker has a
+        TLS key store: docs/console.md), else "http"."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(getattr(self, "_log_offset", 0))
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return "http"
+        import re
+
+        return "https" if ("(https;" in text or re.search(r'"scheme":\s*"https"', text)) \
+            else "http"
 
     def joined(self) -> bool:
         """The broker printed that it joined the cluster (this start)."""

@@ -63,8 +63,12 @@ class HttpServer:
 
     MAX_BODY_BYTES = 1 << 20
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, ssl_context=None):
+        """``ssl_context``: an ssl.SSLContext (server side) to serve HTTPS
+        with; each connection's handshake runs on its own request thread,
+        under the handler's timeout."""
         self._address = address
+        self.ssl_context = ssl_context
         self._routes: dict[str, _Route] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -100,6 +104,9 @@ class HttpServer:
         host, port = split_address(self._address)
         handler_class = type("BoundHandler", (_RequestHandler,), {"routes": self})
         server_class = _HttpServer6 if ":" in host else ThreadingHTTPServer
+        if self.ssl_context is not None:
+            server_class = type("TlsServer", (_TlsServer, server_class),
+                                {"ssl_context": self.ssl_context})
         try:
             server = server_class((host, port), handler_class)
         except OSError as e:
@@ -136,6 +143,32 @@ class HttpServer:
 
 class _HttpServer6(ThreadingHTTPServer):
     address_family = socket.AF_INET6
+
+
+class _TlsServer:
+    """Mixed in before a ThreadingHTTPServer: TLS on each accepted
+    connection, handshaken on the connection's own thread (a slow or
+    plaintext client never holds up accept); a failed handshake closes the
+    connection."""
+
+    ssl_context = None  # set on the subclass HttpServer.start makes
+
+    def finish_request(self, request, client_address):
+        import ssl
+
+        request.settimeout(_RequestHandler.timeout)
+        try:
+            tls = self.ssl_context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            request.close()
+            return
+        try:
+            super().finish_request(tls, client_address)
+        finally:
+            try:
+                tls.close()
+            except OSError:
+                pass
 
 
 def split_address(address: str) -> tuple[str, int]:

@@ -192,7 +192,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
                   f"zookeeper {cluster.zookeeper_connect}, controller {cluster.controller_id()} "
                   f"(data {data_dir})")
     for i, n in cluster.nodes.items():
-        console = f"console http://{n.http_address}/" if n.http_address else "no HTTP listener"
+        console = f"console {n.http_scheme}://{n.http_address}/" if n.http_address \
+            else "no HTTP listener"
         logs.announce(f"broker {i}: {n.address}, {console} (log {n.log_path})", node=i,
                       address=n.address, http=n.http_address)
     if args.detach:
@@ -337,7 +338,7 @@ def _cmd_restart_broker(args: argparse.Namespace) -> int:
     _write_state(state_file, state)
     stopped = f"stopped in {took:.1f} s, " if was else ""
     print(f"headrace: broker {args.node_id} {stopped}started again (pid {proc.pid}), "
-          f"joined; console http://{node.http_address}/")
+          f"joined; console {node.http_scheme}://{node.http_address}/")
     return 0
 
 
@@ -573,14 +574,18 @@ def cluster_info(admin) -> dict:
     return _cluster_doc(admin)[0]
 
 
-def _cluster_doc(admin, md=None) -> tuple[dict, list[tuple[str, int, int, list[int],
-                                                         list[int]]]]:
+def _cluster_doc(admin, md=None, describe: bool = True
+                 ) -> tuple[dict, list[tuple[str, int, int, list[int], list[int]]]]:
     """cluster_info's document and every partition as (topic, partition,
-    leader, replicas, isr); ``md``: Metadata already fetched."""
+    leader, replicas, isr); ``md``: Metadata already fetched; ``describe``
+    False: no DescribeCluster (it may wait its whole timeout on a dead
+    broker), the brokers as Metadata lists them (no racks)."""
     from headrace.admin import AdminError
 
     md = md if md is not None else admin.metadata()
     try:
+        if not describe:
+            raise AdminError("DescribeCluster not asked")
         doc = admin.describe_cluster()
     except AdminError:  # a cluster without DescribeCluster: Metadata has no racks
         doc = {"cluster_id": md.cluster_id, "controller": md.controller_id,

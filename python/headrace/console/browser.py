@@ -30,9 +30,11 @@ CONSUMER_GROUP = "headrace-console"  # required by librdkafka; offsets are never
 
 
 class MessageBrowser:
-    def __init__(self, view: ClusterView, bootstrap: Callable[[], str]):
+    def __init__(self, view: ClusterView, bootstrap: Callable[[], str],
+                 settings: dict | None = None):
         self._view = view
         self._bootstrap = bootstrap
+        self._settings = dict(settings or {})  # a logged-in user's credentials
         self._consumer = None
         self._lock = threading.Lock()  # one page at a time; guards _consumer
 
@@ -48,7 +50,9 @@ class MessageBrowser:
 
         from headrace.cli.codec import ENCODINGS
         from headrace.cli.common import CliError
-        from headrace.cli.offsets import parse_position, resolve
+        from headrace.cli.offsets import (EARLIEST, FROM_END, LATEST, TIME, parse_position,
+                                          resolve)
+        from headrace.errors import HeadraceError
 
         if encoding not in ENCODINGS:
             raise BadRequest(f"encoding must be one of {', '.join(ENCODINGS)}")
@@ -59,14 +63,38 @@ class MessageBrowser:
         except CliError as e:
             raise BadRequest(str(e)) from None
         admin = self._view.admin()
-        tm = self._view.require_topic(admin, topic)
+        md = admin.metadata()
+        tm = self._view.require_topic(admin, topic, md)
         if partition not in tm.partitions:
             raise NotFound(f"topic {topic!r} has no partition {partition}")
+        deadline = admin.read_deadline()  # for the probe and the offsets together
+        down = self._view.partition_leader_down(admin, md, tm, partition, deadline)
+        if down:  # at once, rather than after ListOffsets' whole timeout
+            raise HeadraceError(f"cannot read {topic}[{partition}]: {down}")
         tp = TopicPartition(topic, partition)
         key = (topic, partition)
-        lo = admin.list_offsets([tp], "earliest")[key]
-        hi = admin.list_offsets([tp], "latest")[key]
-        want = resolve(admin, [tp], position, clamp=False)[key]
+        # At the leader, within the read's deadline (a hung broker elsewhere
+        # must not hold the page: headrace.admin.Admin.offsets_by_leader).
+        leader = {key: tm.partitions[partition].leader}
+        bounds = {}
+        for spec in ("earliest", "latest"):
+            got, errors = admin.offsets_by_leader(leader, spec, deadline)
+            if key not in got:
+                self._view.renew(admin)
+                raise HeadraceError(f"cannot list offsets of {topic}[{partition}]: "
+                                    f"{errors.get(key, 'no answer in time')}")
+            bounds[spec] = got[key]
+        lo, hi = bounds["earliest"], bounds["latest"]
+        if position.kind == EARLIEST:
+            want = lo
+        elif position.kind == LATEST:
+            want = hi
+        elif position.kind == FROM_END:
+            want = max(lo, hi - position.value)
+        elif position.kind == TIME:
+            want = resolve(admin, [tp], position, clamp=False)[key]
+        else:
+            want = position.value
         offset, note = min(max(want, lo), hi), None
         if offset != want:
             note = (f"offset {want} is outside the partition (log start {lo}, end {hi}); "
@@ -125,7 +153,7 @@ class MessageBrowser:
             from headrace.admin import client_config
 
             self._consumer = Consumer(client_config(
-                self._bootstrap(), **{
+                self._bootstrap(), **self._settings, **{
                     "group.id": CONSUMER_GROUP, "enable.auto.commit": False,
                     "enable.auto.offset.store": False, "enable.partition.eof": True,
                     "fetch.wait.max.ms": 100, "fetch.max.bytes": MAX_PAGE_BYTES,

@@ -3,7 +3,8 @@ broker, from its own metrics (docs/metrics.md).
 
 A sample is the broker's /metrics text (``Broker.metrics_text``, rendered
 by the C++ core with the GIL released) reduced to a few counters and the
-Produce and Fetch latency histograms, parsed with prometheus_client's text
+Produce and Fetch latency histograms (handler time when the broker exports
+it, else total time), parsed with prometheus_client's text
 parser. Samples are taken only when a chart asks (``series()``), at most one
 per ``min_interval`` seconds however many browsers watch, so an unwatched
 console costs nothing. The last ``keep`` samples are kept.
@@ -25,13 +26,16 @@ BYTES_IN = "headrace_topic_bytes_in_total"
 BYTES_OUT = "headrace_topic_bytes_out_total"
 RECORDS_IN = "headrace_topic_records_in_total"
 REQUESTS = "headrace_requests_total"
-BUCKETS = "headrace_request_duration_seconds_bucket"
+BUCKETS = "headrace_request_duration_seconds_bucket"  # total time (Kafka's TotalTimeMs)
+# Time in the handler only (Kafka's LocalTimeMs): without the wait in the
+# purgatory (long polls, acks=all). Brokers built before it have only BUCKETS.
+HANDLER_BUCKETS = "headrace_request_handler_duration_seconds_bucket"
 LATENCY_APIS = ("Produce", "Fetch")
 
 # Lines of the metrics text a sample needs; the rest (most of the text: the
 # other APIs' buckets) is dropped before parsing.
 _WANTED = (BYTES_IN, BYTES_OUT, RECORDS_IN, REQUESTS) + tuple(
-    f'{BUCKETS}{{api="{api}",' for api in LATENCY_APIS)
+    f'{name}{{api="{api}",' for name in (BUCKETS, HANDLER_BUCKETS) for api in LATENCY_APIS)
 
 
 @dataclass
@@ -43,6 +47,8 @@ class Sample:
     requests: dict[str, float] = field(default_factory=dict)   # by API
     # api -> [(upper bound in seconds, cumulative count)], ascending, +Inf last
     buckets: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    # the same of the handler-time histogram (empty on older brokers)
+    handler: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
 
 def parse_sample(text: str, t: float) -> Sample:
@@ -64,7 +70,10 @@ def parse_sample(text: str, t: float) -> Sample:
             elif x.name == BUCKETS:
                 s.buckets.setdefault(x.labels["api"], []).append(
                     (float(x.labels["le"]), x.value))
-    for b in s.buckets.values():
+            elif x.name == HANDLER_BUCKETS:
+                s.handler.setdefault(x.labels["api"], []).append(
+                    (float(x.labels["le"]), x.value))
+    for b in (*s.buckets.values(), *s.handler.values()):
         b.sort()
     return s
 
@@ -96,15 +105,25 @@ SERIES = ("bytes_in_per_s", "bytes_out_per_s", "records_in_per_s", "produce_per_
           "fetch_p50_ms", "fetch_p99_ms")
 
 
+def latency_source(a: Sample, b: Sample) -> str:
+    """"handler" when both samples have the handler-time histogram (the
+    latency series are then handler time), else "total"."""
+    return "handler" if a.handler and b.handler else "total"
+
+
 def point(a: Sample, b: Sample) -> dict[str, float | None]:
-    """One chart point from two consecutive samples."""
+    """One chart point from two consecutive samples. The latency series
+    are handler time when the broker exports it (latency_source), else
+    total time."""
     dt = b.t - a.t
+    handler = latency_source(a, b) == "handler"
 
     def rate(x: float, y: float) -> float:
         return max(0.0, y - x) / dt
 
     def ms(api: str, q: float) -> float | None:
-        v = quantile(q, a.buckets.get(api, []), b.buckets.get(api, []))
+        before, after = (a.handler, b.handler) if handler else (a.buckets, b.buckets)
+        v = quantile(q, before.get(api, []), after.get(api, []))
         return None if v is None else v * 1000.0
 
     other_a = sum(v for k, v in a.requests.items() if k not in LATENCY_APIS)
@@ -134,9 +153,10 @@ class MetricsHistory:
         self._lock = threading.Lock()  # guards _samples; held while sampling
 
     def series(self) -> dict:
-        """{"interval_s", "t": [epoch seconds], name: [value or null] for
-        each of SERIES}; takes a sample first when the last is older than
-        min_interval."""
+        """{"interval_s", "latency" ("handler" or "total": what the latency
+        series measure, from the last two samples), "t": [epoch seconds],
+        name: [value or null] for each of SERIES}; takes a sample first
+        when the last is older than min_interval."""
         with self._lock:
             now = self._clock()
             if not self._samples or now - self._samples[-1].t >= self._min_interval:
@@ -145,7 +165,9 @@ class MetricsHistory:
                     self._samples.append(parse_sample(text, now))
                     del self._samples[:-self._keep]
             samples = list(self._samples)
-        out: dict = {"interval_s": self._min_interval, "t": []}
+        out: dict = {"interval_s": self._min_interval, "t": [],
+                     "latency": latency_source(*samples[-2:]) if len(samples) > 1 else
+                     ("handler" if samples and samples[-1].handler else "total")}
         out.update({name: [] for name in SERIES})
         for a, b in zip(samples, samples[1:]):
             p = point(a, b) if b.t - a.t <= self._max_gap else dict.fromkeys(SERIES)

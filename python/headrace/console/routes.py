@@ -11,17 +11,24 @@ REQUIRES of a route handler (http_server's contract): it runs on a request
 thread of its own, returns a Response and may raise (500). Errors map to
 404 (NotFound), 400 (BadRequest) and 503 (any other HeadraceError: the
 cluster did not answer).
+
+With a login (headrace.console.auth: the broker has a SASL listener) every
+page and JSON route is wrapped by Console._guarded: without a live session
+a page answers 303 to /login, JSON 401; with one, the handler gets that
+session's Clients (an Admin and a Consumer with the user's credentials).
 """
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import datetime, timezone
 from http import HTTPStatus
 from pathlib import Path
 from typing import Callable
-from urllib.parse import quote, unquote
+from urllib.parse import parse_qs, quote, unquote
 
+from headrace.console.auth import COOKIE, ConsoleAuth, LoginRefused, Session, session_token
 from headrace.console.browser import DEFAULT_RECORDS, MAX_RECORDS, MessageBrowser
 from headrace.console.data import BadRequest, ClusterView, NotFound
 from headrace.console.metrics_history import MetricsHistory
@@ -59,101 +66,211 @@ def local_bootstrap(listen_address: str) -> str:
     return f"{host}:{port}"
 
 
+class Clients:
+    """What one viewer reads the cluster with: the console's own (no login)
+    or a logged-in user's (their credentials)."""
+
+    def __init__(self, view: ClusterView, browser: MessageBrowser, user: str | None = None):
+        self.view, self.browser, self.user = view, browser, user
+
+    def close(self) -> None:
+        self.browser.close()
+        self.view.close()
+
+
 class Console:
     """The console of one broker process: its pages, their data sources and
-    the chart history. ``node_id`` marks this broker in the broker table."""
+    the chart history. ``node_id`` marks this broker in the broker table.
+    ``auth`` (headrace.console.auth) decides whether a login is needed and
+    as whom the pages read; ``zookeeper()`` says why this broker has no
+    ZooKeeper session ("" when it has one or is not in a cluster)."""
 
     def __init__(self, bootstrap: Callable[[], str], metrics_text: Callable[[], str],
-                 node_id: int):
+                 node_id: int, auth: ConsoleAuth | None = None,
+                 zookeeper: Callable[[], str] | None = None):
         from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
         from headrace.cli.topic import format_bytes
 
         self.node_id = node_id
-        self.view = ClusterView(bootstrap)
-        self.browser = MessageBrowser(self.view, bootstrap)
+        self.auth = auth
+        self._zookeeper = zookeeper
+        view = ClusterView(bootstrap, zookeeper=zookeeper)
+        self._open = Clients(view, MessageBrowser(view, bootstrap))
+        if auth is not None:
+            auth.on_close = lambda s: s.clients.close() if s.clients is not None else None
         self.history = MetricsHistory(metrics_text)
+        self._clients_lock = threading.Lock()
         self.env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.filters.update(
             bytes=lambda n: "?" if n is None else format_bytes(n),
-            utc=_utc, q=lambda s: quote(str(s), safe=""), clip=_clip, dash=_dash)
+            utc=_utc, q=lambda s: quote(str(s), safe=""), clip=_clip, dash=_dash,
+            unknown=_unknown)
         self._static = {p.relative_to(HERE / "static").as_posix(): p
                         for p in (HERE / "static").rglob("*") if p.is_file()}
+
+    @property
+    def view(self) -> ClusterView:
+        """The console's own view (no login); tests and tools."""
+        return self._open.view
+
+    @property
+    def login_required(self) -> bool:
+        return self.auth is not None and self.auth.login_required
 
     def register(self, server: HttpServer) -> None:
         for path, handler in (("/", self.overview_page), ("/topics", self.topics_page),
                               ("/groups", self.groups_page), ("/api/cluster", self.cluster_api),
                               ("/api/topics", self.topics_api), ("/api/groups", self.groups_api),
                               ("/api/metrics", self.metrics_api)):
-            server.add_route(path, handler)
+            server.add_route(path, self._guarded(handler, path.startswith("/api/")))
         for path, handler in (("/topics/", self.topic_page), ("/groups/", self.group_page),
-                              ("/api/topics/", self.topic_api), ("/api/groups/", self.group_api),
-                              ("/static/", self.static)):
-            server.add_route(path, handler, prefix=True)
+                              ("/api/topics/", self.topic_api), ("/api/groups/", self.group_api)):
+            server.add_route(path, self._guarded(handler, path.startswith("/api/")),
+                             prefix=True)
+        server.add_route("/static/", self.static, prefix=True)
+        server.add_route("/login", self.login, methods=("GET", "POST"))
+        server.add_route("/logout", self.logout, methods=("POST",))
 
     def close(self) -> None:
-        """Closes the cached Consumer and drops the Admin. REQUIRES: no
-        request is being served (the listener has stopped)."""
-        self.browser.close()
-        self.view.close()
+        """Closes the cached Consumers and drops the Admins (the console's
+        and every session's). REQUIRES: no request is being served (the
+        listener has stopped)."""
+        self._open.close()
+        if self.auth is not None:
+            self.auth.close()
+
+    # -- who is asking -----------------------------------------------------------
+    def _guarded(self, handler, as_json: bool):
+        """`handler(req, clients)` for a viewer allowed in: the console's own
+        clients without login; with login, the session's, else a redirect
+        to /login (pages) or 401 (JSON)."""
+        def serve(req: Request) -> Response:
+            if not self.login_required:
+                return handler(req, self._open)
+            session = self.auth.session(session_token(req.headers))
+            if session is None:
+                if as_json:
+                    return _json({"error": "not logged in: POST /login first"},
+                                 HTTPStatus.UNAUTHORIZED)
+                target = req.path + ("?" + _query_string(req.query) if req.query else "")
+                return Response(HTTPStatus.SEE_OTHER, "log in first\n",
+                                headers={"Location": "/login?next=" + quote(target, safe=""),
+                                         **SECURITY_HEADERS})
+            return handler(req, self._session_clients(session))
+        return serve
+
+    def _session_clients(self, session: Session) -> Clients:
+        with self._clients_lock:  # one set per session, whichever request comes first
+            return self._session_clients_locked(session)
+
+    def _session_clients_locked(self, session: Session) -> Clients:
+        if session.clients is None:
+            bootstrap = self.auth.login_address
+            view = ClusterView(bootstrap, settings=session.settings, zookeeper=self._zookeeper)
+            session.clients = Clients(view, MessageBrowser(view, bootstrap, session.settings),
+                                      session.user)
+        return session.clients
+
+    def login(self, req: Request) -> Response:
+        """GET: the login form (with login off, a redirect to /). POST: checks
+        user/password with the broker; a session cookie and a redirect to
+        `next`, or the form again with 401 and the reason."""
+        if not self.login_required:
+            return Response(HTTPStatus.SEE_OTHER, "no login needed\n", headers={"Location": "/"})
+        form = req.query
+        if req.method == "POST":
+            form = parse_qs(req.body.decode("utf-8", "replace"), keep_blank_values=True)
+        next_path = _safe_next((form.get("next") or ["/"])[0])
+        if req.method != "POST":
+            return self._page("login.html", user_name="", message=None, next_path=next_path,
+                              viewer=None)
+        user = (form.get("user") or [""])[0]
+        password = (form.get("password") or [""])[0]
+        try:
+            token, _ = self.auth.login(user, password)
+        except LoginRefused as e:
+            return self._page("login.html", HTTPStatus.UNAUTHORIZED, user_name=user,
+                              message=str(e), next_path=next_path, viewer=None)
+        except HeadraceError as e:
+            return self._page("login.html", HTTPStatus.SERVICE_UNAVAILABLE, user_name=user,
+                              message=str(e), next_path=next_path, viewer=None)
+        cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+        if self.auth.https is not None:
+            cookie += "; Secure"
+        return Response(HTTPStatus.SEE_OTHER, "logged in\n",
+                        headers={"Location": next_path, "Set-Cookie": cookie})
+
+    def logout(self, req: Request) -> Response:
+        if self.auth is not None:
+            self.auth.logout(session_token(req.headers))
+        return Response(HTTPStatus.SEE_OTHER, "logged out\n",
+                        headers={"Location": "/login" if self.login_required else "/",
+                                 "Set-Cookie": f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; "
+                                               f"SameSite=Strict"})
 
     # -- pages -----------------------------------------------------------------
-    def overview_page(self, req: Request) -> Response:
+    def overview_page(self, req: Request, c: Clients) -> Response:
         # The charts need only this broker's metrics: the page is shown
         # (with the error) when the cluster does not answer.
         try:
-            cluster, error = self.view.cluster(), None
+            cluster, error = c.view.cluster(), None
         except HeadraceError as e:
             cluster, error = None, str(e)
-        return self._page("overview.html", cluster=cluster, error=error)
+        return self._page("overview.html", viewer=c.user, cluster=cluster, error=error,
+                          zookeeper_error=(self._zookeeper() if self._zookeeper else "") or None)
 
-    def topics_page(self, req: Request) -> Response:
-        return self._guard(lambda: self._page("topics.html", **self.view.topics()))
+    def topics_page(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: self._page("topics.html", viewer=c.user, **c.view.topics()),
+                           viewer=c.user)
 
-    def topic_page(self, req: Request) -> Response:
+    def topic_page(self, req: Request, c: Clients) -> Response:
         def render():
             name, partition = _topic_path(req.path, "/topics/")
             if partition is None:
-                return self._page("topic.html", topic=self.view.topic(name))
+                return self._page("topic.html", viewer=c.user, topic=c.view.topic(name))
             form = _browse_form(req)
-            page = self.browser.page(name, partition, form["from"], form["count"],
-                                     form["encoding"])
-            return self._page("messages.html", page=page, form=form, max_records=MAX_RECORDS)
-        return self._guard(render)
+            page = c.browser.page(name, partition, form["from"], form["count"],
+                                  form["encoding"])
+            return self._page("messages.html", viewer=c.user, page=page, form=form,
+                              max_records=MAX_RECORDS)
+        return self._guard(render, viewer=c.user)
 
-    def groups_page(self, req: Request) -> Response:
-        return self._guard(lambda: self._page("groups.html", **self.view.groups()))
+    def groups_page(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: self._page("groups.html", viewer=c.user, **c.view.groups()),
+                           viewer=c.user)
 
-    def group_page(self, req: Request) -> Response:
+    def group_page(self, req: Request, c: Clients) -> Response:
         return self._guard(lambda: self._page(
-            "group.html", group=self.view.group(_one_segment(req.path, "/groups/"))))
+            "group.html", viewer=c.user,
+            group=c.view.group(_one_segment(req.path, "/groups/"))), viewer=c.user)
 
     # -- JSON ------------------------------------------------------------------
-    def cluster_api(self, req: Request) -> Response:
-        return self._guard(lambda: _json(self.view.cluster()), as_json=True)
+    def cluster_api(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: _json(c.view.cluster()), as_json=True)
 
-    def topics_api(self, req: Request) -> Response:
-        return self._guard(lambda: _json(self.view.topics()), as_json=True)
+    def topics_api(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: _json(c.view.topics()), as_json=True)
 
-    def topic_api(self, req: Request) -> Response:
+    def topic_api(self, req: Request, c: Clients) -> Response:
         def answer():
             name, partition = _topic_path(req.path, "/api/topics/")
             if partition is None:
-                return _json(self.view.topic(name))
+                return _json(c.view.topic(name))
             form = _browse_form(req)
-            return _json(self.browser.page(name, partition, form["from"], form["count"],
-                                           form["encoding"]))
+            return _json(c.browser.page(name, partition, form["from"], form["count"],
+                                        form["encoding"]))
         return self._guard(answer, as_json=True)
 
-    def groups_api(self, req: Request) -> Response:
-        return self._guard(lambda: _json(self.view.groups()), as_json=True)
+    def groups_api(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: _json(c.view.groups()), as_json=True)
 
-    def group_api(self, req: Request) -> Response:
-        return self._guard(lambda: _json(self.view.group(_one_segment(req.path, "/api/groups/"))),
+    def group_api(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: _json(c.view.group(_one_segment(req.path, "/api/groups/"))),
                            as_json=True)
 
-    def metrics_api(self, req: Request) -> Response:
+    def metrics_api(self, req: Request, c: Clients) -> Response:
         doc = self.history.series()
         doc["node_id"] = self.node_id
         return _json(doc)
@@ -168,10 +285,13 @@ class Console:
 
     # -- helpers ---------------------------------------------------------------
     def _page(self, template: str, http_status: int = HTTPStatus.OK, **context) -> Response:
-        html = self.env.get_template(template).render(node_id=self.node_id, **context)
+        context.setdefault("viewer", None)
+        html = self.env.get_template(template).render(
+            node_id=self.node_id, login_required=self.login_required, **context)
         return Response(http_status, html, HTML, dict(SECURITY_HEADERS))
 
-    def _guard(self, render: Callable[[], Response], as_json: bool = False) -> Response:
+    def _guard(self, render: Callable[[], Response], as_json: bool = False,
+               viewer: str | None = None) -> Response:
         """render(), with NotFound/BadRequest/HeadraceError as 404/400/503."""
         try:
             return render()
@@ -183,13 +303,21 @@ class Console:
             status, message = HTTPStatus.SERVICE_UNAVAILABLE, str(e)
         if as_json:
             return _json({"error": message}, status)
-        return self._page("error.html", http_status=status, status=int(status), message=message)
+        return self._page("error.html", http_status=status, status=int(status), message=message,
+                          viewer=viewer)
 
 
-def add_console_routes(server: HttpServer, broker) -> Console:
-    """Adds the console of `broker` (a headrace._core.Broker) to `server`."""
-    console = Console(lambda: local_bootstrap(broker.listen_address), broker.metrics_text,
-                      broker.node_id)
+def add_console_routes(server: HttpServer, broker, auth: ConsoleAuth | None = None,
+                       zookeeper: Callable[[], str] | None = None) -> Console:
+    """Adds the console of `broker` (a headrace._core.Broker) to `server`.
+    ``auth``: the console's access (headrace.console.auth; None: no login,
+    the broker's first listener); ``zookeeper``: see Console."""
+    def bootstrap() -> str:
+        if auth is not None and auth.open_listener is not None:
+            return auth.address_of(auth.open_listener)
+        return local_bootstrap(broker.listen_address)
+
+    console = Console(bootstrap, broker.metrics_text, broker.node_id, auth, zookeeper)
     console.register(server)
     server.on_stop(console.close)  # before the broker stops: its clients leave first
     return console
@@ -260,3 +388,22 @@ def _clip(text, limit: int = DISPLAY_CHARS) -> str:
 
 def _dash(value) -> str:
     return "-" if value is None else str(value)
+
+
+def _unknown(value) -> str:
+    """A figure the cluster did not give (a broker down): "?"."""
+    return "?" if value is None else str(value)
+
+
+def _safe_next(path: str) -> str:
+    """Where to go after logging in: a path of this console only."""
+    if not path.startswith("/") or path.startswith("//") or "\\" in path or \
+            path.startswith("/login") or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in path):
+        return "/"  # control characters: header injection, or "/\t/host" read as "//host"
+    return path
+
+
+def _query_string(query: dict[str, list[str]]) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode([(k, v) for k, vs in query.items() for v in vs])

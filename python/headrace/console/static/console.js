@@ -55,11 +55,23 @@
     }
   }
 
+  // What the latency chart measures: the handler's time when the broker
+  // exports it (waits in the purgatory left out), else the total time.
+  function caption(kind) {
+    const el = document.getElementById("latency-caption");
+    if (!el || !kind || el.dataset.kind === kind) return;
+    el.dataset.kind = kind;
+    el.textContent = kind === "handler"
+      ? "Request processing time (in the handler), per interval (ms, log scale): long-poll and acks=all waits excluded"
+      : "Request time, per interval (ms, log scale): total time, including long-poll and acks=all waits";
+  }
+
   async function poll() {
     try {
       const res = await fetch(root.dataset.source, { cache: "no-store" });
       if (res.ok) {
         state.last = await res.json();
+        caption(state.last.latency);
         draw(state.last);
         state.polls += 1;
       } else {
