@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
@@ -146,6 +146,50 @@ class Admin:
 
         return time.monotonic() + min(self.timeout, DEGRADED_READ_S)
 
+    def _ask_each(self, brokers: list[tuple[int, str, int]], wait: float, end: float,
+                  request: Callable[[Any], Any], missing: str
+                  ) -> tuple[dict[int, Any], dict[int, str]]:
+        """``request(connection)`` at each of ``brokers`` ((id, host, port))
+        in parallel, each connection given ``wait`` s, waited for until the
+        monotonic time ``end``: ({node: answer}, {node: why not}); a broker
+        still silent at ``end`` is ``missing``. The one fan-out of the
+        degraded reads below."""
+        import threading
+        import time
+
+        from headrace.admin_wire import Connection, WireError
+
+        out: dict[int, Any] = {}
+        errors: dict[int, str] = {}
+        lock = threading.Lock()
+
+        def ask(node: int, host: str, port: int) -> None:
+            try:
+                conn = Connection(host, port, wait, self.settings)
+                try:
+                    answer = request(conn)
+                finally:
+                    conn.close()
+                with lock:
+                    out[node] = answer
+            except (WireError, OSError) as e:
+                with lock:
+                    errors[node] = _why_down(str(e), wait)
+            except Exception as e:  # noqa: BLE001 - any failure means "not answering"
+                with lock:
+                    errors[node] = describe_error(e)
+
+        threads = [threading.Thread(target=ask, args=b, daemon=True) for b in brokers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(0.0, end - time.monotonic()))
+        with lock:
+            for node, _, _ in brokers:
+                if node not in out:
+                    errors.setdefault(node, missing)
+            return dict(out), dict(errors)
+
     def probe_brokers(self, brokers: Iterable[tuple[int, str, int]],
                       deadline: float | None = None) -> dict[int, str | None]:
         """{node id: None when it answers ApiVersions, else why not} for
@@ -153,43 +197,17 @@ class Admin:
         settings, each given BROKER_ANSWER_S (and no more than ``deadline``).
         A SIGKILLed broker is "connection refused" within milliseconds; a
         stopped one (SIGSTOP, a hung host) "no answer within 2s"."""
-        import threading
         import time
 
-        from headrace.admin_wire import Connection, WireError, api_versions
+        from headrace.admin_wire import api_versions
 
         brokers = list(brokers)
         wait = min(self.timeout, BROKER_ANSWER_S)
         if deadline is not None:
             wait = max(0.05, min(wait, deadline - time.monotonic()))
-        out: dict[int, str | None] = {}
-        lock = threading.Lock()
-
-        def ask(node: int, host: str, port: int) -> None:
-            try:
-                conn = Connection(host, port, wait, self.settings)
-                try:
-                    api_versions(conn)
-                    why = None
-                finally:
-                    conn.close()
-            except WireError as e:
-                why = _why_down(str(e), wait)
-            except Exception as e:  # noqa: BLE001 - any failure means "not answering"
-                why = describe_error(e)
-            with lock:
-                out[node] = why
-
-        threads = [threading.Thread(target=ask, args=b, daemon=True) for b in brokers]
-        for t in threads:
-            t.start()
-        end = time.monotonic() + wait + 0.5
-        for t in threads:
-            t.join(max(0.0, end - time.monotonic()))
-        with lock:
-            for node, _, _ in brokers:
-                out.setdefault(node, f"no answer within {wait:g}s")
-            return dict(out)
+        _, errors = self._ask_each(brokers, wait, time.monotonic() + wait + 0.5, api_versions,
+                                   f"no answer within {wait:g}s")
+        return {node: errors.get(node) for node, _, _ in brokers}
 
     def offsets_by_leader(self, leaders: Mapping[tuple[str, int], int], spec: str,
                           deadline: float) -> tuple[dict[tuple[str, int], int],
@@ -227,92 +245,42 @@ class Admin:
         """DescribeLogDirs of one topic at each broker, in parallel:
         ({broker: {partition: bytes over its online dirs}}, {broker: why
         not}), returned by ``deadline``."""
-        import threading
         import time
 
-        from headrace.admin_wire import Connection, WireError, describe_log_dirs
+        from headrace.admin_wire import describe_log_dirs
 
-        brokers = list(brokers)
-        out: dict[int, dict[int, int]] = {}
-        errors: dict[int, str] = {}
-        lock = threading.Lock()
         wait = max(0.05, deadline - time.monotonic())
-
-        def ask(node: int, host: str, port: int) -> None:
-            try:
-                conn = Connection(host, port, wait, self.settings)
-                try:
-                    answers = describe_log_dirs(conn, {topic: partitions})
-                finally:
-                    conn.close()
-                sizes: dict[int, int] = {}
-                for a in answers:
-                    if a.error_code:
-                        continue
-                    for (t, p), size in a.sizes.items():
-                        if t == topic:
-                            sizes[p] = sizes.get(p, 0) + size
-                with lock:
-                    out[node] = sizes
-            except (WireError, OSError) as e:
-                with lock:
-                    errors[node] = _why_down(str(e), wait)
-
-        threads = [threading.Thread(target=ask, args=b, daemon=True) for b in brokers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        with lock:
-            for node, _, _ in brokers:
-                if node not in out:
-                    errors.setdefault(node, "no answer in time")
-            return dict(out), dict(errors)
+        answers, errors = self._ask_each(
+            list(brokers), wait, deadline,
+            lambda conn: describe_log_dirs(conn, {topic: partitions}), "no answer in time")
+        out: dict[int, dict[int, int]] = {}
+        for node, dirs in answers.items():
+            sizes = out.setdefault(node, {})
+            for a in dirs:
+                if a.error_code:
+                    continue
+                for (t, p), size in a.sizes.items():
+                    if t == topic:
+                        sizes[p] = sizes.get(p, 0) + size
+        return out, errors
 
     def log_dirs_at(self, brokers: Iterable[tuple[int, str, int]], deadline: float
                     ) -> tuple[list[LogDir], dict[int, str]]:
         """DescribeLogDirs (every partition) at each of ``brokers`` in
         parallel, as :meth:`sizes_by_broker` but whole: ([LogDir] of the
         brokers that answered, {broker: why not}), returned by ``deadline``."""
-        import threading
         import time
 
-        from headrace.admin_wire import Connection, WireError, describe_log_dirs, error_name
+        from headrace.admin_wire import describe_log_dirs, error_name
 
-        brokers = list(brokers)
-        out: list[LogDir] = []
-        errors: dict[int, str] = {}
-        answered: set[int] = set()
-        lock = threading.Lock()
         wait = max(0.05, deadline - time.monotonic())
-
-        def ask(node: int, host: str, port: int) -> None:
-            try:
-                conn = Connection(host, port, wait, self.settings)
-                try:
-                    answers = describe_log_dirs(conn, None)
-                finally:
-                    conn.close()
-                dirs = [LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes,
-                               error_name(a.error_code) if a.error_code else None, a.future)
-                        for a in answers]
-                with lock:
-                    out.extend(dirs)
-                    answered.add(node)
-            except (WireError, OSError) as e:
-                with lock:
-                    errors[node] = _why_down(str(e), wait)
-
-        threads = [threading.Thread(target=ask, args=b, daemon=True) for b in brokers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        with lock:
-            for node, _, _ in brokers:
-                if node not in answered:
-                    errors.setdefault(node, "no answer in time")
-            return sorted(out, key=lambda d: (d.broker, d.path)), dict(errors)
+        answers, errors = self._ask_each(list(brokers), wait, deadline,
+                                         lambda conn: describe_log_dirs(conn, None),
+                                         "no answer in time")
+        out = [LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes,
+                      error_name(a.error_code) if a.error_code else None, a.future)
+               for node, dirs in answers.items() for a in dirs]
+        return sorted(out, key=lambda d: (d.broker, d.path)), errors
 
     def groups_from(self, brokers: Iterable[tuple[int, str, int]], deadline: float
                     ) -> tuple[list[tuple[str, str]], dict[int, str]]:
@@ -320,41 +288,18 @@ class Admin:
         groups it coordinates): ([(group id, state as librdkafka names it,
         e.g. EMPTY)] sorted, {broker: why not}), returned by ``deadline``."""
         import re
-        import threading
         import time
 
-        from headrace.admin_wire import Connection, WireError, list_groups
+        from headrace.admin_wire import list_groups
 
-        brokers = list(brokers)
-        found: dict[str, str] = {}
-        errors: dict[int, str] = {}
-        lock = threading.Lock()
         wait = max(0.05, deadline - time.monotonic())
-
-        def ask(node: int, host: str, port: int) -> None:
-            try:
-                conn = Connection(host, port, wait, self.settings)
-                try:
-                    listed = list_groups(conn)
-                finally:
-                    conn.close()
-                with lock:
-                    for gid, _, state in listed:
-                        found[gid] = re.sub(r"(?<!^)(?=[A-Z])", "_", state or "Unknown").upper()
-            except (WireError, OSError) as e:
-                with lock:
-                    errors[node] = _why_down(str(e), wait)
-
-        threads = {b[0]: threading.Thread(target=ask, args=b, daemon=True) for b in brokers}
-        for t in threads.values():
-            t.start()
-        for t in threads.values():
-            t.join(max(0.0, deadline - time.monotonic()))
-        with lock:
-            for node, t in threads.items():
-                if t.is_alive():
-                    errors.setdefault(node, "no answer in time")
-            return sorted(found.items()), dict(errors)
+        answers, errors = self._ask_each(list(brokers), wait, deadline, list_groups,
+                                         "no answer in time")
+        found: dict[str, str] = {}
+        for listed in answers.values():
+            for gid, _, state in listed:
+                found[gid] = re.sub(r"(?<!^)(?=[A-Z])", "_", state or "Unknown").upper()
+        return sorted(found.items()), errors
 
     def group_coordinator(self, group: str, brokers: Iterable[tuple[int, str, int]],
                           deadline: float) -> tuple[int, str, int]:
