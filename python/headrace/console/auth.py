@@ -50,6 +50,20 @@ MECHANISM_ORDER = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
 DEFAULT_MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"  # headrace's sasl.enabled.mechanisms
 
 
+def local_bootstrap(listen_address: str) -> str:
+    """The address to connect to a listener of this broker on (``host:port``
+    as it listens), a wildcard host replaced by loopback; "" before it
+    listens (port 0 not yet bound)."""
+    host, _, port = listen_address.rpartition(":")
+    if not port or port == "0":
+        return ""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host in ("::", "[::]"):
+        host = "[::1]"
+    return f"{host}:{port}"
+
+
 class LoginRefused(HeadraceError):
     """Wrong user name or password (the broker's answer)."""
 
@@ -181,14 +195,7 @@ class ConsoleAuth:
         for item in self._endpoints().split(","):
             name, sep, rest = item.strip().partition("://")
             if sep and name.upper() == listener:
-                host, _, port = rest.rpartition(":")
-                if not port or port == "0":
-                    return ""
-                if host in ("", "0.0.0.0"):
-                    host = "127.0.0.1"
-                elif host in ("::", "[::]"):
-                    host = "[::1]"
-                return f"{host}:{port}"
+                return local_bootstrap(rest)
         return ""
 
     def login_address(self) -> str:

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, quote, unquote
 
-from headrace.console.auth import COOKIE, ConsoleAuth, LoginRefused, Session, session_token
+from headrace.console.auth import (COOKIE, ConsoleAuth, LoginRefused, Session, local_bootstrap,
+                                   session_token)
 from headrace.console.browser import DEFAULT_RECORDS, MAX_RECORDS, MessageBrowser
 from headrace.console.data import BadRequest, ClusterView, NotFound
 from headrace.console.metrics_history import MetricsHistory
@@ -50,20 +51,6 @@ DISPLAY_CHARS = 2000  # a key, value or header longer than this is cut on the pa
 # the same answer on every machine).
 STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
                 ".txt": "text/plain; charset=utf-8", ".md": "text/markdown; charset=utf-8"}
-
-
-def local_bootstrap(listen_address: str) -> str:
-    """The broker's own Kafka address to connect to: its first listener,
-    with a wildcard host replaced by loopback; "" before it listens
-    (port 0 not yet bound)."""
-    host, _, port = listen_address.rpartition(":")
-    if not port or port == "0":
-        return ""
-    if host in ("", "0.0.0.0"):
-        host = "127.0.0.1"
-    elif host in ("::", "[::]"):
-        host = "[::1]"
-    return f"{host}:{port}"
 
 
 class Clients:
