@@ -40,32 +40,33 @@ void WriteHistograms(PrometheusText& p, const LatencyFamily& f,
   WriteQuantiles(p, f.name, series);
 }
 
-void WriteRequests(PrometheusText& p, const BrokerMetrics& m) {
+// One series per API that `histogram_of` has a histogram for, labelled by name.
+std::vector<std::pair<Labels, metrics::HistogramSnapshot>> SeriesByApi(
+    const BrokerMetrics& m,
+    const metrics::Histogram* (BrokerMetrics::*histogram_of)(int16_t) const) {
   std::vector<std::pair<Labels, metrics::HistogramSnapshot>> series;
   for (int16_t key = 0; key <= BrokerMetrics::kMaxApiKey; ++key) {
-    const metrics::Histogram* h = m.request_latency(key);
+    const metrics::Histogram* h = (m.*histogram_of)(key);
     if (h == nullptr) continue;
     const protocol::ApiInfo* info = protocol::FindApi(key);
     series.push_back({{{"api", info ? info->name : std::to_string(key)}}, h->Snapshot()});
   }
+  return series;
+}
+
+void WriteRequests(PrometheusText& p, const BrokerMetrics& m) {
+  const auto series = SeriesByApi(m, &BrokerMetrics::request_latency);
   p.Family("headrace_requests_total", "counter", "Requests answered, by Kafka API.");
   for (const auto& [labels, snap] : series) p.Sample("headrace_requests_total", labels, snap.count);
   WriteHistograms(p, {"headrace_request_duration",
                       "Time from a request's arrival to its answer (long polls and acks=all "
                       "waits included), by Kafka API."},
                   series);
-  std::vector<std::pair<Labels, metrics::HistogramSnapshot>> handlers;
-  for (int16_t key = 0; key <= BrokerMetrics::kMaxApiKey; ++key) {
-    const metrics::Histogram* h = m.handler_latency(key);
-    if (h == nullptr) continue;
-    const protocol::ApiInfo* info = protocol::FindApi(key);
-    handlers.push_back({{{"api", info ? info->name : std::to_string(key)}}, h->Snapshot()});
-  }
   WriteHistograms(p, {"headrace_request_handler_duration",
                       "Time a request spent in its handler on the I/O thread (decode, checks, "
                       "appends or reads, a direct answer), without waits in the purgatory or "
                       "for other group members, by Kafka API."},
-                  handlers);
+                  SeriesByApi(m, &BrokerMetrics::handler_latency));
 }
 
 // Per topic: partitions, segments, bytes on disk here (and the totals).
