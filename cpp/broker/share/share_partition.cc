@@ -176,10 +176,11 @@ void SharePartition::ArchiveGaps(int64_t first, int64_t last) {
   AdvanceStart();
 }
 
-int64_t SharePartition::ExpireLocks(int64_t now_ms) {
+template <typename Pred>
+int64_t SharePartition::ReleaseWhere(Pred pred) {
   int64_t n = 0;
   for (auto it = ranges_.begin(); it != ranges_.end(); ++it) {
-    if (it->second.state == RecordState::kAcquired && it->second.deadline_ms <= now_ms) {
+    if (it->second.state == RecordState::kAcquired && pred(it->second)) {
       n += it->second.end - it->first;
       Release(it);
     }
@@ -188,16 +189,12 @@ int64_t SharePartition::ExpireLocks(int64_t now_ms) {
   return n;
 }
 
+int64_t SharePartition::ExpireLocks(int64_t now_ms) {
+  return ReleaseWhere([&](const Range& r) { return r.deadline_ms <= now_ms; });
+}
+
 int64_t SharePartition::ReleaseMember(std::string_view member) {
-  int64_t n = 0;
-  for (auto it = ranges_.begin(); it != ranges_.end(); ++it) {
-    if (it->second.state == RecordState::kAcquired && it->second.member == member) {
-      n += it->second.end - it->first;
-      Release(it);
-    }
-  }
-  AdvanceStart();
-  return n;
+  return ReleaseWhere([&](const Range& r) { return r.member == member; });
 }
 
 int64_t SharePartition::next_lock_deadline_ms() const {

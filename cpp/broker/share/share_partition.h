@@ -156,6 +156,9 @@ class SharePartition {
   void Release(Ranges::iterator it);
   // Drops acknowledged and archived ranges at the start and moves start_.
   void AdvanceStart();
+  // Releases the acquired ranges `pred(range)` picks; returns how many records.
+  template <typename Pred>
+  int64_t ReleaseWhere(Pred pred);
 
   SharePartitionConfig config_;
   int64_t start_;
