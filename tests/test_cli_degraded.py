@@ -15,6 +15,7 @@ import time
 import pytest
 
 from cli_run import headrace, ok, one_error_line
+from degraded_cluster import degraded_cluster
 from zookeeper_fixture import wait_for
 
 pytestmark = pytest.mark.timeout(400)
@@ -25,19 +26,7 @@ GROUPS = [f"dg-g{i}" for i in range(8)]
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    from headrace.embedded_cluster import EmbeddedCluster
-
-    with EmbeddedCluster(3, {"zookeeper.session.timeout.ms": 6000,
-                             "offsets.topic.replication.factor": 3},
-                         data_dir=tmp_path_factory.mktemp("degraded")) as c:
-        bs = c.bootstrap_servers
-        ok(headrace("topic", "create", TOPIC, "--partitions", "6", "--replication-factor", "2",
-                    brokers=bs))
-        c.wait_for_leaders(TOPIC)
-        ok(headrace("produce", TOPIC, "-K", ":", brokers=bs,
-                    input="".join(f"k{i}:v{i}\n" for i in range(60))))
-        for g in GROUPS:
-            ok(headrace("consume", TOPIC, "--group", g, "--count", "60", brokers=bs))
+    with degraded_cluster(tmp_path_factory.mktemp("degraded"), TOPIC, GROUPS) as c:
         yield c
 
 

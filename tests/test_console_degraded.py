@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from cli_run import headrace, ok
+from degraded_cluster import degraded_cluster
 from test_console import SCREENSHOTS, _cells, _wait_for, browser  # noqa: F401 - fixture
 from zookeeper_fixture import wait_for
 
@@ -29,19 +29,7 @@ PAGES = ["/", "/topics", f"/topics/{TOPIC}", f"/topics/{TOPIC}/0", "/groups",
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    from headrace.embedded_cluster import EmbeddedCluster
-
-    with EmbeddedCluster(3, {"zookeeper.session.timeout.ms": 6000,
-                             "offsets.topic.replication.factor": 3},
-                         data_dir=tmp_path_factory.mktemp("console-degraded")) as c:
-        bs = c.bootstrap_servers
-        ok(headrace("topic", "create", TOPIC, "--partitions", "6", "--replication-factor", "2",
-                    brokers=bs))
-        c.wait_for_leaders(TOPIC)
-        ok(headrace("produce", TOPIC, "-K", ":", brokers=bs,
-                    input="".join(f"k{i}:v{i}\n" for i in range(60))))
-        for g in GROUPS:
-            ok(headrace("consume", TOPIC, "--group", g, "--count", "60", brokers=bs))
+    with degraded_cluster(tmp_path_factory.mktemp("console-degraded"), TOPIC, GROUPS) as c:
         yield c
 
 
