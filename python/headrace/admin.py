@@ -9,6 +9,12 @@ confluent-kafka 2.16 has no DescribeLogDirs, ListTransactions or
 DescribeTransactions call, so :meth:`Admin.log_dirs` and the transaction
 calls send those requests themselves (:mod:`headrace.admin_wire`), to the
 brokers that Metadata lists.
+
+One concept, the administration client the CLI and the console share, in
+one class (~720 lines): the AdminClient calls, and the degraded reads
+(``probe_brokers`` ... ``configs_from``: every broker asked separately
+within a deadline, so that one dead broker costs only its own part). Split
+it along that line when it grows further.
 """
 from __future__ import annotations
 

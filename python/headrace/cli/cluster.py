@@ -7,7 +7,11 @@ A `cluster up` directory's ``cluster.json`` is the local cluster's state:
 ZooKeeper's address and pid, and per broker its address, HTTP (console)
 address, pid, log and command line. `restart-broker` / `stop-broker` act on
 one broker through it (a foreground `cluster up` sees the new pid there and
-keeps watching), `down` on all."""
+keeps watching), `down` on all.
+
+One command group in one module (~730 lines), as every group of the CLI
+package has; its halves, the local cluster's lifecycle and `info`, are the
+natural split when it grows further."""
 from __future__ import annotations
 
 import argparse
