@@ -6,6 +6,9 @@
 //                                the dispatcher's timing: two clock reads
 //                                and one histogram record by API
 //   Metrics/request_no_hook      the same without timing (the baseline)
+//   Metrics/stall_clock_turn     a network thread's turn measured by the
+//                                stall detector (net/stall_clock.h): one
+//                                getrusage and two clock reads
 // The ->Threads(N) variants record from N threads at once into the same
 // metric: per-thread shards keep them from sharing a cache line.
 #include <benchmark/benchmark.h>
@@ -13,6 +16,7 @@
 #include "broker/api/handler.h"
 #include "broker/base/broker_metrics.h"
 #include "common/metrics.h"
+#include "net/stall_clock.h"
 
 namespace headrace {
 namespace {
@@ -59,6 +63,15 @@ BENCHMARK(RequestHook)->Name("Metrics/request_hook")->Threads(1)->Threads(2);
 
 void RequestNoHook(benchmark::State& state) { AnswerRequest(state, nullptr); }
 BENCHMARK(RequestNoHook)->Name("Metrics/request_no_hook")->Threads(1)->Threads(2);
+
+void StallClockTurn(benchmark::State& state) {
+  net::StallClock clock;
+  for (auto _ : state) {
+    clock.TurnBegins();
+    benchmark::DoNotOptimize(clock.TurnEnds());
+  }
+}
+BENCHMARK(StallClockTurn)->Name("Metrics/stall_clock_turn");
 
 }  // namespace
 }  // namespace headrace

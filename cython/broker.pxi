@@ -1,12 +1,14 @@
 # headrace._core.Broker: a thin wrapper over headrace::Broker. Start and
 # Stop release the GIL; the broker's own threads never take it.
 # describe_settings: every broker setting with its default and effective value.
+from libcpp cimport bool as cbool
 from libcpp.map cimport map
 from libcpp.memory cimport unique_ptr
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
-from libbroker cimport BrokerConfigDocs, CBroker, CBrokerSetting, DescribeBrokerSettings
+from libbroker cimport (BrokerConfigDocs, CBroker, CBrokerSetting, CertificatePrincipal,
+                        DescribeBrokerSettings)
 
 
 cdef map[string, string] _settings_map(settings) except *:
@@ -100,6 +102,23 @@ cdef class Broker:
             out = self._broker.get().ReadinessProblem()
         return out.decode("utf-8", "replace")
 
+    # --- the web console's checks (docs/console.md "Mutual TLS") ---
+
+    def authorize(self, principal, host, operation, resource_type, name):
+        """Whether ``principal`` ("User:...") from ``host`` (an IP address)
+        may do ``operation`` ("Read", "Describe", ...) on ``resource_type``
+        ("Topic", "Group", "Cluster", "TransactionalId") ``name``, as the
+        broker's authorizer decides for a Kafka request (True without one).
+        ValueError for an unknown operation or resource type."""
+        cdef string p = principal.encode(), h = host.encode(), op = operation.encode()
+        cdef string rt = resource_type.encode(), n = name.encode()
+        cdef cbool allowed = False
+        cdef CStatus st
+        with nogil:
+            st = self._broker.get().Authorize(p, h, op, rt, n, &allowed)
+        check_status(st)
+        return bool(allowed)
+
     # --- cluster mode (docs/cluster.md): called by the control plane ---
 
     def apply_cluster(self, state_json):
@@ -176,3 +195,12 @@ def config_docs():
     """The generated key reference of docs/configuration.md (Markdown, with
     its BEGIN/END markers), from the broker and topic key tables."""
     return BrokerConfigDocs().decode()
+
+
+def certificate_principal(der):
+    """The principal an SSL listener with client authentication gives a
+    client presenting the DER certificate ``der`` (bytes):
+    "User:CN=a,OU=b,O=c", the subject in RFC 2253 as the broker names it;
+    "" if ``der`` is not a certificate. It does not verify the certificate."""
+    cdef string d = bytes(der)
+    return CertificatePrincipal(d).decode("utf-8", "replace")

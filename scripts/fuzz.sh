@@ -2,7 +2,8 @@
 # Fuzz smoke runs of the Kafka protocol decoder (cpp/protocol/decode_fuzz.cc),
 # of record batch validation vs decoding (cpp/log/batch_fuzz.cc) and of the
 # record batch codecs on untrusted bytes (cpp/log/compression_fuzz.cc) and
-# of the format v0/v1 converter (cpp/log/legacy_fuzz.cc).
+# of the format v0/v1 converter (cpp/log/legacy_fuzz.cc) and of the decoder of
+# fetched records into Arrow columns (cpp/pipeline/columns_fuzz.cc).
 # Configures a separate clang build in build/fuzz with HEADRACE_BUILD_FUZZ=ON
 # (ASan + UBSan + libFuzzer), builds only the fuzz targets, seeds the
 # decoder with the captured client frames in cpp/protocol/testdata and runs a
@@ -26,7 +27,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_C_FLAGS="-O1 -g0 $SAN" -DCMAKE_CXX_FLAGS="-O1 -g0 $SAN" \
   -DHEADRACE_BUILD_FUZZ=ON -DHEADRACE_BUILD_TESTS=OFF >/dev/null
 cmake --build "$BUILD" -j"${FUZZ_JOBS:-2}" --target protocol_decode_fuzz log_batch_fuzz \
-  log_compression_fuzz log_legacy_fuzz
+  log_compression_fuzz log_legacy_fuzz pipeline_columns_fuzz
 CORPUS="$BUILD/protocol_corpus"
 mkdir -p "$CORPUS"
 for f in cpp/protocol/testdata/*.hex; do
@@ -53,3 +54,5 @@ fuzz protocol_decode_fuzz "the protocol decoder" "$RUNS" 4096 "$CORPUS"
 fuzz log_batch_fuzz "record batch validation" "$((RUNS / 2))" 2048 cpp/log/testdata/batch_fuzz
 fuzz log_compression_fuzz "the codecs" "$((RUNS / 2))" 4096
 fuzz log_legacy_fuzz "the format v0/v1 converter" "$((RUNS / 2))" 4096 cpp/log/testdata/legacy_fuzz
+fuzz pipeline_columns_fuzz "the decoder into Arrow columns" "$((RUNS / 2))" 4096 \
+  cpp/log/testdata/batch_fuzz

@@ -3,8 +3,9 @@ protocol races no client lets a test time).
 
 Messages are kafka-python's schema-driven classes (kafka.protocol.*), so
 every API and version the 3.9 schemas define can be sent, including ones no
-client exposes (WriteTxnMarkers, OffsetForLeaderEpoch, ...). The two KIP-848
-APIs kafka-python does not ship are loaded from the pinned schemas.
+client exposes (WriteTxnMarkers, OffsetForLeaderEpoch, ...). The KIP-848
+and KIP-932 APIs kafka-python does not ship are loaded from the pinned
+schemas.
 
 ``source`` binds the client end of the socket, so a test can speak from
 127.0.0.2: the broker sees another client IP (the ACL host), not another
@@ -25,7 +26,9 @@ _ids = itertools.count(1)
 
 
 def _kip848_classes():
-    """ConsumerGroupHeartbeat / ConsumerGroupDescribe request+response classes."""
+    """ConsumerGroupHeartbeat / ConsumerGroupDescribe (KIP-848) and
+    ShareGroupHeartbeat / ShareGroupDescribe / ShareFetch / ShareAcknowledge
+    (KIP-932) request+response classes."""
     from kafka.protocol.api_message import ApiMessage
 
     pkg_root = Path(tempfile.mkdtemp(prefix="hr-acl-schemas-"))
@@ -34,7 +37,11 @@ def _kip848_classes():
     (pkg / "__init__.py").write_text("")
     here = Path(__file__).resolve().parents[1] / "cpp" / "protocol" / "schemas"
     names = ("ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse",
-             "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse")
+             "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
+             "ShareGroupHeartbeatRequest", "ShareGroupHeartbeatResponse",
+             "ShareGroupDescribeRequest", "ShareGroupDescribeResponse",
+             "ShareFetchRequest", "ShareFetchResponse",
+             "ShareAcknowledgeRequest", "ShareAcknowledgeResponse")
     for n in names:
         src = here / f"{n}.json"
         if not src.exists():

@@ -2,8 +2,8 @@
 IncrementalAlterConfigs on the cluster-wide dynamic broker default (BROKER
 resource "": confluent-kafka and kafka-python both refuse an empty broker
 resource name, while Kafka's Java admin and `kafka-configs --entity-default`
-send it), and DescribeConfigs of a topic as one given broker answers it
-(clients pick the broker themselves)."""
+send it), and DescribeConfigs of a topic (or a GROUP) as one given broker
+answers it (clients pick the broker themselves)."""
 from __future__ import annotations
 
 import struct
@@ -14,6 +14,7 @@ API_DESCRIBE_CONFIGS = 32
 API_INCREMENTAL_ALTER_CONFIGS = 44
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
+RESOURCE_GROUP = 32
 OP_SET, OP_DELETE = 0, 1
 
 
@@ -21,7 +22,13 @@ def alter_cluster_default(address, ops: dict[str, str | None]) -> tuple[int, str
     """IncrementalAlterConfigs v0 on BROKER "" with SET (value) / DELETE
     (None) per key, sent to `address` ((host, port)); returns the resource's
     (error_code, error_message)."""
-    body = struct.pack(">ib", 1, RESOURCE_BROKER) + kstring("") + struct.pack(">i", len(ops))
+    return alter_config(address, RESOURCE_BROKER, "", ops)
+
+
+def alter_config(address, resource_type: int, name: str,
+                 ops: dict[str, str | None]) -> tuple[int, str | None]:
+    """IncrementalAlterConfigs v0 on one resource, as alter_cluster_default."""
+    body = struct.pack(">ib", 1, resource_type) + kstring(name) + struct.pack(">i", len(ops))
     for key, value in ops.items():
         body += kstring(key) + struct.pack(">b", OP_DELETE if value is None else OP_SET)
         body += kstring(value)
@@ -37,7 +44,12 @@ def alter_cluster_default(address, ops: dict[str, str | None]) -> tuple[int, str
 def describe_topic_config(address, topic: str) -> tuple[int, dict[str, str | None]]:
     """DescribeConfigs v1 (headrace's lowest) of TOPIC `topic` sent to
     `address`: (error_code, {name: value})."""
-    body = struct.pack(">ib", 1, RESOURCE_TOPIC) + kstring(topic) + struct.pack(">i", -1)
+    return describe_config(address, RESOURCE_TOPIC, topic)
+
+
+def describe_config(address, resource_type: int, name: str) -> tuple[int, dict[str, str | None]]:
+    """DescribeConfigs v1 of one resource, as describe_topic_config."""
+    body = struct.pack(">ib", 1, resource_type) + kstring(name) + struct.pack(">i", -1)
     body += struct.pack(">?", False)  # include_synonyms
     with Connection(address) as conn:
         conn.send_request(API_DESCRIBE_CONFIGS, 1, body)

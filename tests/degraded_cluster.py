@@ -12,8 +12,10 @@ from cli_run import headrace, ok
 def degraded_cluster(data_dir, topic: str, groups: list[str]):
     from headrace.embedded_cluster import EmbeddedCluster
 
+    # No initial rebalance delay (3 s by default) for each group's one member.
     with EmbeddedCluster(3, {"zookeeper.session.timeout.ms": 6000,
-                             "offsets.topic.replication.factor": 3},
+                             "offsets.topic.replication.factor": 3,
+                             "group.initial.rebalance.delay.ms": 0},
                          data_dir=data_dir) as c:
         bs = c.bootstrap_servers
         ok(headrace("topic", "create", topic, "--partitions", "6", "--replication-factor", "2",

@@ -90,6 +90,35 @@ class StreamJob:
         return out
 
 
+def stall_report(proc: subprocess.Popen, broker=None) -> str:
+    """What a stalled job was doing, for a test's failure message: the JVM's
+    threads that run tasks or the stream (jstack), every Python process of
+    the job's session (py-spy dump, when installed) and the broker's last
+    stderr lines. Best effort: a tool missing or failing leaves its part out."""
+    import shutil
+    parts = []
+    pids = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True,
+                          text=True).stdout.split()
+    for pid in pids:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if cmd.endswith("java") and shutil.which("jstack"):
+            out = subprocess.run(["jstack", pid], capture_output=True, text=True,
+                                 timeout=60).stdout
+            threads = [t for t in out.split("\n\n")
+                       if "Executor task launch" in t or "stream execution" in t]
+            parts.append(f"--- jstack {pid} (task and stream threads)\n" + "\n\n".join(threads))
+        elif "python" in cmd and shutil.which("py-spy"):
+            out = subprocess.run(["py-spy", "dump", "--pid", pid], capture_output=True,
+                                 text=True, timeout=60)
+            parts.append(f"--- py-spy {pid}\n{out.stdout}{out.stderr}")
+    if broker is not None:
+        parts.append("--- broker stderr\n" + broker.stderr[-3000:])
+    return "\n".join(parts)
+
+
 def kill_group(proc: subprocess.Popen) -> None:
     """SIGKILL of the job's whole session: driver, JVM, Python workers."""
     try:

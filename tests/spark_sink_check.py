@@ -33,10 +33,11 @@ def wait_for_markers(bootstrap: str, topic: str, timeout: float = 60.0) -> None:
 
 
 def read_committed_values(bootstrap: str, topic: str, partitions: int,
-                          timeout: float = 60.0) -> list[str]:
+                          timeout: float = 60.0, text: bool = True) -> list:
     """Every committed (or non-transactional) record value of ``topic``,
     read with isolation.level=read_committed up to each partition's end,
-    once the markers of the transactions committed so far are written."""
+    once the markers of the transactions committed so far are written;
+    as text (bytes when ``text`` is False)."""
     wait_for_markers(bootstrap, topic, timeout)
     c = Consumer(quiet_config(bootstrap, **{"group.id": "spark-sink-check",
                                         "isolation.level": "read_committed",
@@ -53,7 +54,7 @@ def read_committed_values(bootstrap: str, topic: str, partitions: int,
             if msg is None:
                 continue
             if msg.error() is None:
-                out.append(msg.value().decode())
+                out.append(msg.value().decode() if text else msg.value())
                 at_end.discard(msg.partition())
             elif msg.error().code() == KafkaError._PARTITION_EOF:
                 at_end.add(msg.partition())

@@ -17,7 +17,8 @@ same job there), ``--queries idem,alo,amo,eos`` (which to run),
 ``--fail-first-attempts`` (a UDF fails the first attempt of some tasks
 part-way through their rows; needs a master that retries tasks, e.g.
 local[2,4]), ``--crash-first-attempts`` (the same tasks' Python worker
-exits instead), ``--amo-fails-after-claim`` (in the ``amo`` query those
+exits instead; given both flags, even batches raise and odd ones exit, so
+one job shows both faults), ``--amo-fails-after-claim`` (in the ``amo`` query those
 failures, or the ``--hold-at`` hold 400 rows in, wait until the
 at-most-once sink has claimed the task's (batch, partition), so they cost
 it records; the sink must get rows before the task ends: see
@@ -87,8 +88,10 @@ def _started(writer, timeout: float = 60.0):
 
 
 def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = False,
-               claims: tuple[str, str] | None = None):
+               claims: tuple[str, str] | None = None, raise_: bool = False):
     """value -> value, failing or sleeping in first attempts (see module doc).
+    A failure raises, or with ``crash`` exits the Python worker; with both
+    ``crash`` and ``raise_`` even batches raise and odd batches exit.
     Each injected failure and each attempt of a slowed partition leaves a
     file in ``record_dir`` (the tests count them). With ``claims``
     (bootstrap, progress topic) of an at-most-once sink, a first attempt
@@ -110,7 +113,7 @@ def _fault_udf(fail_first: bool, slow_s: float, record_dir: Path, crash: bool = 
                 if claims and _wait_for_claim(claims, ctx, batch):
                     _touch(where, f"claimed-{ctx.taskAttemptId()}")
                 _touch(where, f"failed-{ctx.taskAttemptId()}")
-                if crash:
+                if crash and (not raise_ or batch % 2):
                     import os
                     os._exit(1)   # the Python worker dies mid-task
                 raise RuntimeError(f"injected failure: batch {batch} partition "
@@ -222,7 +225,7 @@ def main(argv: list[str]) -> int:
         if not faults:
             return None
         return _fault_udf(fail, a.slow_partition_0, work_dir / "faults",
-                          a.crash_first_attempts, claims)
+                          a.crash_first_attempts, claims, a.fail_first_attempts)
     inject = injector()
 
     def source(name: str = ""):

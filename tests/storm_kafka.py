@@ -76,9 +76,12 @@ def launch(target: str, workdir: Path, conf: dict, component: str, task_id: int,
 
 def start_spout(tmp: Path, bootstrap: str, task_id: int = 1, max_pending: int | None = None,
                 **headrace) -> SpoutExecutor:
-    """A KafkaSpout task under the harness, configured only by the Storm conf."""
+    """A KafkaSpout task under the harness, configured only by the Storm conf
+    (``max_pending`` is also its topology.max.spout.pending, as in Storm)."""
     conf = base_conf(**{"headrace.brokers": bootstrap, "headrace.consumer": FAST_GROUP,
                         **{f"headrace.{k}": v for k, v in headrace.items()}})
+    if max_pending:
+        conf["topology.max.spout.pending"] = max_pending
     proc = launch("headrace.storm.KafkaSpout", tmp / f"spout-{task_id}-{time.monotonic_ns()}",
                   conf, "kafka-spout", task_id, SPOUT_FIELDS)
     return SpoutExecutor(SpoutTask(proc), max_pending=max_pending)

@@ -55,6 +55,7 @@ class Stage:
     sent: int = 0                                            # tuples delivered to it
     routes: dict[str, tuple[int, int]] = field(default_factory=dict)   # id -> (root, edge)
     children: dict[str, int] = field(default_factory=dict)  # id -> XOR of child edges
+    held: bool = False    # its events wait (acks not seen: its tuples stay in flight)
 
 
 class LinearTopology:
@@ -96,7 +97,7 @@ class LinearTopology:
 
     def restart_bolt(self, name: str) -> None:
         st = self.stage(name)
-        st.task, st.seen, st.routes, st.children = st.start(), 0, {}, {}
+        st.task, st.seen, st.routes, st.children, st.held = st.start(), 0, {}, {}, False
 
     def close(self) -> None:
         for st in self.stages:
@@ -162,6 +163,8 @@ class LinearTopology:
             pass   # lost with the dead bolt: the root times out
 
     def _drain(self, i: int, st: Stage) -> bool:
+        if st.held:
+            return False
         events = st.task.events_since(st.seen)
         st.seen += len(events)
         for ev in events:

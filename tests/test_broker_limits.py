@@ -101,7 +101,10 @@ def test_fd_exhaustion_costs_little_cpu_and_few_log_lines_then_recovers(broker_f
     cpu0 = cpu_seconds(b.proc.pid)
     time.sleep(3.0)
     cpu = cpu_seconds(b.proc.pid) - cpu0
-    new_lines = b.stderr.splitlines()[lines_before:]
+    # A loaded machine may add the stall detector's line (a network thread
+    # preempted while it blocked on a lock); only the acceptor's lines count.
+    new_lines = [line for line in b.stderr.splitlines()[lines_before:]
+                 if "network thread" not in line]
     print(f"{backend}: {cpu:.2f} s CPU in 3 s with fds exhausted; log lines: {new_lines}")
     assert cpu < 0.5, f"{cpu:.2f} s of CPU in 3 s: the acceptor spins"
     assert 1 <= len(new_lines) <= 4, new_lines

@@ -88,4 +88,32 @@ def test_refusals_are_one_line(module_broker, argv, words):
 
 def test_a_target_is_required():
     r = headrace("config", "set", "log.retention.ms=1")
-    assert r.returncode == 2 and "one of the arguments --broker --all is required" in r.stderr
+    assert r.returncode == 2 and "one of the arguments --broker --all --group is required" in r.stderr
+
+
+def test_group_configs_set_get_delete(module_broker):
+    """``--group G``: the GROUP resource's group configs, seen by
+    confluent-kafka; a bad value is one line with INVALID_CONFIG."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    b = module_broker.bootstrap
+    out = ok(headrace("config", "set", "--group", "cli-g", "share.auto.offset.reset=earliest",
+                      "share.delivery.count.limit=3", brokers=b)).stdout
+    assert out == ("group cli-g: set share.auto.offset.reset=earliest, "
+                   "share.delivery.count.limit=3\n")
+    admin = AdminClient({"bootstrap.servers": b})
+    res = ConfigResource(ResourceType.GROUP, "cli-g")
+    entry = admin.describe_configs([res])[res].result(30)["share.auto.offset.reset"]
+    assert (entry.value, entry.source) == ("earliest", 8)  # DYNAMIC_GROUP_CONFIG
+    d = _get(b, "--group", "cli-g", "share.auto.offset.reset", "share.session.timeout.ms")
+    assert d["group"] == "cli-g" and d["broker"] is None
+    assert d["configs"]["share.auto.offset.reset"]["source"] == "DYNAMIC_GROUP_CONFIG"
+    assert d["configs"]["share.session.timeout.ms"] == {
+        "value": "45000", "source": "DEFAULT_CONFIG", "read_only": False, "sensitive": False}
+    line = one_error_line(headrace("config", "set", "--group", "cli-g",
+                                   "share.delivery.count.limit=50", brokers=b))
+    assert "INVALID_CONFIG" in line and "share.delivery.count.limit" in line, line
+    ok(headrace("config", "delete", "--group", "cli-g", "share.auto.offset.reset", brokers=b))
+    assert _get(b, "--group", "cli-g", "--changed")["configs"] == {
+        "share.delivery.count.limit": {"value": "3", "source": "DYNAMIC_GROUP_CONFIG",
+                                       "read_only": False, "sensitive": False}}

@@ -44,6 +44,17 @@ def _json(*args, brokers) -> tuple[float, dict, str]:
     return took, json.loads(r.stdout), r.stderr
 
 
+def _fully_replicated(bs: str) -> dict:
+    """Waits until `topic describe` shows every partition led and in full
+    ISR (a broker an earlier test paused may still be catching up, and the
+    tests below compare against this picture); returns that describe."""
+    def healthy():
+        _, d, _ = _json("topic", "describe", TOPIC, brokers=bs)
+        return d if not any(p["offline"] or p["under_replicated"] for p in d["partitions"]) \
+            else None
+    return wait_for(healthy, 60, 0.5, what=f"{TOPIC} fully replicated")
+
+
 def _coordinators(c) -> dict[str, int]:
     from headrace.admin_wire import Connection, find_coordinator
 
@@ -75,7 +86,7 @@ def test_one_broker_paused(cluster):
     """A hung broker (SIGSTOP: it accepts connections, answers nothing) is
     named after its 2 s and the rest is read."""
     bs = cluster.bootstrap_servers
-    _, before, _ = _json("topic", "describe", TOPIC, brokers=bs)
+    before = _fully_replicated(bs)
     victim = before["partitions"][0]["leader"]
     address = cluster.node(victim).address
     cluster.pause(victim)
@@ -97,8 +108,8 @@ def test_one_broker_paused(cluster):
 
 def test_one_broker_killed(cluster):
     bs = cluster.bootstrap_servers
+    before = _fully_replicated(bs)
     coordinators = _coordinators(cluster)
-    _, before, _ = _json("topic", "describe", TOPIC, brokers=bs)
     leaders = {p["partition"]: p["leader"] for p in before["partitions"]}
     # The victim coordinates some group and leads some partition of TOPIC.
     victim = max(set(coordinators.values()) & set(leaders.values()),
@@ -132,7 +143,9 @@ def test_one_broker_killed(cluster):
     assert took < ANSWER_S
     assert "STATUS" in r.stdout.splitlines()[1]
     assert ("UNDER-REPLICATED" in r.stdout or "OFFLINE" in r.stdout), r.stdout
-    assert f"DOWN\tbroker {victim} ({address}) is down" in r.stdout
+    # By address while still registered; its ZooKeeper session (6 s) may
+    # have ended by now on a loaded machine, and then it is named without.
+    assert f"DOWN\tbroker {victim} " in r.stdout, r.stdout
 
     took, d, stderr = _json("group", "list", brokers=bs)
     assert took < ANSWER_S

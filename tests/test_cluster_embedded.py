@@ -55,9 +55,15 @@ def create(cluster, topic, partitions, rf):
 def test_cluster_up(cluster):
     assert cluster.live_brokers() == [1, 2, 3]
     assert cluster.controller_id() in (1, 2, 3)
-    md = admin_for(cluster).list_topics(timeout=10)
-    assert sorted(md.brokers) == [1, 2, 3]
-    assert md.controller_id == cluster.controller_id()
+    # The brokers' views catch up with ZooKeeper a moment after start (the
+    # controller -1, a broker missing until then): wait, as a client retries.
+    admin = admin_for(cluster)
+
+    def caught_up():
+        md = admin.list_topics(timeout=10)
+        return md.controller_id == cluster.controller_id() and sorted(md.brokers) == [1, 2, 3]
+
+    wait_for(caught_up, 15, 0.2, what="Metadata names the controller and the 3 brokers")
 
 
 def test_create_topic_through_a_broker(cluster):

@@ -165,7 +165,15 @@ def test_move_leader_and_follower_replicas_while_writing(cluster):
     topic, leader, follower = "moving", 0, 1
     _create(cluster, topic, [[leader, follower, 2]])
     _create(cluster, "pair", [[0, 1]])  # no replica on broker 2
-    before = _log_dirs(cluster, topic)
+    # The metadata names the leader before every replica's broker has made
+    # the partition's directory: wait until both list it.
+    deadline = time.monotonic() + 20
+    while True:
+        before = _log_dirs(cluster, topic)
+        if all(any(0 in parts for parts in before[b].values()) for b in (leader, follower)):
+            break
+        assert time.monotonic() < deadline, before
+        time.sleep(0.2)
     source = {b: _dir_of(before[b], 0) for b in (leader, follower)}
     target = {b: next(d for d in before[b] if d != source[b]) for b in (leader, follower)}
 

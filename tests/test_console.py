@@ -457,3 +457,4 @@ def test_latency_chart_plots_handler_time_when_the_broker_exports_it():
         s = h.series()
         assert s["latency"] == kind
         assert 0 < s["fetch_p50_ms"][0] <= top_ms and s["fetch_p99_ms"][0] <= top_ms, s
+

@@ -116,6 +116,10 @@ def test_pages_answer_with_a_broker_paused(cluster):
     wait_for(lambda: sorted(cluster.live_brokers()) == ids, 60, what="all brokers registered")
     victim, watcher = ids[1], ids[0]
     http_of = cluster.node(watcher).http_address
+    # Registered in ZooKeeper is not yet in the watcher's view: after the
+    # ZooKeeper pause before, the brokers come back there a little later.
+    wait_for(lambda: json.loads(_get(http_of, "/api/cluster")[1]).get("healthy"), 60,
+             what="a healthy cluster")
     cluster.pause(victim)
     try:
         code, body, took = _get(http_of, "/api/cluster")  # at once: still registered

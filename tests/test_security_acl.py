@@ -148,6 +148,13 @@ def topic_config(admin, topic, key) -> str | None:
     return {c.name: c.value for c in resp.results[0].configs}.get(key)
 
 
+def group_config(admin, group, key) -> str | None:
+    resp = admin.call(msg("admin", "DescribeConfigsRequest", 4, resources=[
+        {"resource_type": 32, "resource_name": group, "configuration_keys": [key]}],
+        include_synonyms=False, include_documentation=False))
+    return {c.name: c.value for c in resp.results[0].configs}.get(key)
+
+
 def group_names(admin) -> list[str]:
     resp = admin.call(msg("admin", "ListGroupsRequest", 4, states_filter=[]))
     return sorted(g.group_id for g in resp.groups)
@@ -368,6 +375,11 @@ def _rows(data_dir: str) -> list[Row]:
             include_synonyms=False, include_documentation=False),
             [(CLUSTER, "kafka-cluster", DESCRIBE_CONFIGS)], E_CLUSTER,
             lambda r: [x.error_code for x in r.results]),
+        Row(32, "DescribeConfigs group", lambda: msg(
+            "admin", "DescribeConfigsRequest", 4, resources=[
+                {"resource_type": 32, "resource_name": G, "configuration_keys": None}],
+            include_synonyms=False, include_documentation=False),
+            [(GROUP, G, DESCRIBE_CONFIGS)], E_GROUP, lambda r: [x.error_code for x in r.results]),
         Row(33, "AlterConfigs", lambda: msg("admin", "AlterConfigsRequest", 1, resources=[
             {"resource_type": 2, "resource_name": T,
              "configs": [{"name": "retention.ms", "value": "123456"}]}], validate_only=False),
@@ -404,6 +416,15 @@ def _rows(data_dir: str) -> list[Row]:
             validate_only=False),
             [(TOPIC, T, ALTER_CONFIGS)], E_TOPIC, lambda r: [x.error_code for x in r.responses],
             probe=lambda a: topic_config(a, T, "retention.ms"),
+            changes=True),
+        Row(44, "IncrementalAlterConfigs group", lambda: msg(
+            "admin", "IncrementalAlterConfigsRequest", 1, resources=[
+                {"resource_type": 32, "resource_name": G, "configs": [
+                    {"name": "share.auto.offset.reset", "config_operation": 0,
+                     "value": "earliest"}]}],
+            validate_only=False),
+            [(GROUP, G, ALTER_CONFIGS)], E_GROUP, lambda r: [x.error_code for x in r.responses],
+            probe=lambda a: group_config(a, G, "share.auto.offset.reset"),
             changes=True),
         Row(48, "DescribeClientQuotas", lambda: msg(
             "admin", "DescribeClientQuotasRequest", 0, components=[], strict=False),
@@ -470,6 +491,30 @@ def _rows(data_dir: str) -> list[Row]:
             include_authorized_operations=False),
             [(GROUP, G, DESCRIBE)], E_GROUP, lambda r: [g.error_code for g in r.groups],
             allowed=69),
+        Row(76, "ShareGroupHeartbeat", lambda: msg(
+            "", "ShareGroupHeartbeatRequest", 1, group_id="acl-sg",
+            member_id="acl-share-member", member_epoch=0, rack_id=None,
+            subscribed_topic_names=[T]),
+            [(GROUP, "acl-sg", READ), (TOPIC, T, DESCRIBE)], E_GROUP, lambda r: [r.error_code],
+            probe=lambda a: group_names(a),
+            changes=True),
+        Row(77, "ShareGroupDescribe", lambda: msg(
+            "", "ShareGroupDescribeRequest", 1, group_ids=[G],
+            include_authorized_operations=False),
+            [(GROUP, G, DESCRIBE)], E_GROUP, lambda r: [g.error_code for g in r.groups],
+            allowed=69),
+        # ShareFetch/ShareAcknowledge: READ on the group (top level); READ on
+        # each topic is per partition (test_share_consume.py consumes).
+        Row(78, "ShareFetch", lambda: msg(
+            "", "ShareFetchRequest", 1, group_id="acl-sg", member_id="acl-share-fetcher",
+            share_session_epoch=0, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20,
+            max_records=10, batch_size=10, topics=[], forgotten_topics_data=[]),
+            [(GROUP, "acl-sg", READ)], E_GROUP, lambda r: [r.error_code]),
+        Row(79, "ShareAcknowledge", lambda: msg(
+            "", "ShareAcknowledgeRequest", 1, group_id="acl-sg", member_id="acl-share-acker",
+            share_session_epoch=1, topics=[]),
+            [(GROUP, "acl-sg", READ)], E_GROUP, lambda r: [r.error_code],
+            allowed=122),  # SHARE_SESSION_NOT_FOUND: it never opened a session
     ]
 
 
@@ -842,3 +887,40 @@ def test_brokers_in_super_users_replicate_with_the_authorizer_on(tmp_path):
         assert p.flush(40) == 0
         assert errors == [None] * 5
         assert sorted(cluster.partition_states("replicated")[0].isr) == [1, 2]
+
+
+def test_share_fetch_needs_read_on_each_topic(secured):
+    """ShareFetch with READ on the group but not on the topic: the partition
+    is TOPIC_AUTHORIZATION_FAILED (the request itself succeeds); with READ
+    on the topic too, the partition is served."""
+    _, addr, admin, _ = secured
+    md = admin.call(msg("metadata", "MetadataRequest", 12, topics=[{"name": T, "topic_id": None}],
+                        allow_auto_topic_creation=False,
+                        include_topic_authorized_operations=False))
+    topic_id = md.topics[0].topic_id
+
+    def share_fetch(member):
+        with Conn(addr) as client:
+            return client.call(msg("", "ShareFetchRequest", 1, group_id="acl-sg-topic",
+                                   member_id=member, share_session_epoch=0, max_wait_ms=0,
+                                   min_bytes=0, max_bytes=1 << 20, max_records=10,
+                                   batch_size=10, forgotten_topics_data=[],
+                                   topics=[{"topic_id": topic_id, "partitions": [
+                                       {"partition_index": 0,
+                                        "acknowledgement_batches": []}]}]))
+
+    group_read = [binding(GROUP, "acl-sg-topic", READ)]
+    assert create_acls(admin, group_read) == [0]
+    try:
+        r = share_fetch("m-denied")
+        assert r.error_code == 0
+        assert [p.error_code for t in r.responses for p in t.partitions] == [E_TOPIC]
+        topic_read = [binding(TOPIC, T, READ)]
+        assert create_acls(admin, topic_read) == [0]
+        try:
+            r = share_fetch("m-allowed")
+            assert [p.error_code for t in r.responses for p in t.partitions] == [0]
+        finally:
+            assert delete_acls(admin, topic_read) == [0]
+    finally:
+        assert delete_acls(admin, group_read) == [0]

@@ -189,3 +189,36 @@ def test_partitions_are_emitted_round_robin_one_tuple_each(storm_broker, tmp_pat
     assert all(c == head for c in cycles), (order[:12], [c for c in cycles if c != head][:3])
     print(f"\nround robin: first cycle complete after {start + 1} tuples, then "
           f"{len(cycles)} cycles {head}")
+
+
+def test_emit_batch_emits_several_tuples_per_next_within_max_spout_pending(
+        storm_broker, tmp_path):
+    topic, group = unique("batch"), unique("batch-g")
+    create_topic(storm_broker.bootstrap, topic, 2)
+    produce(storm_broker.bootstrap, topic, 300, 2)
+    ex = start_spout(tmp_path, storm_broker.bootstrap, topics=topic, group=group,
+                     emit_batch=30, max_pending=70)
+    sizes: list[int] = []
+    held: list[InFlight] = []
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:   # nothing acked: pending fills to the limit exactly
+        got = ex.step()
+        if got:
+            sizes.append(len(got))
+            held += got
+        assert len(ex.pending) <= 70
+    assert len(held) == 70 and max(sizes) == 30, sizes
+    order: list[tuple[int, int]] = [offset_of(t.emit.msg_id) for t in held]
+    for t in held:
+        ex.ack(t)
+    deadline = time.monotonic() + 30
+    while len(order) < 300 and time.monotonic() < deadline:
+        got = ex.step()
+        assert len(got) <= 30
+        for t in got:
+            order.append(offset_of(t.emit.msg_id))
+            ex.ack(t)
+    ex.task.proc.kill()
+    assert sorted(order) == sorted((i % 2, i // 2) for i in range(300))
+    for p in (0, 1):   # offset order within a partition
+        assert [o for q, o in order if q == p] == list(range(150))

@@ -27,12 +27,16 @@ def main() -> int:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                          "enable.auto.commit": False, "isolation.level": "read_committed",
                          "auto.offset.reset": "earliest"})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
+                         "transaction.timeout.ms": 10000, "linger.ms": 2})
+    # First fence the killed incarnation, which aborts its open transaction
+    # and with it its pending offset commit: read before that, the group's
+    # offsets stay unstable (UNSTABLE_OFFSET_COMMIT) until the transaction
+    # times out, 10 s per kill that landed inside one.
+    producer.init_transactions(TIMEOUT_S)
     tps = [TopicPartition(src, p) for p in range(partitions)]
     committed = consumer.committed(tps, TIMEOUT_S)
     consumer.assign([TopicPartition(src, tp.partition, max(tp.offset, 0)) for tp in committed])
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
-                         "transaction.timeout.ms": 10000, "linger.ms": 2})
-    producer.init_transactions(TIMEOUT_S)
     ends = {p: consumer.get_watermark_offsets(TopicPartition(src, p), TIMEOUT_S)[1]
             for p in range(partitions)}
     position = {tp.partition: max(tp.offset, 0) for tp in committed}

@@ -216,6 +216,13 @@ Result<std::string> ReadWholeFile(FileEnv& env, const std::string& path) {
   return out;
 }
 
+Result<std::optional<std::string>> ReadFileIfExists(FileEnv& env, const std::string& path) {
+  Result<std::string> text = ReadWholeFile(env, path);
+  if (text.ok()) return std::optional<std::string>(std::move(text).value());
+  if (text.status().code() == StatusCode::kNotFound) return std::optional<std::string>();
+  return text.status();
+}
+
 Status WriteFileAtomically(FileEnv& env, const std::string& dir, const std::string& name,
                            std::string_view contents, bool sync) {
   std::string final_path = dir + "/" + name;

@@ -104,6 +104,9 @@ class FileEnv {
 
 // The whole file. Errors: NotFound if it does not exist, IOError otherwise.
 Result<std::string> ReadWholeFile(FileEnv& env, const std::string& path);
+// The whole file, or nullopt if it does not exist (a store's file before its
+// first write). Errors: IOError.
+Result<std::optional<std::string>> ReadFileIfExists(FileEnv& env, const std::string& path);
 
 // Replaces <dir>/<name> with `contents` atomically: writes <dir>/<name>.tmp
 // and renames it over <dir>/<name>. With `sync`, the temp file is fsynced

@@ -428,6 +428,39 @@ Status batch::ForEachRawRecord(std::span<const uint8_t> records, int32_t count,
   });
 }
 
+Status batch::ForEachRecordFields(std::span<const uint8_t> records, int32_t count,
+                                  const std::function<Status(const RecordFields&)>& fn) {
+  const uint8_t* p = records.data();
+  const uint8_t* end = p + records.size();
+  return ForEachRecord(p, end, count, [&](const RecordView& r, int32_t) -> Status {
+    int32_t len = 0;  // ForEachRecord visits records in order; `p` tracks the current one
+    ReadVarint32(&p, end, &len);
+    p += len;
+    RecordFields f;
+    f.timestamp_delta = r.timestamp_delta;
+    f.offset_delta = r.offset_delta;
+    f.key_len = r.key_len;
+    f.key = r.key;
+    f.value_len = r.value_len;
+    f.value = r.value;
+    f.header_count = r.header_count;
+    f.headers = r.headers;
+    f.end = p;
+    return fn(f);
+  });
+}
+
+void batch::NextHeader(const uint8_t** p, const uint8_t* end, std::string_view* key,
+                       int32_t* value_len, const uint8_t** value) {
+  int32_t klen = 0;
+  const uint8_t* k = nullptr;
+  ReadBytes(p, end, false, &klen, &k);
+  *key = {reinterpret_cast<const char*>(k), static_cast<size_t>(klen)};
+  *value_len = -1;
+  *value = nullptr;
+  ReadBytes(p, end, true, value_len, value);
+}
+
 Result<std::string> batch::RebuildBatch(std::span<const uint8_t> b,
                                         std::span<const uint8_t> records, int32_t count) {
   BatchHeader h = DecodeHeader(b.data());

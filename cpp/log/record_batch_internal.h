@@ -111,6 +111,31 @@ struct RawRecord {
 Status ForEachRawRecord(std::span<const uint8_t> records, int32_t count,
                         const std::function<Status(const RawRecord&)>& fn);
 
+// One record's fields as they lie in a records section: pointers into it,
+// nothing copied (the decoder into Arrow columns, cpp/pipeline, reads them).
+struct RecordFields {
+  int64_t timestamp_delta = 0;
+  int32_t offset_delta = 0;
+  int32_t key_len = -1;  // -1 = null
+  const uint8_t* key = nullptr;
+  int32_t value_len = -1;  // -1 = null
+  const uint8_t* value = nullptr;
+  int32_t header_count = 0;
+  const uint8_t* headers = nullptr;  // header_count (key, value) pairs, read with NextHeader
+  const uint8_t* end = nullptr;      // end of this record
+};
+// Calls fn(const RecordFields&) for each of the `count` records of the
+// (uncompressed or decompressed) records section `records`, checking each
+// record's structure as DecodeRecords does; stops at the first error fn
+// returns. Errors: Corruption for malformed records or a wrong count.
+Status ForEachRecordFields(std::span<const uint8_t> records, int32_t count,
+                           const std::function<Status(const RecordFields&)>& fn);
+// Reads the header pair at *p (a position within RecordFields::headers ..
+// end) and advances past it; value_len -1 = null value.
+// REQUIRES: the record was accepted by ForEachRecordFields.
+void NextHeader(const uint8_t** p, const uint8_t* end, std::string_view* key, int32_t* value_len,
+                const uint8_t** value);
+
 // The batch `original` (whole, any codec) rebuilt with only `records` (whole
 // raw records back to back, `count` of them, a subset of its own in order):
 // same base offset, last offset delta, timestamps, producer fields and

@@ -42,13 +42,11 @@ struct Connection {
   bool flush_queued = false;       // listed for the loop's next Flush()
   bool closed = false;             // closed; waits for `released` to be freed
   bool muted = false;              // not read until RequestMemory has room
-  // Quota throttle (Reply::throttle_ms): no request is read or dispatched
-  // before this steady_clock time (ns since its epoch). Set by the
-  // connection's responders when they answer (any thread), so that a
-  // throttled answer given inside Handle stops the dispatch of requests
-  // already framed; read on the loop thread.
-  std::shared_ptr<std::atomic<int64_t>> throttled_until =
-      std::make_shared<std::atomic<int64_t>>(0);
+  // Quota throttle: info.throttled_until, set by the connection's
+  // responders when they answer (Reply::throttle_ms) and by handlers that
+  // mute it before answering (any thread), so that a throttled answer given
+  // inside Handle stops the dispatch of requests already framed; read on
+  // the loop thread.
   bool throttle_listed = false;  // in the loop's `throttled_`
   std::chrono::steady_clock::time_point last_activity;  // last read or write
   // RequestMemory accounting: reserved for the frame being received, and

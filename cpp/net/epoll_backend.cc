@@ -95,7 +95,9 @@ class EpollBackend final : public IoBackend {
 
   void Poll(int timeout_ms) override {
     if (!ready_.empty()) timeout_ms = 0;
+    if (timeout_ms != 0) events_->BeforeWait();
     int n = epoll_wait(ep_, events_buf_, kMaxEvents, timeout_ms);
+    if (timeout_ms != 0) events_->AfterWait();
     ReadBuffered();
     for (int i = 0; i < n; ++i) {
       void* tag = events_buf_[i].data.ptr;

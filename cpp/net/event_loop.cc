@@ -191,7 +191,8 @@ void EventLoop::AddConnection(int fd, std::string peer, size_t listener) {
   auto owned = std::make_unique<Connection>(
       fd,
       ConnectionInfo{id, std::move(peer), mailbox_,
-                     std::make_shared<Session>(shared_->listener_sessions.at(listener))},
+                     std::make_shared<Session>(shared_->listener_sessions.at(listener)),
+                     std::make_shared<std::atomic<int64_t>>(0)},
       shared_->read_buffer_bytes);
   Connection* c = owned.get();
   if (const auto& tls = shared_->listener_tls.at(listener)) {
@@ -231,7 +232,7 @@ void EventLoop::ProcessInput(Connection* c) {
 void EventLoop::Dispatch(Connection* c, std::span<uint8_t> frame) {
   uint64_t seq = c->responses.Push();
   Responder respond = [mailbox = mailbox_, id = c->info.id, seq,
-                       until = c->throttled_until](Reply reply) {
+                       until = c->info.throttled_until](Reply reply) {
     if (reply.throttle_ms > 0) ExtendThrottle(*until, reply.throttle_ms);
     mailbox->Complete(id, seq, std::move(reply));
   };
@@ -307,6 +308,24 @@ void EventLoop::Close(Connection* c, LogLevel level, const std::string& why) {
   shared_->limits.Release(std::string(IpOfPeer(c->info.peer)));
   shared_->handler->OnClose(c->info);
 }
+
+void EventLoop::BeforeWait() {
+  std::optional<StallClock::Stall> s = stall_clock_.TurnEnds();
+  if (!s) return;
+  shared_->stalls.Add(*s);
+  auto ms = [](std::chrono::microseconds us) { return std::to_string(us.count() / 1000); };
+  std::string what = "off CPU " + ms(s->off_cpu) + " ms of a " + ms(s->wall) + " ms turn";
+  if (s->involuntary > 0) what += ", preempted " + std::to_string(s->involuntary) + " time(s)";
+  if (shared_->stall_lines.Record(Clock::now(), 0, what)) {
+    char name[16] = "";
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    HR_LOG(kWarn) << "network thread " << name << " stalled: " << what
+                  << " in a blocking call (a disk write, a page fault or a lock); every "
+                     "connection of this thread waited (repeats are summarised)";
+  }
+}
+
+void EventLoop::AfterWait() { stall_clock_.TurnBegins(); }
 
 void EventLoop::RecordBadRequest(Connection* c, const std::string& why) {
   if (shared_->bad_requests.Record(now_, c->info.id, why + " from " + c->info.peer)) {

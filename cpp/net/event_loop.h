@@ -25,6 +25,7 @@
 #include "net/page_cache_loader.h"
 #include "net/request_handler.h"
 #include "net/request_memory.h"
+#include "net/stall_clock.h"
 #include "net/tls_context.h"
 
 namespace headrace::net {
@@ -40,7 +41,9 @@ struct LoopShared {
         bad_requests("malformed or refused requests", summary_interval),
         refused_connections("connections refused over a connection limit", summary_interval),
         accept_errors("failed accepts", summary_interval),
-        tls_failures("failed TLS connections", summary_interval) {}
+        tls_failures("failed TLS connections", summary_interval),
+        stall_lines("network-thread stalls (off CPU >= 10 ms in a blocking call)",
+                    summary_interval) {}
 
   RequestHandler* handler = nullptr;
   int64_t max_request_bytes = 0;
@@ -62,6 +65,10 @@ struct LoopShared {
   // TLS handshakes and records that failed (plaintext on a TLS port,
   // untrusted certificates, malformed records): one line, then summaries.
   EventSummary tls_failures;
+  // Turns of the loops that blocked (StallClock): counted, the first logged
+  // at warn level, the ones after it summarised.
+  StallCounters stalls;
+  EventSummary stall_lines;
   std::vector<EventLoop*> loops;  // fixed before any loop starts
   PageCacheLoader* page_cache_loader = nullptr;  // outlives the loops' threads
   // Per listener (ServerOptions::listeners order): the Session a connection
@@ -133,11 +140,10 @@ class EventLoop final : private IoEvents {
   void WakeMutedLoops();
   // Quotas (event_loop_throttle.cc): whether `c` is muted by a throttle;
   // listing it to be resumed; resuming the connections whose throttle ended
-  // (returns how long Poll may wait). ExtendThrottle: any thread.
+  // (returns how long Poll may wait).
   bool Throttled(const Connection* c) const;
   void ListThrottled(Connection* c);
   int ResumeThrottled(int wait_ms);
-  static void ExtendThrottle(std::atomic<int64_t>& until, int32_t ms);
   void ChargeRequest(Connection* c, int64_t size);
   bool ReleaseRequestBytes(Connection* c);
   void Dispatch(Connection* c, std::span<uint8_t> frame);
@@ -155,6 +161,8 @@ class EventLoop final : private IoEvents {
   void OnWake() override;
   void OnFileNotCached(Connection* c, TransmitQueue::Piece load) override;
   void OnFileLoaded(uint64_t conn_id, const Status& st);
+  void BeforeWait() override;
+  void AfterWait() override;
 
   LoopShared* const shared_;
   std::unique_ptr<IoBackend> backend_;
@@ -185,6 +193,7 @@ class EventLoop final : private IoEvents {
   std::vector<std::function<void()>> task_scratch_;   // DrainLocal
   std::vector<Connection*> to_flush_;  // replies queued, Flush() pending
   std::vector<Connection*> flushing_;
+  StallClock stall_clock_;
 };
 
 }  // namespace headrace::net

@@ -126,7 +126,7 @@ void EventLoop::CloseIdle() {
 void EventLoop::LogSummaries() {
   for (EventSummary* s :
        {&shared_->bad_requests, &shared_->refused_connections, &shared_->accept_errors,
-        &shared_->tls_failures}) {
+        &shared_->tls_failures, &shared_->stall_lines}) {
     std::string line = s->TakeSummary(now_);
     if (!line.empty()) {
       HR_LOG(kWarn) << line;

@@ -18,8 +18,8 @@ int64_t NanosOf(EventLoop::Clock::time_point t) {
 
 }  // namespace
 
-void EventLoop::ExtendThrottle(std::atomic<int64_t>& until, int32_t ms) {
-  const int64_t target = NanosOf(Clock::now()) + int64_t{ms} * 1'000'000;
+void ExtendThrottle(std::atomic<int64_t>& until, int32_t ms) {
+  const int64_t target = NanosOf(EventLoop::Clock::now()) + int64_t{ms} * 1'000'000;
   int64_t current = until.load(std::memory_order_relaxed);
   while (current < target &&
          !until.compare_exchange_weak(current, target, std::memory_order_release,
@@ -28,7 +28,7 @@ void EventLoop::ExtendThrottle(std::atomic<int64_t>& until, int32_t ms) {
 }
 
 bool EventLoop::Throttled(const Connection* c) const {
-  return c->throttled_until->load(std::memory_order_acquire) > NanosOf(now_);
+  return c->info.throttled_until->load(std::memory_order_acquire) > NanosOf(now_);
 }
 
 void EventLoop::ListThrottled(Connection* c) {
@@ -46,7 +46,7 @@ int EventLoop::ResumeThrottled(int wait_ms) {
     auto it = conns_.find(id);
     if (it == conns_.end()) continue;  // closed meanwhile
     Connection* c = it->second.get();
-    const int64_t left_ns = c->throttled_until->load(std::memory_order_acquire) - NanosOf(now_);
+    const int64_t left_ns = c->info.throttled_until->load(std::memory_order_acquire) - NanosOf(now_);
     if (left_ns > 0) {
       throttled_.push_back(id);
       wait_ms = std::min(wait_ms, static_cast<int>((left_ns + 999'999) / 1'000'000));

@@ -33,6 +33,11 @@ class IoEvents {
   // nothing more for c; the loop brings the range into the page cache off
   // this thread, calls c->out.MarkLoaded() and then ArmWrite(c) again.
   virtual void OnFileNotCached(Connection* c, TransmitQueue::Piece load) = 0;
+  // Around each wait in the kernel for events that may block (not a 0 ms
+  // poll): the loop's turns lie between AfterWait and the next BeforeWait
+  // (StallClock measures them).
+  virtual void BeforeWait() {}
+  virtual void AfterWait() {}
 };
 
 class IoBackend {

@@ -6,6 +6,7 @@
 // in the order the requests arrived, whatever order they complete in.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,7 +40,16 @@ struct ConnectionInfo {
   // for connections the server accepted; tests calling a handler directly
   // may leave it null (read as an anonymous PLAINTEXT client).
   std::shared_ptr<Session> session;
+  // The connection's quota gate (KIP-219): nothing more is read from it or
+  // dispatched before this steady_clock time (ns since its epoch). Extended
+  // through ExtendThrottle, from any thread. Null in tests that call a
+  // handler directly.
+  std::shared_ptr<std::atomic<int64_t>> throttled_until;
 };
+
+// Moves `until` (a connection's throttled_until) to at least `ms` from now;
+// never earlier. Any thread.
+void ExtendThrottle(std::atomic<int64_t>& until, int32_t ms);
 
 // What to do with one request.
 struct Reply {

@@ -41,6 +41,10 @@ ConnectionLimits::Totals Server::connection_totals() const {
   return shared_ ? shared_->limits.totals() : ConnectionLimits::Totals{};
 }
 
+StallCounters::Totals Server::stall_totals() const {
+  return shared_ ? shared_->stalls.totals() : StallCounters::Totals{};
+}
+
 Status Server::Listen() {
   if (options_.listeners.empty() || options_.listeners.size() > IoBackend::kMaxListeners) {
     return Status::InvalidArgument("a server needs 1 to " +

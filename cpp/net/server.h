@@ -14,6 +14,7 @@
 #include "headrace/status.h"
 #include "net/connection_limits.h"
 #include "net/request_handler.h"
+#include "net/stall_clock.h"
 #include "net/tls_context.h"
 
 namespace headrace::net {
@@ -121,6 +122,8 @@ class Server {
   int active_connections() const;
   // Connections admitted, closed and refused since Start() (all zero before).
   ConnectionLimits::Totals connection_totals() const;
+  // Turns of the network threads that blocked (net/stall_clock.h) since Start().
+  StallCounters::Totals stall_totals() const;
 
  private:
   // Creates and starts one loop per I/O thread. On error some may run:

@@ -13,6 +13,8 @@
 #include <climits>
 #include <cstring>
 
+#include "net/certificate_subject.h"
+
 namespace headrace::net {
 namespace {
 
@@ -20,19 +22,7 @@ constexpr int64_t kMaxSendfile = int64_t{1} << 30;
 
 }  // namespace
 
-std::string PeerSubjectRfc2253(ssl_st* ssl) {
-  X509* cert = SSL_get0_peer_certificate(ssl);
-  if (cert == nullptr) return "";
-  BIO* mem = BIO_new(BIO_s_mem());
-  if (mem == nullptr) return "";
-  // UTF-8 as is (Java's X500Principal.getName() does not escape it).
-  X509_NAME_print_ex(mem, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB);
-  char* data = nullptr;
-  long len = BIO_get_mem_data(mem, &data);
-  std::string out(data != nullptr && len > 0 ? std::string(data, static_cast<size_t>(len)) : "");
-  BIO_free(mem);
-  return out;
-}
+std::string PeerSubjectRfc2253(ssl_st* ssl) { return SubjectRfc2253(SSL_get0_peer_certificate(ssl)); }
 
 TlsTransport::TlsTransport(std::shared_ptr<const TlsContext> ctx, int fd, Session* session)
     : ctx_(std::move(ctx)), fd_(fd), session_(session) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/output_buffer.h"
+#include "net/certificate_subject.h"
 
 namespace headrace::net {
 namespace {
@@ -209,6 +210,19 @@ TEST_F(TlsTransportTest, MutualTlsNamesThePrincipalAndCarriesBytesAndFileSlices)
   EXPECT_EQ(reply.substr(4, 6), "hello ");
   EXPECT_TRUE(reply.substr(10) == content);
   EXPECT_EQ(ReadWhenReady(t, buf), 0);  // the client closed
+}
+
+// The console names a browser's certificate as the listener names a client's.
+TEST_F(TlsTransportTest, CertificateSubjectOfDerIsTheListenersPrincipalName) {
+  unsigned char* der = nullptr;
+  int len = i2d_X509(client_.cert, &der);
+  ASSERT_GT(len, 0);
+  std::string bytes(reinterpret_cast<char*>(der), static_cast<size_t>(len));
+  OPENSSL_free(der);
+  EXPECT_EQ(CertificateSubjectRfc2253(bytes), "CN=client,OU=eng,O=headrace");
+  EXPECT_EQ(CertificateSubjectRfc2253(bytes.substr(0, bytes.size() / 2)), "");
+  EXPECT_EQ(CertificateSubjectRfc2253("not a certificate"), "");
+  EXPECT_EQ(CertificateSubjectRfc2253(""), "");
 }
 
 TEST_F(TlsTransportTest, SslWithoutClientAuthStaysAnonymous) {

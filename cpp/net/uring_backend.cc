@@ -118,12 +118,16 @@ class UringBackend final : public IoBackend {
   void Poll(int timeout_ms) override {
     io_uring_cqe* cqe = nullptr;
     if (timeout_ms < 0) {
+      events_->BeforeWait();
       io_uring_submit_and_wait(&ring_, 1);
+      events_->AfterWait();
     } else if (timeout_ms == 0) {
       io_uring_submit_and_get_events(&ring_);  // also runs pending task work
     } else {
       __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000LL};
+      events_->BeforeWait();
       io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+      events_->AfterWait();
     }
     while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
       uint64_t data = io_uring_cqe_get_data64(cqe);

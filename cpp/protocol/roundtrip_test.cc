@@ -45,7 +45,7 @@ TEST(RoundTripTest, EveryMessageEveryVersionDefaultAndFilled) {
       ExpectRoundTrip(filled, static_cast<int16_t>(v), typeid(M).name(), &checked);
     }
   });
-  EXPECT_EQ(messages, 186);
+  EXPECT_EQ(messages, 192);
   EXPECT_GT(checked, 1000);
 }
 

@@ -196,6 +196,15 @@ class Admin:
                     errors.setdefault(node, missing)
             return dict(out), dict(errors)
 
+    def ask_each(self, brokers: list[tuple[int, str, int]], deadline: float,
+                 request: Callable[[Any], Any]) -> tuple[dict[int, Any], dict[int, str]]:
+        """``request(connection)`` at each of ``brokers`` in parallel by
+        ``deadline``: ({node: answer}, {node: why not})."""
+        import time
+
+        wait = max(0.05, deadline - time.monotonic())
+        return self._ask_each(brokers, wait, deadline, request, "no answer in time")
+
     def probe_brokers(self, brokers: Iterable[tuple[int, str, int]],
                       deadline: float | None = None) -> dict[int, str | None]:
         """{node id: None when it answers ApiVersions, else why not} for
@@ -275,14 +284,10 @@ class Admin:
         """DescribeLogDirs (every partition) at each of ``brokers`` in
         parallel, as :meth:`sizes_by_broker` but whole: ([LogDir] of the
         brokers that answered, {broker: why not}), returned by ``deadline``."""
-        import time
-
         from headrace.admin_wire import describe_log_dirs, error_name
 
-        wait = max(0.05, deadline - time.monotonic())
-        answers, errors = self._ask_each(list(brokers), wait, deadline,
-                                         lambda conn: describe_log_dirs(conn, None),
-                                         "no answer in time")
+        answers, errors = self.ask_each(list(brokers), deadline,
+                                        lambda conn: describe_log_dirs(conn, None))
         out = [LogDir(node, a.path, a.total_bytes, a.usable_bytes, a.sizes,
                       error_name(a.error_code) if a.error_code else None, a.future)
                for node, dirs in answers.items() for a in dirs]
@@ -294,13 +299,10 @@ class Admin:
         groups it coordinates): ([(group id, state as librdkafka names it,
         e.g. EMPTY)] sorted, {broker: why not}), returned by ``deadline``."""
         import re
-        import time
 
         from headrace.admin_wire import list_groups
 
-        wait = max(0.05, deadline - time.monotonic())
-        answers, errors = self._ask_each(list(brokers), wait, deadline, list_groups,
-                                         "no answer in time")
+        answers, errors = self.ask_each(list(brokers), deadline, list_groups)
         found: dict[str, str] = {}
         for listed in answers.values():
             for gid, _, state in listed:

@@ -18,12 +18,14 @@ compact strings, tagged fields, :class:`Reader`) are headrace.wire_codec's.
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from headrace.secure_socket import SecureSocketError, authenticate, wrap_tls
-from headrace.wire_codec import NO_TAGS, Reader, WireError, carray, cstr, request
+from headrace.wire_codec import (NO_TAGS, Reader, WireError, WireSecurityError, carray, cstr,
+                                 request)
 from headrace.wire_codec import error_name  # noqa: F401 - headrace.admin imports it from here
 
 class Connection:
@@ -43,7 +45,10 @@ class Connection:
         try:
             self.sock = wrap_tls(self.sock, host, settings)
             authenticate(self, settings)
-        except (SecureSocketError, OSError) as e:
+        except (SecureSocketError, ssl.SSLError) as e:
+            self.sock.close()
+            raise WireSecurityError(f"broker {self.address}: {e}") from None
+        except OSError as e:
             self.sock.close()
             raise WireError(f"broker {self.address}: {e}") from None
 
@@ -418,10 +423,11 @@ def alter_client_quotas(conn: Connection,
 # addresses the cluster-wide dynamic default (kafka-configs --entity-default),
 # and because librdkafka sends a topic's DescribeConfigs to the controller
 # only, while any broker can answer it.
-RESOURCE_TOPIC, RESOURCE_BROKER = 2, 4
+RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_GROUP = 2, 4, 32
 CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG",
                   3: "DYNAMIC_DEFAULT_BROKER_CONFIG", 4: "STATIC_BROKER_CONFIG",
-                  5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
+                  5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+                  7: "CLIENT_METRICS_CONFIG", 8: "DYNAMIC_GROUP_CONFIG"}
 
 
 def _str(s: str | None) -> bytes:

@@ -103,7 +103,8 @@ def run_broker(settings: Settings) -> int:
     if http is not None:
         scheme = "https" if http.ssl_context is not None else "http"
         logs.announce(f"http on {http.address} ({scheme}; /metrics, /healthz, /readyz, "
-                      f"console /)", http=http.address, scheme=scheme)
+                      f"console /, schema registry /subjects)", http=http.address,
+                      scheme=scheme)
     if cluster_mode:
         from headrace.cluster.member import ClusterMember
 
@@ -176,15 +177,27 @@ def _start_http(broker, cluster_mode: bool, member, joined: threading.Event,
     from headrace.console.auth import ConsoleAuth, is_loopback
 
     auth = ConsoleAuth(values if values is not None else {},
-                       lambda: broker.advertised_endpoints)
+                       lambda: broker.advertised_endpoints, authorize=broker.authorize)
     server = HttpServer(address, ssl_context=auth.https)
     add_broker_routes(server, broker, membership)
     add_console_routes(server, broker, auth, zookeeper)  # the web console at / (docs/console.md)
-    if auth.login_required:
+    from headrace.registry import add_registry_routes
+
+    def member_zk():
+        m = member()
+        return m.zk if m is not None and joined.is_set() else None
+
+    # The schema registry's REST API (docs/schema-registry.md).
+    add_registry_routes(server, broker, auth, member_zk, values if values is not None else {})
+    if auth.password_login:
         log.info("web console: login with the SASL users of listener %s (mechanisms %s)%s",
                  auth.listener, ",".join(auth.mechanisms()),
                  "; HTTPS with the broker's key store" if auth.https else "")
-    elif not is_loopback(address):
+    if auth.cert_listener is not None:
+        log.info("web console: login with a client certificate that listener %s's trust "
+                 "store verifies; reads as that principal through the authorizer",
+                 auth.cert_listener)
+    if not auth.login_required and not is_loopback(address):
         log.warning("*** WEB CONSOLE WITHOUT LOGIN ON A NETWORK ADDRESS: headrace.http.listen=%s "
                     "is not loopback and the broker has no SASL listener, so anyone who reaches "
                     "%s reads every topic's records that an unauthenticated Kafka client may "

@@ -29,6 +29,11 @@ class WireError(HeadraceError):
     """A broker that could not be reached or sent an answer we cannot read."""
 
 
+class WireSecurityError(WireError):
+    """TLS or SASL refused the connection (a bad certificate, a wrong
+    password, an unsupported mechanism): retrying does not help."""
+
+
 def error_name(code: int) -> str:
     if code in _ERROR_NAMES:
         return _ERROR_NAMES[code]

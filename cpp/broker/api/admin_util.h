@@ -22,6 +22,7 @@ namespace headrace::broker {
 // ConfigResource types, numbered as on the wire.
 inline constexpr int8_t kResourceTopic = 2;
 inline constexpr int8_t kResourceBroker = 4;
+inline constexpr int8_t kResourceGroup = 32;  // Kafka 4.x group configs (KIP-848/KIP-932)
 
 // The ErrorMessage field for `s`: null when OK (Kafka's convention).
 inline std::optional<std::string> ErrorMessageOf(const Status& s) {
@@ -59,7 +60,7 @@ inline Status CheckBrokerResourceName(const std::string& name, int32_t node_id) 
 inline Status UnsupportedResourceType(int8_t type) {
   return KafkaStatus(KafkaError::kInvalidRequest,
                      "Unsupported resource type: " + std::to_string(type) +
-                         " (supported: TOPIC=2, BROKER=4)");
+                         " (supported: TOPIC=2, BROKER=4, GROUP=32)");
 }
 
 // The (resource_type, resource_name) pairs named more than once in
@@ -78,12 +79,15 @@ std::set<std::pair<int8_t, std::string>> DuplicateResources(const Resources& res
 // ACLs for DescribeConfigs (`op` DESCRIBE_CONFIGS) and the AlterConfigs
 // APIs (ALTER_CONFIGS): on the topic for TOPIC resources
 // (TOPIC_AUTHORIZATION_FAILED), on the CLUSTER for BROKER ones
-// (CLUSTER_AUTHORIZATION_FAILED). OK for other types (refused later).
+// (CLUSTER_AUTHORIZATION_FAILED), on the group for GROUP ones
+// (GROUP_AUTHORIZATION_FAILED). OK for other types (refused later).
 inline Status RequireConfigAccess(const BrokerContext& ctx, const Request& req, AclOperation op,
                                   int8_t resource_type, const std::string& resource_name) {
   if (resource_type == kResourceTopic) return RequireOnTopic(ctx, req, op, resource_name);
   if (resource_type == kResourceBroker && !AuthorizedOnCluster(ctx, req, op))
     return KafkaStatus(KafkaError::kClusterAuthorizationFailed, "Cluster authorization failed.");
+  if (resource_type == kResourceGroup && !AuthorizedOnGroup(ctx, req, op, resource_name))
+    return KafkaStatus(KafkaError::kGroupAuthorizationFailed, "Group authorization failed.");
   return Status::OK();
 }
 
@@ -91,11 +95,13 @@ inline Status RequireConfigAccess(const BrokerContext& ctx, const Request& req, 
 // result per resource; a resource named twice is INVALID_REQUEST; without
 // ALTER_CONFIGS (RequireConfigAccess) the resource is refused; TOPIC
 // resources go to `alter_topic(resource)`, BROKER resources (name "" or
-// this node's id, checked here) to `alter_broker(resource)`, other types are
-// INVALID_REQUEST.
-template <typename Resp, typename Req, typename AlterTopicFn, typename AlterBrokerFn>
+// this node's id, checked here) to `alter_broker(resource)`, GROUP
+// resources to `alter_group(resource)`, other types are INVALID_REQUEST.
+template <typename Resp, typename Req, typename AlterTopicFn, typename AlterBrokerFn,
+          typename AlterGroupFn>
 void ReplyAlterConfigs(const BrokerContext& ctx, const Req& req, const Request& request,
-                       AlterTopicFn alter_topic, AlterBrokerFn alter_broker) {
+                       AlterTopicFn alter_topic, AlterBrokerFn alter_broker,
+                       AlterGroupFn alter_group) {
   const auto dups = DuplicateResources(req.resources);
   Resp resp;
   for (const auto& r : req.resources) {
@@ -111,6 +117,8 @@ void ReplyAlterConfigs(const BrokerContext& ctx, const Req& req, const Request& 
     } else if (r.resource_type == kResourceBroker) {
       st = CheckBrokerResourceName(r.resource_name, ctx.node_id);
       if (st.ok()) st = alter_broker(r);
+    } else if (r.resource_type == kResourceGroup) {
+      st = alter_group(r);
     } else {
       st = UnsupportedResourceType(r.resource_type);
     }

@@ -9,6 +9,8 @@
 //               "<node id>" replaces this broker's dynamic values, "" the
 //               cluster-wide default's. Unknown or read-only key, bad value,
 //               null value or a repeated key: INVALID_REQUEST naming the key.
+//   GROUP (32)  replaces the group's configs (group_config_entries.h);
+//               unknown key, bad value: INVALID_CONFIG.
 //   other       INVALID_REQUEST.
 // A resource named twice in one request: INVALID_REQUEST for each.
 // validate_only checks without changing anything.
@@ -20,6 +22,7 @@
 #include "broker/api/admin_util.h"
 #include "broker/api/cluster_admin.h"
 #include "broker/api/broker_config_entries.h"
+#include "broker/api/group_config_entries.h"
 #include "broker/api/handler.h"
 #include "broker/base/kafka_error.h"
 #include "broker/partition/topic_name.h"
@@ -70,6 +73,12 @@ void HandleAlterConfigs(BrokerContext& ctx, Req& req, Request request) {
       [&](const Req::AlterConfigsResource& r) -> Status {
         HR_ASSIGN_OR_RETURN(ConfigMap configs, ConfigsOf(r));
         return ReplaceBrokerLayer(ctx, r.resource_name, configs, req.validate_only);
+      },
+      [&](const Req::AlterConfigsResource& r) -> Status {
+        HR_ASSIGN_OR_RETURN(ConfigMap configs, ConfigsOf(r));
+        return AlterGroupConfigs(
+            ctx, r.resource_name,
+            [&](const ConfigMap&) -> Result<ConfigMap> { return configs; }, req.validate_only);
       });
 }
 

@@ -55,13 +55,26 @@ inline int32_t PartitionIndexOf(const protocol::ProduceResponse::PartitionProduc
 inline int32_t PartitionIndexOf(const protocol::FetchResponse::PartitionData& p) {
   return p.partition_index;
 }
+inline auto& PartitionsOf(protocol::ShareFetchResponse::ShareFetchableTopicResponse& t) {
+  return t.partitions;
+}
+inline auto& PartitionsOf(protocol::ShareAcknowledgeResponse::ShareAcknowledgeTopicResponse& t) {
+  return t.partitions;
+}
+inline int32_t PartitionIndexOf(const protocol::ShareFetchResponse::PartitionData& p) {
+  return p.partition_index;
+}
+inline int32_t PartitionIndexOf(const protocol::ShareAcknowledgeResponse::PartitionData& p) {
+  return p.partition_index;
+}
 
 // KIP-951: a partition answered NOT_LEADER_OR_FOLLOWER or
 // FENCED_LEADER_EPOCH gets `current_leader` (the leader and epoch this
 // broker's view names) and the response lists that leader's endpoint in
 // `node_endpoints`, so the client goes there without a Metadata round
-// trip. Works for Produce and Fetch responses (the fields exist only in the
-// versions that carry them; the codec leaves them out below). `name_of`
+// trip. Works for Produce, Fetch, ShareFetch and ShareAcknowledge
+// responses (the fields exist only in the versions that carry them; the
+// codec leaves them out below). `name_of`
 // gives a response topic's name. No-op on a single node.
 template <typename Resp, typename NameOf>
 void AddLeaderHints(const BrokerContext& ctx, Resp* resp, NameOf name_of) {

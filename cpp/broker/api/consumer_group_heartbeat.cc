@@ -8,6 +8,7 @@
 #include "broker/api/client_host.h"
 #include "broker/api/authorize.h"
 #include "broker/api/group_lookup.h"
+#include "broker/api/group_topics.h"
 #include "broker/api/handler.h"
 #include "broker/coordinator/group/group_coordinator.h"
 #include "broker/base/kafka_error.h"
@@ -55,34 +56,10 @@ void HandleConsumerGroupHeartbeat(BrokerContext& ctx, Req& req, Request request)
   }
   hb.client_id = request.header().client_id.value_or("");
   hb.client_host = ClientHost(request.connection().peer);
-  TopicRegistry& topics = ctx.topics();
-  // The subscribed topics as the cluster knows them (cluster mode: the view,
-  // since the coordinator need not hold a replica of them), else the local
-  // registry.
-  ClusterState* cluster = ctx.state->cluster();
-  std::shared_ptr<const ClusterView> view = cluster ? cluster->view() : nullptr;
-  group::ConsumerHeartbeatResult r =
-      groups->ConsumerHeartbeat(
-          hb,
-          [&topics, &view](const std::string& name) -> std::optional<group::TopicInfo> {
-            if (view) {
-              const TopicView* t = view->FindTopic(name);
-              if (!t) return std::nullopt;
-              return group::TopicInfo{t->id, static_cast<int32_t>(t->partitions.size())};
-            }
-            auto t = topics.FindTopic(name);
-            if (!t) return std::nullopt;
-            return group::TopicInfo{t->id, t->partition_count()};
-          },
-          [&topics, &view] {
-            std::vector<std::string> names;
-            if (view) {
-              for (const auto& [name, t] : view->topics) names.push_back(name);
-              return names;
-            }
-            for (const auto& t : topics.ListTopics()) names.push_back(t->name);
-            return names;
-          });
+  const ExistingTopics existing(ctx);
+  group::ConsumerHeartbeatResult r = groups->ConsumerHeartbeat(
+      hb, [&existing](const std::string& name) { return existing.Find(name); },
+      [&existing] { return existing.Names(); });
   resp.error_code = Code(r.error);
   resp.error_message = r.error_message;
   if (r.error == KafkaError::kNone) {

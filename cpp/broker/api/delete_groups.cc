@@ -1,12 +1,17 @@
 // DeleteGroups (key 42), v0..2: deletes Empty groups and their committed
 // offsets (tombstones in the group log). NON_EMPTY_GROUP while members
 // remain, GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for "".
+// A deleted group's group configs (GROUP config resource) are removed too,
+// as Kafka does; runs on the admin worker (that removal persists, and in
+// cluster mode waits for ZooKeeper).
 #include "broker/api/group_log_wait.h"
 #include "broker/api/authorize.h"
+#include "broker/api/group_config_entries.h"
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/coordinator/group/group_coordinator.h"
 #include "broker/base/kafka_error.h"
+#include "common/logging.h"
 
 namespace headrace::broker {
 namespace {
@@ -21,6 +26,12 @@ void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, 
       r.error_code = Code(KafkaError::kGroupAuthorizationFailed);
     } else if (group::CoordinatorLookup found = GroupCoordinatorFor(ctx, id); found.coordinator) {
       r.error_code = Code(found.coordinator->DeleteGroup(id));
+      if (r.error_code == 0) {
+        if (Status st = RemoveGroupConfigs(ctx, id); !st.ok()) {
+          HR_LOG(kWarn) << "DeleteGroups " << id << ": group configs not removed: "
+                        << st.message();
+        }
+      }
       touched.push_back(std::move(found.coordinator));
     } else {
       r.error_code = Code(found.error);  // NOT_COORDINATOR: this group only
@@ -37,6 +48,7 @@ void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, 
 }  // namespace
 
 extern const ApiHandler kDeleteGroupsHandler =
-    MakeHandler<protocol::DeleteGroupsRequest, HandleDeleteGroups>(0, 2);
+    MakeHandler<protocol::DeleteGroupsRequest,
+                OnAdminWorker<protocol::DeleteGroupsRequest, HandleDeleteGroups>>(0, 2);
 
 }  // namespace headrace::broker

@@ -8,6 +8,10 @@
 //               node's id; for the name "" (the cluster-wide default) only
 //               the keys the dynamic default sets, as Kafka answers; another
 //               id: INVALID_REQUEST.
+//   GROUP (32)  every group config of the group id (group_config_entries.h):
+//               DYNAMIC_GROUP_CONFIG=8 for the ones it sets, else the
+//               broker's group.* value (STATIC_BROKER_CONFIG / DEFAULT_CONFIG);
+//               the group need not exist. Empty name: INVALID_REQUEST.
 //   other       INVALID_REQUEST.
 // configuration_keys null or empty = all keys; otherwise only the named
 // ones (unknown names are left out). Synonyms only with include_synonyms;
@@ -19,6 +23,7 @@
 
 #include "broker/api/admin_util.h"
 #include "broker/api/broker_config_entries.h"
+#include "broker/api/group_config_entries.h"
 #include "broker/api/authorize.h"
 #include "broker/api/handler.h"
 #include "broker/cluster/cluster_view.h"
@@ -52,6 +57,7 @@ Result<std::vector<ConfigEntry>> EntriesFor(const BrokerContext& ctx,
     HR_RETURN_IF_ERROR(CheckBrokerResourceName(r.resource_name, ctx.node_id));
     return DescribeBrokerConfigs(ctx, /*cluster_default_only=*/r.resource_name.empty());
   }
+  if (r.resource_type == kResourceGroup) return DescribeGroupConfigs(ctx, r.resource_name);
   return UnsupportedResourceType(r.resource_type);
 }
 

@@ -1,10 +1,7 @@
 // DescribeGroups (key 15), v0..5: state, protocol and members of groups. An
 // unknown group is described as Dead with no error (Kafka's classic
 // behaviour); member metadata and assignments are given for Stable groups.
-// v3+ authorized operations: no ACLs, so every group operation is allowed.
-#include <climits>
-
-#include "broker/api/authorize.h"
+// ACLs as Kafka: DESCRIBE on the group; v3+ authorized operations from them.
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
 #include "broker/coordinator/group/group_coordinator.h"
@@ -16,25 +13,11 @@ namespace {
 using Req = protocol::DescribeGroupsRequest;
 using Resp = protocol::DescribeGroupsResponse;
 
-
 void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
   Resp resp;
-  for (const std::string& id : req.groups) {
-    Resp::DescribedGroup out;
-    out.group_id = id;
-    if (!AuthorizedOnGroup(ctx, request, AclOperation::kDescribe, id)) {
-      out.error_code = Code(KafkaError::kGroupAuthorizationFailed);
-      out.authorized_operations = INT32_MIN;
-      resp.groups.push_back(std::move(out));
-      continue;
-    }
-    const group::CoordinatorLookup found = GroupCoordinatorFor(ctx, id);
-    if (found.coordinator == nullptr) {
-      out.error_code = Code(found.error);  // NOT_COORDINATOR: this group only
-      resp.groups.push_back(std::move(out));
-      continue;
-    }
-    group::GroupDescription d = found.coordinator->Describe(id);
+  DescribeEachGroup(ctx, request, req.groups, resp.groups,
+                    [&](Resp::DescribedGroup& out, group::GroupCoordinator& coordinator) {
+    group::GroupDescription d = coordinator.Describe(out.group_id);
     out.error_code = Code(d.error);
     out.group_state = group::GroupStateName(d.state);
     out.protocol_type = d.protocol_type;
@@ -49,14 +32,13 @@ void HandleDescribeGroups(BrokerContext& ctx, Req& req, Request request) {
       dm.member_assignment = std::move(m.assignment);
       out.members.push_back(std::move(dm));
     }
-    out.authorized_operations =
-        req.include_authorized_operations
-            ? AuthorizedOperations(ctx, request, ResourceType::kGroup, id,
-                                   {AclOperation::kRead, AclOperation::kDelete,
-                                    AclOperation::kDescribe})
-            : INT32_MIN;
-    resp.groups.push_back(std::move(out));
-  }
+    if (req.include_authorized_operations) {
+      out.authorized_operations =
+          AuthorizedOperations(ctx, request, ResourceType::kGroup, out.group_id,
+                               {AclOperation::kRead, AclOperation::kDelete,
+                                AclOperation::kDescribe});
+    }
+  });
   request.Reply(resp);
 }
 

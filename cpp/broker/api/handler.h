@@ -28,6 +28,7 @@ namespace group {
 class GroupCoordinator;   // broker/coordinator/group/group_coordinator.h
 class GroupCoordinators;  // broker/coordinator/group/group_coordinators.h
 struct GroupConfig;      // broker/coordinator/group/group_config.h
+class GroupConfigStore;  // broker/coordinator/group/group_config_store.h
 }  // namespace group
 namespace replication {
 struct ReplicationQuotas;  // broker/replication/replication_quota.h
@@ -36,6 +37,10 @@ struct InterBrokerSecurity;  // broker/replication/inter_broker_security.h
 namespace fetch {
 class FetchSessionCache;  // broker/fetch/fetch_session.h
 }  // namespace fetch
+namespace share {
+class ShareRegistry;      // broker/share/share_registry.h
+class ShareSessionCache;  // broker/share/share_session.h
+}  // namespace share
 namespace auth {
 class Authorizer;    // broker/security/auth/authorizer.h
 class FileAclStore;  // broker/security/auth/acl_store.h
@@ -86,6 +91,9 @@ struct BrokerContext {
   // throughout.
   group::GroupCoordinators* group_coordinators = nullptr;
   const group::GroupConfig* group_config = nullptr;  // the broker's group.* / offsets.* keys
+  // Group configs (GROUP config resource, group_resource_config.h); null:
+  // none kept (tests that build a bare context; GROUP resources refused).
+  group::GroupConfigStore* group_configs = nullptr;
   // The transaction coordinators of this broker (coordinator/txn/txn_coordinators.h),
   // routed like the group coordinators by transactional id over the
   // partitions of __transaction_state. Set before serving, owned by the
@@ -94,6 +102,12 @@ struct BrokerContext {
   txn::TxnCoordinators* txn_coordinators = nullptr;
   const txn::TxnConfig* txn_config = nullptr;  // the broker's transaction.* keys
   fetch::FetchSessionCache* fetch_sessions = nullptr;  // KIP-227 sessions; null: none kept
+  // KIP-932: the share-partitions this broker leads and the share sessions
+  // of ShareFetch/ShareAcknowledge (api/share_partition_ops.h). Set before
+  // serving; null only in tests that build a bare context (the handlers
+  // then answer SHARE_SESSION_NOT_FOUND).
+  share::ShareRegistry* share_partitions = nullptr;
+  share::ShareSessionCache* share_sessions = nullptr;
   // Replication throttles (leader side used by Fetch); null: none.
   replication::ReplicationQuotas* replication_quotas = nullptr;
   // Client quotas (docs/security.md "Quotas"); null: none (handler tests).
@@ -238,6 +252,18 @@ class Request {
   int32_t throttle_ms() const { return throttle_ms_; }
   void AddThrottle(int32_t ms) { throttle_ms_ = std::max(throttle_ms_, ms); }
   void ClearThrottle() { throttle_ms_ = 0; }
+  // Starts the throttle earned so far now instead of at the answer: the
+  // connection reads and dispatches nothing more for throttle_ms() from
+  // here (the answer extends it again, from its own release). For a request
+  // answered later from another thread (Produce on the log writers): the
+  // requests framed behind it wait as they would behind an answer given
+  // within the handler. REQUIRES: the connection's I/O thread, inside the
+  // handler. Without a connection gate (tests) it does nothing.
+  void MuteNow() const {
+    if (throttle_ms_ > 0 && conn_.throttled_until) {
+      net::ExtendThrottle(*conn_.throttled_until, throttle_ms_);
+    }
+  }
   // The connection's own I/O thread (null when the handler is called
   // directly by a test): where delayed completions run (Purgatory::Wait).
   const std::shared_ptr<net::LoopExecutor>& executor() const { return conn_.executor; }

@@ -47,6 +47,10 @@ extern const ApiHandler kOffsetDeleteHandler;
 extern const ApiHandler kOffsetForLeaderEpochHandler;
 extern const ApiHandler kConsumerGroupHeartbeatHandler;  // KIP-848
 extern const ApiHandler kConsumerGroupDescribeHandler;   // KIP-848
+extern const ApiHandler kShareGroupHeartbeatHandler;     // KIP-932
+extern const ApiHandler kShareGroupDescribeHandler;      // KIP-932
+extern const ApiHandler kShareFetchHandler;              // KIP-932
+extern const ApiHandler kShareAcknowledgeHandler;        // KIP-932
 // Transactions: the coordinator (broker/coordinator/txn/) and the data plane
 // (broker/partition/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
@@ -117,6 +121,10 @@ constexpr std::array kHandlers = {
     &kListTransactionsHandler,         // 66
     &kConsumerGroupHeartbeatHandler,   // 68
     &kConsumerGroupDescribeHandler,    // 69
+    &kShareGroupHeartbeatHandler,      // 76
+    &kShareGroupDescribeHandler,       // 77
+    &kShareFetchHandler,               // 78
+    &kShareAcknowledgeHandler,         // 79
 };
 
 }  // namespace

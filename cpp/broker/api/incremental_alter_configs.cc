@@ -12,6 +12,10 @@
 //               cluster-wide default's. SET, DELETE, and APPEND/SUBTRACT on
 //               list keys (log.cleanup.policy); unknown or read-only keys,
 //               bad values: INVALID_REQUEST.
+//   GROUP (32)  group configs (group_config_entries.h): SET and DELETE;
+//               unknown key, bad or out-of-range value: INVALID_CONFIG;
+//               APPEND/SUBTRACT (no list keys): INVALID_CONFIG. The group
+//               need not exist.
 //   other       INVALID_REQUEST.
 // A resource named twice in one request: INVALID_REQUEST for each.
 // validate_only checks without changing anything.
@@ -24,6 +28,7 @@
 #include "broker/api/cluster_admin.h"
 #include "broker/config/broker_config.h"
 #include "broker/api/broker_config_entries.h"
+#include "broker/api/group_config_entries.h"
 #include "broker/api/handler.h"
 #include "broker/base/kafka_error.h"
 #include "broker/partition/topic_name.h"
@@ -112,11 +117,35 @@ Status AlterBroker(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool 
   return ReplaceBrokerLayer(ctx, r.resource_name, next, validate_only);
 }
 
+Status AlterGroup(BrokerContext& ctx, const Req::AlterConfigsResource& r, bool validate_only) {
+  HR_ASSIGN_OR_RETURN(std::vector<ConfigAlteration> ops, OpsOf(r));
+  return AlterGroupConfigs(
+      ctx, r.resource_name,
+      [&](const ConfigMap& current) -> Result<ConfigMap> {
+        ConfigMap next = current;
+        for (const ConfigAlteration& op : ops) {
+          if (op.op == AlterConfigOp::kDelete) {
+            next.erase(op.key);
+          } else if (op.op != AlterConfigOp::kSet) {
+            return KafkaStatus(KafkaError::kInvalidConfig,
+                               op.key + ": APPEND and SUBTRACT are only allowed on list configs");
+          } else if (!op.value) {
+            return KafkaStatus(KafkaError::kInvalidRequest, op.key + ": a value is required");
+          } else {
+            next[op.key] = *op.value;
+          }
+        }
+        return next;
+      },
+      validate_only);
+}
+
 void HandleIncrementalAlterConfigs(BrokerContext& ctx, Req& req, Request request) {
   ReplyAlterConfigs<Resp>(
       ctx, req, request,
       [&](const Req::AlterConfigsResource& r) { return AlterTopic(ctx, r, req.validate_only); },
-      [&](const Req::AlterConfigsResource& r) { return AlterBroker(ctx, r, req.validate_only); });
+      [&](const Req::AlterConfigsResource& r) { return AlterBroker(ctx, r, req.validate_only); },
+      [&](const Req::AlterConfigsResource& r) { return AlterGroup(ctx, r, req.validate_only); });
 }
 
 }  // namespace

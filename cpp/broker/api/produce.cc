@@ -15,6 +15,11 @@
 //             NOT_ENOUGH_REPLICAS_AFTER_APPEND when it shrank below it
 //             while waiting;
 //   other     INVALID_REQUIRED_ACKS on every partition, nothing appended.
+// The network thread checks the request and copies each partition's records
+// out of the request frame (which it reuses once the handler returns); the
+// appends run on the log writers (LogWriters: a pool per log directory, each
+// partition's appends in arrival order; no disk call on a network thread);
+// the answer is built back on the connection's network thread.
 // Topics are auto-created like Metadata does when auto.create.topics.enable.
 // The log validates every batch (CRC, sizes, the records, decompressed when
 // compressed; timestamp bounds), stores it as sent or re-encoded per the
@@ -25,6 +30,8 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -34,6 +41,7 @@
 #include "broker/api/quota_hooks.h"
 #include "broker/base/kafka_error.h"
 #include "broker/partition/topic_name.h"
+#include "broker/storage/log_writers.h"
 #include "headrace/record_batch.h"
 #include "log/legacy_message_set.h"
 
@@ -92,88 +100,115 @@ bool RefuseKeyless(std::span<const uint8_t> batches, const std::string& topic, i
   return true;
 }
 
-// Appends one partition's records. Fills `out`; returns the partition when
-// the append succeeded (null otherwise) and sets *last_offset and
-// *state_before (the partition's state version read before the append).
-std::shared_ptr<Partition> AppendPartition(const Topic* topic, KafkaError topic_error,
-                                           const std::string& topic_message,
-                                           protocol::ProduceRequest::PartitionProduceData& data,
-                                           int16_t version, int16_t acks, PartitionResponse* out,
-                                           Offset* last_offset, uint64_t* state_before) {
+// One partition of a Produce: checked on the network thread, appended on its
+// log directory's writer.
+struct PartitionAppend {
+  PartitionResponse* out = nullptr;  // into the response being built
+  std::shared_ptr<Partition> partition;
+  const std::string* topic = nullptr;  // the name in the response (lives as long as the append)
+  int32_t index = 0;
+  std::span<uint8_t> batches;  // the records: in the request frame, or in `owned`
+  std::vector<uint8_t> owned;  // a copy for a writer thread, or v0-2 up-converted to v2
+  // Set by the append:
+  bool appended = false;
+  Offset last_offset{-1};
+  uint64_t state_before = 0;  // a state change after the append wakes an acks=all wait
+};
+
+// A Produce between its check and its answer. Each append touches only its
+// own PartitionAppend (and its `out`); the last one to finish hands the rest
+// back to the connection's network thread, so nothing else needs a lock.
+struct PendingProduce {
+  explicit PendingProduce(Request r) : req(std::move(r)) {}
+  Request req;
+  Response resp;
+  int16_t acks = 1;
+  std::chrono::milliseconds timeout{0};
+  bool any_error = false;  // a partition failed its checks (network thread)
+  std::vector<PartitionAppend> appends;
+  bool inline_appends = false;  // on the network thread (see HandleProduce)
+  std::atomic<int> appends_left{0};
+  std::atomic<int> waiting{0};  // acks=all: partitions not yet settled
+};
+
+// Checks one partition of the request on the network thread. Fills `out` and
+// returns nothing when it fails; else the append to run, with the records
+// copied out of the request frame when `copy` (the frame is reused once the
+// handler returns).
+std::optional<PartitionAppend> PreparePartition(
+    const Topic* topic, KafkaError topic_error, const std::string& topic_message,
+    protocol::ProduceRequest::PartitionProduceData& data, int16_t version, bool copy,
+    PartitionResponse* out) {
   out->index = data.index;
   if (topic == nullptr) {
     SetError(out, topic_error, version, topic_message);
-    return nullptr;
+    return std::nullopt;
   }
   if (data.index < 0 || data.index >= topic->partition_count()) {
     SetError(out, KafkaError::kUnknownTopicOrPartition, version,
              "partition " + std::to_string(data.index) + " of " + topic->name +
                  " does not exist");
-    return nullptr;
+    return std::nullopt;
   }
   if (data.records.is_null || data.records.data.empty()) {
     SetError(out, KafkaError::kInvalidRecord, version, "no record batch for the partition");
-    return nullptr;
+    return std::nullopt;
   }
   const std::shared_ptr<Partition>& partition = topic->partitions[data.index];
   if (!partition) {  // cluster mode: no replica here
     SetError(out, KafkaError::kNotLeaderOrFollower, version,
              "this broker holds no replica of " + topic->name + "-" + std::to_string(data.index));
-    return nullptr;
+    return std::nullopt;
   }
+  PartitionAppend a;
+  a.out = out;
+  a.partition = partition;
+  a.index = data.index;
   std::span<uint8_t> batches = data.records.data;
-  std::string converted;  // v0-2: the message set as a v2 batch
   if (version < kFirstRecordBatchVersion) {
     if (!IsLegacyMessageSet(batches)) {
       SetError(out, KafkaError::kInvalidRecord, version,
                "Produce v" + std::to_string(version) + " carries message format v0/v1 only");
-      return nullptr;
+      return std::nullopt;
     }
     Result<std::string> v2 = ConvertLegacyMessageSet(batches);
     if (!v2.ok()) {
       SetError(out, ToKafkaError(v2.status()), version, v2.status().message());
-      return nullptr;
+      return std::nullopt;
     }
-    converted = std::move(v2).value();
-    batches = {reinterpret_cast<uint8_t*>(converted.data()), converted.size()};
+    a.owned.assign(v2->begin(), v2->end());
+    a.batches = a.owned;
+  } else if (copy) {
+    a.owned.assign(batches.begin(), batches.end());
+    a.batches = a.owned;
+  } else {
+    a.batches = batches;
   }
-  if (partition->compaction_settings().compact &&
-      RefuseKeyless(batches, topic->name, data.index, version, out))
-    return nullptr;
-  *state_before = partition->state_version();
-  Result<AppendInfo> info = partition->AppendAsLeader(batches, acks);
-  if (!info.ok()) {
-    SetError(out, AppendError(info.status()), version, info.status().message());
-    return nullptr;
-  }
-  out->error_code = Code(KafkaError::kNone);
-  out->base_offset = info->base_offset.value();
-  out->log_append_time_ms = info->log_append_time.value();
-  out->log_start_offset = partition->log_start_offset().value();
-  *last_offset = info->last_offset;
-  return partition;
+  return a;
 }
 
-// One appended partition of an acks=all produce, waiting to be committed.
-struct Appended {
-  PartitionResponse* out;  // into the response being built
-  std::shared_ptr<Partition> partition;
-  Offset last_offset;
-  uint64_t state_before;  // a state change after the append wakes the wait
-};
+// Appends one partition's records on its writer and fills its answer.
+void RunAppend(PartitionAppend& a, int16_t version, int16_t acks) {
+  Partition& partition = *a.partition;
+  if (partition.compaction_settings().compact &&
+      RefuseKeyless(a.batches, *a.topic, a.index, version, a.out))
+    return;
+  a.state_before = partition.state_version();
+  Result<AppendInfo> info = partition.AppendAsLeader(a.batches, acks);
+  if (!info.ok()) {
+    SetError(a.out, AppendError(info.status()), version, info.status().message());
+    return;
+  }
+  a.out->error_code = Code(KafkaError::kNone);
+  a.out->base_offset = info->base_offset.value();
+  a.out->log_append_time_ms = info->log_append_time.value();
+  a.out->log_start_offset = partition.log_start_offset().value();
+  a.last_offset = info->last_offset;
+  a.appended = true;
+}
 
-// An acks=all response waiting for its partitions' high watermarks. Every
-// completion runs on the connection's I/O thread (or, without an executor,
-// on the waking thread of a test), so `remaining` needs no lock.
-struct PendingProduce {
-  explicit PendingProduce(Request r) : req(std::move(r)) {}
-  Request req;
-  Response resp;
-  std::atomic<int> remaining{0};
-};
-
-// Settles one partition after its wait: committed, or why not.
-void Settle(const Appended& a, WakeReason why, int16_t version) {
+// Settles one partition after its commit wait: committed, or why not.
+void Settle(const PartitionAppend& a, WakeReason why, int16_t version) {
   const Partition& p = *a.partition;
   if (p.offline()) {
     SetError(a.out, KafkaError::kKafkaStorageError, version,
@@ -198,23 +233,70 @@ void Settle(const Appended& a, WakeReason why, int16_t version) {
   }
 }
 
-void WaitForCommit(BrokerContext& ctx, std::shared_ptr<PendingProduce> pending,
-                   std::vector<Appended> appended, std::chrono::milliseconds timeout) {
+void Answer(BrokerContext& ctx, PendingProduce& pending) {
+  AddLeaderHints(ctx, &pending.resp, [](const auto& t) { return t.name; });
+  pending.req.Reply(pending.resp);
+}
+
+// acks=all: parks the answer until every appended partition's high
+// watermark passes its last offset. Every completion runs on the
+// connection's network thread (or, without an executor, on the waking
+// thread of a test); the last one answers.
+void WaitForCommit(BrokerContext& ctx, const std::shared_ptr<PendingProduce>& pending,
+                   std::vector<PartitionAppend*> uncommitted) {
   const int16_t version = pending->req.version();
-  const auto deadline = Purgatory::Clock::now() + timeout;
-  pending->remaining.store(static_cast<int>(appended.size()));
-  for (Appended& a : appended) {
-    Purgatory::Watch watch{a.partition, Watermark::kHighWatermark, a.last_offset + 1,
-                           a.state_before};
+  const auto deadline = Purgatory::Clock::now() + pending->timeout;
+  pending->waiting.store(static_cast<int>(uncommitted.size()));
+  for (PartitionAppend* a : uncommitted) {
+    Purgatory::Watch watch{a->partition, Watermark::kHighWatermark, a->last_offset + 1,
+                           a->state_before};
     ctx.state->purgatory().Wait({std::move(watch)}, deadline, pending->req.executor(),
                                 [pending, a, version, ctx_ptr = &ctx](WakeReason why) {
-                                  Settle(a, why, version);
-                                  if (pending->remaining.fetch_sub(1) == 1) {
-                                    AddLeaderHints(*ctx_ptr, &pending->resp,
-                                                   [](const auto& t) { return t.name; });
-                                    pending->req.Reply(pending->resp);
-                                  }
+                                  Settle(*a, why, version);
+                                  if (pending->waiting.fetch_sub(1) == 1) Answer(*ctx_ptr, *pending);
                                 });
+  }
+}
+
+// After the appends, on the connection's network thread: answers by acks.
+void Finish(BrokerContext& ctx, const std::shared_ptr<PendingProduce>& pending) {
+  bool any_error = pending->any_error;
+  for (const PartitionAppend& a : pending->appends) any_error |= !a.appended;
+  if (pending->acks == 0) {
+    if (any_error) pending->req.Close("acks=0 produce failed on some partition");
+    else pending->req.NoResponse();
+    return;
+  }
+  if (pending->acks == -1) {
+    std::vector<PartitionAppend*> uncommitted;
+    for (PartitionAppend& a : pending->appends) {
+      if (a.appended && a.partition->high_watermark() <= a.last_offset) uncommitted.push_back(&a);
+    }
+    if (!uncommitted.empty()) {
+      WaitForCommit(ctx, pending, std::move(uncommitted));
+      return;
+    }
+  }
+  Answer(ctx, *pending);
+}
+
+// Posts each partition's append to its directory's writers (in request
+// order per partition); the last append to finish posts Finish to the
+// connection's network thread.
+void AppendOnWriters(BrokerContext& ctx, const std::shared_ptr<PendingProduce>& pending) {
+  if (pending->inline_appends) {
+    for (PartitionAppend& a : pending->appends) RunAppend(a, pending->req.version(), pending->acks);
+    Finish(ctx, pending);
+    return;
+  }
+  pending->appends_left.store(static_cast<int>(pending->appends.size()));
+  for (PartitionAppend& a : pending->appends) {
+    ctx.state->log_writers().Post(a.partition.get(), a.partition->dir(), [&ctx, pending, &a] {
+      RunAppend(a, pending->req.version(), pending->acks);
+      if (pending->appends_left.fetch_sub(1) == 1) {
+        pending->req.RunOnLoop([&ctx, pending] { Finish(ctx, pending); });
+      }
+    });
   }
 }
 
@@ -230,12 +312,21 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
   if (acks == 0) req.ClearThrottle();  // as Kafka: no request-time throttle without an answer
   ThrottleProduce(ctx, req);  // producer_byte_rate (quota_hooks.h)
   auto pending = std::make_shared<PendingProduce>(std::move(req));
+  pending->acks = acks;
+  pending->timeout = std::chrono::milliseconds(std::max(request.timeout_ms, 0));
   Response& resp = pending->resp;
   resp.responses.resize(request.topic_data.size());
-  std::vector<Appended> appended;
-  bool any_error = false;
   // ACLs: a transactional producer needs WRITE on its transactional id
   // (every partition fails otherwise), then WRITE on each topic.
+  // Appends run on the log writers, except with headrace.log.writer.threads=0.
+  // A request its producer_byte_rate throttles mutes its connection now,
+  // not at its answer: the requests framed behind it are not dispatched
+  // until the throttle has passed (KIP-219), as behind Kafka's one request
+  // at a time per connection; muted only at the answer, the requests read
+  // while the append ran would all pass the quota.
+  pending->inline_appends = !ctx.state->log_writers().enabled();
+  pending->req.MuteNow();
+  const bool copy = !pending->inline_appends;
   const bool txn_denied =
       request.transactional_id &&
       !AuthorizedOnTxnId(ctx, pending->req, AclOperation::kWrite, *request.transactional_id);
@@ -272,34 +363,23 @@ void HandleProduce(BrokerContext& ctx, protocol::ProduceRequest& request, Reques
       topic_message = found.status().message();
     }
     for (size_t p = 0; p < topic_data.partition_data.size(); ++p) {
-      PartitionResponse* out = &topic_resp.partition_responses[p];
-      Offset last{-1};
-      uint64_t state = 0;
-      auto partition = AppendPartition(topic.get(), topic_error, topic_message,
-                                       topic_data.partition_data[p], version, acks, out, &last,
-                                       &state);
-      if (partition) {
-        appended.push_back({out, std::move(partition), last, state});
+      std::optional<PartitionAppend> a =
+          PreparePartition(topic.get(), topic_error, topic_message,
+                           topic_data.partition_data[p], version, copy,
+                           &topic_resp.partition_responses[p]);
+      if (a) {
+        a->topic = &topic_resp.name;
+        pending->appends.push_back(std::move(*a));
       } else {
-        any_error = true;
+        pending->any_error = true;
       }
     }
   }
-  if (acks == 0) {
-    if (any_error) pending->req.Close("acks=0 produce failed on some partition");
-    else pending->req.NoResponse();
+  if (pending->appends.empty()) {
+    Finish(ctx, pending);
     return;
   }
-  if (acks == -1) {
-    std::erase_if(appended, [](const Appended& a) { return a.partition->high_watermark() > a.last_offset; });
-    if (!appended.empty()) {  // some not committed yet
-      WaitForCommit(ctx, std::move(pending), std::move(appended),
-                    std::chrono::milliseconds(std::max(request.timeout_ms, 0)));
-      return;
-    }
-  }
-  AddLeaderHints(ctx, &resp, [](const auto& t) { return t.name; });
-  pending->req.Reply(resp);
+  AppendOnWriters(ctx, pending);
 }
 
 }  // namespace

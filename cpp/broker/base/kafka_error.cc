@@ -76,6 +76,11 @@ const char* KafkaErrorName(KafkaError e) {
     case KafkaError::kUnsupportedAssignor: return "UNSUPPORTED_ASSIGNOR";
     case KafkaError::kStaleMemberEpoch: return "STALE_MEMBER_EPOCH";
     case KafkaError::kInvalidRegularExpression: return "INVALID_REGULAR_EXPRESSION";
+    case KafkaError::kInvalidRecordState: return "INVALID_RECORD_STATE";
+    case KafkaError::kShareSessionNotFound: return "SHARE_SESSION_NOT_FOUND";
+    case KafkaError::kInvalidShareSessionEpoch: return "INVALID_SHARE_SESSION_EPOCH";
+    case KafkaError::kFencedStateEpoch: return "FENCED_STATE_EPOCH";
+    case KafkaError::kShareSessionLimitReached: return "SHARE_SESSION_LIMIT_REACHED";
     case KafkaError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
     case KafkaError::kStaleBrokerEpoch: return "STALE_BROKER_EPOCH";
     case KafkaError::kEligibleLeadersNotAvailable: return "ELIGIBLE_LEADERS_NOT_AVAILABLE";

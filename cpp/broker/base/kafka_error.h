@@ -110,6 +110,12 @@ enum class KafkaError : int16_t {
   kUnsupportedAssignor = 112,   // KIP-848
   kStaleMemberEpoch = 113,      // KIP-848 (OffsetCommit/OffsetFetch v9)
   kInvalidRegularExpression = 128,  // ConsumerGroupHeartbeat v1 (Kafka 4.0)
+  // KIP-932 share groups (Errors.java; names as librdkafka 2.16 spells them).
+  kInvalidRecordState = 121,         // acknowledging a record this member has not acquired
+  kShareSessionNotFound = 122,       // ShareFetch/ShareAcknowledge: no such share session
+  kInvalidShareSessionEpoch = 123,   // share session epoch out of sequence
+  kFencedStateEpoch = 124,           // share coordinator: stale share-partition state epoch
+  kShareSessionLimitReached = 133,   // the broker holds its maximum number of share sessions
 };
 
 inline int16_t Code(KafkaError e) { return static_cast<int16_t>(e); }

@@ -28,6 +28,19 @@ TEST(KafkaErrorTest, WireNumbersMatchTheProtocolGuide) {
   EXPECT_EQ(Code(KafkaError::kInvalidRecord), 87);
   EXPECT_EQ(Code(KafkaError::kUnknownTopicId), 100);
   EXPECT_EQ(Code(KafkaError::kInconsistentTopicId), 103);
+  EXPECT_EQ(Code(KafkaError::kInvalidRecordState), 121);
+  EXPECT_EQ(Code(KafkaError::kShareSessionNotFound), 122);
+  EXPECT_EQ(Code(KafkaError::kInvalidShareSessionEpoch), 123);
+  EXPECT_EQ(Code(KafkaError::kFencedStateEpoch), 124);
+  EXPECT_EQ(Code(KafkaError::kShareSessionLimitReached), 133);
+}
+
+TEST(KafkaErrorTest, ShareGroupErrorsHaveKafkasNames) {
+  EXPECT_STREQ(KafkaErrorName(KafkaError::kInvalidRecordState), "INVALID_RECORD_STATE");
+  EXPECT_STREQ(KafkaErrorName(KafkaError::kShareSessionNotFound), "SHARE_SESSION_NOT_FOUND");
+  EXPECT_STREQ(KafkaErrorName(KafkaError::kInvalidShareSessionEpoch), "INVALID_SHARE_SESSION_EPOCH");
+  EXPECT_STREQ(KafkaErrorName(KafkaError::kFencedStateEpoch), "FENCED_STATE_EPOCH");
+  EXPECT_STREQ(KafkaErrorName(KafkaError::kShareSessionLimitReached), "SHARE_SESSION_LIMIT_REACHED");
 }
 
 TEST(KafkaErrorTest, PlainStatusesMapByCode) {

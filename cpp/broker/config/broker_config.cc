@@ -306,6 +306,12 @@ std::vector<Row> BuildRows() {
              "How many partitions' fsyncs of one group-commit round run at once (1 = one after "
              "another).",
              &BrokerConfig::flush_threads, 1, 64),
+      IntRow("headrace.log.writer.threads",
+             "Threads per log directory that run Produce appends off the network threads; each "
+             "partition's appends run in order on one of them at a time. 0 = append on the "
+             "network thread (fewer wake-ups, but a write held by writeback holds every "
+             "connection of that thread).",
+             &BrokerConfig::log_writer_threads, 0, 64),
       StringRow("zookeeper.connect", "ZooKeeper connect string of the cluster; empty = single node.",
                 &BrokerConfig::zookeeper_connect),
       IntRow("zookeeper.session.timeout.ms", "ZooKeeper session timeout.",

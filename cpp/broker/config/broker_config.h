@@ -108,6 +108,11 @@ struct BrokerConfig {
   // flusher thread). 4: a round of 4 partitions takes 0.48 of one thread's
   // time on this project's ext4 VM (docs/durability.md, "Flusher threads").
   int64_t flush_threads = 4;
+  // headrace.log.writer.threads: threads per log directory that run Produce
+  // appends (storage/log_writers.h). A write held by writeback holds one of
+  // them: the directory's other partitions go on with the rest. 0 = appends
+  // on the network threads.
+  int64_t log_writer_threads = 4;
   // headrace.follower.uncached.writes: a follower writes what it copies from
   // its leader with uncached buffered I/O (WriteCache::kDrop, RWF_DONTCACHE):
   // its pages leave the page cache once written back, which keeps the page

@@ -82,11 +82,9 @@ Result<std::unique_ptr<DynamicBrokerConfig>> DynamicBrokerConfig::Open(const std
                                                                        FileEnv* env) {
   std::unique_ptr<DynamicBrokerConfig> d(
       new DynamicBrokerConfig(data_dir, env ? env : FileEnv::Default()));
-  auto text = ReadWholeFile(*d->env_, data_dir + "/" + kFileName);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return d;
-    return text.status();
-  }
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> text,
+                      ReadFileIfExists(*d->env_, data_dir + "/" + kFileName));
+  if (!text) return d;
   auto parsed = json::Parse(*text);
   if (!parsed.ok()) {
     return Status::Corruption(std::string(kFileName) + ": " + parsed.status().message());

@@ -41,8 +41,13 @@ class FakeLog final : public Log {
   // Called by each Flush before it takes effect (set before the log is
   // shared); an error fails that Flush.
   std::function<Status()> on_flush;
+  // Called by each Append before it takes effect, without the log's lock
+  // (set before the log is shared): a test holds an append here, as a
+  // pwrite into a page writeback holds it.
+  std::function<void()> on_append;
 
   Result<AppendInfo> Append(std::span<uint8_t> batches) override {
+    if (on_append) on_append();
     std::lock_guard<std::mutex> l(mu_);
     if (closed_) return Status::Closed("closed");
     if (batches.empty()) return Status::InvalidArgument("empty");

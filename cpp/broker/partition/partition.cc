@@ -100,6 +100,7 @@ Partition::Partition(TopicPartition tp, Uuid topic_id, std::unique_ptr<Log> log,
       txn_index_(log_->dir(), services.file_env) {
   replicas_.push_back({services.local_broker_id, log_->end_offset(), log_->flushed_offset()});
   isr_.push_back(services.local_broker_id);
+  PublishViewLocked();
   Offset hw = services.commit_requires_fsync ? std::min(log_->flushed_offset(), log_->end_offset())
                                              : log_->end_offset();
   high_watermark_.store(hw.value());

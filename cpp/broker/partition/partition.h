@@ -38,7 +38,8 @@
 // need are published in atomics, so reads never take mu_. The aborted-
 // transaction index has its own small mutex (txn_index_mu_, after mu_),
 // which a read_committed read takes only when aborts are indexed.
-// Lock order: txn_index_write_mu_ -> mu_ -> txn_index_mu_.
+// Lock order: txn_index_write_mu_ -> mu_ -> txn_index_mu_, and mu_ -> view_mu_
+// (the role view: leader, replicas and ISR, read without mu_).
 #pragma once
 
 #include <atomic>
@@ -437,7 +438,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Offset watermark(Watermark which) const;
   int32_t min_insync_replicas() const { return min_insync_replicas_.load(); }
   int isr_size() const { return isr_size_.load(std::memory_order_acquire); }
-  // Snapshot for Metadata / DescribeCluster / tests.
+  // Snapshot for Metadata / DescribeCluster / /metrics / tests. Never waits
+  // for mu_: an append holds mu_ across its write, which the disk can stall
+  // for a long time (the role view below).
   int32_t leader_id() const;
   std::vector<int32_t> replicas() const;
   std::vector<int32_t> isr() const;
@@ -565,6 +568,16 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // partition (-1 = every broker, "*"). Guarded by throttle_mu_ (a leaf).
   mutable std::mutex throttle_mu_;
   std::vector<int32_t> throttled_brokers_[2];
+
+  // The role view readers get without mu_: leader_id_, replicas_' ids and
+  // isr_, copied by PublishViewLocked whenever they change. Written under
+  // mu_ then view_mu_ (a leaf), read under view_mu_ alone.
+  mutable std::mutex view_mu_;
+  int32_t view_leader_id_ = -1;
+  std::vector<int32_t> view_replicas_;
+  std::vector<int32_t> view_isr_;
+  // REQUIRES: mu_ held (or the constructor). Publishes the role view.
+  void PublishViewLocked();
 
   mutable std::mutex mu_;  // serialises writers; guards everything below
   int32_t leader_id_;

@@ -369,6 +369,7 @@ Status Partition::BecomeLeader(LeaderEpoch epoch, std::vector<int32_t> replicas,
     last_proposed_isr_.reset();
     isr_size_.store(static_cast<int>(isr_.size()));
     leader_id_ = self;
+    PublishViewLocked();
     leader_epoch_.store(epoch.value());
     is_leader_.store(true, std::memory_order_release);
     // Followers' offsets are unknown until they fetch; the HW waits for them.
@@ -397,6 +398,7 @@ Status Partition::BecomeFollower(LeaderEpoch epoch, int32_t leader_id,
     isr_size_.store(0);
     last_proposed_isr_.reset();
     leader_id_ = leader_id;
+    PublishViewLocked();
     leader_epoch_.store(epoch.value());
     is_leader_.store(false, std::memory_order_release);
   }
@@ -440,6 +442,7 @@ Status Partition::UpdateIsr(std::vector<int32_t> isr) {
       services_.metrics->RecordIsrChange(CountMissing(isr_, isr), CountMissing(isr, isr_));
     isr_ = std::move(isr);
     isr_size_.store(static_cast<int>(isr_.size()));
+    PublishViewLocked();
     last_proposed_isr_.reset();
     changed = RecomputeLocked(log_->end_offset(), log_->flushed_offset());
   }
@@ -453,21 +456,29 @@ Status Partition::UpdateIsr(std::vector<int32_t> isr) {
   return Status::OK();
 }
 
+void Partition::PublishViewLocked() {
+  std::vector<int32_t> ids;
+  ids.reserve(replicas_.size());
+  for (const ReplicaState& r : replicas_) ids.push_back(r.broker_id);
+  std::lock_guard<std::mutex> lock(view_mu_);
+  view_leader_id_ = leader_id_;
+  view_replicas_ = std::move(ids);
+  view_isr_ = isr_;
+}
+
 int32_t Partition::leader_id() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return leader_id_;
+  std::lock_guard<std::mutex> lock(view_mu_);
+  return view_leader_id_;
 }
 
 std::vector<int32_t> Partition::replicas() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int32_t> out;
-  for (const ReplicaState& r : replicas_) out.push_back(r.broker_id);
-  return out;
+  std::lock_guard<std::mutex> lock(view_mu_);
+  return view_replicas_;
 }
 
 std::vector<int32_t> Partition::isr() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return isr_;
+  std::lock_guard<std::mutex> lock(view_mu_);
+  return view_isr_;
 }
 
 std::vector<EpochEntry> Partition::epoch_entries() const {

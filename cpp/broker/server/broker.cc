@@ -73,6 +73,11 @@ Status BrokerImpl::Start() {
   ctx_.txn_config = &txn_config_;
   fetch_sessions_ = std::make_unique<broker::fetch::FetchSessionCache>(fetch_config_.cache_slots);
   ctx_.fetch_sessions = fetch_sessions_.get();
+  share_partitions_ = std::make_unique<broker::share::ShareRegistry>();
+  ctx_.share_partitions = share_partitions_.get();
+  share_sessions_ = std::make_unique<broker::share::ShareSessionCache>(
+      group_config_.share_max_share_sessions, group_config_.share_session_timeout_ms);
+  ctx_.share_sessions = share_sessions_.get();
   if (Status st = OpenAcls(); !st.ok()) return AbandonStart(st);
   if (Status q = OpenClientQuotas(); !q.ok()) return AbandonStart(q);
   markers_ = std::make_unique<broker::LocalTxnMarkerWriter>(
@@ -196,7 +201,8 @@ Status BrokerImpl::Stop() {
 std::string BrokerImpl::MetricsText() {
   std::unique_lock<std::timed_mutex> l(mu_, kObserveWait);
   if (!l.owns_lock() || !state_ || !server_) return "";
-  broker::ServerGauges server{server_->active_connections(), server_->connection_totals()};
+  broker::ServerGauges server{server_->active_connections(), server_->connection_totals(),
+                              server_->stall_totals()};
   return broker::RenderMetrics(ctx_, metrics(), server);
 }
 

@@ -4,6 +4,7 @@
 
 #include "broker/config/dynamic_family_config.h"
 #include "common/logging.h"
+#include "net/certificate_subject.h"
 
 namespace headrace {
 
@@ -35,6 +36,22 @@ Status BrokerImpl::OpenAcls() {
   return Status::OK();
 }
 
+Status BrokerImpl::Authorize(const std::string& principal, const std::string& host,
+                             const std::string& operation, const std::string& resource_type,
+                             const std::string& name, bool* allowed) const {
+  namespace auth = broker::auth;
+  auth::AclOperation op = auth::ParseOperation(operation);
+  if (op == auth::AclOperation::kUnknown || op == auth::AclOperation::kAny) {
+    return Status::InvalidArgument("unknown ACL operation: " + operation);
+  }
+  auth::ResourceType type = auth::ParseResourceType(resource_type);
+  if (type == auth::ResourceType::kUnknown || type == auth::ResourceType::kAny) {
+    return Status::InvalidArgument("unknown resource type: " + resource_type);
+  }
+  *allowed = authorizer_.Authorize(principal, host, op, type, name);
+  return Status::OK();
+}
+
 void BrokerImpl::ApplyClusterAcls(const broker::json::Value& acls) {
   std::string text = broker::json::Write(acls);
   if (text == applied_acls_) return;
@@ -54,7 +71,15 @@ Status BrokerImpl::OpenClientQuotas() {
   quotas_ = std::make_unique<broker::quota::QuotaManager>(quota_config_, client_quotas_.get());
   ctx_.client_quotas = client_quotas_.get();
   ctx_.quotas = quotas_.get();
+  HR_ASSIGN_OR_RETURN(group_configs_,
+                      broker::group::GroupConfigStore::Open(config_.data_dir, file_env_.get()));
+  ctx_.group_configs = group_configs_.get();
   return Status::OK();
+}
+
+std::string CertificatePrincipal(const std::string& der) {
+  std::string subject = net::CertificateSubjectRfc2253(der);
+  return subject.empty() ? "" : "User:" + subject;
 }
 
 }  // namespace headrace

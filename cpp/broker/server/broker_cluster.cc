@@ -7,6 +7,7 @@
 
 #include "broker/replication/cluster_apply.h"
 #include "broker/security/quota/cluster_quotas.h"
+#include "broker/coordinator/group/group_config_store.h"
 #include "broker/replication/isr_changes.h"
 #include "common/logging.h"
 
@@ -38,6 +39,7 @@ Status BrokerImpl::ApplyClusterState(const std::string& state_json,
         {view->broker_configs->first, view->broker_configs->second});
   }
   if (client_quotas_) broker::quota::ApplyClusterQuotas(state_json, client_quotas_.get());
+  if (group_configs_) broker::group::ApplyClusterGroupConfigs(state_json, group_configs_.get());
   const size_t following = applied.follow.size();
   fetchers_->SetBrokerEpoch(view->local_broker_epoch);
   fetchers_->SetFollowed(std::move(applied.follow));

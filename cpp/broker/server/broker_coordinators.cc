@@ -26,6 +26,24 @@ Result<std::shared_ptr<broker::group::GroupCoordinator>> BrokerImpl::OpenGroupCo
   // Cluster mode: the router's one timer ticks every coordinator.
   gopts.start_timer = log_partition == nullptr;
   gopts.log_partition = std::move(log_partition);
+  // A share member whose session expired gives up its share session and
+  // its acquired records on this broker (the partitions it leads; other
+  // leaders' locks expire). One that leaves with a share session open here
+  // closes it itself (epoch -1, with its last acknowledgements, which may
+  // arrive after the leave): its records are released then, not before.
+  gopts.share_member_gone = [this](const std::string& group, const std::string& member,
+                                   bool expired) {
+    if (!share_sessions_ || !share_partitions_) return;
+    if (expired) {
+      share_sessions_->Remove(group, member);
+    } else if (share_sessions_->Contains(group, member)) {
+      return;
+    }
+    share_partitions_->ReleaseMember(group, member);
+  };
+  gopts.group_configs = [this](const std::string& group) {
+    return group_configs_ ? group_configs_->Get(group) : broker::ConfigMap{};
+  };
   HR_ASSIGN_OR_RETURN(auto groups, broker::group::GroupCoordinator::Open(std::move(gopts)));
   return std::shared_ptr<broker::group::GroupCoordinator>(std::move(groups));
 }

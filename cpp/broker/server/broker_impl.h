@@ -28,7 +28,10 @@
 #include "broker/storage/data_dir_probe.h"
 #include "broker/fetch/fetch_session.h"
 #include "broker/fetch/fetch_session_config.h"
+#include "broker/share/share_registry.h"
+#include "broker/share/share_session.h"
 #include "broker/coordinator/group/group_config.h"
+#include "broker/coordinator/group/group_config_store.h"
 #include "broker/coordinator/group/group_coordinator.h"
 #include "broker/coordinator/group/group_coordinators.h"
 #include "broker/base/json.h"
@@ -77,6 +80,9 @@ class BrokerImpl final : public Broker {
 
   std::string MetricsText() override;
   std::string ReadinessProblem() override;
+  Status Authorize(const std::string& principal, const std::string& host,
+                   const std::string& operation, const std::string& resource_type,
+                   const std::string& name, bool* allowed) const override;
   std::string http_listen() const override { return metrics_config_.http_listen; }
 
   Status ApplyClusterState(const std::string& state_json,
@@ -188,6 +194,9 @@ class BrokerImpl final : public Broker {
   broker::txn::TxnConfig txn_config_;
   broker::fetch::FetchSessionConfig fetch_config_;
   std::unique_ptr<broker::fetch::FetchSessionCache> fetch_sessions_;  // made by Start
+  // KIP-932 share-partitions and share sessions (made by Start; in memory).
+  std::unique_ptr<broker::share::ShareRegistry> share_partitions_;
+  std::unique_ptr<broker::share::ShareSessionCache> share_sessions_;
   broker::CleanerConfig cleaner_config_;
   std::unique_ptr<broker::LogCleaner> cleaner_;  // stopped before the partitions close
   broker::MetricsConfig metrics_config_;
@@ -196,9 +205,10 @@ class BrokerImpl final : public Broker {
   std::map<std::string, std::shared_ptr<const net::TlsContext>> tls_contexts_;
   broker::quota::QuotaConfig quota_config_;
   std::unique_ptr<broker::quota::ClientQuotaStore> client_quotas_;  // made by Start
+  std::unique_ptr<broker::group::GroupConfigStore> group_configs_;  // made by Start
   std::unique_ptr<broker::quota::QuotaManager> quotas_;
   // Client quotas from <data_dir>/client-quotas.json (broker/security/quota/).
-  Status OpenClientQuotas();
+  Status OpenClientQuotas();  // and the group configs store
   // Lives as long as the broker (counters survive a Stop/Start); null
   // through metrics() when headrace.metrics.enable is false.
   mutable broker::BrokerMetrics metrics_;  // thread-safe recording

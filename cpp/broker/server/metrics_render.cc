@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "broker/coordinator/group/group_coordinators.h"
+#include "broker/share/share_registry.h"
 #include "broker/security/quota/quota_manager.h"
 #include "broker/coordinator/txn/txn_coordinators.h"
 #include "common/prometheus_text.h"
@@ -181,6 +182,34 @@ void WriteCounter(PrometheusText& p, const char* name, const char* help, uint64_
   p.Sample(name, {}, v);
 }
 
+// KIP-932 share-partitions led here (broker/share/share_registry.h). The
+// counts live with the share-partitions, in memory: they start over when
+// the broker restarts (docs/share-groups.md).
+void WriteShareGroups(PrometheusText& p, const BrokerContext& ctx) {
+  if (ctx.share_partitions == nullptr) return;
+  const share::ShareRegistry::Totals t = ctx.share_partitions->Sum();
+  p.Family("headrace_share_partitions", "gauge",
+           "Share-partitions (share group x partition) this broker keeps in-flight state for.");
+  p.Sample("headrace_share_partitions", {}, t.share_partitions);
+  p.Family("headrace_share_records_acquired", "gauge",
+           "Share-group records acquired by a member now (locked, awaiting acknowledgement).");
+  p.Sample("headrace_share_records_acquired", {}, t.acquired_now);
+  WriteCounter(p, "headrace_share_deliveries_total",
+               "Share-group record deliveries (each acquisition of a record counts).",
+               static_cast<uint64_t>(t.counters.acquired));
+  WriteCounter(p, "headrace_share_redeliveries_total",
+               "Share-group deliveries of a record delivered before.",
+               static_cast<uint64_t>(t.counters.redelivered));
+  WriteCounter(p, "headrace_share_records_acknowledged_total",
+               "Share-group records ACCEPTed.", static_cast<uint64_t>(t.counters.acknowledged));
+  WriteCounter(p, "headrace_share_records_archived_total",
+               "Share-group records archived: rejected, gaps, or at the delivery limit.",
+               static_cast<uint64_t>(t.counters.archived));
+  WriteCounter(p, "headrace_share_records_released_total",
+               "Share-group records released: RELEASE, lock expiry, a member leaving.",
+               static_cast<uint64_t>(t.counters.released));
+}
+
 // Client quotas (docs/security.md "Quotas"), by quota kind.
 void WriteQuotaThrottles(PrometheusText& p, const BrokerContext& ctx) {
   if (ctx.quotas == nullptr) return;
@@ -216,6 +245,18 @@ std::string RenderMetrics(BrokerContext& ctx, const BrokerMetrics* m, const Serv
   WriteCounter(p, "headrace_connections_refused_total",
                "Connections closed at once over max.connections or max.connections.per.ip.",
                server.connections.refused);
+  WriteCounter(p, "headrace_network_thread_stalls_total",
+               "Turns of a network thread off CPU for >= 10 ms in a blocking call (a disk "
+               "write, a page fault, a lock) while its connections waited.",
+               server.stalls.stalls);
+  p.Family("headrace_network_thread_stall_seconds_total", "counter",
+           "Time network threads spent off CPU in those stalls.");
+  p.Sample("headrace_network_thread_stall_seconds_total", {},
+           static_cast<double>(server.stalls.off_cpu_us) / 1e6);
+  p.Family("headrace_network_thread_stall_max_seconds", "gauge",
+           "The longest network-thread stall since the broker started.");
+  p.Sample("headrace_network_thread_stall_max_seconds", {},
+           static_cast<double>(server.stalls.max_off_cpu_us) / 1e6);
   WriteTopics(p, ctx, m);
   const Flusher::Stats flushes = ctx.state->flusher().stats();
   WriteCounter(p, "headrace_log_flushes_total", "Partition log fsyncs by the flusher.",
@@ -237,6 +278,7 @@ std::string RenderMetrics(BrokerContext& ctx, const BrokerMetrics* m, const Serv
   p.Sample("headrace_purgatory_waiters", {}, static_cast<uint64_t>(ctx.state->purgatory().pending()));
   WriteGroupLag(p, ctx);
   WriteTransactions(p, ctx);
+  WriteShareGroups(p, ctx);
   WriteQuotaThrottles(p, ctx);
   return p.Take();
 }

@@ -14,12 +14,14 @@
 #include "broker/api/handler.h"
 #include "broker/base/broker_metrics.h"
 #include "net/connection_limits.h"
+#include "net/stall_clock.h"
 
 namespace headrace::broker {
 
 struct ServerGauges {
   int active_connections = 0;
   net::ConnectionLimits::Totals connections;
+  net::StallCounters::Totals stalls;  // network-thread stalls (net/stall_clock.h)
 };
 
 // `metrics` null: only the scrape-time gauges (metrics are off).

@@ -95,6 +95,11 @@ class SharePartition {
   // Each range returned is contiguous with one delivery count. Empty when
   // nothing is available or the in-flight window is full. An offset may be
   // a gap: the caller archives what the log does not hold (ArchiveGaps).
+  // Replaces the settings (the group's configs changed): the lock duration
+  // applies to later acquisitions, the delivery limit to later releases and
+  // expiries, the in-flight window to later acquisitions.
+  void set_config(const SharePartitionConfig& config) { config_ = config; }
+
   std::vector<AcquiredRange> Acquire(std::string_view member, int64_t fetchable_end,
                                      int32_t max_records, int64_t now_ms);
 

@@ -30,11 +30,8 @@ Result<HwCheckpoint> ParseHwCheckpoint(std::string_view text, const std::string&
 
 Result<HwCheckpoint> ReadHwCheckpoint(FileEnv& env, const std::string& dir) {
   const std::string path = dir + "/" + kHwCheckpointName;
-  Result<std::string> text = ReadWholeFile(env, path);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return HwCheckpoint{};
-    return text.status();
-  }
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> text, ReadFileIfExists(env, path));
+  if (!text) return HwCheckpoint{};
   return ParseHwCheckpoint(*text, path);
 }
 

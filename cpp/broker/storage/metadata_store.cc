@@ -102,12 +102,9 @@ Result<std::unique_ptr<FileMetadataStore>> FileMetadataStore::Open(const std::st
 
 Status FileMetadataStore::ReadFile() {
   std::lock_guard<std::mutex> lock(mu_);
-  auto text = ReadWholeFile(*env_, path_);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return Status::OK();  // fresh dir
-    return text.status();
-  }
-  return DecodeMetadataFile(text.value(), &has_identity_, &identity_, &topics_);
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> text, ReadFileIfExists(*env_, path_));
+  if (!text) return Status::OK();  // fresh dir
+  return DecodeMetadataFile(*text, &has_identity_, &identity_, &topics_);
 }
 
 Status FileMetadataStore::WriteLocked() {

@@ -75,6 +75,8 @@ Result<std::unique_ptr<BrokerState>> BrokerState::Open(const BrokerConfig& confi
   });
   s->maintenance_->Start();
   if (config.cluster_mode()) s->cluster_ = std::make_unique<ClusterState>();
+  s->writers_ =
+      std::make_unique<LogWriters>(*s->dirs_, static_cast<int>(config.log_writer_threads));
   return s;
 }
 
@@ -84,6 +86,7 @@ Status BrokerState::Close() {
   if (closed_) return Status::OK();
   closed_ = true;
   if (admin_) admin_->Stop();  // queued creates/deletes finish first
+  if (writers_) writers_->Drain();  // and queued appends
   if (maintenance_) maintenance_->Stop();
   StopWaiting();
   if (!registry_) return Status::OK();

@@ -6,6 +6,8 @@
 //                   deadline passes
 //   flusher()       the one thread that fsyncs partition logs
 //   admin_worker()  run topic administration off the network threads
+//   log_writers()   run appends off the network threads (a pool per log
+//                   directory, each partition's appends in order)
 #pragma once
 
 #include <memory>
@@ -15,6 +17,7 @@
 #include "broker/config/dynamic_broker_config.h"
 #include "broker/cluster/cluster_state.h"
 #include "broker/storage/log_dirs.h"
+#include "broker/storage/log_writers.h"
 #include "broker/partition/flusher.h"
 #include "broker/storage/maintenance.h"
 #include "broker/storage/metadata_store.h"
@@ -42,6 +45,7 @@ class BrokerState {
   Purgatory& purgatory() { return *purgatory_; }
   Flusher& flusher() { return *flusher_; }
   AdminWorker& admin_worker() { return *admin_; }
+  LogWriters& log_writers() { return *writers_; }
   MetadataStore& metadata() { return *store_; }
   // Producer ids for InitProducerId (idempotent producers).
   ProducerIdAllocator& producer_ids() { return *producer_ids_; }
@@ -58,7 +62,7 @@ class BrokerState {
   // waits complete at once. Called before the network stops so the answers
   // still go out. Idempotent.
   void StopWaiting();
-  // Finishes queued admin jobs, stops maintenance, StopWaiting(), then
+  // Finishes queued admin jobs and appends, stops maintenance, StopWaiting(), then
   // closes every partition. Idempotent.
   Status Close();
 
@@ -76,6 +80,7 @@ class BrokerState {
   std::unique_ptr<Maintenance> maintenance_;
   std::unique_ptr<AdminWorker> admin_;
   std::unique_ptr<ClusterState> cluster_;
+  std::unique_ptr<LogWriters> writers_;  // destroyed before the partitions close
   bool closed_ = false;
 };
 

@@ -55,6 +55,17 @@ class Broker {
   // serves /metrics, /healthz and /readyz ("" = off).
   virtual std::string http_listen() const = 0;
 
+  // --- the web console's checks (docs/console.md "Mutual TLS") ---
+  // Whether `principal` ("User:...") connecting from `host` (an IP address)
+  // may do `operation` ("Read", "Describe", ...) on `resource_type`
+  // ("Topic", "Group", "Cluster", "TransactionalId") `name`, decided by the
+  // authorizer exactly as for a Kafka request of that principal (ACLs,
+  // super.users, allow.everyone.if.no.acl.found); true without one.
+  // InvalidArgument for an unknown operation or resource type. Any thread.
+  virtual Status Authorize(const std::string& principal, const std::string& host,
+                           const std::string& operation, const std::string& resource_type,
+                           const std::string& name, bool* allowed) const = 0;
+
   // --- cluster mode (zookeeper.connect set; docs/cluster.md) ---
   // The control plane's view of the cluster (JSON, the apply_cluster
   // document): publishes it for Metadata & co and makes the local replicas
@@ -80,5 +91,10 @@ class Broker {
   // timed out meanwhile).
   virtual bool CompleteControlRequest(uint64_t id, const std::string& result_json) = 0;
 };
+
+// The principal an SSL listener with client authentication gives a client
+// presenting the DER-encoded certificate `der` ("User:CN=a,OU=b,O=c"); ""
+// if `der` is not a certificate. The caller verifies the certificate.
+std::string CertificatePrincipal(const std::string& der);
 
 }  // namespace headrace

@@ -21,7 +21,8 @@ from .batch_reader import HeadraceBatchReader
 from .offsets import OffsetRange, OffsetSpecError
 from .options import HeadraceOptionError, parse_sink_options, parse_source_options
 from .range_reader import HeadraceDataLossError
-from .schema import source_schema
+from .registry_format import parse_registry_format
+from .schema import matches_source_schema, source_schema, typed_source_schema
 from .sink_progress import sink_report
 from .stream_reader import HeadraceStreamReader
 from .writer import HeadraceBatchWriter, HeadraceStreamWriter, SinkReport
@@ -45,11 +46,27 @@ class HeadraceDataSource(DataSource):
     def _include_headers(self) -> bool:
         return str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
 
+    def _lower(self) -> dict:
+        return {str(k).lower(): v for k, v in self.options.items()}
+
+    def _formats(self) -> list:
+        found = [parse_registry_format(self._lower(), sink=False, column=c)
+                 for c in ("value", "key")]
+        return [f for f in found if f is not None]
+
     def schema(self) -> StructType:
-        return source_schema(self._include_headers())
+        """The columns; with ``valueFormat`` (``keyFormat``) a typed ``value``
+        (``key``) whose reader schema is asked of the registry here
+        (registry_format)."""
+        formats = self._formats()
+        if not formats:
+            return source_schema(self._include_headers())
+        return typed_source_schema(self._include_headers(), formats,
+                                   single_topic(self._lower()))
 
     def _check_schema(self, schema: StructType) -> None:
-        if schema != source_schema(self._include_headers()):
+        typed = tuple(f.column for f in self._formats())
+        if not matches_source_schema(schema, self._include_headers(), typed):
             raise HeadraceOptionError("The headrace source does not support a user-specified "
                                       "schema; its columns are fixed (see docs/spark.md)")
 
@@ -66,6 +83,19 @@ class HeadraceDataSource(DataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         return HeadraceStreamWriter(parse_sink_options(self.options, streaming=True), schema)
+
+
+def single_topic(options: dict) -> str | None:
+    """The topic a source reads when it reads exactly one (for the default
+    subject ``<topic>-value``); else None."""
+    from .options import TopicSelection
+
+    sel = TopicSelection.parse(options)
+    if sel.strategy == "subscribe" and len(sel.value) == 1:
+        return sel.value[0]
+    if sel.strategy == "assign" and len({t for t, _ in sel.value}) == 1:
+        return sel.value[0][0]
+    return None
 
 
 def register(spark) -> None:

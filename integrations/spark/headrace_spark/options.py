@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from ..client_settings import ClientSettingsError, from_java
 from .offsets import EARLIEST, LATEST, OffsetSpec, parse_offset_spec, parse_timestamp_spec
+from .option_error import HeadraceOptionError  # noqa: F401 - raised here, and imported from here
 
 STRATEGIES = ("assign", "subscribe", "subscribepattern")
 ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
@@ -27,10 +28,6 @@ DELIVERY_GUARANTEES = ("at-least-once", "at-most-once", "exactly-once")
 _SOURCE_FORBIDDEN = ("auto.offset.reset", "enable.auto.commit", "key.deserializer",
                      "value.deserializer", "interceptor.classes")
 _SINK_FORBIDDEN = ("key.serializer", "value.serializer", "interceptor.classes")
-
-
-class HeadraceOptionError(ValueError):
-    """An option is missing, unknown in its context, or has a bad value."""
 
 
 def kafka_passthrough(options: Mapping[str, str], forbidden: tuple[str, ...]) -> dict[str, str]:
@@ -142,6 +139,8 @@ class SourceOptions:
     commit_group_id: str | None = None
     group_id_prefix: str = "spark-kafka-source"
     job_id: str | None = None   # batch reads: record the plan once, replay it on reruns
+    value_format: Any = None    # registry_format.RegistryFormat: valueFormat
+    key_format: Any = None      # the same for keyFormat
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -154,6 +153,7 @@ class SourceOptions:
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
     """Validates the read options (batch when ``streaming`` is False) the way
     Spark's Kafka source does, and returns them parsed."""
+    from .registry_format import parse_registry_format   # it imports this module
     opts = {str(k).lower(): v for k, v in options.items()}
     conf = kafka_passthrough(opts, _SOURCE_FORBIDDEN)
     level = conf.get("isolation.level", ISOLATION_LEVELS[0]).strip().lower()
@@ -194,6 +194,8 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         commit_group_id=opts.get("commitoffsetstogroup") or None,
         group_id_prefix=str(opts.get("groupidprefix", "spark-kafka-source")),
         job_id=job_id,
+        value_format=parse_registry_format(opts, sink=False),
+        key_format=parse_registry_format(opts, sink=False, column="key"),
     )
 
 
@@ -226,6 +228,8 @@ class SinkOptions:
     transactional_id_prefix: str = DEFAULT_TRANSACTIONAL_ID_PREFIX
     progress_topic: str | None = None
     flush_timeout_s: float = 120.0
+    value_format: Any = None    # registry_format.RegistryFormat: valueFormat
+    key_format: Any = None      # the same for keyFormat
 
     @property
     def uses_progress(self) -> bool:
@@ -240,6 +244,7 @@ _SINK_MANAGED = ("transactional.id",)
 def parse_sink_options(options: Mapping[str, str], streaming: bool) -> SinkOptions:
     """Validates the write options; every mistake fails here, on the driver,
     before a task runs. ``deliveryGuarantee`` picks the mode."""
+    from .registry_format import parse_registry_format   # it imports this module
     opts = {str(k).lower(): v for k, v in options.items()}
     conf = kafka_passthrough(opts, _SINK_FORBIDDEN + _SINK_MANAGED)
     guarantee = str(opts.get("deliveryguarantee", "at-least-once")).strip().lower()
@@ -274,7 +279,9 @@ def parse_sink_options(options: Mapping[str, str], streaming: bool) -> SinkOptio
     prefix = _identifier(opts, "transactionalIdPrefix") or DEFAULT_TRANSACTIONAL_ID_PREFIX
     return SinkOptions(kafka_conf=conf, topic=topic, guarantee=guarantee, job_id=job_id,
                        sink_id=sink_id, transactional_id_prefix=prefix,
-                       progress_topic=progress_topic)
+                       progress_topic=progress_topic,
+                       value_format=parse_registry_format(opts, sink=True),
+                       key_format=parse_registry_format(opts, sink=True, column="key"))
 
 
 def _identifier(opts: Mapping[str, str], name: str) -> str | None:

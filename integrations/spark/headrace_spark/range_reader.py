@@ -12,8 +12,17 @@ Offsets the broker no longer has (retention, DeleteRecords, a recreated
 topic) are data loss: an error when ``failOnDataLoss`` is true, skipped with
 a warning otherwise.
 
-Consumers are cached per Python worker process (Spark reuses workers between
-tasks) and released with ``unassign`` after each range.
+How (docs/spark.md, "How the source reads"): the records move in bulk.
+Fetch requests (headrace.fetch_wire, the project's own wire client with the
+``kafka.*`` TLS/SASL settings) go to the partition's leader, and each
+answer's records, one buffer per answer, are decoded in C++
+(``headrace._core.RecordColumns``, without the GIL) straight into Arrow
+columns that pyarrow takes over without a copy: no Python object per
+record. With ``valueFormat`` each batch's value column is then decoded
+(``value_formats``). The range's bounds (the data-loss checks) are still asked through a
+librdkafka consumer, whose error callback names a refused login clearly
+(``client_errors``). Consumers and fetchers are cached per Python worker
+process (Spark reuses workers between tasks).
 """
 from __future__ import annotations
 
@@ -22,36 +31,63 @@ import time
 from typing import Iterator
 
 import pyarrow as pa
-from confluent_kafka import (TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Consumer,
-                             KafkaError, KafkaException, TopicPartition)
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from headrace._core import RecordColumns
+from headrace.errors import HeadraceError
+from headrace.fetch_wire import (LEADER_ERRORS, READ_COMMITTED, READ_UNCOMMITTED,
+                                 RETRIABLE_ERRORS, PartitionFetcher)
+from headrace.wire_codec import WireError, WireSecurityError, error_name
+
+from .value_formats import batch_decoder, raw_schema
 from .client_errors import ClientErrors
 from .cluster import consumer_config
 from .offsets import DataLoss, OffsetRange
 from .options import SourceOptions
-from .retries import retrying, transient
-from .schema import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, ArrowRows
+from .retries import FIRST_BACKOFF_S, MAX_BACKOFF_S, retrying
 
 log = logging.getLogger("headrace.spark")
 
-ROWS_PER_BATCH = 8192
-_OUT_OF_RANGE = (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
-_TS_TYPES = {TIMESTAMP_CREATE_TIME: CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME: LOG_APPEND_TIME}
+# An Arrow batch is cut at whichever comes first (Spark passes the batches
+# on as they are); a Fetch asks for up to FETCH_BYTES of the partition.
+ROWS_PER_BATCH = 65536
+BYTES_PER_BATCH = 16 << 20
+FETCH_BYTES = 8 << 20
+OFFSET_OUT_OF_RANGE = 1
 _CONSUMERS: dict[tuple, tuple[Consumer, ClientErrors]] = {}
+_FETCHERS: dict[tuple, PartitionFetcher] = {}
+_MAX_FETCHERS = 64   # open leader connections kept per worker
 
 
 class HeadraceDataLossError(RuntimeError):
     """Offsets a query must read are gone from the broker (failOnDataLoss=true)."""
 
 
+def _conf_key(opts: SourceOptions) -> tuple:
+    return tuple(sorted(opts.kafka_conf.items())) + (opts.group_id_prefix,)
+
+
 def _consumer(opts: SourceOptions) -> tuple[tuple, Consumer, ClientErrors]:
-    key = tuple(sorted(opts.kafka_conf.items())) + (opts.group_id_prefix,)
+    key = _conf_key(opts)
     cached = _CONSUMERS.get(key)
     if cached is None:
         errors = ClientErrors("the source's executor consumer")
         cached = _CONSUMERS[key] = (Consumer(consumer_config(opts, "executor", errors)), errors)
     return (key,) + cached
+
+
+def _fetcher(opts: SourceOptions, rng: OffsetRange) -> PartitionFetcher:
+    key = _conf_key(opts) + (rng.topic, rng.partition)
+    fetcher = _FETCHERS.get(key)
+    if fetcher is None:
+        while len(_FETCHERS) >= _MAX_FETCHERS:
+            _FETCHERS.pop(next(iter(_FETCHERS))).close()
+        fetcher = _FETCHERS[key] = PartitionFetcher(
+            opts.kafka_conf, rng.topic, rng.partition,
+            timeout_s=min(30.0, opts.poll_timeout_ms / 1000.0))
+    return fetcher
 
 
 def report_loss(opts: SourceOptions, loss: DataLoss) -> None:
@@ -73,18 +109,18 @@ def read_range(opts: SourceOptions, schema: StructType,
         yield from _read(consumer, errors, opts, schema, rng)
         ok = True
     finally:
-        if ok:
-            consumer.unassign()
-        else:   # a failed or abandoned read: start the next range on a fresh consumer
+        if not ok:   # a failed or abandoned read: start the next range on fresh clients
             _CONSUMERS.pop(key, None)
             consumer.close()
+            fetcher = _FETCHERS.pop(key + (rng.topic, rng.partition), None)
+            if fetcher is not None:
+                fetcher.close()
 
 
 def _bounds(consumer: Consumer, errors: ClientErrors, opts: SourceOptions,
             rng: OffsetRange) -> tuple[int, int]:
     """The part of the range the broker still has, after data-loss checks."""
-    # Not assigned yet: polling only serves callbacks.
-    low, high = _watermarks(consumer, errors, opts, rng, lambda: consumer.poll(0))
+    low, high = _watermarks(consumer, errors, opts, rng)
     begin, until = rng.from_offset, rng.until_offset
     if begin < low:
         report_loss(opts, DataLoss(rng.topic, rng.partition,
@@ -104,68 +140,101 @@ def _read(consumer: Consumer, errors: ClientErrors, opts: SourceOptions, schema:
     begin, until = _bounds(consumer, errors, opts, rng)
     if begin >= until:
         return
-    consumer.assign([TopicPartition(rng.topic, rng.partition, begin)])
-    rows = ArrowRows(schema)
-    deadline = time.monotonic() + opts.poll_timeout_ms / 1000.0
+    fetcher = _fetcher(opts, rng)
+    arrow_schema = to_arrow_schema(raw_schema(schema), timezone="UTC")
+    finish = batch_decoder((opts.value_format, opts.key_format), schema, rng.topic,
+                           rng.partition)
+    cols = RecordColumns(rng.topic, rng.partition, "headers" in schema.fieldNames())
+    committed = opts.isolation_level == "read_committed"
+    isolation = READ_COMMITTED if committed else READ_UNCOMMITTED
     position = begin   # every offset below this has been read or is known absent
+    deadline = time.monotonic() + opts.poll_timeout_ms / 1000.0
+    backoff = FIRST_BACKOFF_S
+    last_error = ""   # why the last try failed, for the time-out's message
     while position < until:
         if time.monotonic() > deadline:
             raise TimeoutError(f"headrace: no record at offset {position} of {rng.topic}-"
                                f"{rng.partition} within kafkaConsumer.pollTimeoutMs="
-                               f"{opts.poll_timeout_ms} (range {rng})")
-        batch = consumer.consume(num_messages=ROWS_PER_BATCH, timeout=1.0)
-        if not batch:
-            errors.check()   # consume served error_cb: a refused login fails now
-        for msg in batch:
-            if msg.partition() != rng.partition or msg.topic() != rng.topic:
-                continue   # left over from a previous assignment of this cached consumer
-            err = msg.error()
-            if err is not None:
-                position = _on_error(consumer, errors, opts, rng, err, msg, position, until)
-                continue
-            offset = msg.offset()
-            if offset >= until:
-                # Offsets between here and the last row are not records at
-                # this isolation level (control batches, aborted records).
-                position = until
-                break
-            if offset < position:
-                continue
-            ts_type, ts = msg.timestamp()
-            rows.add(msg.key(), msg.value(), offset, _TS_TYPES.get(ts_type, NO_TIMESTAMP_TYPE),
-                     ts if ts_type in _TS_TYPES else None, msg.headers())
-            position = offset + 1
-        if len(rows) >= ROWS_PER_BATCH:
-            yield rows.take(rng.topic, rng.partition)
-    if len(rows):
-        yield rows.take(rng.topic, rng.partition)
+                               f"{opts.poll_timeout_ms} (range {rng})" +
+                               (f"; last error: {last_error}" if last_error else ""))
+        try:
+            part = fetcher.fetch(position, FETCH_BYTES, isolation)
+        except WireSecurityError as e:
+            raise WireSecurityError(f"headrace: reading {rng.topic}-{rng.partition}: {e} (check "
+                                    f"the kafka.security.protocol, kafka.sasl.* and kafka.ssl.* "
+                                    f"options)") from None
+        except WireError as e:   # leader gone or unreachable: ask for it again
+            last_error = str(e)
+            log.info("headrace: fetching %s-%s failed (%s); retrying in %.1f s", rng.topic,
+                     rng.partition, e, backoff)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_S)
+            continue
+        code = part.error_code
+        if code == OFFSET_OUT_OF_RANGE:
+            position = _out_of_range(consumer, errors, opts, rng, position, until)
+            continue
+        if code in RETRIABLE_ERRORS:
+            last_error = error_name(code)
+            if code in LEADER_ERRORS:
+                fetcher.forget_leader()
+            log.info("headrace: fetching %s-%s: %s; retrying in %.1f s", rng.topic,
+                     rng.partition, error_name(code), backoff)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_S)
+            continue
+        if code:
+            raise KafkaException(KafkaError(code, f"headrace: fetching {rng.topic}-"
+                                                  f"{rng.partition} at offset {position}: "
+                                                  f"{error_name(code)}"))
+        try:
+            next_offset, _ = cols.append(part.records, position, until, committed, part.aborted)
+        except HeadraceError as e:
+            raise type(e)(f"headrace: {rng.topic}-{rng.partition} at offset {position}: "
+                          f"{e}") from None
+        if next_offset > position:
+            # Offsets between here and the last row that are not rows are
+            # not records at this isolation level (control batches,
+            # aborted transactions, compacted away).
+            position = next_offset
+            deadline = time.monotonic() + opts.poll_timeout_ms / 1000.0
+            backoff = FIRST_BACKOFF_S
+        if cols.num_rows >= ROWS_PER_BATCH or cols.num_bytes >= BYTES_PER_BATCH:
+            yield finish(cols.take(arrow_schema))
+    if cols.num_rows:
+        yield finish(cols.take(arrow_schema))
 
 
-def _on_error(consumer: Consumer, errors: ClientErrors, opts: SourceOptions, rng: OffsetRange,
-              err: KafkaError, msg, position: int, until: int) -> int:
-    """Handles an error event while reading; returns the new position."""
-    code = err.code()
-    if code == KafkaError._PARTITION_EOF:
-        # Reached the end of the log: offsets below it that never came back
-        # were not stored (transaction markers, compaction) - nothing to read.
-        return max(position, min(msg.offset(), until)) if msg.offset() >= position else position
-    if code in _OUT_OF_RANGE:
-        low, _ = _watermarks(consumer, errors, opts, rng)   # assigned: no poll here
-        if low <= position:
-            raise KafkaException(err)
-        report_loss(opts, DataLoss(rng.topic, rng.partition,
-                                   f"offsets [{position}, {min(low, until)}) were deleted while "
-                                   f"being read; the earliest available offset is {low}"))
-        consumer.assign([TopicPartition(rng.topic, rng.partition, low)])
-        return min(low, until)
-    if not transient(err):
-        raise KafkaException(err)
-    return position   # librdkafka refetches from the partition's new leader
+def _out_of_range(consumer: Consumer, errors: ClientErrors, opts: SourceOptions,
+                  rng: OffsetRange, position: int, until: int) -> int:
+    """OFFSET_OUT_OF_RANGE at ``position``: the offsets were deleted while
+    being read (data loss, reported) or the log was truncated below them
+    (an error); returns the new position."""
+    low, _ = _watermarks(consumer, errors, opts, rng)
+    if low <= position:
+        raise KafkaException(KafkaError(
+            KafkaError.OFFSET_OUT_OF_RANGE,
+            f"headrace: fetching {rng.topic}-{rng.partition} at offset {position}: "
+            f"OFFSET_OUT_OF_RANGE (the log starts at {low})"))
+    report_loss(opts, DataLoss(rng.topic, rng.partition,
+                               f"offsets [{position}, {min(low, until)}) were deleted while "
+                               f"being read; the earliest available offset is {low}"))
+    return min(low, until)
 
 
-def _watermarks(consumer: Consumer, errors: ClientErrors, opts: SourceOptions, rng: OffsetRange,
-                serve=None) -> tuple[int, int]:
+def _watermarks(consumer: Consumer, errors: ClientErrors, opts: SourceOptions,
+                rng: OffsetRange) -> tuple[int, int]:
     tp = TopicPartition(rng.topic, rng.partition)
+
+    def serve() -> None:
+        """After a failed try: serve the callbacks (error_cb; the consumer
+        is never assigned, so polling does nothing else) and refresh the
+        topic's metadata. librdkafka refreshes only the topics a client
+        uses, and this consumer never assigns one: without this its cache
+        would keep a dead leader (``_UNKNOWN_PARTITION``) for minutes."""
+        consumer.poll(0)
+        consumer.list_topics(rng.topic, timeout=1.0)
+
     return retrying(lambda t: consumer.get_watermark_offsets(tp, timeout=t, cached=False),
                     f"watermarks of {rng.topic}-{rng.partition}", opts.poll_timeout_ms,
                     errors, serve)

@@ -1,19 +1,14 @@
-"""The source's output schema (Spark's Kafka source columns) and the Arrow
-batches the executors emit in it."""
+"""The source's output schema: Spark's Kafka source columns. The executors'
+Arrow batches in it are built in C++ (cpp/include/headrace/record_columns.h:
+timestamp in microseconds, null when a record has none; timestampType 0 for
+CreateTime, 1 for LogAppendTime, as Spark's Kafka source reports them)."""
 from __future__ import annotations
 
-from typing import Any
-
-import pyarrow as pa
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType,
                                StructField, StructType, TimestampType)
 
 HEADERS_TYPE = ArrayType(StructType([StructField("key", StringType()),
                                      StructField("value", BinaryType())]))
-
-# Kafka's TimestampType ids, as Spark's Kafka source reports them.
-NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME = -1, 0, 1
 
 
 def source_schema(include_headers: bool) -> StructType:
@@ -27,48 +22,41 @@ def source_schema(include_headers: bool) -> StructType:
     return StructType(fields)
 
 
-class ArrowRows:
-    """Collects records column by column and cuts them into Arrow record
-    batches whose schema is exactly what Spark expects for ``schema``."""
+def typed_source_schema(include_headers: bool, formats, topic: str | None) -> StructType:
+    """The source's schema with each column of ``formats`` (a
+    registry_format.RegistryFormat, or several: value and key) decoded: its
+    reader schema is resolved now, on the driver, and travels to the
+    executors in the field's metadata (avro_columns.SCHEMA_KEY), so every
+    task of the query reads with the same one."""
+    from .avro_columns import SCHEMA_ID_KEY, SCHEMA_KEY
+    from .avro_types import spark_type
+    from .registry_format import parsed, reader_schema
 
-    def __init__(self, schema: StructType):
-        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
-        self.include_headers = "headers" in schema.fieldNames()
-        self.clear()
+    typed = {}
+    for fmt in formats if isinstance(formats, (list, tuple)) else (formats,):
+        schema_id, text = reader_schema(fmt, topic)
+        if fmt.value_format == "json":
+            from .json_values import spark_type as json_spark_type
+            t = json_spark_type(parsed(text))
+        elif fmt.value_format == "protobuf":
+            from .protobuf_values import message_class
+            from .protobuf_values import spark_type as protobuf_spark_type
+            t = protobuf_spark_type(message_class(fmt, schema_id).DESCRIPTOR)
+        else:
+            t, _ = spark_type(parsed(text))
+        typed[fmt.column] = StructField(fmt.column, t, True,
+                                        {SCHEMA_KEY: text, SCHEMA_ID_KEY: schema_id})
+    return StructType([typed.get(f.name, f) for f in source_schema(include_headers).fields])
 
-    def clear(self) -> None:
-        self.keys: list[Any] = []
-        self.values: list[Any] = []
-        self.offsets: list[int] = []
-        self.times_us: list[int | None] = []
-        self.time_types: list[int] = []
-        self.headers: list[Any] = []
 
-    def __len__(self) -> int:
-        return len(self.offsets)
+def matches_source_schema(schema: StructType, include_headers: bool,
+                          typed: tuple = ()) -> bool:
+    """True if ``schema`` is what the source returns, with the columns named
+    in ``typed`` ("value", "key") decoded: any type carrying its reader schema."""
+    from .avro_columns import SCHEMA_KEY
 
-    def add(self, key: bytes | None, value: bytes | None, offset: int, ts_type: int,
-            ts_ms: int | None, headers: list[tuple[str, bytes]] | None) -> None:
-        self.keys.append(key)
-        self.values.append(value)
-        self.offsets.append(offset)
-        self.time_types.append(ts_type)
-        self.times_us.append(None if ts_ms is None or ts_ms < 0 else ts_ms * 1000)
-        if self.include_headers:
-            self.headers.append([{"key": k, "value": v} for k, v in headers or []])
-
-    def take(self, topic: str, partition: int) -> pa.RecordBatch:
-        """The collected rows as one batch; the collector is empty afterwards."""
-        n = len(self.offsets)
-        s = self.arrow_schema
-        columns = [pa.array(self.keys, type=s.field("key").type),
-                   pa.array(self.values, type=s.field("value").type),
-                   pa.array([topic] * n, type=s.field("topic").type),
-                   pa.array([partition] * n, type=s.field("partition").type),
-                   pa.array(self.offsets, type=s.field("offset").type),
-                   pa.array(self.times_us, type=s.field("timestamp").type),
-                   pa.array(self.time_types, type=s.field("timestampType").type)]
-        if self.include_headers:
-            columns.append(pa.array(self.headers, type=s.field("headers").type))
-        self.clear()
-        return pa.RecordBatch.from_arrays(columns, schema=s)
+    want = source_schema(include_headers)
+    if schema.fieldNames() != want.fieldNames():
+        return False
+    return all(f == w if f.name not in typed else SCHEMA_KEY in (f.metadata or {})
+               for f, w in zip(schema.fields, want.fields))

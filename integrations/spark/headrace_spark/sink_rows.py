@@ -5,7 +5,9 @@ Input columns as in Spark's Kafka sink: ``value`` (string or binary,
 required), optional ``key`` (string or binary), ``topic`` (string; the
 ``topic`` option overrides it), ``partition`` (int; absent or null lets the
 producer's murmur2 partitioner choose) and ``headers``
-(array<struct<key: string, value: binary>>).
+(array<struct<key: string, value: binary>>). With ``valueFormat``
+(``keyFormat``) ``value`` (``key``) is a struct, sent registry-framed
+(``value_formats``).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from confluent_kafka import Producer
 from pyspark.sql import Row
@@ -48,14 +50,19 @@ class SinkColumns:
     topic: Optional[int]
     partition: Optional[int]
     headers: Optional[int]
+    encoder: Any = None       # with valueFormat: value_formats.sink_encoder's encoder
+    key_encoder: Any = None   # with keyFormat
 
     @staticmethod
     def of(schema: StructType, opts: SinkOptions) -> "SinkColumns":
+        """REQUIRES: on the driver (with valueFormat it registers the schema)."""
         names = schema.fieldNames()
         types = {f.name: f.dataType for f in schema.fields}
         if "value" not in names:
             raise HeadraceOptionError("Required attribute 'value' not found")
-        checks = {"value": (StringType, BinaryType), "key": (StringType, BinaryType),
+        values = (StructType,) if opts.value_format else (StringType, BinaryType)
+        keys = (StructType,) if opts.key_format else (StringType, BinaryType)
+        checks = {"value": values, "key": keys,
                   "topic": (StringType,), "partition": (IntegerType,), "headers": (ArrayType,)}
         for name, allowed in checks.items():
             if name in types and not isinstance(types[name], allowed):
@@ -65,6 +72,16 @@ class SinkColumns:
             raise HeadraceOptionError("topic option required when no 'topic' attribute is "
                                       "present. Use the topic option for setting a topic.")
         pos = {n: names.index(n) if n in names else None for n in checks}
+        if opts.value_format:
+            from .value_formats import sink_encoder
+
+            pos["encoder"] = sink_encoder(opts.value_format, types["value"], opts.topic)
+        if opts.key_format:
+            from .value_formats import sink_encoder
+
+            if "key" not in types:
+                raise HeadraceOptionError("keyFormat needs a 'key' column")
+            pos["key_encoder"] = sink_encoder(opts.key_format, types["key"], opts.topic)
         return SinkColumns(**pos)
 
 
@@ -83,9 +100,12 @@ def send_row(producer: Producer, opts: SinkOptions, cols: SinkColumns, row: Row,
     if topic is None:
         raise HeadraceOptionError("Null topic present in the data. Use the topic option for "
                                   "setting a topic.")
-    kwargs = {"value": _bytes(row[cols.value]), "on_delivery": on_delivery}
+    value = (cols.encoder.encode(row[cols.value]) if cols.encoder is not None
+             else _bytes(row[cols.value]))
+    kwargs = {"value": value, "on_delivery": on_delivery}
     if cols.key is not None:
-        kwargs["key"] = _bytes(row[cols.key])
+        kwargs["key"] = (cols.key_encoder.encode(row[cols.key]) if cols.key_encoder is not None
+                         else _bytes(row[cols.key]))
     if cols.partition is not None and row[cols.partition] is not None:
         kwargs["partition"] = int(row[cols.partition])
     if cols.headers is not None and row[cols.headers]:

@@ -4,8 +4,11 @@
 Acked mode (default): a tuple is acked only when the broker acknowledged its
 record (the producer's delivery report), and failed when the delivery failed
 (e.g. ``message.timeout.ms`` elapsed with the broker down), so the spout can
-replay it. Delivery reports are served by a background thread calling
-``Producer.poll``; pystorm's writer lock keeps its ack/fail messages whole.
+replay it. Records are produced asynchronously (no broker round trip per
+tuple). Delivery reports are served by a background thread calling
+``Producer.poll``; the acks of one poll are written unflushed and flushed
+together after it (multilang_out.py); pystorm's writer lock keeps messages
+whole.
 
 Fire-and-forget mode: the tuple is acked as soon as the record is handed to
 the producer; a record the broker never stores is lost (logged).
@@ -26,6 +29,7 @@ from confluent_kafka import KafkaError, Message, Producer
 from streamparse.storm.bolt import Bolt
 
 from . import config as cfg
+from . import multilang_out
 from .config import ConfigError
 from .source_chain import SOURCE_FIELDS
 from .topology_checks import check_transactional_inputs, task_index
@@ -86,7 +90,7 @@ class KafkaBolt(Bolt):
             conf["transactional.id"] = s["transactional_id"]
             self._writer = TransactionalWriter(
                 conf, s["source_group"], s["brokers"], s["transaction_max_tuples"],
-                s["transaction_interval_ms"] / 1e3, self.ack, self.fail, self.logger,
+                s["transaction_interval_ms"] / 1e3, self._ack_ids, self._fail_ids, self.logger,
                 client_conf=s["kafka"])
             self._writer.start()
             return
@@ -204,11 +208,21 @@ class KafkaBolt(Bolt):
                 self._producer.produce(topic, value=value, key=key, on_delivery=callback)
                 return
             except BufferError:   # local queue full: wait for deliveries to drain it
-                self._producer.poll(QUEUE_FULL_WAIT_S)
+                if self._producer.poll(QUEUE_FULL_WAIT_S):
+                    multilang_out.flush(self)   # the acks its reports wrote
+
+    def _ack_ids(self, ids: list[str]) -> None:
+        """Acks ``ids`` in one write (a committed transaction's tuples)."""
+        multilang_out.write_all(self, [{"command": "ack", "id": i} for i in ids])
+
+    def _fail_ids(self, ids: list[str]) -> None:
+        multilang_out.write_all(self, [{"command": "fail", "id": i} for i in ids])
 
     def _delivered(self, tup_id: str, err: KafkaError | None, msg: Message) -> None:
+        """Delivery report (on the report thread, inside poll): the ack is
+        written unflushed; :meth:`_serve_reports` flushes after the poll."""
         if err is None:
-            self.ack(tup_id)
+            multilang_out.write(self, {"command": "ack", "id": tup_id})
         else:
             self.logger.warning("record of tuple %s not written to %s: %s", tup_id,
                                 msg.topic(), err)
@@ -216,7 +230,8 @@ class KafkaBolt(Bolt):
 
     def _serve_reports(self) -> None:
         while not self._stop.is_set():
-            self._producer.poll(POLL_INTERVAL_S)
+            if self._producer.poll(POLL_INTERVAL_S):
+                multilang_out.flush(self)
 
     def _on_client_error(self, err: KafkaError) -> None:
         if self.settings.get("fire_and_forget") or err.fatal():

@@ -167,6 +167,7 @@ SPOUT = COMMON + [
     Option("commit_period_ms", _int(0), "commit interval"),
     Option("poll_timeout_ms", _int(0, 10_000), "longest wait of one poll"),
     Option("max_poll_records", _int(1, 100_000), "records fetched per poll"),
+    Option("emit_batch", _int(1, 100_000), "most tuples emitted per next"),
     Option("retry_initial_delay_ms", _int(0), "first retry delay"),
     Option("retry_delay_period_ms", _int(0), "back-off base, doubled per retry"),
     Option("retry_max_delay_ms", _int(0), "back-off cap"),

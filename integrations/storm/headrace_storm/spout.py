@@ -21,9 +21,14 @@ Guarantees (see docs/storm.md for the precise statements):
   emitted from only once its position is read from the group (stable
   offsets) or, without a commit, once its start position is committed.
 
-Partitions are served round robin: one tuple per ``next`` from the next
-partition with buffered records; the buffer is topped up without waiting
-while an assigned, unpaused partition has none.
+Partitions are served round robin: each tuple of a ``next`` comes from the
+next partition with buffered records; the buffer is topped up without
+waiting while an assigned, unpaused partition has none. A ``next`` emits up
+to ``emit_batch`` tuples (default 1; Storm's ShellSpout takes any number of
+emits before ``sync``), tracked ones never past
+``topology.max.spout.pending`` in flight (at least one per ``next``, as
+Storm asked for it). Emits are written unflushed and reach Storm with the
+``sync``, in one write (multilang_out.py).
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ from confluent_kafka import (OFFSET_END, Consumer, KafkaError, KafkaException, M
 from streamparse.storm.spout import Spout
 
 from . import config as cfg
+from . import multilang_out
 from .config import ConfigError, FirstPollOffsetStrategy, ProcessingGuarantee
 from .consumer import commit_metadata, consumer_config, start_offset, subscription
 from .offsets import PartitionOffsets
@@ -87,6 +93,7 @@ class KafkaSpout(Spout):
     commit_period_ms = 30_000
     poll_timeout_ms = 100
     max_poll_records = 500
+    emit_batch = 1
     retry_initial_delay_ms = 0
     retry_delay_period_ms = 2
     retry_max_delay_ms = 10_000
@@ -120,12 +127,19 @@ class KafkaSpout(Spout):
             1 if self._guarantee is ProcessingGuarantee.AT_MOST_ONCE else BUFFER_POLLS)
         self._next_position_try = 0.0
         self._paused: set[TP] = set()
-        self._stamp = {f: self.outputs.index(f) for f in SOURCE_FIELDS if f in self.outputs}
-        if self._guarantee is not ProcessingGuarantee.EXACTLY_ONCE:
-            self._stamp = {f: i for f, i in self._stamp.items() if f == "from_offset"}
+        self._acked_since: set[TP] = set()     # EXACTLY_ONCE: acked since the last next
+        # (output index, index into (topic, partition, offset, from_offset))
+        # of the fields the spout writes itself.
+        stamped = SOURCE_FIELDS if self._guarantee is ProcessingGuarantee.EXACTLY_ONCE \
+            else ("from_offset",)
+        self._stamp = [(self.outputs.index(f), SOURCE_FIELDS.index(f)) for f in stamped
+                       if f in self.outputs]
         self._retries = RetrySchedule(s["retry_initial_delay_ms"], s["retry_delay_period_ms"],
                                       s["retry_max_delay_ms"], s["retry_max_retries"])
         self._last_commit = time.monotonic()
+        self._emit_batch = s["emit_batch"]
+        self._max_pending = int(storm_conf.get("topology.max.spout.pending") or 0)
+        self._decode = self._text_base64 if s["encoding"] == "base64" else self._text_utf8
         self._consumer = Consumer(conf)
         self._consumer.subscribe(subscription(s), on_assign=self._on_assign,
                                  on_revoke=self._on_revoke, on_lost=self._on_lost)
@@ -170,21 +184,61 @@ class KafkaSpout(Spout):
 
     # -- Storm commands ------------------------------------------------------
     def next_tuple(self) -> None:
-        """Emits at most one tuple: a due retry first, then the next buffered
-        record (round robin over partitions)."""
+        """Emits up to :meth:`_batch_size` tuples: due retries first, then
+        buffered records (round robin over partitions)."""
         if self._guarantee is not ProcessingGuarantee.AT_MOST_ONCE and \
                 time.monotonic() - self._last_commit >= self.settings["commit_period_ms"] / 1e3:
             self._commit()
         if self._unpositioned:
             self._position()
-        if self._emit_due_retry():
+        if self._acked_since:
+            self._forget_acked_since()
+        n = self._batch_size()
+        while n and self._emit_due_retry():
+            n -= 1
+        if not n:
             return
         self._update_pause()
         if not self._waiting:
             self._poll(self.settings["poll_timeout_ms"] / 1e3)
         elif set(self._offsets) - self._paused - set(self._waiting) - self._at_end:
             self._poll(0)   # a partition has nothing buffered: top up, do not wait
-        self._emit_waiting()
+        while n and self._emit_waiting():
+            n -= 1
+
+    def _batch_size(self) -> int:
+        """Tuples this ``next`` may emit: ``emit_batch``, and for tracked
+        tuples no more than topology.max.spout.pending minus those in flight
+        (failed ones awaiting a retry count too); at least 1, as Storm only
+        calls next below its max pending."""
+        n = self._emit_batch
+        if n > 1 and self._max_pending and self._tracked_mode:
+            in_flight = sum(po.in_flight for po in self._offsets.values())
+            n = max(1, min(n, self._max_pending - in_flight))
+        return n
+
+    def send_message(self, message: dict) -> None:
+        """pystorm's send_message (the ``sync`` ending a command, logs,
+        errors), sent in one write with the emits written before it."""
+        if not isinstance(message, dict):
+            return super().send_message(message)   # pystorm logs the misuse
+        multilang_out.send(self, message)
+
+    def emit(self, tup, tup_id=None, stream=None, direct_task=None, need_task_ids=False):
+        """pystorm's emit, written unflushed (it reaches Storm with the
+        ``sync`` ending this command); asking for task ids takes pystorm's
+        path."""
+        if need_task_ids or direct_task is not None or stream is not None:
+            return super().emit(tup, tup_id=tup_id, stream=stream, direct_task=direct_task,
+                                need_task_ids=need_task_ids)
+        if not isinstance(tup, (list, tuple)):
+            raise TypeError(f"All Tuples must be either lists or tuples, received "
+                            f"{type(tup)!r} instead.")
+        msg = {"command": "emit", "tuple": tup, "need_task_ids": False}
+        if tup_id is not None:
+            msg["id"] = tup_id
+        multilang_out.write(self, msg)
+        return None
 
     def _tracked(self, tup_id: Any):
         """(tp, offset, its partition's offset tracker or None), or None for
@@ -202,7 +256,18 @@ class KafkaSpout(Spout):
         tp, off, po = tracked
         if po is not None and po.ack(off):
             self._retries.forget((tp, off))
-            self._forget_acked(po)
+            if self._guarantee is ProcessingGuarantee.EXACTLY_ONCE:
+                self._acked_since.add(tp)   # forgotten at the next ``next``, once per batch
+
+    def _forget_acked_since(self) -> None:
+        """EXACTLY_ONCE: the acked prefixes of the partitions acked since the
+        last ``next`` leave memory (before anything reads their uncommitted
+        count: pausing, max_uncommitted, rebalance callbacks all run in next)."""
+        for tp in self._acked_since:
+            po = self._offsets.get(tp)
+            if po is not None:
+                self._forget_acked(po)
+        self._acked_since.clear()
 
     def _forget_acked(self, po: PartitionOffsets) -> None:
         """EXACTLY_ONCE: an acked tuple was committed by the KafkaBolt's
@@ -231,15 +296,21 @@ class KafkaSpout(Spout):
         value, key and value as text (headrace.encoding), from_offset. The
         spout writes from_offset itself (and, under exactly_once, all of
         source_chain.SOURCE_FIELDS) into the fields of those names."""
+        decode = self._decode
         return [record.topic(), record.partition(), record.offset(),
-                self._text(record.key()), self._text(record.value()), None]
+                decode(record.key()), decode(record.value()), None]
 
     def _text(self, data: bytes | None) -> str | None:
-        if data is None:
-            return None
-        if self.settings["encoding"] == "base64":
-            return base64.b64encode(data).decode("ascii")
-        return data.decode("utf-8", "replace")
+        """Key or value bytes as tuple text (headrace.encoding)."""
+        return self._decode(data)
+
+    @staticmethod
+    def _text_utf8(data: bytes | None) -> str | None:
+        return None if data is None else data.decode("utf-8", "replace")
+
+    @staticmethod
+    def _text_base64(data: bytes | None) -> str | None:
+        return None if data is None else base64.b64encode(data).decode("ascii")
 
     # -- emission --------------------------------------------------------------
     def _emit_due_retry(self) -> bool:
@@ -282,10 +353,9 @@ class KafkaSpout(Spout):
         self._emitted_pos[tp] = off + 1
         if values is not None:
             values = list(values)
-            coords = {"topic": tp[0], "partition": tp[1], "offset": off,
-                      "from_offset": self._chain_pos.get(tp, off)}
-            for name, i in self._stamp.items():
-                values[i] = coords[name]
+            coords = (tp[0], tp[1], off, self._chain_pos.get(tp, off))
+            for i, k in self._stamp:
+                values[i] = coords[k]
             self._chain_pos[tp] = off + 1
         if self._tracked_mode:
             po = self._offsets[tp]
@@ -478,6 +548,7 @@ class KafkaSpout(Spout):
             for tp in tps:
                 state.pop(tp, None)
         self._paused -= tps
+        self._acked_since -= tps
         self._unpositioned -= tps
         self._at_end -= tps
         self._retries.forget_where(lambda key: key[0] in tps)

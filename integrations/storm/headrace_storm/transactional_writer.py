@@ -18,9 +18,10 @@ Contract:
 
 Threads: :meth:`submit` is called by the bolt's main thread; one writer
 thread runs the transactions. ``_lock`` guards ``_chains`` and
-``_submitted``; Kafka calls run outside it. ``ack``/``fail`` are called from
-both threads, never under ``_lock`` (pystorm's writer lock keeps messages
-whole).
+``_submitted``; Kafka calls run outside it. ``ack``/``fail`` take a list of
+tuple ids (a transaction's tuples are answered in one write); they are
+called from both threads, never under ``_lock`` (pystorm's writer lock keeps
+messages whole).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ class TransactionalWriter:
 
     def __init__(self, producer_conf: dict, source_group: str, brokers: str,
                  max_tuples: int, interval_s: float,
-                 ack: Callable[[str], None], fail: Callable[[str], None],
+                 ack: Callable[[list[str]], None], fail: Callable[[list[str]], None],
                  logger: logging.Logger, client_conf: dict | None = None):
         """``client_conf``: connection properties (security.protocol, sasl.*,
         ssl.*) its group-metadata consumer shares with the producer."""
@@ -83,7 +84,7 @@ class TransactionalWriter:
                 if self._submitted >= self._max_tuples:
                     self._lock.notify()
         if not buffered:
-            self._ack(tuple_id)
+            self._ack([tuple_id])
 
     # -- writer thread -------------------------------------------------------
     def _run(self) -> None:
@@ -135,8 +136,8 @@ class TransactionalWriter:
                 else:   # the spout commits its start position before emitting
                     self._log.warning("no committed offset of %s:%d in the source group yet",
                                       tp.topic, tp.partition)
-        for tid in acks:
-            self._ack(tid)
+        if acks:
+            self._ack(acks)
         return True
 
     def _transaction(self) -> None:
@@ -161,8 +162,8 @@ class TransactionalWriter:
                         self._chains[tp].set_frontier(None)
         if outcome == "committed":
             self.transactions += 1
-        for tid in ids:
-            (self._ack if outcome == "committed" else self._fail)(tid)
+        if ids:
+            (self._ack if outcome == "committed" else self._fail)(ids)
 
     def _write(self, runs: dict[TP, tuple[list[Entry], int]]) -> str:
         """'committed', 'aborted' (nothing written) or 'unknown' (the producer

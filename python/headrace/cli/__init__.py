@@ -4,7 +4,7 @@
 One module per command group, each adding its subparser
 (``add_<group>_parser``) to the root parser :mod:`headrace.cli.app` builds:
 broker, topic, produce, consume, group, config, txn, user, acl,
-quota, log, cluster, completion. The pieces they share sit beside them:
+quota, log, cluster, registry, completion. The pieces they share sit beside them:
 common (``--brokers``, client settings, the Admin), output (``--format``),
 codec (delimiters, encodings), format (consume's output formats), offsets
 (positions), probe (fail fast on an unreachable bootstrap or a failed login

@@ -17,9 +17,11 @@ from headrace.cli.completion import add_completion_parser
 from headrace.cli.config import add_config_parser
 from headrace.cli.consume import add_consume_parser
 from headrace.cli.group import add_group_parser
+from headrace.cli.share_group import add_share_group_parser
 from headrace.cli.log import add_log_parser
 from headrace.cli.produce import add_produce_parser
 from headrace.cli.quota import add_quota_parser
+from headrace.cli.registry import add_registry_parser
 from headrace.cli.topic import add_topic_parser
 from headrace.cli.txn import add_txn_parser
 from headrace.cli.user import add_user_parser
@@ -50,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_produce_parser(sub)
     add_consume_parser(sub)
     add_group_parser(sub)
+    add_share_group_parser(sub)
     add_config_parser(sub)
     add_txn_parser(sub)
     add_user_parser(sub)
@@ -57,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_quota_parser(sub)
     add_log_parser(sub)
     add_cluster_parser(sub)
+    add_registry_parser(sub)
     add_completion_parser(sub, parser)
     return parser
 

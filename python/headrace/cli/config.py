@@ -6,14 +6,16 @@ so a bad value is one error line and a non-zero exit; a key neither
 headrace's nor Kafka's is one warning line each and left out, as at a broker
 start.
 
-``headrace config get|set|delete --broker N|--all``: a running cluster's
-broker configs over DescribeConfigs / IncrementalAlterConfigs, as
+``headrace config get|set|delete --broker N|--all|--group G``: a running
+cluster's broker configs over DescribeConfigs / IncrementalAlterConfigs, as
 ``kafka-configs --entity-type brokers --entity-name N|--entity-default``
 and ``rpk cluster config get|set`` do: ``--broker N`` is broker N's own
 dynamic config (asked of broker N), ``--all`` the cluster-wide dynamic
 default (BROKER resource "", any broker; every broker applies it unless it
-has its own value). Sources are Kafka's names (DYNAMIC_BROKER_CONFIG,
-DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG)."""
+has its own value). ``--group G`` is group G's group configs (GROUP
+resource, any broker; ``kafka-configs --entity-type groups``). Sources are
+Kafka's names (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+DYNAMIC_GROUP_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG)."""
 from __future__ import annotations
 
 import argparse
@@ -79,12 +81,25 @@ def _add_target(p: argparse.ArgumentParser) -> None:
     t.add_argument("--broker", type=int, metavar="N", help="broker N's own dynamic config")
     t.add_argument("--all", action="store_true",
                    help="the cluster-wide dynamic default (kafka-configs --entity-default)")
+    t.add_argument("--group", metavar="G",
+                   help="group G's group configs (share.auto.offset.reset, ...; "
+                        "kafka-configs --entity-type groups)")
+
+
+def _resource(args) -> int:
+    from headrace.admin_wire import RESOURCE_BROKER, RESOURCE_GROUP
+
+    return RESOURCE_GROUP if args.group is not None else RESOURCE_BROKER
 
 
 def _target(admin, args) -> tuple[str, list[tuple[int, str, int]]]:
-    """(BROKER resource name, brokers to ask in order): broker N itself for
-    --broker N; any broker (the bootstrap ones first) for --all."""
+    """(resource name, brokers to ask in order): broker N itself for
+    --broker N; any broker (the bootstrap ones first) for --all and --group."""
+    if args.group is not None and not args.group:
+        raise CliError("--group needs a group id")
     brokers = admin._brokers()
+    if args.group is not None:
+        return args.group, brokers
     if args.all:
         return "", brokers
     match = [b for b in brokers if b[0] == args.broker]
@@ -95,15 +110,15 @@ def _target(admin, args) -> tuple[str, list[tuple[int, str, int]]]:
 
 
 def _what(args) -> str:
+    if args.group is not None:
+        return f"group {args.group}"
     return "the cluster-wide default" if args.all else f"broker {args.broker}"
 
 
 def _get(args) -> int:
-    from headrace.admin_wire import RESOURCE_BROKER
-
     admin = admin_for(args)
     name, brokers = _target(admin, args)
-    entries = admin.configs_from(brokers, RESOURCE_BROKER, name)
+    entries = admin.configs_from(brokers, _resource(args), name)
     if args.all:  # Kafka answers "" with the dynamic defaults alone; keep only those
         entries = [e for e in entries if e.source in ("DYNAMIC_DEFAULT_BROKER_CONFIG",
                                                       "UNKNOWN")]
@@ -111,11 +126,13 @@ def _get(args) -> int:
     if args.keys:
         unknown = [k for k in args.keys if k not in by_name]
         if unknown and not args.all:
-            raise CliError(f"unknown broker config: {', '.join(unknown)}")
+            kind = "group" if args.group is not None else "broker"
+            raise CliError(f"unknown {kind} config: {', '.join(unknown)}")
         entries = [by_name[k] for k in args.keys if k in by_name]
     if args.changed:
         entries = [e for e in entries if e.source != "DEFAULT_CONFIG"]
-    doc = {"broker": None if args.all else args.broker,
+    doc = {"broker": None if args.all or args.group is not None else args.broker,
+           **({"group": args.group} if args.group is not None else {}),
            "configs": {e.name: {"value": None if e.sensitive else e.value, "source": e.source,
                                 "read_only": e.read_only, "sensitive": e.sensitive}
                        for e in entries}}
@@ -130,11 +147,9 @@ def _get(args) -> int:
 
 
 def _alter(args, ops: list[tuple[str, str | None]], dry_run: bool = False) -> None:
-    from headrace.admin_wire import RESOURCE_BROKER
-
     admin = admin_for(args)
     name, brokers = _target(admin, args)
-    admin.alter_configs_at(brokers[0], RESOURCE_BROKER, name, ops, dry_run)
+    admin.alter_configs_at(brokers[0], _resource(args), name, ops, dry_run)
 
 
 def _set(args) -> int:

@@ -18,6 +18,7 @@ from headrace.cli import interrupt
 from headrace.cli.codec import ENCODINGS, parse_delimiter
 from headrace.cli.common import CliError, add_client_flags, check_reachable, client_settings
 from headrace.cli.offsets import EARLIEST, LATEST, SPELLINGS, parse_position, resolve
+from headrace.cli.share_consume import ACKS, check_share_args, consume_shared
 
 BATCH = 10_000
 
@@ -58,8 +59,41 @@ def add_consume_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--group", "-g", metavar="GROUP",
                    help="consume as a member of GROUP, starting at its committed offsets "
                         "and committing what was printed")
+    p.add_argument("--decode", action="store_true",
+                   help="show schema-registry-framed Avro, JSON Schema and Protobuf keys and "
+                        "values as JSON (docs/schema-registry.md); others as they are")
+    p.add_argument("--registry-url", metavar="URL",
+                   help="the schema registry for --decode (env HEADRACE_REGISTRY_URL, default "
+                        "http://127.0.0.1:9644)")
+    p.add_argument("--registry-user", metavar="USER",
+                   help="a SASL user for the registry (password in $HEADRACE_REGISTRY_PASSWORD)")
+    p.add_argument("--registry-ca", metavar="FILE", help="CA certificate(s) for an https registry")
+    p.add_argument("--share-group", metavar="GROUP",
+                   help="read as a member of share group GROUP (KIP-932; starts at the end "
+                        "of each partition for a new group) and acknowledge what is printed")
+    p.add_argument("--ack", choices=ACKS, default="accept",
+                   help="with --share-group: accept (default), release (delivered again) or "
+                        "reject (never again) each record printed")
+    p.add_argument("--idle", type=float, metavar="S",
+                   help="with --share-group: stop once nothing arrives for S seconds "
+                        "(default 5; never with --follow)")
     add_client_flags(p)
     p.set_defaults(func=_consume)
+
+
+def _decoder(args):
+    """decode(raw, topic, field) for --decode (headrace.registry.decode)."""
+    import os
+
+    from headrace.cli.registry import DEFAULT_URL, PASSWORD_ENV, URL_ENV
+    from headrace.registry.decode import Decoder
+
+    conf = {"url": args.registry_url or os.environ.get(URL_ENV) or DEFAULT_URL}
+    if args.registry_user:
+        conf["basic.auth.user.info"] = f"{args.registry_user}:{os.environ.get(PASSWORD_ENV, '')}"
+    if args.registry_ca:
+        conf["ssl.ca.location"] = args.registry_ca
+    return Decoder(conf).decode
 
 
 def _wanted(args) -> tuple[list[str], list[str]]:
@@ -96,6 +130,16 @@ def _consumer(args, group: str | None, start):
 
 
 def _consume(args) -> int:
+    if args.share_group:
+        names, regexes = _wanted(args)
+        check_share_args(args, names, regexes)
+        if args.count is not None and args.count < 0:
+            raise CliError("--count must be >= 0")
+        client_settings(args)  # a bad setting is reported before the probe
+        check_reachable(args)
+        return consume_shared(args, names, _formatter(args))
+    if args.ack != "accept" or args.idle is not None:
+        raise CliError("--ack and --idle need --share-group")
     start = parse_position(args.start) if args.start else parse_position("earliest")
     stop = parse_position(args.stop) if args.stop else None
     if args.count is not None and args.count < 0:
@@ -170,15 +214,23 @@ def _subscribe(consumer, admin, patterns: list[str], start, run: "_Run") -> None
     consumer.subscribe(patterns, on_assign=on_assign)
 
 
+def _formatter(args):
+    """render(msgs) -> bytes as --format, --encoding, --null, --delimiter and
+    --decode say."""
+    from headrace.cli.format import Formatter
+
+    null = None if args.null_text is None else args.null_text.encode()
+    decode = _decoder(args) if args.decode else None
+    return Formatter(args.format, encoding=args.encoding, null=null or b"",
+                     delimiter=parse_delimiter(args.delimiter, "--delimiter"),
+                     decode=decode).render
+
+
 class _Run:
     """The print loop and when it ends: --count, --to stops, end of log."""
 
     def __init__(self, args, admin, stop):
-        from headrace.cli.format import Formatter
-
-        null = None if args.null_text is None else args.null_text.encode()
-        self.render = Formatter(args.format, encoding=args.encoding, null=null or b"",
-                                delimiter=parse_delimiter(args.delimiter, "--delimiter")).render
+        self.render = _formatter(args)
         self.args, self.admin, self.stop = args, admin, stop
         self.stops: dict[tuple[str, int], int] = {}  # exclusive stop offsets
         self.done: set[tuple[str, int]] = set()       # past --to

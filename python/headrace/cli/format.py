@@ -23,8 +23,12 @@ class Formatter:
     """render(msgs) -> bytes for a list of confluent_kafka Messages."""
 
     def __init__(self, name: str, encoding: str = "text", null: bytes = b"",
-                 delimiter: bytes = b"\n"):
+                 delimiter: bytes = b"\n", decode: Callable | None = None):
+        """``decode(raw, topic, field)``: what a value (field "value") or a
+        key ("key") is shown as (e.g. JSON of a registry-framed record,
+        headrace.registry.decode); None: as is."""
         self.encode = encoder(encoding)
+        self._decode = decode
         self.null = null
         self.delimiter = delimiter
         if name == "plain":
@@ -40,8 +44,14 @@ class Formatter:
             return self.null
         return b if self.encode is None else self.encode(b)
 
+    def _value(self, m) -> bytes | None:
+        return m.value() if self._decode is None else self._decode(m.value(), m.topic(), "value")
+
+    def _key(self, m) -> bytes | None:
+        return m.key() if self._decode is None else self._decode(m.key(), m.topic(), "key")
+
     def _plain(self, msgs) -> bytes:
-        values = [m.value() for m in msgs]
+        values = [self._value(m) for m in msgs]
         if self.encode is not None or None in values:
             values = [self._show(v) for v in values]
         return self.delimiter.join(values) + self.delimiter
@@ -59,7 +69,7 @@ class Formatter:
             ts_type, ts = m.timestamp()
             doc = {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(),
                    "timestamp": ts, "timestamp_type": _TS_TYPES.get(ts_type, "NotAvailable"),
-                   "key": self._text(m.key()), "value": self._text(m.value()),
+                   "key": self._text(self._key(m)), "value": self._text(self._value(m)),
                    "headers": [[k, self._text(v)] for k, v in (m.headers() or [])]}
             lines.append(json.dumps(doc, ensure_ascii=False))
         return ("\n".join(lines) + "\n").encode()
@@ -79,9 +89,9 @@ class Formatter:
         if token == "%o":
             return str(m.offset()).encode()
         if token == "%k":
-            return self._show(m.key())
+            return self._show(self._key(m))
         if token == "%s":
-            return self._show(m.value())
+            return self._show(self._value(m))
         if token == "%K":
             return str(-1 if m.key() is None else len(m.key())).encode()
         if token == "%S":

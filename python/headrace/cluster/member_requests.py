@@ -45,6 +45,8 @@ class ControlRequests:
             return reassignment.list_ongoing(self.zk, payload)
         if kind == "alter_broker_configs":
             return self.alter_broker_configs(payload)
+        if kind == "alter_group_configs":
+            return self.alter_group_configs(payload)
         if kind == "alter_topic_configs":
             return topic_admin.alter_topic_configs(self.zk, payload)
         if kind == "alter_user_scram_credentials":
@@ -74,6 +76,28 @@ class ControlRequests:
         configs = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
         topic_admin.replace_config(self.zk, L.broker_config_path(entity),
                                    L.encode_broker_config(configs), f"brokers/{entity}")
+        return {"error_code": 0, "error_message": None}
+
+    # -- group configs -----------------------------------------------------------------------
+    def alter_group_configs(self, payload: Mapping[str, Any]) -> dict:
+        """Replaces /config/groups/<group> with payload["configs"] (validated
+        by the data plane; empty removes the znode) and announces the change
+        under /config/changes. Every broker's state loop watches
+        /config/groups and hands all groups' configs down."""
+        group = str(payload.get("group", ""))
+        if not group or "/" in group or group in (".", ".."):
+            return {"error_code": topic_admin.INVALID_REQUEST,
+                    "error_message": f"bad group config entity {group!r}"}
+        configs = {str(k): str(v) for k, v in (payload.get("configs") or {}).items()}
+        path = L.group_config_path(group)
+        if configs:
+            topic_admin.replace_config(self.zk, path, L.encode_group_config(configs),
+                                       f"groups/{group}")
+        else:
+            try:
+                self.zk.delete(path)
+            except NoNodeError:
+                pass
         return {"error_code": 0, "error_message": None}
 
     # -- client quotas -----------------------------------------------------------------------

@@ -144,6 +144,7 @@ class StateReader:
                                   lambda ps: self._data_many(ps, dirty),
                                   lambda e: log.warning("broker %d: %s", self.broker_id, e))
         client_quotas = self._read_client_quotas(dirty)
+        group_configs = self._read_group_configs(dirty)
         # Forget what this pass did not use (deleted topics, departed brokers).
         self._cache = {p: v for p, v in self._cache.items() if p in self._visited}
         self._czxid = {p: v for p, v in self._czxid.items() if p in self._visited}
@@ -151,7 +152,7 @@ class StateReader:
                 "broker_epoch": epochs.get(self.broker_id, -1),
                 "controller_epoch": controller_epoch, "brokers": brokers, "topics": topics,
                 "broker_configs": broker_configs, "scram_credentials": scram_credentials,
-                "acls": acls, "client_quotas": client_quotas}
+                "acls": acls, "client_quotas": client_quotas, "group_configs": group_configs}
 
     def _read_broker_configs(self, dirty: set[str] | None) -> dict:
         """Dynamic broker configs (docs/configuration.md): the cluster-wide
@@ -164,6 +165,22 @@ class StateReader:
             except L.LayoutError as e:
                 log.warning("broker %d: %s", self.broker_id, e)
                 out[key] = {}
+        return out
+
+    def _read_group_configs(self, dirty: set[str] | None) -> dict:
+        """Group configs (docs/share-groups.md "Group configs"): {group id:
+        {key: value}} of every /config/groups/<group> znode."""
+        groups = self._children(L.CONFIG_GROUPS, dirty)
+        data = self._data_many([L.group_config_path(g) for g in groups], dirty)
+        out = {}
+        for g in groups:
+            try:
+                config = L.decode_group_config(data[L.group_config_path(g)], g)
+            except L.LayoutError as e:
+                log.warning("broker %d: %s", self.broker_id, e)
+                continue
+            if config:
+                out[g] = config
         return out
 
     def _read_client_quotas(self, dirty: set[str] | None) -> dict:

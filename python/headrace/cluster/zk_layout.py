@@ -22,6 +22,8 @@ CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
+# Group configs (the GROUP config resource, Kafka 4.x): /config/groups/<group id>.
+CONFIG_GROUPS = "/config/groups"
 CONFIG_CHANGES = "/config/changes"
 # Client quotas (and, from the SASL work, SCRAM credentials) as Kafka's ZK
 # mode keeps them: /config/users/<user>[/clients/<client-id>] and
@@ -40,6 +42,9 @@ ADMIN_REASSIGNMENTS = "/admin/reassignments"
 # mode signals /log_dir_event_notification and the controller asks the broker).
 ADMIN_OFFLINE_REPLICAS = "/admin/offline_replicas"
 CLUSTER_ID = "/cluster/id"
+# headrace's: each broker's HTTP listener URL, for the schema registry's
+# forwarding of writes (headrace.registry.forward).
+REGISTRY_URLS = "/headrace/schema_registry/urls"
 
 # Persistent znodes every member makes sure exist (Kafka's ZkData.PersistentZkPaths,
 # the ones this cluster uses).
@@ -99,6 +104,26 @@ def decode_broker_config(data: bytes | None, entity: str = "") -> dict[str, str]
     config = obj.get("config") or {}
     if not isinstance(config, dict):
         raise LayoutError(f"{broker_config_path(entity)}: config must be an object")
+    return {str(k): str(v) for k, v in config.items()}
+
+
+def group_config_path(group: str) -> str:
+    """/config/groups/<group id>: one group's group configs, {"version": 1,
+    "config": {...}} as the other config znodes."""
+    return f"{CONFIG_GROUPS}/{group}"
+
+
+def encode_group_config(config: dict[str, str]) -> bytes:
+    return json.dumps({"version": 1, "config": dict(config)}, sort_keys=True).encode()
+
+
+def decode_group_config(data: bytes | None, group: str) -> dict[str, str]:
+    if not data:
+        return {}
+    obj = _load(data, group_config_path(group))
+    config = obj.get("config") or {}
+    if not isinstance(config, dict):
+        raise LayoutError(f"{group_config_path(group)}: config must be an object")
     return {str(k): str(v) for k, v in config.items()}
 
 

@@ -21,6 +21,16 @@ exactly as for any client of that user.
   unauthenticated client of the broker's first PLAINTEXT listener (the
   authorizer, if on, decides as for ``User:ANONYMOUS``). Bound to a
   non-loopback address, the broker logs a loud warning at start.
+- **Client certificate** (an SSL listener with ``ssl.client.auth``
+  required or requested, and HTTPS): the console asks browsers for a
+  certificate and verifies it with that listener's trust store; a browser
+  presenting one is logged in as the principal the listener would give it
+  (``User:`` + the subject in RFC 2253, ``headrace._core
+  .certificate_principal``). The console cannot connect as that user (it
+  has no key), so it reads with the broker's own key store on that
+  listener and every answer is cut by the broker's authorizer to what the
+  principal may see (headrace.console.acting). With a SASL listener too, a
+  browser without a certificate gets the password form.
 - **HTTPS**: when a listener uses TLS and the broker has its key store
   (``ssl.keystore.*``, or the first TLS listener's
   ``listener.name.<l>.ssl.keystore.*``), the
@@ -92,10 +102,88 @@ def _scope_get(values: Mapping[str, str], prefix: str, key: str, default: str = 
     return values.get(key, default)
 
 
+def client_auth_listener(values: Mapping[str, str]) -> str | None:
+    """The first SSL listener that asks clients for a certificate
+    (``ssl.client.auth`` required or requested, for the listener or the
+    broker), or None. SASL_SSL is not one: its principal comes from SASL."""
+    for name, proto in listener_protocols(values).items():
+        prefix = f"listener.name.{name.lower()}."
+        if proto == "SSL" and _scope_get(values, prefix, "ssl.client.auth",
+                                         "none").strip().lower() in ("required", "requested"):
+            return name
+    return None
+
+
+def _key_store(values: Mapping[str, str], prefix: str) -> tuple[str, str, str, str] | None:
+    """(location, inline key, inline chain, key password) of the key store
+    of scope ``prefix`` ("" or "listener.name.<l>."), or None if it has
+    none."""
+    location = _scope_get(values, prefix, "ssl.keystore.location")
+    key = _scope_get(values, prefix, "ssl.keystore.key")
+    chain = _scope_get(values, prefix, "ssl.keystore.certificate.chain")
+    if not location and not (key and chain):
+        return None
+    return location, key, chain, _scope_get(values, prefix, "ssl.key.password")
+
+
+def _trust_store(values: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """The trust store of scope ``prefix`` as librdkafka properties
+    (ssl.ca.location of a PEM file, or ssl.ca.pem); {} when it has none."""
+    location = _scope_get(values, prefix, "ssl.truststore.location")
+    inline = _scope_get(values, prefix, "ssl.truststore.certificates")
+    if location and _scope_get(values, prefix, "ssl.truststore.type",
+                               "PEM").strip().upper() == "PEM":
+        return {"ssl.ca.location": location}
+    if inline:
+        return {"ssl.ca.pem": inline}
+    return {}
+
+
+def _trust_client_certificates(ctx: ssl.SSLContext, values: Mapping[str, str]) -> None:
+    """Asks browsers for a certificate and verifies it with the trust store
+    of the listener that checks client certificates (client_auth_listener);
+    a browser without one is still served (the login form, or 403)."""
+    listener = client_auth_listener(values)
+    if listener is None:
+        return
+    trust = _trust_store(values, f"listener.name.{listener.lower()}.")
+    if not trust:
+        raise HeadraceError(f"console HTTPS: listener {listener} checks client certificates "
+                            f"but has no ssl.truststore.location (PEM) or "
+                            f"ssl.truststore.certificates to check the browsers' with")
+    try:
+        if "ssl.ca.location" in trust:
+            ctx.load_verify_locations(cafile=trust["ssl.ca.location"])
+        else:
+            ctx.load_verify_locations(cadata=trust["ssl.ca.pem"])
+    except (ssl.SSLError, OSError) as e:
+        raise HeadraceError(f"console HTTPS: cannot use listener {listener}'s trust store: "
+                            f"{getattr(e, 'reason', None) or e}") from None
+    ctx.verify_mode = ssl.CERT_OPTIONAL
+
+
 def https_context(values: Mapping[str, str]) -> ssl.SSLContext | None:
     """A server SSLContext from the broker's key store (``values`` as the
     core gets them: PKCS12 already turned into inline PEM by
     headrace.keystores.convert_stores), or None when it has none."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    prefix = load_own_certificate(ctx, values, "console HTTPS")
+    if prefix is None:
+        return None
+    enabled = _scope_get(values, prefix, "ssl.enabled.protocols", "TLSv1.2,TLSv1.3")
+    ctx.minimum_version = (ssl.TLSVersion.TLSv1_2 if "TLSv1.2" in enabled
+                           else ssl.TLSVersion.TLSv1_3)
+    _trust_client_certificates(ctx, values)
+    return ctx
+
+
+def load_own_certificate(ctx: ssl.SSLContext, values: Mapping[str, str],
+                         what: str) -> str | None:
+    """Loads the broker's own certificate and key (its key store: the
+    broker-wide one, else the first SSL / SASL_SSL listener's) into
+    ``ctx``; the scope it came from ("" or "listener.name.<l>."), or None
+    when the broker has none in use. HeadraceError naming the setting (and
+    ``what`` needed it) when it cannot be loaded."""
     from headrace.keystores import tls_in_use
 
     if not tls_in_use(values):  # a key store no listener uses is not read (as the core)
@@ -104,16 +192,11 @@ def https_context(values: Mapping[str, str]) -> ssl.SSLContext | None:
     scopes = [""] + [f"listener.name.{n.lower()}." for n, p in protocols.items()
                      if p in ("SSL", "SASL_SSL")]
     for prefix in scopes:
-        location = _scope_get(values, prefix, "ssl.keystore.location")
-        key = _scope_get(values, prefix, "ssl.keystore.key")
-        chain = _scope_get(values, prefix, "ssl.keystore.certificate.chain")
-        if not location and not (key and chain):
+        store = _key_store(values, prefix)
+        if store is None:
             continue
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        enabled = _scope_get(values, prefix, "ssl.enabled.protocols", "TLSv1.2,TLSv1.3")
-        ctx.minimum_version = (ssl.TLSVersion.TLSv1_2 if "TLSv1.2" in enabled
-                               else ssl.TLSVersion.TLSv1_3)
-        password = _scope_get(values, prefix, "ssl.key.password") or None
+        location, key, chain, password = store
+        password = password or None
         where = f"{prefix}ssl.keystore.location={location}" if location else \
             f"{prefix}ssl.keystore.key"
         try:
@@ -129,9 +212,9 @@ def https_context(values: Mapping[str, str]) -> ssl.SSLContext | None:
                 finally:
                     os.unlink(path)
         except (ssl.SSLError, OSError) as e:
-            raise HeadraceError(f"console HTTPS: cannot use {where}: "
+            raise HeadraceError(f"{what}: cannot use {where}: "
                                 f"{getattr(e, 'reason', None) or e}") from None
-        return ctx
+        return prefix
     return None
 
 
@@ -154,6 +237,7 @@ class Session:
     created: float
     used: float
     clients: Any = None             # routes.Clients, made by the console on first use
+    acting: Any = None              # headrace.console.acting.Acting of a certificate login
 
 
 class ConsoleAuth:
@@ -162,20 +246,26 @@ class ConsoleAuth:
     ``broker.advertised_endpoints``, "NAME://host:port,...")."""
 
     def __init__(self, values: Mapping[str, str], endpoints: Callable[[], str],
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 authorize: Callable[[str, str, str, str, str], bool] | None = None):
         self._values = dict(values)
         self._endpoints = endpoints
         self._clock = clock
+        self._authorize = authorize  # headrace._core.Broker.authorize
         protocols = listener_protocols(values)
         sasl = [n for n, p in protocols.items() if p in ("SASL_PLAINTEXT", "SASL_SSL")]
         # SASL_PLAINTEXT first: a loopback connection to this broker needs no TLS trust.
         sasl.sort(key=lambda n: protocols[n] != "SASL_PLAINTEXT")
         self.listener = sasl[0] if sasl else None
         self.protocol = protocols.get(self.listener) if self.listener else None
-        self.login_required = self.listener is not None
+        self.password_login = self.listener is not None
         plain = [n for n, p in protocols.items() if p == "PLAINTEXT"]
         self.open_listener = plain[0] if plain else None
         self.https = https_context(values)
+        # Browsers' certificates: only over HTTPS, and with the authorizer at hand.
+        self.cert_listener = (client_auth_listener(values)
+                              if self.https is not None and authorize is not None else None)
+        self.login_required = self.password_login or self.cert_listener is not None
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self.on_close: Callable[[Session], None] = lambda s: None
@@ -206,16 +296,78 @@ class ConsoleAuth:
         broker's own trust store (PEM), else the system's CAs."""
         if self.protocol != "SASL_SSL":
             return {}
-        prefix = f"listener.name.{self.listener.lower()}."
-        out = {}
-        location = _scope_get(self._values, prefix, "ssl.truststore.location")
-        inline = _scope_get(self._values, prefix, "ssl.truststore.certificates")
-        if location and _scope_get(self._values, prefix, "ssl.truststore.type",
-                                   "PEM").upper() == "PEM":
-            out["ssl.ca.location"] = location
-        elif inline:
-            out["ssl.ca.pem"] = inline
+        return _trust_store(self._values, f"listener.name.{self.listener.lower()}.")
+
+    def service_settings(self, listener: str | None = None) -> dict[str, str]:
+        """librdkafka properties with which the console reads for a
+        certificate login: the broker's own key store on ``listener`` (an
+        SSL listener; default cert_listener), trusting that listener's trust
+        store. Host names are not checked: the console connects to its own
+        process's listener (address_of)."""
+        listener = listener or self.cert_listener
+        prefix = f"listener.name.{listener.lower()}."
+        store = _key_store(self._values, prefix)
+        if store is None:
+            raise HeadraceError(f"listener {listener} has no key store")
+        location, key, chain, password = store
+        out = {"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": "none",
+               **_trust_store(self._values, prefix)}
+        if location:
+            out.update({"ssl.certificate.location": location, "ssl.key.location": location})
+        else:
+            out.update({"ssl.certificate.pem": chain, "ssl.key.pem": key})
+        if password:
+            out["ssl.key.password"] = password
         return out
+
+    def service_address(self) -> str:
+        return self.address_of(self.cert_listener)
+
+    def service_login(self) -> tuple[str, dict[str, str]] | None:
+        """(listener, librdkafka properties) with which the broker's own
+        services (the schema registry's clients) reach this broker: its
+        first PLAINTEXT listener; else its SASL listener with the broker's
+        own credentials (broker_credentials); else an SSL listener with a
+        key store, presenting the broker's own certificate as brokers do to
+        each other. None when there is none of these."""
+        if self.open_listener is not None:
+            return self.open_listener, {}
+        credentials = self.broker_credentials()
+        if credentials is not None:
+            return self.listener, credentials
+        for name, protocol in listener_protocols(self._values).items():
+            if protocol == "SSL" and _key_store(self._values,
+                                                f"listener.name.{name.lower()}.") is not None:
+                return name, self.service_settings(name)
+        return None
+
+    def broker_credentials(self) -> dict[str, str] | None:
+        """librdkafka properties with which the broker's own services (the
+        schema registry's clients) log in on the SASL listener: the username
+        and password in the listener's JAAS config for
+        ``sasl.mechanism.inter.broker.protocol``, else for the first enabled
+        mechanism whose JAAS config has them (the credentials a broker uses
+        as a client of other brokers, as in Kafka; Confluent's registry
+        takes them as ``kafkastore.sasl.jaas.config``). None when no JAAS
+        config of the listener carries them."""
+        if self.listener is None:
+            return None
+        from headrace.client_settings import ClientSettingsError, from_java
+
+        prefix = f"listener.name.{self.listener.lower()}."
+        order = self.mechanisms()
+        preferred = self._values.get("sasl.mechanism.inter.broker.protocol", "").upper()
+        if preferred in order:
+            order = [preferred] + [m for m in order if m != preferred]
+        for mechanism in order:
+            jaas = _scope_get(self._values, f"{prefix}{mechanism.lower()}.", "sasl.jaas.config")
+            try:
+                login = from_java({"sasl.jaas.config": jaas}) if jaas else {}
+            except ClientSettingsError:
+                continue
+            if login.get("sasl.username") and "sasl.password" in login:
+                return self.credentials(login["sasl.username"], login["sasl.password"], mechanism)
+        return None
 
     def credentials(self, user: str, password: str, mechanism: str) -> dict[str, str]:
         return {"security.protocol": self.protocol, "sasl.mechanisms": mechanism,
@@ -265,16 +417,45 @@ class ConsoleAuth:
         session = Session(user, mechanism, self.credentials(user, password, mechanism),
                           now, now)
         token = secrets.token_urlsafe(32)
+        self._add(token, session, now)
+        return token, session
+
+    def _add(self, key: str, session: Session, now: float) -> Session:
+        """Adds ``session`` under ``key`` and returns it, or the session
+        already there when another request added one first (``session`` is
+        then dropped unused)."""
         evicted = []
         with self._lock:
-            self._sessions[token] = session
             evicted += self._expire_locked(now)
+            session = self._sessions.setdefault(key, session)
             while len(self._sessions) > MAX_SESSIONS:
                 oldest = min(self._sessions, key=lambda t: self._sessions[t].used)
                 evicted.append(self._sessions.pop(oldest))
         for s in evicted:
             self.on_close(s)
-        return token, session
+        return session
+
+    def certificate_session(self, der: bytes | None, host: str) -> Session | None:
+        """The session of a browser that presented the (verified)
+        certificate ``der`` from IP ``host``: one per principal and host,
+        made on first use, expiring as password sessions do; None without a
+        certificate or certificate logins."""
+        from headrace._core import certificate_principal
+        from headrace.console.acting import Acting
+
+        if not der or self.cert_listener is None:
+            return None
+        principal = certificate_principal(der)
+        if not principal:
+            return None
+        key = f"certificate {principal} {host}"  # never a token (token_urlsafe has no space)
+        found = self.session(key)
+        if found is not None:
+            return found
+        now = self._clock()
+        session = Session(principal, "certificate", self.service_settings(), now, now,
+                          acting=Acting(principal, host, self._authorize))
+        return self._add(key, session, now)
 
     def session(self, token: str | None) -> Session | None:
         """The live session of ``token`` (its use time refreshed), or None."""

@@ -8,6 +8,14 @@ stops at the end of the partition or after READ_DEADLINE_S. Records are the
 documents of ``headrace consume --format json`` (headrace.cli.format) with
 keys, values and header values as text, hex or base64.
 
+Registry-framed values (magic 0 + schema id, the id known to the broker's
+schema registry) are shown as JSON, with the schema's subject, version and
+id in the record's ``schema``, by headrace.registry.decode's Decoder (what
+``headrace consume --decode`` uses), asking this broker's registry over its
+HTTP listener as the page's user; only when the page shows text. Other
+values are shown as they are; when the registry fails, the page's
+``schema_note`` says why and its values are shown as they are.
+
 Records are read by one cached confluent-kafka Consumer over the broker's own
 Kafka port (read_committed, as a default client; no group membership, never
 commits), assigned to the partition for one page and unassigned after it, so
@@ -20,7 +28,7 @@ import threading
 import time
 from typing import Callable
 
-from headrace.console.data import BadRequest, ClusterView, NotFound
+from headrace.console.data import BadRequest, ClusterView, Forbidden, NotFound
 
 DEFAULT_RECORDS = 50
 MAX_RECORDS = 500
@@ -31,10 +39,14 @@ CONSUMER_GROUP = "headrace-console"  # required by librdkafka; offsets are never
 
 class MessageBrowser:
     def __init__(self, view: ClusterView, bootstrap: Callable[[], str],
-                 settings: dict | None = None):
+                 settings: dict | None = None, registry: Callable[[], dict | None] = None):
+        """``registry()``: the SchemaRegistryClient settings of the broker's
+        own registry for this browser's user (None: values are not decoded)."""
         self._view = view
         self._bootstrap = bootstrap
         self._settings = dict(settings or {})  # a logged-in user's credentials
+        self._registry = registry
+        self._decoder = None
         self._consumer = None
         self._lock = threading.Lock()  # one page at a time; guards _consumer
 
@@ -65,6 +77,9 @@ class MessageBrowser:
         admin = self._view.admin()
         md = admin.metadata()
         tm = self._view.require_topic(admin, topic, md)
+        acting = self._view.acting
+        if acting is not None and not acting.allows("Read", "Topic", topic):
+            raise Forbidden(f"cannot read {topic}: not authorized (TOPIC_AUTHORIZATION_FAILED)")
         if partition not in tm.partitions:
             raise NotFound(f"topic {topic!r} has no partition {partition}")
         deadline = admin.read_deadline()  # for the probe and the offsets together
@@ -100,11 +115,22 @@ class MessageBrowser:
             note = (f"offset {want} is outside the partition (log start {lo}, end {hi}); "
                     f"reading from {offset}")
         msgs, truncated = self._read(topic, partition, offset, hi, count)
-        records = _documents(msgs, encoding)
+        records, schema_note = _documents(msgs, encoding,
+                                          self._decoder_of() if encoding == "text" else None)
         nxt = msgs[-1].offset() + 1 if msgs else offset
         return {"topic": topic, "partition": partition, "start_offset": lo, "end_offset": hi,
                 "from": offset, "note": note, "encoding": encoding, "records": records,
-                "next_offset": nxt, "truncated": truncated}
+                "next_offset": nxt, "truncated": truncated, "schema_note": schema_note}
+
+    def _decoder_of(self):
+        """The Decoder of this browser (made on first use; it caches schemas)."""
+        if self._decoder is None and self._registry is not None:
+            conf = self._registry()
+            if conf is not None:
+                from headrace.registry.decode import Decoder
+
+                self._decoder = Decoder(conf)
+        return self._decoder
 
     def _read(self, topic: str, partition: int, offset: int, end: int, count: int):
         """Up to `count` records from `offset`, within MAX_PAGE_BYTES and
@@ -162,6 +188,7 @@ class MessageBrowser:
         return self._consumer
 
     def close(self) -> None:
+        self._decoder = None  # its registry clients go with it
         with self._lock:
             if self._consumer is not None:
                 self._consumer.close()
@@ -173,11 +200,38 @@ def _record_bytes(m) -> int:
             sum(len(k) + len(v or b"") for k, v in (m.headers() or [])))
 
 
-def _documents(msgs, encoding: str) -> list[dict]:
-    """The `consume --format json` document of each message."""
+def _documents(msgs, encoding: str, decoder=None) -> tuple[list[dict], str | None]:
+    """(the `consume --format json` document of each message, why framed
+    values were not decoded or None). With a ``decoder``
+    (headrace.registry.decode.Decoder) framed values are shown as JSON and
+    their document gets ``schema``: {"id", "type", "subject", "version"}."""
     if not msgs:
-        return []
+        return [], None
     from headrace.cli.format import Formatter
 
-    text = Formatter("json", encoding=encoding).render(msgs)
-    return [json.loads(line) for line in text.decode().splitlines() if line]
+    decoded: dict[bytes, int] = {}  # framed value -> its schema id, once decoded
+    failure: list[str] = []
+
+    def decode(raw, topic, field="value"):
+        if failure:  # the registry failed once: the rest as is, at once
+            return raw
+        try:
+            out = decoder.decode(raw, topic, field)
+        except Exception as e:  # noqa: BLE001 - a page never fails for its decoding
+            failure.append(f"framed values are shown as they are: {e}")
+            return raw
+        if out is not raw and field == "value":
+            decoded[raw] = decoder.schema_id(raw)
+        return out
+
+    text = Formatter("json", encoding=encoding,
+                     decode=decode if decoder is not None else None).render(msgs)
+    docs = [json.loads(line) for line in text.decode().splitlines() if line]
+    for m, doc in zip(msgs, docs):
+        schema_id = decoded.get(m.value()) if decoded and m.value() is not None else None
+        if schema_id is not None and not failure:
+            try:
+                doc["schema"] = decoder.describe(schema_id, m.topic())
+            except Exception as e:  # noqa: BLE001 - as above
+                failure.append(f"schemas not described: {e}")
+    return docs, (failure[0] if failure else None)

@@ -34,6 +34,10 @@ class BadRequest(HeadraceError):
     """A malformed parameter (HTTP 400)."""
 
 
+class Forbidden(HeadraceError):
+    """The viewer may see a resource but not do this with it (HTTP 403)."""
+
+
 class ConsoleAdmin(Admin):
     """An Admin whose Metadata is asked of this broker itself (the console
     runs in it, so it answers), over the wire
@@ -75,7 +79,10 @@ class ClusterView:
     while it is not listening yet (HeadraceError, shown as 503);
     ``settings`` are the librdkafka client properties of every connection
     (a logged-in user's SASL credentials: headrace.console.auth), so the
-    broker's authorizer decides what the pages show.
+    broker's authorizer decides what the pages show. ``acting``: a
+    principal the console reads for over its own service connection
+    (headrace.console.acting: a client-certificate login), each answer
+    cut by the broker's authorizer to what that principal may see.
 
     Degraded reads (issue 33): every page first asks each broker Metadata
     lists for ApiVersions (Admin.probe_brokers, in parallel, BROKER_ANSWER_S
@@ -86,8 +93,10 @@ class ClusterView:
     it has one or is not in a cluster)."""
 
     def __init__(self, bootstrap: Callable[[], str], timeout: float = ADMIN_TIMEOUT_S,
-                 settings: dict | None = None, zookeeper: Callable[[], str] | None = None):
+                 settings: dict | None = None, zookeeper: Callable[[], str] | None = None,
+                 acting=None):
         self._bootstrap = bootstrap
+        self.acting = acting  # headrace.console.acting.Acting: answers cut for a principal
         self._timeout = timeout
         self._settings = dict(settings or {})
         self._zookeeper = zookeeper or (lambda: "")
@@ -101,8 +110,12 @@ class ClusterView:
                 address = self._bootstrap()
                 if not address:
                     raise HeadraceError("the broker is not listening yet")
-                self._admin = ConsoleAdmin(address, timeout=self._timeout,
-                                           settings=self._settings)
+                if self.acting is not None:
+                    self._admin = self.acting.admin(address, timeout=self._timeout,
+                                                    settings=self._settings)
+                else:
+                    self._admin = ConsoleAdmin(address, timeout=self._timeout,
+                                               settings=self._settings)
             return self._admin
 
     def health(self, admin, md, deadline: float) -> tuple[set[int], list[dict], float]:
@@ -294,6 +307,8 @@ class ClusterView:
         from headrace.cli.common import CliError
         from headrace.cli.group import describe_group
 
+        if self.acting is not None and not self.acting.allows("Describe", "Group", group_id):
+            raise NotFound(f"unknown group {group_id!r}")
         admin = self.admin()
         try:
             doc = describe_group(admin, group_id)

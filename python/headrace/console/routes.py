@@ -12,10 +12,13 @@ thread of its own, returns a Response and may raise (500). Errors map to
 404 (NotFound), 400 (BadRequest) and 503 (any other HeadraceError: the
 cluster did not answer).
 
-With a login (headrace.console.auth: the broker has a SASL listener) every
-page and JSON route is wrapped by Console._guarded: without a live session
-a page answers 303 to /login, JSON 401; with one, the handler gets that
-session's Clients (an Admin and a Consumer with the user's credentials).
+With a login (headrace.console.auth: the broker has a SASL listener, or
+an SSL listener that checks client certificates) every page and JSON route
+is wrapped by Console._guarded: without a live session a page answers 303
+to /login (403 when only a certificate logs in), JSON 401 (403); with one,
+the handler gets that session's Clients (an Admin and a Consumer with the
+user's credentials, or, for a certificate, the console's service
+connection cut by the authorizer to that principal: headrace.console.acting).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from urllib.parse import parse_qs, quote, unquote
 from headrace.console.auth import (COOKIE, ConsoleAuth, LoginRefused, Session, local_bootstrap,
                                    session_token)
 from headrace.console.browser import DEFAULT_RECORDS, MAX_RECORDS, MessageBrowser
-from headrace.console.data import BadRequest, ClusterView, NotFound
+from headrace.console.data import BadRequest, ClusterView, Forbidden, NotFound
 from headrace.console.metrics_history import MetricsHistory
 from headrace.errors import HeadraceError
 from headrace.http_server import HttpServer, Request, Response
@@ -74,7 +77,10 @@ class Console:
 
     def __init__(self, bootstrap: Callable[[], str], metrics_text: Callable[[], str],
                  node_id: int, auth: ConsoleAuth | None = None,
-                 zookeeper: Callable[[], str] | None = None):
+                 zookeeper: Callable[[], str] | None = None,
+                 registry_url: Callable[[], str | None] | None = None):
+        """``registry_url()``: the URL of this broker's schema registry for
+        the message browser's decoding (None: values are not decoded)."""
         from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
         from headrace.cli.topic import format_bytes
@@ -82,8 +88,10 @@ class Console:
         self.node_id = node_id
         self.auth = auth
         self._zookeeper = zookeeper
+        self._registry_url = registry_url
         view = ClusterView(bootstrap, zookeeper=zookeeper)
-        self._open = Clients(view, MessageBrowser(view, bootstrap))
+        self._open = Clients(view, MessageBrowser(view, bootstrap,
+                                                  registry=lambda: self._registry_conf({})))
         if auth is not None:
             auth.on_close = lambda s: s.clients.close() if s.clients is not None else None
         self.history = MetricsHistory(metrics_text)
@@ -105,6 +113,9 @@ class Console:
     @property
     def login_required(self) -> bool:
         return self.auth is not None and self.auth.login_required
+
+    def auth_password_login(self) -> bool:
+        return self.auth is not None and self.auth.password_login
 
     def register(self, server: HttpServer) -> None:
         for path, handler in (("/", self.overview_page), ("/topics", self.topics_page),
@@ -136,7 +147,16 @@ class Console:
         def serve(req: Request) -> Response:
             if not self.login_required:
                 return handler(req, self._open)
-            session = self.auth.session(session_token(req.headers))
+            session = self.auth.session(session_token(req.headers)) or \
+                self.auth.certificate_session(req.peer_certificate, req.client)
+            if session is None and not self.auth.password_login:
+                message = ("this console logs in with a client certificate: present one "
+                           "signed by a CA the broker's listener "
+                           f"{self.auth.cert_listener} trusts")
+                if as_json:
+                    return _json({"error": message}, HTTPStatus.FORBIDDEN)
+                return self._page("error.html", http_status=HTTPStatus.FORBIDDEN,
+                                  status=int(HTTPStatus.FORBIDDEN), message=message, viewer=None)
             if session is None:
                 if as_json:
                     return _json({"error": "not logged in: POST /login first"},
@@ -154,18 +174,50 @@ class Console:
 
     def _session_clients_locked(self, session: Session) -> Clients:
         if session.clients is None:
-            bootstrap = self.auth.login_address
-            view = ClusterView(bootstrap, settings=session.settings, zookeeper=self._zookeeper)
-            session.clients = Clients(view, MessageBrowser(view, bootstrap, session.settings),
-                                      session.user)
+            bootstrap = (self.auth.service_address if session.acting is not None
+                         else self.auth.login_address)
+            view = ClusterView(bootstrap, settings=session.settings, zookeeper=self._zookeeper,
+                               acting=session.acting)
+            settings = session.settings
+            session.clients = Clients(view, MessageBrowser(
+                view, bootstrap, settings, registry=lambda: self._registry_conf(settings)),
+                session.user)
         return session.clients
+
+    def _registry_conf(self, settings: dict) -> dict | None:
+        """SchemaRegistryClient settings for this broker's registry as the
+        user of ``settings``: their SASL name and password as Basic
+        credentials, or for a certificate login the broker's own certificate
+        file (the session's settings; an inline key store cannot be handed
+        to the client: its pages then say why values are not decoded).
+        Over HTTPS the client is this process talking to its own listener
+        on a loopback address, which no certificate names: the server's
+        certificate is not checked (``ssl.ca.location`` False). None
+        without a registry URL."""
+        url = self._registry_url() if self._registry_url is not None else None
+        if not url:
+            return None
+        conf = {"url": url}
+        if settings.get("sasl.username"):
+            conf["basic.auth.user.info"] = (f"{settings['sasl.username']}:"
+                                            f"{settings.get('sasl.password', '')}")
+        if url.startswith("https:"):
+            conf["ssl.ca.location"] = False
+            if settings.get("ssl.certificate.location"):
+                conf["ssl.certificate.location"] = settings["ssl.certificate.location"]
+                conf["ssl.key.location"] = settings.get("ssl.key.location") or \
+                    settings["ssl.certificate.location"]
+                if settings.get("ssl.key.password"):
+                    conf["ssl.key.password"] = settings["ssl.key.password"]
+        return conf
 
     def login(self, req: Request) -> Response:
         """GET: the login form (with login off, a redirect to /). POST: checks
         user/password with the broker; a session cookie and a redirect to
         `next`, or the form again with 401 and the reason."""
-        if not self.login_required:
-            return Response(HTTPStatus.SEE_OTHER, "no login needed\n", headers={"Location": "/"})
+        if not self.auth_password_login():
+            return Response(HTTPStatus.SEE_OTHER, "no password login\n",
+                            headers={"Location": "/"})
         form = req.query
         if req.method == "POST":
             form = parse_qs(req.body.decode("utf-8", "replace"), keep_blank_values=True)
@@ -279,13 +331,16 @@ class Console:
 
     def _guard(self, render: Callable[[], Response], as_json: bool = False,
                viewer: str | None = None) -> Response:
-        """render(), with NotFound/BadRequest/HeadraceError as 404/400/503."""
+        """render(), with NotFound/BadRequest/Forbidden/HeadraceError as
+        404/400/403/503."""
         try:
             return render()
         except NotFound as e:
             status, message = HTTPStatus.NOT_FOUND, str(e)
         except BadRequest as e:
             status, message = HTTPStatus.BAD_REQUEST, str(e)
+        except Forbidden as e:
+            status, message = HTTPStatus.FORBIDDEN, str(e)
         except HeadraceError as e:
             status, message = HTTPStatus.SERVICE_UNAVAILABLE, str(e)
         if as_json:
@@ -304,7 +359,17 @@ def add_console_routes(server: HttpServer, broker, auth: ConsoleAuth | None = No
             return auth.address_of(auth.open_listener)
         return local_bootstrap(broker.listen_address)
 
-    console = Console(bootstrap, broker.metrics_text, broker.node_id, auth, zookeeper)
+    def registry_url() -> str | None:
+        """This listener's URL for the browser's decoding (https when it
+        serves TLS; see Console._registry_conf for the trust)."""
+        host, _, port = server.address.rpartition(":")
+        if host in ("0.0.0.0", "[::]", "::", ""):
+            host = "127.0.0.1"
+        scheme = "https" if server.ssl_context is not None else "http"
+        return f"{scheme}://{host}:{port}"
+
+    console = Console(bootstrap, broker.metrics_text, broker.node_id, auth, zookeeper,
+                      registry_url)
     console.register(server)
     server.on_stop(console.close)  # before the broker stops: its clients leave first
     return console

@@ -142,6 +142,7 @@ void GroupCoordinator::ExpireConsumerMembers(Group& g, int64_t now) {
 
 void GroupCoordinator::ExpireDue(Group& g, int64_t now, Done& done) {
   if (g.is_consumer) return ExpireConsumerMembers(g, now);
+  if (g.share) return ExpireShareMembers(g, now, done);
   ExpireSessions(g, now, done);
 }
 
@@ -189,6 +190,7 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
     assignor_pref = *name;
   }
 
+  const EffectiveGroupSettings settings = SettingsFor(req.group_id);
   Done done;  // callbacks of a classic group's expiry
   ConsumerHeartbeatResult result;
   {
@@ -206,6 +208,9 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
       it->second.id = req.group_id;
       it->second.state_time_ms = now;
       ConvertToConsumerGroup(it->second, &records);
+    } else if (it->second.share) {
+      return HbError(KafkaError::kGroupIdNotFound,
+                     "Group " + req.group_id + " is not a consumer group.");
     } else if (!it->second.is_consumer) {
       Group& classic = it->second;
       bool empty = classic.members.empty() && classic.pending_members.empty() &&
@@ -231,7 +236,7 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
         return HbError(KafkaError::kFencedInstanceId);
       r.member_id = m->member_id;
       r.member_epoch = req.member_epoch;
-      r.heartbeat_interval_ms = config_.consumer_heartbeat_interval_ms;
+      r.heartbeat_interval_ms = settings.consumer_heartbeat_interval_ms;
       if (req.member_epoch == -2) {
         // A static member leaving for now keeps its assignment until its
         // session ends; the same instance rejoins in its place.
@@ -332,7 +337,7 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
           m->client_id != before.client_id || m->client_host != before.client_host ||
           req.member_epoch == 0)
         records.push_back(ConsumerGroupMemberEntry(g.id, *m));
-      m->session_deadline_ms = now + config_.consumer_session_timeout_ms;
+      m->session_deadline_ms = now + settings.consumer_session_timeout_ms;
       const std::string member_id = m->member_id;
 
       // The subscribed topics' metadata: a new topic or new partitions of
@@ -417,7 +422,7 @@ ConsumerHeartbeatResult GroupCoordinator::ConsumerHeartbeat(const ConsumerHeartb
 
       r.member_id = member_id;
       r.member_epoch = m->member_epoch;
-      r.heartbeat_interval_ms = config_.consumer_heartbeat_interval_ms;
+      r.heartbeat_interval_ms = settings.consumer_heartbeat_interval_ms;
       if (req.member_epoch == 0 || m->assigned != assigned_before ||
           (owned && *owned != m->assigned))
         r.assignment = ToIds(m->assigned, cg);
@@ -515,7 +520,7 @@ void GroupCoordinator::FinishConsumerGroupLoad(Group& g, int64_t now) {
       continue;
     }
     ConsumerMember& m = it->second;
-    m.session_deadline_ms = now + config_.consumer_session_timeout_ms;
+    m.session_deadline_ms = now + SettingsFor(g.id).consumer_session_timeout_ms;
     m.revocation_deadline_ms =
         m.state == ConsumerMemberState::kUnrevokedPartitions ? now + m.rebalance_timeout_ms : 0;
     ++it;

@@ -251,6 +251,18 @@ TEST_F(ConsumerGroupTest, SessionExpiresExactlyAtTheDeadlineAndTheGroupCanBeDele
   EXPECT_EQ(c_->DescribeConsumerGroup("cg").error, KafkaError::kGroupIdNotFound);
 }
 
+TEST_F(ConsumerGroupTest, GroupConfigsSetTheGroupsHeartbeatAndSessionTimeout) {
+  group_configs_["cg"] = {{"consumer.heartbeat.interval.ms", "200"},
+                          {"consumer.session.timeout.ms", "3000"}};
+  auto a = Hb("", 0);
+  ASSERT_EQ(a.error, KafkaError::kNone);
+  EXPECT_EQ(a.heartbeat_interval_ms, 200);
+  now_ += 2999;
+  EXPECT_EQ(c_->DeleteGroup("cg"), KafkaError::kNonEmptyGroup);  // the broker's 1000 passed
+  now_ += 1;
+  EXPECT_EQ(c_->DeleteGroup("cg"), KafkaError::kNone);
+}
+
 TEST_F(ConsumerGroupTest, ClassicSessionExpiresExactlyAtTheDeadline) {
   std::optional<JoinResult> joined;
   std::string id = JoinNewMember(&joined);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "broker/coordinator/group/consumer_group.h"
+#include "broker/coordinator/group/share_group.h"
 #include "broker/base/kafka_error.h"
 
 namespace headrace::broker::group {
@@ -124,12 +125,19 @@ struct Group {
   // deletion and offset retention treat both kinds alike.
   bool is_consumer = false;
   ConsumerGroup consumer;
+  // KIP-932: a share group (ShareGroupHeartbeat, share_group_coordinator.cc),
+  // never of the other kinds. Its membership lives in memory only (members
+  // join again after the coordinator moves); its classic fields stay unused.
+  std::optional<ShareGroup> share;
 
   bool Is(GroupState s) const { return state == s; }
-  // "classic" or "consumer" (ListGroups v5 types).
-  const char* TypeName() const { return is_consumer ? "consumer" : "classic"; }
+  // "classic", "consumer" or "share" (ListGroups v5 types).
+  const char* TypeName() const {
+    return share ? "share" : is_consumer ? "consumer" : "classic";
+  }
   // The state as ListGroups names it for this group's type.
   const char* StateName() const {
+    if (share) return share->StateName();
     return is_consumer ? ConsumerGroupStateName(consumer.State()) : GroupStateName(state);
   }
   Member* FindMember(const std::string& member_id);
@@ -138,7 +146,7 @@ struct Group {
   // Nothing worth keeping: no members, offsets, pending offsets or protocol.
   bool Unused() const {
     return members.empty() && offsets.empty() && pending_txn_offsets.empty() &&
-           protocol_type.empty() && !is_consumer;
+           protocol_type.empty() && !is_consumer && !share;
   }
   // The protocol chosen by vote: among protocols every member supports, each
   // member votes for its most preferred one. nullopt if none is common.

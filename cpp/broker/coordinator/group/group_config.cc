@@ -66,6 +66,40 @@ const std::vector<GroupKey>& Keys() {
              &GroupConfig::consumer_max_heartbeat_interval_ms, 1, kI32Max),
       IntKey("group.consumer.max.size", "Most members a consumer-protocol group may have.",
              &GroupConfig::consumer_max_size, 1, kI32Max),
+      IntKey("group.share.session.timeout.ms",
+             "Session timeout of share-group (KIP-932) members.",
+             &GroupConfig::share_session_timeout_ms, 1, kI32Max),
+      IntKey("group.share.heartbeat.interval.ms",
+             "Heartbeat interval told to share-group (KIP-932) members.",
+             &GroupConfig::share_heartbeat_interval_ms, 1, kI32Max),
+      IntKey("group.share.max.size", "Most members a share group may have.",
+             &GroupConfig::share_max_size, 1, 1000),
+      IntKey("group.share.min.session.timeout.ms", "Smallest share.session.timeout.ms a group config may set.",
+             &GroupConfig::share_min_session_timeout_ms, 1, kI32Max),
+      IntKey("group.share.min.heartbeat.interval.ms", "Smallest share.heartbeat.interval.ms a group config may set.",
+             &GroupConfig::share_min_heartbeat_interval_ms, 1, kI32Max),
+      IntKey("group.share.min.record.lock.duration.ms", "Smallest share.record.lock.duration.ms a group config may set.",
+             &GroupConfig::share_min_record_lock_duration_ms, 1, kI32Max),
+      IntKey("group.share.max.session.timeout.ms", "Largest share.session.timeout.ms a group config may set.",
+             &GroupConfig::share_max_session_timeout_ms, 1, kI32Max),
+      IntKey("group.share.max.heartbeat.interval.ms", "Largest share.heartbeat.interval.ms a group config may set.",
+             &GroupConfig::share_max_heartbeat_interval_ms, 1, kI32Max),
+      IntKey("group.share.max.record.lock.duration.ms", "Largest share.record.lock.duration.ms a group config may set.",
+             &GroupConfig::share_max_record_lock_duration_ms, 1, kI32Max),
+      IntKey("group.share.record.lock.duration.ms",
+             "How long a share-group member holds a record it acquired before the broker "
+             "delivers it again.",
+             &GroupConfig::share_record_lock_duration_ms, 1000, 3600000),
+      IntKey("group.share.delivery.count.limit",
+             "Deliveries of a share-group record after which it is archived, not redelivered.",
+             &GroupConfig::share_delivery_count_limit, 2, 10),
+      IntKey("group.share.partition.max.record.locks",
+             "Most records of one share-partition in flight (acquired or awaiting redelivery "
+             "behind the first unacknowledged one).",
+             &GroupConfig::share_partition_max_record_locks, 100, 10000),
+      IntKey("group.share.max.share.sessions",
+             "Most share sessions (ShareFetch consumers) this broker keeps.",
+             &GroupConfig::share_max_share_sessions, 1, 1000000),
       GroupKey{"group.consumer.assignors",
                "Server-side assignors of consumer-protocol groups (uniform, range or Kafka's "
                "class names), comma-separated; the first is the default.",
@@ -139,6 +173,9 @@ Status GroupConfig::Extract(std::map<std::string, std::string>& props) {
   if (consumer_heartbeat_interval_ms >= consumer_session_timeout_ms)
     return Status::InvalidArgument(
         "group.consumer.heartbeat.interval.ms must be lower than group.consumer.session.timeout.ms");
+  if (share_heartbeat_interval_ms >= share_session_timeout_ms)
+    return Status::InvalidArgument(
+        "group.share.heartbeat.interval.ms must be lower than group.share.session.timeout.ms");
   return Status::OK();
 }
 

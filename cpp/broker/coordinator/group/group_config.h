@@ -56,6 +56,30 @@ struct GroupConfig {
   // ("uniform", "range"); the first is the default.
   std::vector<std::string> consumer_assignors = {"uniform", "range"};
 
+  // KIP-932 share groups (ShareGroupHeartbeat): the broker's session
+  // timeout, heartbeat interval and size limit (Kafka 4.2's defaults).
+  int32_t share_session_timeout_ms = 45000;    // group.share.session.timeout.ms
+  int32_t share_heartbeat_interval_ms = 5000;  // group.share.heartbeat.interval.ms
+  int32_t share_max_size = 200;                // group.share.max.size
+  // The range a group's share.session.timeout.ms / share.heartbeat.interval.ms
+  // / share.record.lock.duration.ms (group configs, group_resource_config.h)
+  // must fall in (Kafka 4.2's defaults).
+  int32_t share_min_session_timeout_ms = 45000;      // group.share.min.session.timeout.ms
+  int32_t share_max_session_timeout_ms = 60000;      // group.share.max.session.timeout.ms
+  int32_t share_min_heartbeat_interval_ms = 5000;    // group.share.min.heartbeat.interval.ms
+  int32_t share_max_heartbeat_interval_ms = 15000;   // group.share.max.heartbeat.interval.ms
+  int32_t share_min_record_lock_duration_ms = 15000; // group.share.min.record.lock.duration.ms
+  int32_t share_max_record_lock_duration_ms = 60000; // group.share.max.record.lock.duration.ms
+  // KIP-932 share-partitions (ShareFetch/ShareAcknowledge on a partition's
+  // leader; broker/share): how long an acquired record stays locked to its
+  // member, how often a record is delivered before it is archived, how many
+  // records a share-partition has in flight, how many share sessions this
+  // broker keeps (Kafka 4.2's defaults).
+  int32_t share_record_lock_duration_ms = 30000;  // group.share.record.lock.duration.ms
+  int32_t share_delivery_count_limit = 5;         // group.share.delivery.count.limit
+  int32_t share_partition_max_record_locks = 2000;  // group.share.partition.max.record.locks
+  int32_t share_max_share_sessions = 2000;        // group.share.max.share.sessions
+
   // Sets one property. NotFound for a key that is not a group setting;
   // InvalidArgument naming the key for a bad value.
   Status Set(const std::string& key, const std::string& value);

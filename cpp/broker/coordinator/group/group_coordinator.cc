@@ -19,7 +19,13 @@ int64_t SystemNowMs() {
 GroupCoordinator::GroupCoordinator(Options options)
     : config_(options.config),
       data_dir_(std::move(options.data_dir)),
-      now_ms_(options.now_ms ? std::move(options.now_ms) : SystemNowMs) {}
+      now_ms_(options.now_ms ? std::move(options.now_ms) : SystemNowMs),
+      share_member_gone_(std::move(options.share_member_gone)),
+      group_configs_(std::move(options.group_configs)) {}
+
+EffectiveGroupSettings GroupCoordinator::SettingsFor(const std::string& group) const {
+  return EffectiveSettingsOf(group_configs_ ? group_configs_(group) : ConfigMap{}, config_);
+}
 
 Result<std::unique_ptr<GroupCoordinator>> GroupCoordinator::Open(Options options) {
   bool start_timer = options.start_timer;
@@ -161,7 +167,9 @@ void GroupCoordinator::Join(JoinRequest req, JoinCallback cb) {
     if (err == KafkaError::kNone) {
       g = &GetOrCreate(req.group_id);
       ExpireDue(*g, now, done);
-      if (g->is_consumer) {
+      if (g->share) {
+        err = KafkaError::kInconsistentGroupProtocol;  // a share group's id
+      } else if (g->is_consumer) {
         // Kafka 3.9 without online migration: a classic member may not join
         // a consumer group with members; an empty one becomes classic.
         if (!g->consumer.members.empty()) {

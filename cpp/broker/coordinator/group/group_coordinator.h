@@ -25,6 +25,7 @@
 
 #include "broker/coordinator/group/group.h"
 #include "broker/coordinator/group/group_config.h"
+#include "broker/coordinator/group/group_resource_config.h"
 #include "broker/coordinator/base/group_log.h"
 #include "broker/coordinator/group/group_records.h"
 
@@ -103,7 +104,7 @@ struct GroupListing {
   std::string group_id;
   std::string protocol_type;
   std::string state;  // as Group::StateName
-  std::string type;   // "classic" or "consumer"
+  std::string type;   // "classic", "consumer" or "share"
 };
 
 // KIP-848 (ConsumerGroupHeartbeat, consumer_group_coordinator.cc).
@@ -158,6 +159,13 @@ struct ConsumerGroupDescription {
   std::map<std::string, Uuid> topic_ids;  // of the partitions named above
 };
 
+// ShareGroupDescribe: the group as it is (a copy), or an error.
+struct ShareGroupDescription {
+  KafkaError error = KafkaError::kNone;
+  std::optional<std::string> error_message;
+  std::optional<ShareGroup> group;
+};
+
 struct DescribedMember {
   std::string member_id;
   std::optional<std::string> instance_id;
@@ -194,6 +202,18 @@ class GroupCoordinator {
     // leader replica of __consumer_offsets-0) instead of its own
     // data_dir/__group_metadata.
     std::shared_ptr<Partition> log_partition;
+    // Called (outside the coordinator's mutex) when a share group's member
+    // leaves (epoch -1; `expired` false) or its session expires (true): the
+    // broker releases the records it acquired here (api ShareFetch,
+    // broker/share). May be empty.
+    std::function<void(const std::string& group, const std::string& member, bool expired)>
+        share_member_gone;
+    // The group configs of a group id (GROUP config resource,
+    // group_resource_config.h): their session timeouts and heartbeat
+    // intervals override config's for that group's KIP-848 and share
+    // members from their next heartbeat. May be empty (none). Called under
+    // the coordinator's mutex: it must not call back into the coordinator.
+    std::function<std::map<std::string, std::string>(const std::string& group)> group_configs;
   };
 
   // Opens the log, replays it (groups with members come back Stable and must
@@ -280,6 +300,22 @@ class GroupCoordinator {
   // of the classic protocol.
   ConsumerGroupDescription DescribeConsumerGroup(const std::string& group_id);
 
+  // KIP-932 ShareGroupHeartbeat (share_group_coordinator.cc): joins,
+  // heartbeats and leaves of a share group's members (ShareGroup::Heartbeat
+  // under the mutex); an unknown group is created by a join. `topics`: every
+  // topic that exists now with its partition count. Errors besides
+  // ShareGroup's: INVALID_REQUEST (no group id), GROUP_ID_NOT_FOUND (a group
+  // of another type), COORDINATOR_NOT_AVAILABLE (stopped).
+  ShareHeartbeatResult ShareHeartbeat(const std::string& group_id, const ShareHeartbeat& hb,
+                                      const TopicSizes& topics);
+  // ShareGroupDescribe: GROUP_ID_NOT_FOUND for an unknown group or one of
+  // another type.
+  ShareGroupDescription DescribeShareGroup(const std::string& group_id);
+  // Whether `member_id` of share group `group_id` is assigned the partition
+  // (the ShareFetch handler serves a member only those).
+  bool ShareAssigned(const std::string& group_id, const std::string& member_id,
+                     const std::string& topic, int32_t partition);
+
   // Runs the deadline checks once (the timer thread calls this).
   void Tick();
   // Answers parked requests with COORDINATOR_NOT_AVAILABLE, stops the timer
@@ -331,6 +367,10 @@ class GroupCoordinator {
   void ExpireDue(Group& g, int64_t now, Done& done);
   // ExpireDue for every group (ListGroups).
   void ExpireAllDue(int64_t now, Done& done);
+
+  // Share members whose session ran out leave (share_group_coordinator.cc).
+  // REQUIRES: mu_ held, g.share set.
+  void ExpireShareMembers(Group& g, int64_t now, Done& done);
 
   // --- KIP-848 consumer groups (consumer_group_coordinator.cc); REQUIRES mu_ ---
   // Members whose session or revocation (rebalance timeout) ran out leave.
@@ -394,6 +434,10 @@ class GroupCoordinator {
   GroupConfig config_;
   std::string data_dir_;
   std::function<int64_t()> now_ms_;
+  std::function<void(const std::string&, const std::string&, bool)> share_member_gone_;  // Options'
+  std::function<std::map<std::string, std::string>(const std::string&)> group_configs_;  // Options'
+  // The settings of `group`: config_ with its group configs applied.
+  EffectiveGroupSettings SettingsFor(const std::string& group) const;
 
   mutable std::mutex mu_;
   std::map<std::string, Group> groups_;  // guarded by mu_

@@ -306,7 +306,7 @@ GroupDescription GroupCoordinator::DescribeLocked(const std::string& group_id, D
   if (it == groups_.end()) return d;  // Dead, no error (as Kafka's classic groups)
   // A consumer-protocol group is not a classic group: Kafka 3.9 describes
   // it as an unknown one (Dead, no error); ConsumerGroupDescribe shows it.
-  if (it->second.is_consumer) return d;
+  if (it->second.is_consumer || it->second.share) return d;
   ExpireDue(it->second, Now(), done);
   const Group& g = it->second;
   bool stable = g.Is(GroupState::kStable);
@@ -341,7 +341,8 @@ KafkaError GroupCoordinator::DeleteGroupLocked(const std::string& group_id, Done
   // Sessions that ran out by now end first: a client that waited the
   // session timeout finds the group empty.
   ExpireDue(g, Now(), done);
-  if (!g.Is(GroupState::kEmpty)) return KafkaError::kNonEmptyGroup;
+  if (!g.Is(GroupState::kEmpty) || (g.share && !g.share->members().empty()))
+    return KafkaError::kNonEmptyGroup;
   std::vector<GroupLog::Entry> entries;
   for (const auto& [tp, c] : g.offsets) entries.push_back(OffsetEntry(group_id, tp, std::nullopt));
   // The tombstone also ends the group's pending transactional offsets (a

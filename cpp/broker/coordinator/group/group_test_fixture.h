@@ -40,6 +40,10 @@ class GroupCoordinatorTest : public ::testing::Test {
     o.data_dir = dir_.string();
     o.start_timer = false;
     o.now_ms = [this] { return now_; };
+    o.group_configs = [this](const std::string& group) {
+      auto it = group_configs_.find(group);
+      return it == group_configs_.end() ? ConfigMap{} : it->second;
+    };
     auto c = GroupCoordinator::Open(std::move(o));
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     c_ = std::move(c).value();
@@ -92,6 +96,7 @@ class GroupCoordinatorTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  std::map<std::string, ConfigMap> group_configs_;  // the group configs the coordinator sees
   int64_t now_ = 1'000'000;
   Flusher flusher_;  // declared before c_: outlives the coordinator
   std::unique_ptr<GroupCoordinator> c_;

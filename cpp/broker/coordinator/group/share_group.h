@@ -109,7 +109,18 @@ class ShareGroup {
   // serves a member only the partitions assigned to it).
   bool Assigned(const std::string& member_id, const std::string& topic, int32_t partition) const;
 
+  // The group's timeouts from its group configs (share.heartbeat.interval.ms,
+  // share.session.timeout.ms): used from the next heartbeat on.
+  void SetTimeouts(int32_t heartbeat_interval_ms, int32_t session_timeout_ms) {
+    config_.heartbeat_interval_ms = heartbeat_interval_ms;
+    config_.session_timeout_ms = session_timeout_ms;
+  }
+
   int32_t group_epoch() const { return group_epoch_; }
+  int32_t assignment_epoch() const { return assignment_epoch_; }
+  // The subscribed topics' sizes the current assignment was computed for
+  // (what an expiry between heartbeats reassigns with).
+  const TopicSizes& assigned_sizes() const { return assigned_sizes_; }
   const std::map<std::string, ShareMember>& members() const { return members_; }
   // "Empty" or "Stable" (Kafka's ShareGroupState names).
   const char* StateName() const { return members_.empty() ? "Empty" : "Stable"; }

@@ -14,11 +14,8 @@ Result<std::unique_ptr<FileAclStore>> FileAclStore::Open(FileEnv* env, std::stri
                                                          Authorizer* authorizer) {
   FileEnv& e = env ? *env : *FileEnv::Default();
   std::unique_ptr<FileAclStore> store(new FileAclStore(&e, dir, authorizer));
-  auto text = ReadWholeFile(e, dir + "/" + kFileName);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return store;
-    return text.status();
-  }
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> text, ReadFileIfExists(e, dir + "/" + kFileName));
+  if (!text) return store;
   auto root = json::Parse(*text);
   const std::string where = dir + "/" + kFileName + ": ";
   if (!root.ok() || !root->is_object()) return Status::Corruption(where + "not a JSON object");

@@ -138,11 +138,9 @@ Result<std::unique_ptr<ClientQuotaStore>> ClientQuotaStore::Open(const std::stri
   std::unique_ptr<ClientQuotaStore> s(
       new ClientQuotaStore(data_dir, env ? env : FileEnv::Default()));
   if (data_dir.empty()) return s;
-  auto text = ReadWholeFile(*s->env_, data_dir + "/" + kFileName);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return s;
-    return text.status();
-  }
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> text,
+                      ReadFileIfExists(*s->env_, data_dir + "/" + kFileName));
+  if (!text) return s;
   auto table = Decode(*text);
   if (!table.ok()) return Status::Corruption(std::string(kFileName) + ": " + table.status().message());
   s->table_ = std::make_shared<QuotaTable>(std::move(table).value());

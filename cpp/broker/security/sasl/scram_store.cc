@@ -62,11 +62,9 @@ Result<std::unique_ptr<ScramCredentialStore>> ScramCredentialStore::Open(const s
   if (env == nullptr) env = FileEnv::Default();
   std::unique_ptr<ScramCredentialStore> store(new ScramCredentialStore(data_dir, env));
   if (data_dir.empty()) return store;
-  auto text = ReadWholeFile(*env, data_dir + "/" + kFileName);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return store;
-    return text.status();
-  }
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> text,
+                      ReadFileIfExists(*env, data_dir + "/" + kFileName));
+  if (!text) return store;
   HR_ASSIGN_OR_RETURN(ScramCredentialMap m, DecodeScramCredentialFile(*text));
   store->creds_ = std::make_shared<const ScramCredentialMap>(std::move(m));
   return store;

@@ -1,0 +1,98 @@
+"""``headrace share-group list|describe|delete``: share groups (KIP-932,
+docs/share-groups.md), from ListGroups (type share) at every broker, the
+coordinator's ShareGroupDescribe, and DeleteGroups."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from headrace.cli.common import CliError, add_client_flags, admin_for
+from headrace.cli.output import add_format_flag, emit
+
+
+def add_share_group_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("share-group", help="list, describe and delete share groups")
+    gsub = p.add_subparsers(dest="share_group_command", metavar="ACTION")
+    gsub.required = True
+    ls = gsub.add_parser("list", help="share group ids, one per line, with their state")
+    add_format_flag(ls)
+    ls.set_defaults(func=_list)
+    d = gsub.add_parser("describe", help="members, their subscriptions and assignments")
+    d.add_argument("group")
+    add_format_flag(d)
+    d.set_defaults(func=_describe)
+    rm = gsub.add_parser("delete", help="delete share groups without members")
+    rm.add_argument("groups", nargs="+", metavar="group")
+    rm.set_defaults(func=_delete)
+    for sp in (ls, d, rm):
+        add_client_flags(sp)
+
+
+def _brokers(admin) -> list[tuple[int, str, int]]:
+    return sorted((b.id, b.host, b.port) for b in admin.metadata().brokers.values())
+
+
+def _list(args) -> int:
+    from headrace.share_wire import list_share_groups
+
+    admin = admin_for(args)
+    deadline = admin.read_deadline()
+    answers, errors = admin.ask_each(_brokers(admin), deadline, list_share_groups)
+    warnings = [f"broker {i} did not list its share groups: {why}"
+                for i, why in sorted(errors.items())]
+    for line in warnings:
+        print(f"headrace: warning: {line}", file=sys.stderr)
+    groups = sorted({gid: state for listed in answers.values() for gid, state in listed}.items())
+    doc = {"groups": [{"group_id": g, "state": s} for g, s in groups],
+           "warnings": warnings, "complete": not warnings}
+
+    def table():
+        for g in doc["groups"]:
+            print(f"{g['group_id']}\t{g['state']}")
+
+    return emit(args, doc, table)
+
+
+def _describe(args) -> int:
+    from headrace.admin_wire import Connection
+    from headrace.share_wire import describe_share_group
+    from headrace.wire_codec import WireError, error_name
+
+    admin = admin_for(args)
+    deadline = admin.read_deadline()
+    _, host, port = admin.group_coordinator(args.group, _brokers(admin), deadline)
+    try:
+        conn = Connection(host, port, args.timeout, admin.settings)
+        try:
+            g = describe_share_group(conn, args.group)
+        finally:
+            conn.close()
+    except (WireError, OSError) as e:
+        raise CliError(f"share group {args.group}: {e}") from None
+    if g.error_code:
+        raise CliError(f"share group {args.group}: {g.error_message or error_name(g.error_code)}")
+    doc = {"group_id": g.group_id, "state": g.state, "group_epoch": g.group_epoch,
+           "assignment_epoch": g.assignment_epoch, "assignor": g.assignor,
+           "members": [{"member_id": m.member_id, "member_epoch": m.member_epoch,
+                        "client_id": m.client_id, "client_host": m.client_host,
+                        "subscribed_topics": m.subscribed,
+                        "assignment": {t: ps for t, ps in sorted(m.assignment.items())}}
+                       for m in g.members]}
+
+    def table():
+        print(f"group {g.group_id}: {g.state}, epoch {g.group_epoch}, "
+              f"{len(g.members)} member(s)")
+        for m in doc["members"]:
+            parts = " ".join(f"{t}:{','.join(map(str, ps))}"
+                             for t, ps in m["assignment"].items()) or "-"
+            print(f"{m['member_id']}\t{m['client_id']}\t{m['client_host']}\t{parts}")
+
+    return emit(args, doc, table)
+
+
+def _delete(args) -> int:
+    admin = admin_for(args)
+    for g in args.groups:
+        admin.delete_group(g)
+        print(f"deleted share group {g}")
+    return 0

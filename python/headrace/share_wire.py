@@ -1,0 +1,86 @@
+"""Share-group admin requests the Python clients lack (KIP-932, Kafka 4.2
+schemas pinned in cpp/protocol/schemas): ListGroups v5 filtered to share
+groups and ShareGroupDescribe v1, over headrace.admin_wire's Connection."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from headrace.admin_wire import Connection
+from headrace.wire_codec import NO_TAGS, Reader, WireError, carray, cstr, error_name
+
+
+def list_share_groups(conn: Connection) -> list[tuple[str, str]]:
+    """ListGroups v5 with TypesFilter ["share"]: [(group id, state)] of the
+    share groups this broker coordinates."""
+    r = conn.call(16, 5, carray([]) + carray([cstr("share")]) + NO_TAGS)
+    r.int32()
+    code = r.int16()
+    if code:
+        raise WireError(f"broker {conn.address}: list groups: {error_name(code)}")
+
+    def group(r: Reader):
+        gid, _protocol, state, _kind = r.cstring(), r.cstring(), r.cstring(), r.cstring()
+        r.tags()
+        return gid, state
+
+    return r.carray(group)
+
+
+@dataclass
+class ShareMember:
+    member_id: str
+    member_epoch: int
+    client_id: str
+    client_host: str
+    rack_id: str | None
+    subscribed: list[str]
+    assignment: dict[str, list[int]]  # topic name -> partitions
+
+
+@dataclass
+class ShareGroupAnswer:
+    error_code: int
+    error_message: str | None
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: list[ShareMember] = field(default_factory=list)
+
+
+def describe_share_group(conn: Connection, group: str) -> ShareGroupAnswer:
+    """ShareGroupDescribe v1 of ``group`` at its coordinator ``conn``."""
+    r = conn.call(77, 1, carray([cstr(group)]) + b"\x00" + NO_TAGS)
+    r.int32()
+
+    def topic_partitions(r: Reader):
+        r.int64(), r.int64()  # the topic id (uuid)
+        name = r.cstring()
+        parts = r.carray(lambda r: r.int32())
+        r.tags()
+        return name, parts
+
+    def member(r: Reader) -> ShareMember:
+        member_id, rack, epoch = r.cstring(), r.cstring(), r.int32()
+        client_id, host = r.cstring(), r.cstring()
+        subscribed = r.carray(lambda r: r.cstring())
+        assigned = r.carray(topic_partitions)
+        r.tags()  # Assignment's
+        r.tags()
+        return ShareMember(member_id, epoch, client_id, host, rack, subscribed,
+                           {name: sorted(parts) for name, parts in assigned})
+
+    def described(r: Reader) -> ShareGroupAnswer:
+        code, message, gid, state = r.int16(), r.cstring(), r.cstring(), r.cstring()
+        group_epoch, assignment_epoch, assignor = r.int32(), r.int32(), r.cstring()
+        members = r.carray(member)
+        r.int32()  # authorized operations
+        r.tags()
+        return ShareGroupAnswer(code, message, gid, state, group_epoch, assignment_epoch,
+                                assignor, members)
+
+    groups = r.carray(described)
+    if not groups:
+        raise WireError(f"broker {conn.address}: describe share group: no answer for {group!r}")
+    return groups[0]

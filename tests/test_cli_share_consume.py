@@ -1,0 +1,109 @@
+"""``headrace consume --share-group G --ack ...`` (docs/cli.md,
+docs/share-groups.md): records read as a member of a share group with
+confluent-kafka's ShareConsumer and acknowledged as --ack says; a released
+record is delivered again to the next member, an accepted one never.
+Real broker, real CLI processes."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from confluent_kafka import Producer
+
+from cli_run import headrace, ok, one_error_line
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _share_cli(b, topic: str, group: str, *extra: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != "HEADRACE_BROKERS"}
+    return subprocess.Popen([sys.executable, "-m", "headrace.cli", "consume", topic,
+                             "--brokers", b, "--share-group", group, "--idle", "60", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+
+
+def _probe_until_exit(b, topic: str, proc: subprocess.Popen, timeout: float = 90) -> list[str]:
+    """Produces probe-0, probe-1, ... until ``proc`` exits (a new share
+    group starts at the end of the log: records before its first fetch are
+    not its); ``proc``'s output lines."""
+    p = Producer({"bootstrap.servers": b, "linger.ms": 0})
+    deadline = time.monotonic() + timeout
+    i = 0
+    while proc.poll() is None:
+        assert time.monotonic() < deadline, "the share consumer never finished"
+        p.produce(topic, f"probe-{i}".encode())
+        p.flush(10)
+        i += 1
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    return out.splitlines()
+
+
+def test_accepted_records_are_printed_once(module_broker):
+    b = module_broker.bootstrap
+    ok(headrace("topic", "create", "sq-accept", brokers=b))
+    lines = _probe_until_exit(b, "sq-accept",
+                              _share_cli(b, "sq-accept", "g-accept", "--count", "5"))
+    assert len(lines) == 5
+    first = int(lines[0].split("-")[1])
+    assert lines == [f"probe-{first + k}" for k in range(5)]  # in offset order, no gap
+
+
+def test_a_released_record_goes_to_the_next_member(module_broker):
+    b = module_broker.bootstrap
+    ok(headrace("topic", "create", "sq-release", brokers=b))
+    released = _probe_until_exit(
+        b, "sq-release",
+        _share_cli(b, "sq-release", "g-release", "--count", "1", "--ack", "release"))
+    assert len(released) == 1
+    # The next member of the group gets the released record first.
+    again = ok(headrace("consume", "sq-release", "--share-group", "g-release", "--count", "1",
+                        "--idle", "30", brokers=b))
+    assert again.stdout.splitlines() == released
+
+
+def test_share_group_refuses_what_a_share_group_cannot_do(module_broker):
+    b = module_broker.bootstrap
+    one_error_line(headrace("consume", "t", "--share-group", "g", "--from", "earliest",
+                            brokers=b), "--share-group", "--from")
+    one_error_line(headrace("consume", "^t.*", "--share-group", "g", brokers=b),
+                   "regular expressions")
+    one_error_line(headrace("consume", "t", "--ack", "reject", brokers=b),
+                   "need --share-group")
+
+
+def test_share_group_list_describe_and_delete(module_broker):
+    """A member running: the group is listed (Stable) and described with
+    its member's assignment; once it left, delete removes the group."""
+    import json
+
+    b = module_broker.bootstrap
+    ok(headrace("topic", "create", "sq-admin", "--partitions", "2", brokers=b))
+    member = _share_cli(b, "sq-admin", "g-admin", "--count", "1")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            listed = json.loads(ok(headrace("share-group", "list", "--format", "json",
+                                            brokers=b)).stdout)["groups"]
+            if {"group_id": "g-admin", "state": "Stable"} in listed:
+                break
+            assert time.monotonic() < deadline, listed
+            time.sleep(0.3)
+        doc = json.loads(ok(headrace("share-group", "describe", "g-admin", "--format", "json",
+                                     brokers=b)).stdout)
+        assert doc["state"] == "Stable" and len(doc["members"]) == 1
+        assert doc["members"][0]["subscribed_topics"] == ["sq-admin"]
+        assert doc["members"][0]["assignment"] == {"sq-admin": [0, 1]}
+        one_error_line(headrace("share-group", "delete", "g-admin", brokers=b), "g-admin")
+    finally:
+        _probe_until_exit(b, "sq-admin", member)
+    deadline = time.monotonic() + 60
+    while headrace("share-group", "delete", "g-admin", brokers=b).returncode != 0:
+        assert time.monotonic() < deadline, "the group kept its member"
+        time.sleep(0.5)
+    assert "g-admin" not in ok(headrace("share-group", "list", brokers=b)).stdout
+    one_error_line(headrace("share-group", "describe", "nope", brokers=b), "nope")
