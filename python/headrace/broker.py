@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import logging
 import resource
-import signal
 import threading
 import time
 
 from headrace import logs
+from headrace.stop_signals import stop_event_on_signals
 from headrace.settings import Settings, SettingsError, settings_for_core
 
 log = logging.getLogger("headrace")
@@ -76,13 +76,7 @@ def run_broker(settings: Settings) -> int:
     for note in notes:
         log.info(note)
     broker = Broker(settings_for_core(core_values))
-    stop = threading.Event()
-
-    def _on_signal(signum, frame):  # runs in the main thread
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _on_signal)
+    stop = stop_event_on_signals()
     member = None
     joined = threading.Event()
     # Bound before the broker starts: an HTTP address in use fails at once,

@@ -27,6 +27,7 @@ from headrace.cli.common import CliError, add_client_flags, admin_for, parse_pai
 from headrace.cli.output import add_format_flag, emit
 from headrace import logs
 from headrace.errors import HeadraceError
+from headrace.stop_signals import stop_event_on_signals
 
 STATE_FILE = "cluster.json"
 
@@ -171,9 +172,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     if state_file.exists() and _running_pids(json.loads(state_file.read_text())):
         raise CliError(f"a cluster from {data_dir} is still running (`headrace cluster down "
                        f"--data-dir {args.data_dir}`)")
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda signum, frame: stop.set())
+    stop = stop_event_on_signals()
     cluster = EmbeddedCluster(brokers=args.brokers, settings=parse_pairs(args.set, "--set"),
                               data_dir=data_dir, host=args.host,
                               base_port=args.base_port or None,
