@@ -107,7 +107,7 @@ def test_set_describe_delete_round_trip_with_sources(b):
     ("share.delivery.count.limit", "11", "share.delivery.count.limit"),
     ("share.partition.max.record.locks", "99", "share.partition.max.record.locks"),
     ("consumer.session.timeout.ms", "1000", "group.consumer.min.session.timeout.ms"),
-    ("share.isolation.level", "read_committed", "not supported"),
+    ("share.isolation.level", "committed", "read_committed, read_uncommitted"),
 ])
 def test_bad_keys_and_values_are_invalid_config(b, key, value, needle):
     admin = _admin(b)

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 
 #include "headrace/record_batch.h"
+#include "log/aborted_filter.h"
 #include "log/coding.h"
 #include "log/record_batch_internal.h"
 #include "pipeline/columns.h"
@@ -23,41 +23,6 @@ int64_t Add(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
 int64_t MsToUs(int64_t ms) { return static_cast<int64_t>(static_cast<uint64_t>(ms) * 1000u); }
-
-// Kafka's consumer rule for read_committed (KIP-98): a producer's batches
-// are aborted from the first offset its aborted transaction wrote until its
-// ABORT marker; `aborted` is the response's list, consumed in offset order.
-class AbortedFilter {
- public:
-  explicit AbortedFilter(std::span<const AbortedTransaction> aborted)
-      : pending_(aborted.begin(), aborted.end()) {
-    std::sort(pending_.begin(), pending_.end(),
-              [](const AbortedTransaction& a, const AbortedTransaction& b) {
-                return a.first_offset < b.first_offset;
-              });
-  }
-  // True when the batch's records are not to be read. Control batches are
-  // never read; an ABORT marker ends its producer's aborted transaction.
-  bool Skip(std::span<const uint8_t> batch, const BatchHeader& h) {
-    if (h.producer_id >= 0) {
-      while (next_ < pending_.size() && pending_[next_].first_offset <= h.last_offset().value())
-        open_.insert(pending_[next_++].producer_id);
-    }
-    if (h.is_control()) {
-      if (h.producer_id >= 0) {
-        Result<EndTxnMarker> marker = ParseEndTxnMarker(batch);
-        if (marker.ok() && !marker.value().commit) open_.erase(h.producer_id);
-      }
-      return true;
-    }
-    return h.is_transactional() && open_.count(h.producer_id) > 0;
-  }
-
- private:
-  std::vector<AbortedTransaction> pending_;
-  size_t next_ = 0;
-  std::unordered_set<int64_t> open_;
-};
 
 }  // namespace
 

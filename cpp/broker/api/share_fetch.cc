@@ -97,7 +97,7 @@ SharePass ReadAll(ShareFetchJob& job) {
     }
     out.records = protocol::Records::FromSlices(std::move(r.slices));
     pass.watches.push_back(
-        {t.partition, Watermark::kHighWatermark, Offset(r.high_watermark + 1), r.state_version});
+        {t.partition, r.bound, Offset(r.bound_offset + 1), r.state_version});
   }
   return pass;
 }

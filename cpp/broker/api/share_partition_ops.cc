@@ -10,6 +10,8 @@
 #include "broker/coordinator/group/group_config.h"
 #include "broker/coordinator/group/group_config_store.h"
 #include "broker/coordinator/group/group_resource_config.h"
+#include "log/aborted_filter.h"
+#include "log/record_batch_internal.h"
 
 namespace headrace::broker {
 namespace {
@@ -20,10 +22,67 @@ int64_t NowMs() {
       .count();
 }
 
-uint64_t BigEndian(const uint8_t* p, int n) {
-  uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
-  return v;
+// Calls fn(header, fd, position) for each record batch of `slices` in log
+// order, reading only the headers (pread). False when a header cannot be
+// read or is not a batch's (the walk stops there).
+template <typename Fn>
+bool ForEachBatchHeader(const std::vector<FileSlice>& slices, Fn fn) {
+  for (const FileSlice& s : slices) {
+    int64_t pos = s.position.value();
+    const int64_t end = pos + s.length;
+    while (pos + kBatchHeaderSize <= end) {
+      uint8_t raw[kBatchHeaderSize];
+      if (::pread(s.fd, raw, kBatchHeaderSize, pos) != kBatchHeaderSize) return false;
+      const BatchHeader h = batch::DecodeHeader(raw);
+      if (h.batch_length < batch::kMinBatchLength) return false;
+      fn(h, s.fd, pos);
+      pos += h.total_size();
+    }
+  }
+  return true;
+}
+
+// The offset ranges ([first, last]) of the data batches of `slices` that a
+// read_committed reader skips as aborted (AbortedFilter over `aborted`, the
+// reads' aborted-transactions lists), in log order. A control batch is read
+// whole for its marker (a few dozen bytes); an unreadable one counts as a
+// COMMIT, leaving its producer's later batches aborted, never delivered.
+std::vector<std::pair<int64_t, int64_t>> AbortedRangesIn(
+    const std::vector<FileSlice>& slices, const std::vector<AbortedTransaction>& aborted) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (aborted.empty()) return out;
+  AbortedFilter filter(aborted);
+  std::string control;
+  ForEachBatchHeader(slices, [&](const BatchHeader& h, int fd, int64_t pos) {
+    std::span<const uint8_t> batch;
+    if (h.is_control() && h.total_size() <= 4096) {
+      control.resize(static_cast<size_t>(h.total_size()));
+      if (::pread(fd, control.data(), control.size(), pos) ==
+          static_cast<ssize_t>(control.size())) {
+        batch = {reinterpret_cast<const uint8_t*>(control.data()), control.size()};
+      }
+    }
+    if (filter.Skip(batch, h) && !h.is_control()) {
+      out.emplace_back(h.base_offset.value(), h.last_offset().value());
+    }
+  });
+  return out;
+}
+
+// `ranges` minus the offsets of `cut` (both sorted by first offset).
+std::vector<share::AcquiredRange> Subtract(const std::vector<share::AcquiredRange>& ranges,
+                                           const std::vector<std::pair<int64_t, int64_t>>& cut) {
+  std::vector<share::AcquiredRange> out;
+  for (share::AcquiredRange r : ranges) {
+    for (const auto& [first, last] : cut) {
+      if (last < r.first || first > r.last) continue;
+      if (first > r.first) out.push_back({r.first, first - 1, r.delivery_count});
+      r.first = last + 1;
+      if (r.first > r.last) break;
+    }
+    if (r.first <= r.last) out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace
@@ -149,26 +208,10 @@ KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
 }
 
 int64_t LastOffsetIn(const std::vector<FileSlice>& slices) {
-  // A v2 batch header: base offset (8), length (4) counting from the next
-  // byte, leader epoch (4), magic (1), crc (4), attributes (2), last
-  // offset delta (4).
-  constexpr int kHeader = 27;
   int64_t last = -1;
-  for (const FileSlice& s : slices) {
-    int64_t pos = s.position.value();
-    const int64_t end = pos + s.length;
-    while (pos + kHeader <= end) {
-      uint8_t h[kHeader];
-      if (::pread(s.fd, h, kHeader, pos) != kHeader) return -1;
-      const int64_t base = static_cast<int64_t>(BigEndian(h, 8));
-      const int64_t length = static_cast<int32_t>(BigEndian(h + 8, 4));
-      const int64_t delta = static_cast<int32_t>(BigEndian(h + 23, 4));
-      if (length <= 0) return -1;
-      last = base + delta;
-      pos += 12 + length;
-    }
-  }
-  return last;
+  const bool ok = ForEachBatchHeader(
+      slices, [&](const BatchHeader& h, int, int64_t) { last = h.last_offset().value(); });
+  return ok ? last : -1;
 }
 
 ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std::string& member,
@@ -185,7 +228,15 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
   }
   out.state_version = partition->state_version();
   const int64_t hw = partition->high_watermark().value();
-  out.high_watermark = hw;
+  const bool read_committed =
+      ctx.group_config != nullptr && SettingsOf(ctx, group).share_read_committed;
+  const int64_t fetchable_end =
+      read_committed ? std::min(partition->last_stable_offset().value(), hw) : hw;
+  out.bound = read_committed ? Watermark::kLastStable : Watermark::kHighWatermark;
+  out.bound_offset = fetchable_end;
+  const IsolationLevel isolation =
+      read_committed ? IsolationLevel::kReadCommitted : IsolationLevel::kReadUncommitted;
+  std::vector<AbortedTransaction> aborted;  // read_committed: the reads' lists
   std::shared_ptr<share::ShareRegistry::Entry> e =
       ctx.share_partitions->Get({group, target.topic_id, target.index});
   std::lock_guard<std::mutex> lock(e->mu);
@@ -200,15 +251,15 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
     sp.ArchiveGaps(sp.start_offset(), std::min(log_start, sp.next_offset()) - 1);  // deleted
   }
   std::vector<share::AcquiredRange> ranges =
-      sp.Acquire(member, hw, std::max(max_records, 1), now);
+      sp.Acquire(member, fetchable_end, std::max(max_records, 1), now);
   std::sort(ranges.begin(), ranges.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   int64_t covered = -1;  // the last offset of the batches read so far
   for (const share::AcquiredRange& r : ranges) {
     int64_t pos = std::max(r.first, covered + 1);
     while (pos <= r.last) {
-      Result<PartitionRead> read = partition->Read(
-          Offset(pos), std::max<int64_t>(*budget, 1), IsolationLevel::kReadUncommitted, true);
+      Result<PartitionRead> read =
+          partition->Read(Offset(pos), std::max<int64_t>(*budget, 1), isolation, true);
       if (!read.ok() || read->data.bytes == 0) {
         // The log holds nothing from pos on (deleted by retention or
         // DeleteRecords, compacted away): gaps, never delivered.
@@ -218,6 +269,8 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
       }
       const int64_t last = LastOffsetIn(read->data.slices);
       if (last < pos) break;  // unreadable headers: left acquired, redelivered at lock expiry
+      for (const AbortedTxn& a : read->aborted_transactions)
+        aborted.push_back({a.producer_id, a.first_offset.value()});
       *budget = std::max<int64_t>(*budget - read->data.bytes, 0);
       out.bytes += read->data.bytes;
       for (FileSlice& s : read->data.slices) out.slices.push_back(std::move(s));
@@ -226,6 +279,18 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
     }
     const int64_t sent_last = std::min(r.last, covered);
     if (sent_last >= r.first) out.acquired.push_back({r.first, sent_last, r.delivery_count});
+  }
+  if (read_committed) {
+    // Records of aborted transactions are archived, never delivered; the
+    // batches stay in the response (the client keeps only acquired records).
+    const auto cut = AbortedRangesIn(out.slices, aborted);
+    for (const auto& [first, last] : cut) {
+      for (const share::AcquiredRange& r : out.acquired) {
+        const int64_t a = std::max(first, r.first), b = std::min(last, r.last);
+        if (a <= b) sp.ArchiveGaps(a, b);
+      }
+    }
+    out.acquired = Subtract(out.acquired, cut);
   }
   return out;
 }

@@ -7,9 +7,11 @@
 // and is created by the group's first ShareFetch of the partition, where
 // the group's share.auto.offset.reset says (ShareStartOffset; latest, the
 // high watermark, by default); each acquisition uses the group's current
-// lock duration and delivery count limit (SharePartitionConfigOf). Records are acquired up to the high watermark
-// (share.isolation.level=read_uncommitted; read_committed is refused as a
-// group config). Locks expire at each request that touches the
+// lock duration and delivery count limit (SharePartitionConfigOf). Records
+// are acquired up to the high watermark (share.isolation.level=
+// read_uncommitted, the default) or the last stable offset (read_committed:
+// records of aborted transactions are archived as they are acquired, never
+// delivered). Locks expire at each request that touches the
 // share-partition (ExpireLocks before every acquisition and
 // acknowledgement), not by a timer.
 #pragma once
@@ -97,13 +99,16 @@ struct ShareRead {
   std::vector<share::AcquiredRange> acquired;  // sent, by first offset
   std::vector<FileSlice> slices;               // the batches holding them, in log order
   int64_t bytes = 0;
-  int64_t high_watermark = -1;
+  // Where acquisition stopped: the high watermark, or the last stable
+  // offset for read_committed (a long poll waits for it to move past).
+  Watermark bound = Watermark::kHighWatermark;
+  int64_t bound_offset = -1;
   uint64_t state_version = 0;  // the partition's, before the read (for a long poll)
 };
 
 // Acquires for `member` up to `max_records` records of (group, target) below
-// the high watermark (creating the share-partition at the high watermark
-// if new) and reads the log's batches holding them, spending `*budget`
+// the high watermark, or the last stable offset for a read_committed group
+// (creating the share-partition where share.auto.offset.reset says if new) and reads the log's batches holding them, spending `*budget`
 // bytes (at least one batch per acquired range, so acquired records are
 // always sent). Acquired offsets the log no longer holds are archived as
 // gaps and not sent.

@@ -132,6 +132,13 @@ std::string BuildEndTxnMarkerBatch(int64_t producer_id, int16_t producer_epoch,
 // types other than ABORT/COMMIT are Unsupported).
 Result<EndTxnMarker> ParseEndTxnMarker(std::span<const uint8_t> batch);
 
+// One entry of a Fetch response's aborted-transactions list: the producer
+// whose transaction aborted and the first offset it wrote in it.
+struct AbortedTransaction {
+  int64_t producer_id = -1;
+  int64_t first_offset = -1;
+};
+
 // A decoded record.
 struct Record {
   Offset offset;

@@ -21,16 +21,10 @@
 #include <vector>
 
 #include "headrace/arrow_c.h"
+#include "headrace/record_batch.h"  // AbortedTransaction
 #include "headrace/status.h"
 
 namespace headrace {
-
-// One entry of a Fetch response's aborted-transactions list: the producer
-// whose transaction aborted and the first offset it wrote in it.
-struct AbortedTransaction {
-  int64_t producer_id = -1;
-  int64_t first_offset = -1;
-};
 
 // What one Append learnt besides the rows.
 struct AppendResult {

@@ -54,7 +54,9 @@ const std::vector<GroupKeyInfo>& Table() {
        &GroupConfig::share_max_heartbeat_interval_ms, "group.share.min.heartbeat.interval.ms",
        "group.share.max.heartbeat.interval.ms"},
       {"share.isolation.level", ConfigType::kString, "",
-       "Which records share consumers of the group see: read_uncommitted."},
+       "Which records share consumers of the group see: read_uncommitted (every "
+       "record up to the high watermark) or read_committed (up to the last stable "
+       "offset, aborted transactions never delivered)."},
       {"share.partition.max.record.locks", ConfigType::kInt,
        "group.share.partition.max.record.locks",
        "Most records of one of the group's share-partitions in flight.",
@@ -98,11 +100,7 @@ Status CheckValue(const GroupKeyInfo& k, const std::string& value, const GroupCo
     return Status::OK();
   }
   if (name == "share.isolation.level") {
-    if (value == "read_uncommitted") return Status::OK();
-    if (value == "read_committed") {
-      return Invalid("Invalid value read_committed for configuration share.isolation.level: "
-                     "not supported by this broker (share-partitions deliver read_uncommitted)");
-    }
+    if (value == "read_uncommitted" || value == "read_committed") return Status::OK();
     return Invalid("Invalid value " + value +
                    " for configuration share.isolation.level: String must be one of: "
                    "read_committed, read_uncommitted");
@@ -294,6 +292,9 @@ EffectiveGroupSettings EffectiveSettingsOf(const ConfigMap& overrides, const Gro
   e.share_delivery_count_limit =
       IntOr(overrides, "share.delivery.count.limit", broker.share_delivery_count_limit, broker);
   e.share_partition_max_record_locks = IntOr(overrides, "share.partition.max.record.locks", broker.share_partition_max_record_locks, broker);
+  if (auto it = overrides.find("share.isolation.level"); it != overrides.end()) {
+    e.share_read_committed = it->second == "read_committed";
+  }
   if (auto it = overrides.find("share.auto.offset.reset"); it != overrides.end()) {
     if (auto parsed = ParseShareAutoOffsetReset(it->second); parsed.ok()) {
       e.share_auto_offset_reset = *parsed;

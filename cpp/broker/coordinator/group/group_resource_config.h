@@ -11,8 +11,7 @@
 //   share.delivery.count.limit      [2, 10]
 //   share.partition.max.record.locks [100, 10000]
 //   share.auto.offset.reset         latest | earliest | by_duration:<ISO-8601 duration>
-//   share.isolation.level           read_uncommitted (read_committed is refused:
-//                                   share-partitions do not filter aborted records)
+//   share.isolation.level           read_uncommitted | read_committed
 // and, as Kafka, each session timeout must exceed its heartbeat interval
 // (the group's effective values). docs/share-groups.md "Group configs".
 #pragma once
@@ -73,6 +72,9 @@ struct EffectiveGroupSettings {
   int32_t share_delivery_count_limit;
   int32_t share_partition_max_record_locks;
   ShareAutoOffsetReset share_auto_offset_reset;
+  // share.isolation.level=read_committed: share-partitions acquire records
+  // up to the last stable offset and archive aborted ones.
+  bool share_read_committed = false;
 };
 EffectiveGroupSettings EffectiveSettingsOf(const ConfigMap& overrides, const GroupConfig& broker);
 

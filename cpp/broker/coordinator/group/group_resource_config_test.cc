@@ -43,7 +43,8 @@ TEST(GroupResourceConfigTest, RefusesUnknownKeysBadValuesAndOutOfRangeAsInvalidC
   EXPECT_EQ(ErrorOf({{"share.record.lock.duration.ms", "60001"}}), KafkaError::kInvalidConfig);
   EXPECT_EQ(ErrorOf({{"share.delivery.count.limit", "11"}}), KafkaError::kInvalidConfig);
   EXPECT_EQ(ErrorOf({{"consumer.session.timeout.ms", "44999"}}), KafkaError::kInvalidConfig);
-  EXPECT_EQ(ErrorOf({{"share.isolation.level", "read_committed"}}), KafkaError::kInvalidConfig);
+  EXPECT_EQ(ErrorOf({{"share.isolation.level", "read_committed"}}), KafkaError::kNone);
+  EXPECT_EQ(ErrorOf({{"share.isolation.level", "committed"}}), KafkaError::kInvalidConfig);
   // The session timeout must exceed the heartbeat interval.
   EXPECT_EQ(ErrorOf({{"share.session.timeout.ms", "45000"}, {"share.heartbeat.interval.ms", "15000"}}),
             KafkaError::kNone);
@@ -81,6 +82,9 @@ TEST(GroupResourceConfigTest, EffectiveSettingsTakeOverridesElseTheBrokers) {
   EXPECT_EQ(e.share_delivery_count_limit, 7);
   EXPECT_EQ(e.share_record_lock_duration_ms, 20000);
   EXPECT_EQ(e.share_auto_offset_reset.kind, ShareAutoOffsetReset::Kind::kEarliest);
+  EXPECT_FALSE(e.share_read_committed);
+  EXPECT_TRUE(EffectiveSettingsOf({{"share.isolation.level", "read_committed"}}, broker)
+                  .share_read_committed);
   // A stored value outside bounds lowered later is used clamped to them.
   broker.share_max_record_lock_duration_ms = 20000;
   EXPECT_EQ(EffectiveSettingsOf({{"share.record.lock.duration.ms", "50000"}}, broker)
