@@ -176,6 +176,52 @@ def test_group_lag_shown_equals_the_brokers(cb, admin, browser):
         c.close()
 
 
+def test_share_group_pages_show_members_and_assignments(cb, admin, browser):
+    """A ShareConsumer of share group "workers" owns both partitions of
+    "jobs": its page shows the member, its subscription and assignment as
+    ShareGroupDescribe says; the share-group list counts them; the
+    consumer-group pages (ListGroups of types consumer and classic, as
+    kafka-consumer-groups) do not list it."""
+    from confluent_kafka import ShareConsumer
+
+    topic, group = "jobs", "workers"
+    _create(admin, topic, 2)
+    c = ShareConsumer({"bootstrap.servers": cb.bootstrap, "group.id": group,
+                       "client.id": "share-worker"})
+    try:
+        c.subscribe([topic])
+
+        def assigned():
+            c.poll(0.2)
+            code, _, body = _get(cb.http, f"/api/share-groups/{group}")
+            if code != 200:
+                return None
+            doc = json.loads(body)
+            members = doc["members"]
+            return doc if members and members[0]["assignment"].get(topic) == [0, 1] else None
+
+        doc = _wait_for("the share member assigned both partitions", assigned, timeout=40,
+                        every=0)
+        assert doc["state"] == "Stable" and len(doc["members"]) == 1
+        assert doc["members"][0]["client_id"] == "share-worker"
+        browser.get(f"http://{cb.http}/share-groups/{group}")
+        assert _cells(browser, "#group-id") == [group]
+        members = _cells(browser, "#members tbody tr")
+        assert len(members) == 1 and "share-worker" in members[0], members
+        assert _cells(browser, "#members td.assignment") == [f"{topic}[0], {topic}[1]"]
+        _shot(browser, "share-group")
+        browser.get(f"http://{cb.http}/share-groups")
+        row = [r for r in _cells(browser, "#share-groups tbody tr") if r.startswith(group + " ")]
+        assert row and row[0].split()[1:] == ["Stable", "1", "2"], row
+        assert group not in {g["group_id"] for g in _api(cb.http, "/api/groups")["groups"]}
+        browser.get(f"http://{cb.http}/groups")
+        assert not [r for r in _cells(browser, "#groups tbody tr") if r.startswith(group + " ")]
+    finally:
+        c.close()
+    code, _, _ = _get(cb.http, "/api/share-groups/no-such-share-group")
+    assert code == 404
+
+
 def test_throughput_chart_plots_what_was_produced(cb, admin, browser):
     """The overview's throughput chart polls once a second; after 200
     records of 1000 bytes the bytes-in line gains points whose rate x

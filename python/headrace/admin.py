@@ -300,9 +300,10 @@ class Admin:
         e.g. EMPTY)] sorted, {broker: why not}), returned by ``deadline``."""
         import re
 
-        from headrace.admin_wire import list_groups
+        from headrace.admin_wire import CONSUMER_GROUP_TYPES, list_groups
 
-        answers, errors = self.ask_each(list(brokers), deadline, list_groups)
+        answers, errors = self.ask_each(list(brokers), deadline,
+                                        lambda conn: list_groups(conn, CONSUMER_GROUP_TYPES))
         found: dict[str, str] = {}
         for listed in answers.values():
             for gid, _, state in listed:
@@ -530,8 +531,12 @@ class Admin:
 
     # -- groups --------------------------------------------------------------
     def groups(self) -> list[Any]:
-        """ConsumerGroupListing of every group."""
-        res = _wait(self.client.list_consumer_groups(request_timeout=self.timeout),
+        """ConsumerGroupListing of every consumer group (classic and
+        KIP-848; not share groups: `headrace share-group`)."""
+        from confluent_kafka import ConsumerGroupType
+
+        types = {ConsumerGroupType.CONSUMER, ConsumerGroupType.CLASSIC}
+        res = _wait(self.client.list_consumer_groups(request_timeout=self.timeout, types=types),
                     self.timeout, "cannot list groups")
         if res.errors:
             raise AdminError(f"cannot list groups: {describe_error(res.errors[0])}")

@@ -219,10 +219,16 @@ def list_transactions(conn: Connection, states: list[str]) -> list[tuple[str, in
     return r.carray(state)
 
 
-def list_groups(conn: Connection) -> list[tuple[str, str, str]]:
-    """ListGroups v4: [(group id, protocol type, state)] of the groups this
-    broker coordinates."""
-    r = conn.call(16, 4, carray([]) + NO_TAGS)
+# ListGroups' GroupType names (v5 TypesFilter); `headrace group` and the
+# console's consumer-group pages list these, `share-group` lists "share".
+CONSUMER_GROUP_TYPES = ("consumer", "classic")
+
+
+def list_groups(conn: Connection, types: tuple[str, ...] = ()
+                ) -> list[tuple[str, str, str]]:
+    """ListGroups v5 with TypesFilter ``types`` (() = every type): [(group
+    id, protocol type, state)] of the groups this broker coordinates."""
+    r = conn.call(16, 5, carray([]) + carray([cstr(t) for t in types]) + NO_TAGS)
     r.int32()
     code = r.int16()
     if code:
@@ -230,6 +236,7 @@ def list_groups(conn: Connection) -> list[tuple[str, str, str]]:
 
     def group(r: Reader):
         out = (r.cstring(), r.cstring(), r.cstring())
+        r.cstring()  # GroupType
         r.tags()
         return out
 

@@ -1,29 +1,17 @@
 """Share-group admin requests the Python clients lack (KIP-932, Kafka 4.2
-schemas pinned in cpp/protocol/schemas): ListGroups v5 filtered to share
+schemas pinned in cpp/protocol/schemas): ListGroups filtered to share
 groups and ShareGroupDescribe v1, over headrace.admin_wire's Connection."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from headrace.admin_wire import Connection
+from headrace.admin_wire import Connection, list_groups
 from headrace.wire_codec import NO_TAGS, Reader, WireError, carray, cstr, error_name
 
 
 def list_share_groups(conn: Connection) -> list[tuple[str, str]]:
-    """ListGroups v5 with TypesFilter ["share"]: [(group id, state)] of the
-    share groups this broker coordinates."""
-    r = conn.call(16, 5, carray([]) + carray([cstr("share")]) + NO_TAGS)
-    r.int32()
-    code = r.int16()
-    if code:
-        raise WireError(f"broker {conn.address}: list groups: {error_name(code)}")
-
-    def group(r: Reader):
-        gid, _protocol, state, _kind = r.cstring(), r.cstring(), r.cstring(), r.cstring()
-        r.tags()
-        return gid, state
-
-    return r.carray(group)
+    """[(group id, state)] of the share groups this broker coordinates."""
+    return [(gid, state) for gid, _, state in list_groups(conn, ("share",))]
 
 
 @dataclass

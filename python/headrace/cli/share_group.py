@@ -9,6 +9,8 @@ import sys
 from headrace.cli.common import CliError, add_client_flags, admin_for
 from headrace.cli.output import add_format_flag, emit
 
+GROUP_ID_NOT_FOUND = 69  # ShareGroupDescribe's answer for a group that does not exist
+
 
 def add_share_group_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("share-group", help="list, describe and delete share groups")
@@ -32,19 +34,61 @@ def _brokers(admin) -> list[tuple[int, str, int]]:
     return sorted((b.id, b.host, b.port) for b in admin.metadata().brokers.values())
 
 
-def _list(args) -> int:
+def list_share_groups_doc(admin, brokers=None) -> dict:
+    """{"groups": [{"group_id", "state"}] sorted, "warnings": [one per broker
+    that did not answer], "complete"}: ListGroups (type share) at
+    ``brokers`` ((id, host, port); default every registered broker)."""
     from headrace.share_wire import list_share_groups
 
-    admin = admin_for(args)
     deadline = admin.read_deadline()
-    answers, errors = admin.ask_each(_brokers(admin), deadline, list_share_groups)
+    answers, errors = admin.ask_each(brokers if brokers is not None else _brokers(admin),
+                                     deadline, list_share_groups)
     warnings = [f"broker {i} did not list its share groups: {why}"
                 for i, why in sorted(errors.items())]
-    for line in warnings:
-        print(f"headrace: warning: {line}", file=sys.stderr)
     groups = sorted({gid: state for listed in answers.values() for gid, state in listed}.items())
-    doc = {"groups": [{"group_id": g, "state": s} for g, s in groups],
-           "warnings": warnings, "complete": not warnings}
+    return {"groups": [{"group_id": g, "state": s} for g, s in groups],
+            "warnings": warnings, "complete": not warnings}
+
+
+class UnknownShareGroup(CliError):
+    """The coordinator does not know the group (GROUP_ID_NOT_FOUND)."""
+
+
+def describe_share_group_doc(admin, group: str, timeout: float) -> dict:
+    """ShareGroupDescribe of ``group`` at its coordinator: state, epochs,
+    assignor, members with their subscriptions and assignments. Raises
+    UnknownShareGroup, or CliError naming the reason."""
+    from headrace.admin_wire import Connection
+    from headrace.share_wire import describe_share_group
+    from headrace.wire_codec import WireError, error_name
+
+    deadline = admin.read_deadline()
+    _, host, port = admin.group_coordinator(group, _brokers(admin), deadline)
+    try:
+        conn = Connection(host, port, timeout, admin.settings)
+        try:
+            g = describe_share_group(conn, group)
+        finally:
+            conn.close()
+    except (WireError, OSError) as e:
+        raise CliError(f"share group {group}: {e}") from None
+    if g.error_code == GROUP_ID_NOT_FOUND:
+        raise UnknownShareGroup(f"unknown share group {group!r}")
+    if g.error_code:
+        raise CliError(f"share group {group}: {g.error_message or error_name(g.error_code)}")
+    return {"group_id": g.group_id, "state": g.state, "group_epoch": g.group_epoch,
+            "assignment_epoch": g.assignment_epoch, "assignor": g.assignor,
+            "members": [{"member_id": m.member_id, "member_epoch": m.member_epoch,
+                         "client_id": m.client_id, "client_host": m.client_host,
+                         "subscribed_topics": m.subscribed,
+                         "assignment": {t: ps for t, ps in sorted(m.assignment.items())}}
+                        for m in g.members]}
+
+
+def _list(args) -> int:
+    doc = list_share_groups_doc(admin_for(args))
+    for line in doc["warnings"]:
+        print(f"headrace: warning: {line}", file=sys.stderr)
 
     def table():
         for g in doc["groups"]:
@@ -54,34 +98,11 @@ def _list(args) -> int:
 
 
 def _describe(args) -> int:
-    from headrace.admin_wire import Connection
-    from headrace.share_wire import describe_share_group
-    from headrace.wire_codec import WireError, error_name
-
-    admin = admin_for(args)
-    deadline = admin.read_deadline()
-    _, host, port = admin.group_coordinator(args.group, _brokers(admin), deadline)
-    try:
-        conn = Connection(host, port, args.timeout, admin.settings)
-        try:
-            g = describe_share_group(conn, args.group)
-        finally:
-            conn.close()
-    except (WireError, OSError) as e:
-        raise CliError(f"share group {args.group}: {e}") from None
-    if g.error_code:
-        raise CliError(f"share group {args.group}: {g.error_message or error_name(g.error_code)}")
-    doc = {"group_id": g.group_id, "state": g.state, "group_epoch": g.group_epoch,
-           "assignment_epoch": g.assignment_epoch, "assignor": g.assignor,
-           "members": [{"member_id": m.member_id, "member_epoch": m.member_epoch,
-                        "client_id": m.client_id, "client_host": m.client_host,
-                        "subscribed_topics": m.subscribed,
-                        "assignment": {t: ps for t, ps in sorted(m.assignment.items())}}
-                       for m in g.members]}
+    doc = describe_share_group_doc(admin_for(args), args.group, args.timeout)
 
     def table():
-        print(f"group {g.group_id}: {g.state}, epoch {g.group_epoch}, "
-              f"{len(g.members)} member(s)")
+        print(f"group {doc['group_id']}: {doc['state']}, epoch {doc['group_epoch']}, "
+              f"{len(doc['members'])} member(s)")
         for m in doc["members"]:
             parts = " ".join(f"{t}:{','.join(map(str, ps))}"
                              for t, ps in m["assignment"].items()) or "-"

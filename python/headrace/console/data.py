@@ -300,6 +300,52 @@ class ClusterView:
         return {"groups": out, "described": described, "brokers_down": down,
                 "warnings": warnings}
 
+    def share_groups(self) -> dict:
+        """Every share group (ListGroups, type share, at each broker) with
+        its state; the first GROUPS_DESCRIBED also with their member count
+        and how many partitions they are assigned. ``warnings`` name the
+        brokers that did not answer (their groups are missing)."""
+        import time
+
+        from headrace.cli.common import CliError
+        from headrace.cli.share_group import describe_share_group_doc, list_share_groups_doc
+
+        admin = self.admin()
+        listed = list_share_groups_doc(admin)
+        deadline = admin.read_deadline()
+        out, described = [], 0
+        for g in listed["groups"]:
+            row = {**g, "members": None, "partitions": None}
+            if described < GROUPS_DESCRIBED and time.monotonic() < deadline:
+                try:
+                    doc = describe_share_group_doc(admin, g["group_id"], admin.timeout)
+                except (CliError, HeadraceError):  # gone since the listing, or unreachable
+                    out.append(row)
+                    continue
+                described += 1
+                row["state"] = doc["state"]
+                row["members"] = len(doc["members"])
+                row["partitions"] = sum(len(ps) for m in doc["members"]
+                                        for ps in m["assignment"].values())
+            out.append(row)
+        return {"groups": out, "described": described, "warnings": listed["warnings"]}
+
+    def share_group(self, group_id: str) -> dict:
+        """`share-group describe GROUP`: state, epochs, members with their
+        subscriptions and assignments; NotFound for an unknown group."""
+        from headrace.cli.common import CliError
+        from headrace.cli.share_group import UnknownShareGroup, describe_share_group_doc
+
+        if self.acting is not None and not self.acting.allows("Describe", "Group", group_id):
+            raise NotFound(f"unknown share group {group_id!r}")
+        admin = self.admin()
+        try:
+            return describe_share_group_doc(admin, group_id, admin.timeout)
+        except UnknownShareGroup as e:
+            raise NotFound(str(e)) from None
+        except CliError as e:
+            raise HeadraceError(str(e)) from None
+
     def group(self, group_id: str) -> dict:
         """`group describe GROUP` (members, assignments, committed offsets,
         lag per partition); NotFound for an unknown group, HeadraceError

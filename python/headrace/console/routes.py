@@ -121,10 +121,14 @@ class Console:
         for path, handler in (("/", self.overview_page), ("/topics", self.topics_page),
                               ("/groups", self.groups_page), ("/api/cluster", self.cluster_api),
                               ("/api/topics", self.topics_api), ("/api/groups", self.groups_api),
+                              ("/share-groups", self.share_groups_page),
+                              ("/api/share-groups", self.share_groups_api),
                               ("/api/metrics", self.metrics_api)):
             server.add_route(path, self._guarded(handler, path.startswith("/api/")))
         for path, handler in (("/topics/", self.topic_page), ("/groups/", self.group_page),
-                              ("/api/topics/", self.topic_api), ("/api/groups/", self.group_api)):
+                              ("/api/topics/", self.topic_api), ("/api/groups/", self.group_api),
+                              ("/share-groups/", self.share_group_page),
+                              ("/api/share-groups/", self.share_group_api)):
             server.add_route(path, self._guarded(handler, path.startswith("/api/")),
                              prefix=True)
         server.add_route("/static/", self.static, prefix=True)
@@ -285,6 +289,15 @@ class Console:
             "group.html", viewer=c.user,
             group=c.view.group(_one_segment(req.path, "/groups/"))), viewer=c.user)
 
+    def share_groups_page(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: self._page("share_groups.html", viewer=c.user,
+                                              **c.view.share_groups()), viewer=c.user)
+
+    def share_group_page(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: self._page(
+            "share_group.html", viewer=c.user,
+            group=c.view.share_group(_one_segment(req.path, "/share-groups/"))), viewer=c.user)
+
     # -- JSON ------------------------------------------------------------------
     def cluster_api(self, req: Request, c: Clients) -> Response:
         return self._guard(lambda: _json(c.view.cluster()), as_json=True)
@@ -308,6 +321,13 @@ class Console:
     def group_api(self, req: Request, c: Clients) -> Response:
         return self._guard(lambda: _json(c.view.group(_one_segment(req.path, "/api/groups/"))),
                            as_json=True)
+
+    def share_groups_api(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: _json(c.view.share_groups()), as_json=True)
+
+    def share_group_api(self, req: Request, c: Clients) -> Response:
+        return self._guard(lambda: _json(c.view.share_group(
+            _one_segment(req.path, "/api/share-groups/"))), as_json=True)
 
     def metrics_api(self, req: Request, c: Clients) -> Response:
         doc = self.history.series()
