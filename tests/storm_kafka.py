@@ -87,6 +87,22 @@ def start_spout(tmp: Path, bootstrap: str, task_id: int = 1, max_pending: int | 
     return SpoutExecutor(SpoutTask(proc), max_pending=max_pending)
 
 
+SHARE_SPOUT_FIELDS = ["topic", "partition", "offset", "key", "value", "delivery_count"]
+
+
+def start_share_spout(tmp: Path, bootstrap: str, task_id: int = 1,
+                      max_pending: int | None = None, **headrace) -> SpoutExecutor:
+    """A ShareSpout task under the harness, configured only by the Storm conf."""
+    conf = base_conf(**{"headrace.brokers": bootstrap,
+                        **{f"headrace.{k}": v for k, v in headrace.items()}})
+    if max_pending:
+        conf["topology.max.spout.pending"] = max_pending
+    proc = launch("headrace.storm.ShareSpout",
+                  tmp / f"share-spout-{task_id}-{time.monotonic_ns()}", conf, "share-spout",
+                  task_id, SHARE_SPOUT_FIELDS)
+    return SpoutExecutor(SpoutTask(proc), max_pending=max_pending)
+
+
 def start_bolt(tmp: Path, bootstrap: str, fields: list[str], **headrace) -> BoltTask:
     conf = base_conf(**{"headrace.brokers": bootstrap,
                         **{f"headrace.{k}": v for k, v in headrace.items()}})

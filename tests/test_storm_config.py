@@ -27,12 +27,17 @@ GOOD_SPOUT = {"headrace.brokers": "127.0.0.1:1", "headrace.topics": "t"}
      "set exactly one of headrace.topics and headrace.topic_pattern"),
     ("headrace.storm.KafkaSpout", {"headrace.consumer": {"enable.auto.commit": True}},
      "enable.auto.commit cannot be set"),
+    ("headrace.storm.ShareSpout", {"headrace.fail_as": "retry"},
+     "headrace.fail_as: 'retry' is not one of release | reject"),
+    ("headrace.storm.ShareSpout", {"headrace.consumer": {"share.acknowledgement.mode": "implicit"}},
+     "share.acknowledgement.mode cannot be set"),
+    ("headrace.storm.ShareSpout", {"headrace.topics": []}, "headrace.topics"),
     ("headrace.storm.KafkaBolt", {}, "set headrace.topic (or headrace.topic_field)"),
     ("headrace.storm.KafkaBolt", {"headrace.topic": "t", "headrace.fire_and_forget": "maybe"},
      "headrace.fire_and_forget: expected true or false"),
 ])
 def test_invalid_settings_fail_fast_with_a_clear_error(tmp_path, target, settings, expect):
-    conf = base_conf(**GOOD_SPOUT, **settings)
+    conf = base_conf(**{**GOOD_SPOUT, **settings})
     if target.endswith("Bolt"):
         conf.pop("headrace.topics")
     proc = launch(target, tmp_path / "c", conf, "c", 1, [])
@@ -75,7 +80,7 @@ def test_exactly_once_misconfiguration_is_refused_at_start(tmp_path, monkeypatch
                                                            settings, sources, tasks, expect):
     from storm_topology import components_on_path
     components_on_path(monkeypatch)
-    conf = base_conf(**GOOD_SPOUT, **settings)
+    conf = base_conf(**{**GOOD_SPOUT, **settings})
     if "Bolt" in target:
         conf.pop("headrace.topics")
     conf = {k: v for k, v in conf.items() if v is not None}

@@ -1,6 +1,7 @@
 """Settings of the Storm components: one table, two sources.
 
-Every setting is a class attribute of :class:`KafkaSpout` / :class:`KafkaBolt`
+Every setting is a class attribute of :class:`KafkaSpout` / :class:`ShareSpout` /
+:class:`KafkaBolt`
 (set it in a subclass) and, equally, a key of the Storm configuration handed
 over in the multi-lang handshake (``headrace.<name>``, topology-wide in the
 topology's ``config`` or per component in ``spec(config=...)``). A key in the
@@ -176,6 +177,27 @@ SPOUT = COMMON + [
     Option("consumer", _dict, "librdkafka consumer properties (override)"),
 ]
 
+def _fail_as(v: Any) -> str:
+    text = str(v).strip().lower()
+    if text not in ("release", "reject"):
+        raise ValueError(f"{v!r} is not one of release | reject")
+    return text
+
+
+# ShareSpout (share groups, KIP-932): the broker keeps what is in flight, so
+# no offsets, commits or retries of its own.
+SHARE_SPOUT = COMMON + [
+    Option("topics", _str_list, "topics to subscribe to"),
+    Option("group", _opt_str, "share group id"),
+    Option("poll_timeout_ms", _int(0, 10_000), "longest wait of one poll"),
+    Option("max_poll_records", _int(1, 100_000), "records acquired per poll"),
+    Option("emit_batch", _int(1, 100_000), "most tuples emitted per next"),
+    Option("fail_as", _fail_as, "what a failed tuple becomes: release (delivered again) "
+           "or reject (archived)"),
+    Option("encoding", _encoding, "how key and value bytes become tuple strings"),
+    Option("consumer", _dict, "librdkafka share consumer properties (override)"),
+]
+
 BOLT = COMMON + [
     Option("topic", _opt_str, "topic written to (or topic_field)"),
     Option("topic_field", _opt_str, "tuple field naming the topic"),
@@ -191,7 +213,7 @@ BOLT = COMMON + [
     Option("transaction_interval_ms", _int(1), "longest wait before a transaction starts"),
 ]
 
-KNOWN_KEYS = frozenset(o.key for o in SPOUT + BOLT)
+KNOWN_KEYS = frozenset(o.key for o in SPOUT + SHARE_SPOUT + BOLT)
 
 
 def resolve(component: Any, options: list[Option], storm_conf: Mapping[str, Any]) -> dict:

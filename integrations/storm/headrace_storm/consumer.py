@@ -1,4 +1,4 @@
-"""The spout's Kafka consumer: its librdkafka settings, the start offset of a
+"""The spouts' Kafka consumers: their librdkafka settings, the start offset of a
 newly assigned partition (first poll offset strategy), and the commit
 metadata that tells which topology deployment made a commit."""
 from __future__ import annotations
@@ -47,6 +47,31 @@ def consumer_config(settings: Mapping[str, Any], group: str, client_id: str) -> 
                  "enable.partition.eof": True})
     if exactly_once:
         conf["isolation.level"] = "read_committed"
+    return conf
+
+
+# Properties the share spout owns.
+_SHARE_OWNED = {"share.acknowledgement.mode": "the spout acknowledges each tuple's record "
+                                              "explicitly",
+                "group.id": "use headrace.group",
+                "bootstrap.servers": "use headrace.brokers"}
+
+
+def share_consumer_config(settings: Mapping[str, Any], group: str,
+                          client_id: str) -> dict[str, Any]:
+    """librdkafka settings of the ShareSpout's ShareConsumer: explicit
+    acknowledgement, ``headrace.max_poll_records`` as ``max.poll.records``;
+    headrace.consumer adds to (never replaces) what the spout owns."""
+    overrides = dict(settings.get("consumer") or {})
+    for key, why in _SHARE_OWNED.items():
+        if key in overrides:
+            raise ConfigError(f"headrace.consumer: {key} cannot be set ({why})")
+    conf: dict[str, Any] = {"client.id": client_id,
+                            "max.poll.records": settings["max_poll_records"]}
+    conf.update(settings.get("kafka") or {})
+    conf.update(overrides)
+    conf.update({"bootstrap.servers": settings["brokers"], "group.id": group,
+                 "share.acknowledgement.mode": "explicit"})
     return conf
 
 

@@ -32,22 +32,20 @@ Storm asked for it). Emits are written unflushed and reach Storm with the
 """
 from __future__ import annotations
 
-import base64
 import time
 from collections import deque
 from typing import Any
 
 from confluent_kafka import (OFFSET_END, Consumer, KafkaError, KafkaException, Message,
                              TopicPartition)
-from streamparse.storm.spout import Spout
 
 from . import config as cfg
-from . import multilang_out
 from .config import ConfigError, FirstPollOffsetStrategy, ProcessingGuarantee
 from .consumer import commit_metadata, consumer_config, start_offset, subscription
 from .offsets import PartitionOffsets
 from .retry import RetrySchedule
 from .source_chain import SOURCE_FIELDS
+from .spout_base import StormSpout
 
 TP = tuple[str, int]
 COMMIT_TIMEOUT_S = 10.0
@@ -74,7 +72,7 @@ def parse_message_id(msg_id: Any) -> tuple[TP, int] | None:
         return None
 
 
-class KafkaSpout(Spout):
+class KafkaSpout(StormSpout):
     """Emits one tuple per Kafka record. Configure by subclass attributes or
     ``headrace.*`` keys of the Storm configuration (those win); see
     docs/storm.md for the table. Override :meth:`translate` (and ``outputs``)
@@ -139,7 +137,7 @@ class KafkaSpout(Spout):
         self._last_commit = time.monotonic()
         self._emit_batch = s["emit_batch"]
         self._max_pending = int(storm_conf.get("topology.max.spout.pending") or 0)
-        self._decode = self._text_base64 if s["encoding"] == "base64" else self._text_utf8
+        self._decode = self.decoder(s["encoding"])
         self._consumer = Consumer(conf)
         self._consumer.subscribe(subscription(s), on_assign=self._on_assign,
                                  on_revoke=self._on_revoke, on_lost=self._on_lost)
@@ -170,13 +168,6 @@ class KafkaSpout(Spout):
             raise ConfigError(f"exactly_once: the spout's outputs {self.outputs} lack "
                               f"{', '.join(missing)}; the transactional KafkaBolt needs "
                               f"{', '.join(SOURCE_FIELDS)} on every tuple")
-
-    def _fail_fast(self, e: Exception) -> None:
-        """Reports a configuration error to the worker log and Storm's UI, then exits."""
-        msg = f"{type(self).__name__} configuration error: {e}"
-        self.log(msg, level="error")
-        self.send_message({"command": "error", "msg": msg})
-        self._exit(1)
 
     def deactivate(self) -> None:
         """Storm stops calling next: commit what is safe now."""
@@ -216,29 +207,6 @@ class KafkaSpout(Spout):
             in_flight = sum(po.in_flight for po in self._offsets.values())
             n = max(1, min(n, self._max_pending - in_flight))
         return n
-
-    def send_message(self, message: dict) -> None:
-        """pystorm's send_message (the ``sync`` ending a command, logs,
-        errors), sent in one write with the emits written before it."""
-        if not isinstance(message, dict):
-            return super().send_message(message)   # pystorm logs the misuse
-        multilang_out.send(self, message)
-
-    def emit(self, tup, tup_id=None, stream=None, direct_task=None, need_task_ids=False):
-        """pystorm's emit, written unflushed (it reaches Storm with the
-        ``sync`` ending this command); asking for task ids takes pystorm's
-        path."""
-        if need_task_ids or direct_task is not None or stream is not None:
-            return super().emit(tup, tup_id=tup_id, stream=stream, direct_task=direct_task,
-                                need_task_ids=need_task_ids)
-        if not isinstance(tup, (list, tuple)):
-            raise TypeError(f"All Tuples must be either lists or tuples, received "
-                            f"{type(tup)!r} instead.")
-        msg = {"command": "emit", "tuple": tup, "need_task_ids": False}
-        if tup_id is not None:
-            msg["id"] = tup_id
-        multilang_out.write(self, msg)
-        return None
 
     def _tracked(self, tup_id: Any):
         """(tp, offset, its partition's offset tracker or None), or None for
@@ -303,14 +271,6 @@ class KafkaSpout(Spout):
     def _text(self, data: bytes | None) -> str | None:
         """Key or value bytes as tuple text (headrace.encoding)."""
         return self._decode(data)
-
-    @staticmethod
-    def _text_utf8(data: bytes | None) -> str | None:
-        return None if data is None else data.decode("utf-8", "replace")
-
-    @staticmethod
-    def _text_base64(data: bytes | None) -> str | None:
-        return None if data is None else base64.b64encode(data).decode("ascii")
 
     # -- emission --------------------------------------------------------------
     def _emit_due_retry(self) -> bool:
