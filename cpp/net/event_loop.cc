@@ -315,7 +315,7 @@ void EventLoop::BeforeWait() {
   shared_->stalls.Add(*s);
   auto ms = [](std::chrono::microseconds us) { return std::to_string(us.count() / 1000); };
   std::string what = "off CPU " + ms(s->off_cpu) + " ms of a " + ms(s->wall) + " ms turn";
-  if (s->involuntary > 0) what += ", preempted " + std::to_string(s->involuntary) + " time(s)";
+  if (s->run_delay.count() >= 1000) what += ", " + ms(s->run_delay) + " ms more waiting for a CPU";
   if (shared_->stall_lines.Record(Clock::now(), 0, what)) {
     char name[16] = "";
     pthread_getname_np(pthread_self(), name, sizeof(name));
