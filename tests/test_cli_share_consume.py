@@ -98,6 +98,11 @@ def test_share_group_list_describe_and_delete(module_broker):
         assert doc["state"] == "Stable" and len(doc["members"]) == 1
         assert doc["members"][0]["subscribed_topics"] == ["sq-admin"]
         assert doc["members"][0]["assignment"] == {"sq-admin": [0, 1]}
+        # Not a consumer group: `group list` leaves it out (ListGroups of
+        # types consumer and classic), `group describe` points to share-group.
+        assert "g-admin" not in ok(headrace("group", "list", brokers=b)).stdout
+        one_error_line(headrace("group", "describe", "g-admin", brokers=b),
+                       "share-group describe g-admin")
         one_error_line(headrace("share-group", "delete", "g-admin", brokers=b), "g-admin")
     finally:
         _probe_until_exit(b, "sq-admin", member)

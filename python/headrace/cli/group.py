@@ -78,8 +78,22 @@ def _list(args) -> int:
 def _existing(admin, group: str):
     desc = admin.describe_group(group)
     if _state(desc) == "DEAD" and not admin.committed(group):
-        raise CliError(f"unknown group {group!r}")
+        raise CliError(f"unknown group {group!r}{_share_hint(admin, group)}")
     return desc
+
+
+def _share_hint(admin, group: str) -> str:
+    """", a share group: ..." when ``group`` is a share group (asked only
+    when it is no consumer group), else ""."""
+    from headrace.cli.share_group import list_share_groups_doc
+
+    try:
+        listed = list_share_groups_doc(admin)["groups"]
+    except Exception:  # noqa: BLE001 - only a hint on an error path
+        return ""
+    if any(g["group_id"] == group for g in listed):
+        return f" as a consumer group; it is a share group: headrace share-group describe {group}"
+    return ""
 
 
 def _describe(args) -> int:
