@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from headrace.admin_wire import Connection, list_groups
-from headrace.wire_codec import NO_TAGS, Reader, WireError, carray, cstr, error_name
+from headrace.wire_codec import NO_TAGS, Reader, WireError, carray, cstr
 
 
 def list_share_groups(conn: Connection) -> list[tuple[str, str]]:
