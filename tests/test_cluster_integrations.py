@@ -1,7 +1,8 @@
 """The Spark sink/source and the Storm spout/bolt against a 3-broker cluster
 while the leader of the partition they write to is SIGKILLed: their
-documented guarantees hold (at-least-once: nothing lost; the spout commits
-only what the bolt stored)."""
+documented guarantees hold (at-least-once: nothing lost; exactly-once:
+nothing lost or duplicated; at-most-once: nothing duplicated, every loss
+reported; the spout commits only what the bolt stored)."""
 from __future__ import annotations
 
 import threading
@@ -97,6 +98,38 @@ def test_spark_batch_sink_at_least_once_across_a_leader_kill(cluster):
     back = (spark.read.format("headrace").option("kafka.bootstrap.servers", bs)
             .option("subscribe", "spark-out").load())
     assert back.count() == len(values)
+
+
+@pytest.mark.parametrize("guarantee", ["exactly-once", "at-most-once"])
+def test_spark_batch_sink_across_a_leader_kill_per_guarantee(cluster, guarantee):
+    """The sink's other two guarantees through the same kill: exactly-once
+    loses and duplicates nothing; at-most-once duplicates nothing and every
+    row it lost is one its report counts as dropped."""
+    from headrace.spark.sink_progress import sink_report
+    from spark_session import spark_session
+    from spark_sink_check import lost_and_duplicated, read_committed_values
+
+    spark = spark_session()
+    bs = cluster.bootstrap_servers
+    topic, job = f"spark-{guarantee}", f"kill-{guarantee}"
+    _create(cluster, topic, 2)
+    n = 20000
+    restarted: list = []
+    killer = _kill_leader_later(cluster, topic, 1.0, restarted)
+    df = spark.range(n).selectExpr("CAST(id AS STRING) AS value")
+    (df.repartition(4).write.format("headrace").option("kafka.bootstrap.servers", bs)
+     .option("topic", topic).option("deliveryGuarantee", guarantee).option("jobId", job)
+     .mode("append").save())
+    killer.join(60)
+    assert restarted, "the leader was killed and restarted"
+    lost, duplicated = lost_and_duplicated([str(i) for i in range(n)],
+                                           read_committed_values(bs, topic, 2))
+    report = sink_report(bs, job, topic, partitions=4)
+    assert duplicated == 0, (lost, duplicated, report)
+    if guarantee == "exactly-once":
+        assert lost == 0, (lost, report)
+    assert report["total_dropped"] == lost, (lost, report)
+    assert report["total_written"] == n - lost, (lost, report)
 
 
 def test_storm_spout_to_bolt_across_a_leader_kill(cluster, tmp_path):

@@ -246,9 +246,28 @@ def test_two_consumers_share_one_partition_without_loss(share_broker):
         b.close()
 
 
+def _lock_for(broker, group: str, ms: int) -> None:
+    """The group's own share.record.lock.duration.ms (group config)."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    res = ConfigResource("group", group, incremental_configs=[
+        ConfigEntry("share.record.lock.duration.ms", str(ms),
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([res])[res].result(30)
+
+
 def test_close_releases_unacknowledged_records(share_broker):
     topic = _topic(share_broker)
     group = "sg-close-" + uuid.uuid4().hex[:6]
+    # This group's locks last 15 s, not the module's 2 s. The records are
+    # acquired by the client's background fetch before poll returns them. A
+    # fresh-clone run on a loaded machine took longer than 2 s from there to
+    # close; rec-1's ACCEPT then found its lock expired, and rec-1 came back
+    # too. Waiting 2.5 s before the acknowledgements reproduces that
+    # outcome. If close lost the acknowledgements, both records would still
+    # come back within the 20 s.
+    _lock_for(share_broker, group, 15000)
     producer = _producer(share_broker)
     a = _consumer(share_broker, group, explicit=True)
     a.subscribe([topic])
