@@ -125,6 +125,9 @@ def test_spark_batch_sink_across_a_leader_kill_per_guarantee(cluster, guarantee)
     lost, duplicated = lost_and_duplicated([str(i) for i in range(n)],
                                            read_committed_values(bs, topic, 2))
     report = sink_report(bs, job, topic, partitions=4)
+    print(f"{guarantee} across leader {restarted[0]}'s kill: {lost} lost, {duplicated} "
+          f"duplicated; reported {report['total_written']} written, "
+          f"{report['total_dropped']} dropped")
     assert duplicated == 0, (lost, duplicated, report)
     if guarantee == "exactly-once":
         assert lost == 0, (lost, report)
