@@ -18,6 +18,7 @@ import signal
 import threading
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_STOP_NUMBERS = frozenset(int(s) for s in STOP_SIGNALS)  # as the wakeup pipe carries them
 
 
 def stop_event_on_signals() -> threading.Event:
@@ -33,7 +34,7 @@ def stop_event_on_signals() -> threading.Event:
     def _relay() -> None:
         while True:
             got = os.read(r, 64)
-            if not got or any(b in (int(s) for s in STOP_SIGNALS) for b in got):
+            if not got or _STOP_NUMBERS.intersection(got):
                 stop.set()
                 return
 

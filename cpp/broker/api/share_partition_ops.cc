@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 
 #include "broker/api/authorize.h"
 #include "broker/coordinator/group/group_config.h"
@@ -143,30 +144,30 @@ ShareTarget ResolveShareTarget(BrokerContext& ctx, const Request& req, const Uui
 
 namespace {
 
-group::EffectiveGroupSettings SettingsOf(const BrokerContext& ctx, const std::string& group) {
+// The group's effective settings; null where this broker serves no groups.
+std::optional<group::EffectiveGroupSettings> SettingsOf(const BrokerContext& ctx,
+                                                        const std::string& group) {
+  if (ctx.group_config == nullptr) return std::nullopt;
   return group::EffectiveSettingsOf(
       ctx.group_configs ? ctx.group_configs->Get(group) : ConfigMap{}, *ctx.group_config);
 }
 
-}  // namespace
-
-share::SharePartitionConfig SharePartitionConfigOf(const BrokerContext& ctx,
-                                                   const std::string& group) {
+share::SharePartitionConfig ConfigFrom(const std::optional<group::EffectiveGroupSettings>& s) {
   share::SharePartitionConfig c;
-  if (ctx.group_config != nullptr) {
-    const group::EffectiveGroupSettings s = SettingsOf(ctx, group);
-    c.record_lock_duration_ms = s.share_record_lock_duration_ms;
-    c.delivery_count_limit = s.share_delivery_count_limit;
-    c.max_in_flight_records = s.share_partition_max_record_locks;
+  if (s) {
+    c.record_lock_duration_ms = s->share_record_lock_duration_ms;
+    c.delivery_count_limit = s->share_delivery_count_limit;
+    c.max_in_flight_records = s->share_partition_max_record_locks;
   }
   return c;
 }
 
-int64_t ShareStartOffset(const BrokerContext& ctx, const std::string& group,
-                         const Partition& partition) {
+// Where a new share-partition starts, by share.auto.offset.reset: latest =
+// the high watermark, earliest = the log start offset, by_duration:D = the
+// first record with a timestamp at or after now - D (the high watermark
+// when there is none).
+int64_t ShareStartOffset(const group::ShareAutoOffsetReset& reset, const Partition& partition) {
   const int64_t hw = partition.high_watermark().value();
-  if (ctx.group_config == nullptr) return hw;
-  const group::ShareAutoOffsetReset reset = SettingsOf(ctx, group).share_auto_offset_reset;
   switch (reset.kind) {
     case group::ShareAutoOffsetReset::Kind::kLatest:
       return hw;
@@ -180,6 +181,13 @@ int64_t ShareStartOffset(const BrokerContext& ctx, const std::string& group,
     }
   }
   return hw;
+}
+
+}  // namespace
+
+share::SharePartitionConfig SharePartitionConfigOf(const BrokerContext& ctx,
+                                                   const std::string& group) {
+  return ConfigFrom(SettingsOf(ctx, group));
 }
 
 KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
@@ -228,8 +236,9 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
   }
   out.state_version = partition->state_version();
   const int64_t hw = partition->high_watermark().value();
-  const bool read_committed =
-      ctx.group_config != nullptr && SettingsOf(ctx, group).share_read_committed;
+  // The group's settings, read once per acquisition (as Kafka reads them).
+  const std::optional<group::EffectiveGroupSettings> settings = SettingsOf(ctx, group);
+  const bool read_committed = settings && settings->share_read_committed;
   const int64_t fetchable_end =
       read_committed ? std::min(partition->last_stable_offset().value(), hw) : hw;
   out.bound = read_committed ? Watermark::kLastStable : Watermark::kHighWatermark;
@@ -240,10 +249,13 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
   std::shared_ptr<share::ShareRegistry::Entry> e =
       ctx.share_partitions->Get({group, target.topic_id, target.index});
   std::lock_guard<std::mutex> lock(e->mu);
-  const share::SharePartitionConfig config = SharePartitionConfigOf(ctx, group);
+  const share::SharePartitionConfig config = ConfigFrom(settings);
   share::SharePartition& sp =
-      e->state ? *e->state : e->Ensure(config, ShareStartOffset(ctx, group, *partition));
-  sp.set_config(config);  // the group's current configs, as Kafka reads them per acquisition
+      e->state ? *e->state
+               : e->Ensure(config, ShareStartOffset(settings ? settings->share_auto_offset_reset
+                                                             : group::ShareAutoOffsetReset{},
+                                                    *partition));
+  sp.set_config(config);  // the group's current configs
   const int64_t now = NowMs();
   sp.ExpireLocks(now);
   const int64_t log_start = partition->log_start_offset().value();

@@ -5,7 +5,7 @@
 //
 // A share-partition lives on the partition's leader (share/share_registry.h)
 // and is created by the group's first ShareFetch of the partition, where
-// the group's share.auto.offset.reset says (ShareStartOffset; latest, the
+// the group's share.auto.offset.reset says (latest, the
 // high watermark, by default); each acquisition uses the group's current
 // lock duration and delivery count limit (SharePartitionConfigOf). Records
 // are acquired up to the high watermark (share.isolation.level=
@@ -70,12 +70,6 @@ KafkaError ShareSessionError(share::SessionOutcome outcome);
 // share.partition.max.record.locks), else the broker's group.share.* keys.
 share::SharePartitionConfig SharePartitionConfigOf(const BrokerContext& ctx,
                                                    const std::string& group);
-// Where a new share-partition of `group` starts, by its
-// share.auto.offset.reset: latest = the high watermark, earliest = the log
-// start offset, by_duration:D = the first record with a timestamp at or
-// after now - D (the high watermark when there is none).
-int64_t ShareStartOffset(const BrokerContext& ctx, const std::string& group,
-                         const Partition& partition);
 
 // One acknowledgement batch as both requests carry it.
 struct AckBatch {
@@ -108,9 +102,10 @@ struct ShareRead {
 
 // Acquires for `member` up to `max_records` records of (group, target) below
 // the high watermark, or the last stable offset for a read_committed group
-// (creating the share-partition where share.auto.offset.reset says if new) and reads the log's batches holding them, spending `*budget`
-// bytes (at least one batch per acquired range, so acquired records are
-// always sent). Acquired offsets the log no longer holds are archived as
+// (creating the share-partition where share.auto.offset.reset says if
+// new), reading the group's settings once, and reads the log's batches
+// holding them, spending `*budget` bytes (at least one batch per acquired
+// range, so acquired records are always sent). Acquired offsets the log no longer holds are archived as
 // gaps and not sent.
 ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std::string& member,
                          const ShareTarget& target, int32_t max_records, int64_t* budget);

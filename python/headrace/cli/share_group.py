@@ -54,7 +54,7 @@ class UnknownShareGroup(CliError):
     """The coordinator does not know the group (GROUP_ID_NOT_FOUND)."""
 
 
-def describe_share_group_doc(admin, group: str, timeout: float) -> dict:
+def describe_share_group_doc(admin, group: str) -> dict:
     """ShareGroupDescribe of ``group`` at its coordinator: state, epochs,
     assignor, members with their subscriptions and assignments. Raises
     UnknownShareGroup, or CliError naming the reason."""
@@ -65,7 +65,7 @@ def describe_share_group_doc(admin, group: str, timeout: float) -> dict:
     deadline = admin.read_deadline()
     _, host, port = admin.group_coordinator(group, _brokers(admin), deadline)
     try:
-        conn = Connection(host, port, timeout, admin.settings)
+        conn = Connection(host, port, admin.timeout, admin.settings)
         try:
             g = describe_share_group(conn, group)
         finally:
@@ -98,7 +98,7 @@ def _list(args) -> int:
 
 
 def _describe(args) -> int:
-    doc = describe_share_group_doc(admin_for(args), args.group, args.timeout)
+    doc = describe_share_group_doc(admin_for(args), args.group)
 
     def table():
         print(f"group {doc['group_id']}: {doc['state']}, epoch {doc['group_epoch']}, "

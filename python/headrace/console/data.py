@@ -318,7 +318,7 @@ class ClusterView:
             row = {**g, "members": None, "partitions": None}
             if described < GROUPS_DESCRIBED and time.monotonic() < deadline:
                 try:
-                    doc = describe_share_group_doc(admin, g["group_id"], admin.timeout)
+                    doc = describe_share_group_doc(admin, g["group_id"])
                 except (CliError, HeadraceError):  # gone since the listing, or unreachable
                     out.append(row)
                     continue
@@ -340,7 +340,7 @@ class ClusterView:
             raise NotFound(f"unknown share group {group_id!r}")
         admin = self.admin()
         try:
-            return describe_share_group_doc(admin, group_id, admin.timeout)
+            return describe_share_group_doc(admin, group_id)
         except UnknownShareGroup as e:
             raise NotFound(str(e)) from None
         except CliError as e:
