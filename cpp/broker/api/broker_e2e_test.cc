@@ -171,14 +171,16 @@ TEST_F(BrokerE2ETest, MetadataAutoCreatesTopicAndDescribesThisBroker) {
   all.topics.reset();
   // The coordinators' logs are listed too, as internal topics.
   auto listed = Call<MetadataResponse>(all, 1);
-  ASSERT_EQ(listed.topics.size(), 3u);
+  ASSERT_EQ(listed.topics.size(), 4u);
   EXPECT_EQ(listed.topics[0].name, "__consumer_offsets");
   EXPECT_TRUE(listed.topics[0].is_internal);
-  EXPECT_EQ(listed.topics[1].name, "__transaction_state");
-  EXPECT_EQ(listed.topics[2].name, "auto-t");
-  EXPECT_FALSE(listed.topics[2].is_internal);
+  EXPECT_EQ(listed.topics[1].name, "__share_group_state");
+  EXPECT_TRUE(listed.topics[1].is_internal);
+  EXPECT_EQ(listed.topics[2].name, "__transaction_state");
+  EXPECT_EQ(listed.topics[3].name, "auto-t");
+  EXPECT_FALSE(listed.topics[3].is_internal);
   MetadataRequest v0;
-  EXPECT_EQ(Call<MetadataResponse>(v0, 0).topics.size(), 3u);
+  EXPECT_EQ(Call<MetadataResponse>(v0, 0).topics.size(), 4u);
   // v1+ empty = no topics.
   EXPECT_TRUE(Call<MetadataResponse>(v0, 4).topics.empty());
 

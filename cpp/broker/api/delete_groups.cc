@@ -2,13 +2,15 @@
 // offsets (tombstones in the group log). NON_EMPTY_GROUP while members
 // remain, GROUP_ID_NOT_FOUND for an unknown group, INVALID_GROUP_ID for "".
 // A deleted group's group configs (GROUP config resource) are removed too,
-// as Kafka does; runs on the admin worker (that removal persists, and in
+// as Kafka does, and a share group's stored share-partition state
+// (api/share_state.h; the answer waits for both logs); runs on the admin worker (that removal persists, and in
 // cluster mode waits for ZooKeeper).
 #include "broker/api/group_log_wait.h"
 #include "broker/api/authorize.h"
 #include "broker/api/group_config_entries.h"
 #include "broker/api/group_lookup.h"
 #include "broker/api/handler.h"
+#include "broker/api/share_state.h"
 #include "broker/coordinator/group/group_coordinator.h"
 #include "broker/base/kafka_error.h"
 #include "common/logging.h"
@@ -18,6 +20,7 @@ namespace {
 
 void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, Request request) {
   std::vector<std::shared_ptr<group::GroupCoordinator>> touched;
+  std::vector<LogCommitPoint> share_state;
   protocol::DeleteGroupsResponse resp;
   for (const std::string& id : req.groups_names) {
     protocol::DeleteGroupsResponse::DeletableGroupResult r;
@@ -27,6 +30,7 @@ void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, 
     } else if (group::CoordinatorLookup found = GroupCoordinatorFor(ctx, id); found.coordinator) {
       r.error_code = Code(found.coordinator->DeleteGroup(id));
       if (r.error_code == 0) {
+        for (LogCommitPoint& p : DeleteShareState(ctx, id)) share_state.push_back(std::move(p));
         if (Status st = RemoveGroupConfigs(ctx, id); !st.ok()) {
           HR_LOG(kWarn) << "DeleteGroups " << id << ": group configs not removed: "
                         << st.message();
@@ -38,7 +42,9 @@ void HandleDeleteGroups(BrokerContext& ctx, protocol::DeleteGroupsRequest& req, 
     }
     resp.results.push_back(std::move(r));
   }
-  ReplyWhenGroupLogCommitted(ctx, touched, std::move(request), std::move(resp),
+  std::vector<LogCommitPoint> points = GroupLogEnds(touched);
+  for (LogCommitPoint& p : share_state) points.push_back(std::move(p));
+  ReplyWhenLogsCommitted(ctx, std::move(points), std::move(request), std::move(resp),
                              [](protocol::DeleteGroupsResponse& r, KafkaError e) {
                                for (auto& g : r.results)
                                  if (g.error_code == 0) g.error_code = Code(e);

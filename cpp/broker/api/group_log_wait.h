@@ -60,21 +60,41 @@ inline void WaitEach(BrokerContext& ctx,
 }
 }  // namespace group_log_wait_internal
 
+// A coordinator log and the offset it must be committed up to.
+using LogCommitPoint = std::pair<std::shared_ptr<Partition>, Offset>;
+
+// Calls `done` once every log of `points` is committed up to its offset,
+// with the errors and timing of WhenGroupLogCommitted (any coordinator
+// log: the group, share state). Exactly once.
+inline void WhenLogsCommitted(BrokerContext& ctx, std::vector<LogCommitPoint> points,
+                              std::shared_ptr<net::LoopExecutor> executor,
+                              std::function<void(KafkaError)> done) {
+  group_log_wait_internal::WaitEach(
+      ctx, std::make_shared<std::vector<LogCommitPoint>>(std::move(points)), 0,
+      std::move(executor), std::move(done));
+}
+
+// The commit points of the logs of `touched` at their current ends (null
+// entries skipped, each log once).
+inline std::vector<LogCommitPoint> GroupLogEnds(
+    const std::vector<std::shared_ptr<group::GroupCoordinator>>& touched) {
+  std::vector<LogCommitPoint> logs;
+  for (const auto& groups : touched) {
+    if (groups == nullptr) continue;
+    std::shared_ptr<Partition> log = groups->log_partition();
+    bool seen = false;
+    for (const auto& l : logs) seen = seen || l.first == log;
+    if (!seen) logs.emplace_back(log, log->log_end_offset());
+  }
+  return logs;
+}
+
 // WhenGroupLogCommitted for the logs of several coordinators (a request
 // that touched groups of several partitions); null entries are skipped.
 inline void WhenGroupLogsCommitted(
     BrokerContext& ctx, const std::vector<std::shared_ptr<group::GroupCoordinator>>& touched,
     std::shared_ptr<net::LoopExecutor> executor, std::function<void(KafkaError)> done) {
-  auto logs = std::make_shared<std::vector<std::pair<std::shared_ptr<Partition>, Offset>>>();
-  for (const auto& groups : touched) {
-    if (groups == nullptr) continue;
-    std::shared_ptr<Partition> log = groups->log_partition();
-    bool seen = false;
-    for (const auto& l : *logs) seen = seen || l.first == log;
-    if (!seen) logs->emplace_back(log, log->log_end_offset());
-  }
-  group_log_wait_internal::WaitEach(ctx, std::move(logs), 0, std::move(executor),
-                                    std::move(done));
+  WhenLogsCommitted(ctx, GroupLogEnds(touched), std::move(executor), std::move(done));
 }
 
 inline void WhenGroupLogCommitted(BrokerContext& ctx,
@@ -84,22 +104,28 @@ inline void WhenGroupLogCommitted(BrokerContext& ctx,
   WhenGroupLogsCommitted(ctx, {groups}, std::move(executor), std::move(done));
 }
 
-// Replies `resp` once the logs of the coordinators it `touched` are
-// committed up to their current ends (null entries: nothing to wait for).
+// Replies `resp` once every log of `points` is committed up to its offset
+// (ReplyWhenGroupLogCommitted: the logs of the group coordinators it
+// `touched`, up to their current ends; null entries: nothing to wait for).
 // If that does not happen within kOffsetsCommitTimeout, on shutdown, or
 // because a log went offline, `fail(resp, error)` first marks the answer
 // (REQUEST_TIMED_OUT or KAFKA_STORAGE_ERROR). The reply is sent on the
 // request's own I/O thread.
 template <typename Resp, typename Fail>
-void ReplyWhenGroupLogCommitted(BrokerContext& ctx,
-                                const std::vector<std::shared_ptr<group::GroupCoordinator>>& touched,
-                                Request req, Resp resp, Fail fail) {
+void ReplyWhenLogsCommitted(BrokerContext& ctx, std::vector<LogCommitPoint> points, Request req,
+                            Resp resp, Fail fail) {
   auto executor = req.executor();
   auto answer = std::make_shared<std::pair<Request, Resp>>(std::move(req), std::move(resp));
-  WhenGroupLogsCommitted(ctx, touched, std::move(executor), [answer, fail](KafkaError e) {
+  WhenLogsCommitted(ctx, std::move(points), std::move(executor), [answer, fail](KafkaError e) {
     if (e != KafkaError::kNone) fail(answer->second, e);
     answer->first.Reply(answer->second);
   });
+}
+template <typename Resp, typename Fail>
+void ReplyWhenGroupLogCommitted(BrokerContext& ctx,
+                                const std::vector<std::shared_ptr<group::GroupCoordinator>>& touched,
+                                Request req, Resp resp, Fail fail) {
+  ReplyWhenLogsCommitted(ctx, GroupLogEnds(touched), std::move(req), std::move(resp), fail);
 }
 
 }  // namespace headrace::broker

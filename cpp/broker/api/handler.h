@@ -40,6 +40,7 @@ class FetchSessionCache;  // broker/fetch/fetch_session.h
 namespace share {
 class ShareRegistry;      // broker/share/share_registry.h
 class ShareSessionCache;  // broker/share/share_session.h
+class ShareCoordinators;  // broker/coordinator/share/share_coordinators.h
 }  // namespace share
 namespace auth {
 class Authorizer;    // broker/security/auth/authorizer.h
@@ -63,6 +64,8 @@ inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
 // The internal topic whose partitions are the transaction coordinators' logs
 // in cluster mode (an id's partition: coordinator/txn/txn_coordinators.h).
 inline constexpr const char* kTransactionStateTopic = "__transaction_state";
+// The share coordinators' internal topic (KIP-932; coordinator/share/).
+inline constexpr const char* kShareGroupStateTopic = "__share_group_state";
 
 // One listener's advertised address (advertised.listeners, docs/security.md).
 struct ListenerEndpoint {
@@ -108,6 +111,11 @@ struct BrokerContext {
   // then answer SHARE_SESSION_NOT_FOUND).
   share::ShareRegistry* share_partitions = nullptr;
   share::ShareSessionCache* share_sessions = nullptr;
+  // The share coordinators of this broker (coordinator/share/
+  // share_coordinators.h): where share-partitions' state is persisted
+  // (api/share_state.h). Null, or no partitions (cluster mode until
+  // __share_group_state exists): share state is kept in memory only.
+  share::ShareCoordinators* share_coordinators = nullptr;
   // Replication throttles (leader side used by Fetch); null: none.
   replication::ReplicationQuotas* replication_quotas = nullptr;
   // Client quotas (docs/security.md "Quotas"); null: none (handler tests).

@@ -13,13 +13,17 @@
 //     topic (TOPIC_AUTHORIZATION_FAILED), NOT_LEADER_OR_FOLLOWER with
 //     CurrentLeader / NodeEndpoints (KIP-951) in cluster mode;
 //   - v2 IsRenewAck: the batches may carry RENEW (4), as on any version;
-//     AcquisitionLockTimeoutMs tells the renewed lock's duration.
+//     AcquisitionLockTimeoutMs tells the renewed lock's duration;
+//   - answered once the share-partitions' new state is committed by their
+//     share coordinator (api/share_state.h); if that fails, the
+//     partitions answer REQUEST_TIMED_OUT or KAFKA_STORAGE_ERROR.
 #include <map>
 #include <string>
 #include <vector>
 
 #include "broker/api/authorize.h"
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
 #include "broker/api/share_partition_ops.h"
 #include "broker/base/kafka_error.h"
@@ -45,6 +49,7 @@ void HandleShareAcknowledge(BrokerContext& ctx, Req& request, Request req) {
     return ReplyRefusal(req, std::move(resp), {ShareSessionError(session.outcome)});
   }
   std::map<Uuid, std::string> names;
+  std::vector<LogCommitPoint> commits;
   for (const auto& t : request.topics) {
     auto& topic = resp.responses.emplace_back();
     topic.topic_id = t.topic_id;
@@ -57,7 +62,7 @@ void HandleShareAcknowledge(BrokerContext& ctx, Req& request, Request req) {
       }
       auto& out = topic.partitions.emplace_back();
       out.partition_index = p.partition_index;
-      out.error_code = Code(ApplyAcknowledgements(ctx, group, member, target, batches));
+      out.error_code = Code(ApplyAcknowledgements(ctx, group, member, target, batches, &commits));
     }
   }
   if (epoch == -1) ctx.share_partitions->ReleaseMember(group, member);
@@ -65,7 +70,12 @@ void HandleShareAcknowledge(BrokerContext& ctx, Req& request, Request req) {
     auto it = names.find(t.topic_id);
     return it == names.end() ? std::string() : it->second;
   });
-  req.Reply(resp);
+  ReplyWhenLogsCommitted(ctx, std::move(commits), std::move(req), std::move(resp),
+                         [](Resp& r, KafkaError e) {
+                           for (auto& t : r.responses)
+                             for (auto& p : t.partitions)
+                               if (p.error_code == 0) p.error_code = Code(e);
+                         });
 }
 
 }  // namespace

@@ -24,6 +24,11 @@
 //   - READ on each topic (TOPIC_AUTHORIZATION_FAILED per partition); a
 //     partition not led here is NOT_LEADER_OR_FOLLOWER with CurrentLeader
 //     and NodeEndpoints (KIP-951) in cluster mode.
+// Durability: the answer waits until the share coordinator has committed
+// the state its piggy-backed acknowledgements changed and the start of
+// every share-partition it created (api/share_state.h); if that fails, the
+// acknowledgements answer REQUEST_TIMED_OUT / KAFKA_STORAGE_ERROR and the
+// records of a share-partition whose start was not stored are released.
 // Long poll: when nothing was acquired, no partition failed and MaxWaitMs >
 // 0, the request parks in the purgatory until a partition's high watermark
 // moves or MaxWaitMs passes, then acquires again; the re-read and the
@@ -39,6 +44,7 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/cluster_lookup.h"
+#include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
 #include "broker/api/share_partition_ops.h"
 #include "broker/base/kafka_error.h"
@@ -66,6 +72,7 @@ struct ShareFetchJob {
   std::vector<ShareTarget> targets;              // the session's partitions
   std::map<TopicIdPartition, KafkaError> acks;   // piggy-backed acknowledgement results
   std::map<Uuid, std::string> names;             // topic names for leader hints
+  std::vector<LogCommitPoint> commits;           // share state the answer waits for
 };
 
 struct SharePass {
@@ -85,6 +92,7 @@ SharePass ReadAll(ShareFetchJob& job) {
     if (records_left <= 0) continue;
     ShareRead r = AcquireAndRead(*job.ctx, job.group, job.member, t,
                                  static_cast<int32_t>(records_left), &budget);
+    if (r.commit) job.commits.push_back(*r.commit);
     if (r.error != KafkaError::kNone) {
       out.error_code = Code(r.error);
       pass.any_error = true;
@@ -130,7 +138,24 @@ void Answer(ShareFetchJob& job, SharePass& pass) {
     auto it = job.names.find(t.topic_id);
     return it == job.names.end() ? std::string() : it->second;
   });
-  job.req.Reply(resp);
+  if (job.commits.empty()) return job.req.Reply(resp);
+  // The records of a share-partition whose start could not be stored are
+  // given back (released), not sent: its start is decided again.
+  const std::string group = job.group, member = job.member;
+  ReplyWhenLogsCommitted(*job.ctx, std::move(job.commits), std::move(job.req), std::move(resp),
+                         [ctx = job.ctx, group, member](Resp& r, KafkaError e) {
+                           ctx->share_partitions->ReleaseMember(group, member);
+                           for (auto& t : r.responses) {
+                             for (auto& p : t.partitions) {
+                               if (p.acknowledge_error_code == 0) p.acknowledge_error_code = Code(e);
+                               if (!p.acquired_records.empty()) {
+                                 p.acquired_records.clear();
+                                 p.records = protocol::Records{};
+                                 p.error_code = Code(e);
+                               }
+                             }
+                           }
+                         });
 }
 
 void Park(std::shared_ptr<ShareFetchJob> job, std::vector<Purgatory::Watch> watches) {
@@ -195,7 +220,7 @@ void HandleShareFetch(BrokerContext& ctx, Req& request, Request req) {
         batches.push_back({b.first_offset, b.last_offset, b.acknowledge_types});
       }
       job->acks[{t.topic_id, p.partition_index}] =
-          ApplyAcknowledgements(ctx, group, member, target, batches);
+          ApplyAcknowledgements(ctx, group, member, target, batches, &job->commits);
     }
   }
   if (epoch == -1 || request.max_records <= 0) {  // closing, or acknowledging only

@@ -192,27 +192,38 @@ share::SharePartitionConfig SharePartitionConfigOf(const BrokerContext& ctx,
 
 KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
                                  const std::string& member, const ShareTarget& target,
-                                 const std::vector<AckBatch>& batches) {
+                                 const std::vector<AckBatch>& batches,
+                                 std::vector<LogCommitPoint>* commits) {
   if (target.error != KafkaError::kNone) return target.error;
   if (ctx.share_partitions == nullptr) return KafkaError::kInvalidRecordState;
-  std::shared_ptr<share::ShareRegistry::Entry> e =
-      ctx.share_partitions->Find({group, target.topic_id, target.index});
+  const share::SharePartitionKey key{group, target.topic_id, target.index};
+  std::shared_ptr<share::ShareRegistry::Entry> e = ctx.share_partitions->Find(key);
   if (!e) return KafkaError::kInvalidRecordState;  // nothing was ever acquired here
   std::lock_guard<std::mutex> lock(e->mu);
   if (!e->state) return KafkaError::kInvalidRecordState;
   const int64_t now = NowMs();
   e->state->ExpireLocks(now);
+  KafkaError error = KafkaError::kNone;
+  size_t applied = 0;
   for (const AckBatch& b : batches) {
-    switch (e->state->Acknowledge(member, b.first, b.last, b.types, now)) {
-      case share::AckOutcome::kOk:
-        break;
-      case share::AckOutcome::kInvalidRecordState:
-        return KafkaError::kInvalidRecordState;
-      case share::AckOutcome::kInvalidRequest:
-        return KafkaError::kInvalidRequest;
+    const share::AckOutcome outcome = e->state->Acknowledge(member, b.first, b.last, b.types, now);
+    if (outcome == share::AckOutcome::kOk) {
+      ++applied;
+      continue;
     }
+    error = outcome == share::AckOutcome::kInvalidRecordState ? KafkaError::kInvalidRecordState
+                                                              : KafkaError::kInvalidRequest;
+    break;
   }
-  return KafkaError::kNone;
+  if (applied > 0) {
+    // Under the entry's mutex: the coordinator gets this partition's
+    // snapshots in the order they were taken.
+    ShareStatePersist p =
+        PersistSharePartition(ctx, key, *e, target.partition->leader_epoch().value());
+    if (p.commit) commits->push_back(*p.commit);
+    if (p.error != KafkaError::kNone && error == KafkaError::kNone) error = p.error;
+  }
+  return error;
 }
 
 int64_t LastOffsetIn(const std::vector<FileSlice>& slices) {
@@ -246,15 +257,25 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
   const IsolationLevel isolation =
       read_committed ? IsolationLevel::kReadCommitted : IsolationLevel::kReadUncommitted;
   std::vector<AbortedTransaction> aborted;  // read_committed: the reads' lists
-  std::shared_ptr<share::ShareRegistry::Entry> e =
-      ctx.share_partitions->Get({group, target.topic_id, target.index});
+  const share::SharePartitionKey key{group, target.topic_id, target.index};
+  std::shared_ptr<share::ShareRegistry::Entry> e = ctx.share_partitions->Get(key);
   std::lock_guard<std::mutex> lock(e->mu);
   const share::SharePartitionConfig config = ConfigFrom(settings);
-  share::SharePartition& sp =
-      e->state ? *e->state
-               : e->Ensure(config, ShareStartOffset(settings ? settings->share_auto_offset_reset
-                                                             : group::ShareAutoOffsetReset{},
-                                                    *partition));
+  if (!e->state) {
+    ShareStatePersist created = CreateSharePartition(
+        ctx, key, *e, config, partition->leader_epoch().value(), [&] {
+          return ShareStartOffset(settings ? settings->share_auto_offset_reset
+                                           : group::ShareAutoOffsetReset{},
+                                  *partition);
+        });
+    if (created.error != KafkaError::kNone) {
+      e->state.reset();  // created again, from the store, by the next fetch
+      out.error = created.error;
+      return out;
+    }
+    out.commit = created.commit;
+  }
+  share::SharePartition& sp = *e->state;
   sp.set_config(config);  // the group's current configs
   const int64_t now = NowMs();
   sp.ExpireLocks(now);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "broker/api/handler.h"
+#include "broker/api/share_state.h"
 #include "broker/base/kafka_error.h"
 #include "broker/share/share_registry.h"
 #include "broker/share/share_session.h"
@@ -83,9 +84,13 @@ struct AckBatch {
 // not acquired by the member under a live lock, or no share-partition),
 // INVALID_REQUEST (a malformed batch), or the target's own error. Batches
 // before a failing one stay applied; the failing one changes nothing.
+// When any applied, the share-partition's state is written to its share
+// coordinator (api/share_state.h): the answer must wait for `*commits`
+// (appended to), or is the write's error (KAFKA_STORAGE_ERROR, fenced).
 KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
                                  const std::string& member, const ShareTarget& target,
-                                 const std::vector<AckBatch>& batches);
+                                 const std::vector<AckBatch>& batches,
+                                 std::vector<LogCommitPoint>* commits);
 
 // What one acquisition produced for a partition.
 struct ShareRead {
@@ -98,6 +103,9 @@ struct ShareRead {
   Watermark bound = Watermark::kHighWatermark;
   int64_t bound_offset = -1;
   uint64_t state_version = 0;  // the partition's, before the read (for a long poll)
+  // The share-partition was created here and its start stored: the
+  // answer waits for this (api/share_state.h).
+  std::optional<LogCommitPoint> commit;
 };
 
 // Acquires for `member` up to `max_records` records of (group, target) below

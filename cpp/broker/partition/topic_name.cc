@@ -25,7 +25,8 @@ Status ValidateTopicName(std::string_view name) {
 }
 
 bool IsInternalTopic(std::string_view name) {
-  return name == "__consumer_offsets" || name == "__transaction_state";
+  return name == "__consumer_offsets" || name == "__transaction_state" ||
+         name == "__share_group_state";
 }
 
 Status CheckClientOpOnInternalTopic(std::string_view name, InternalTopicOp op) {

@@ -13,7 +13,8 @@ inline constexpr size_t kMaxTopicNameLength = 249;
 // Otherwise a Status mapping to INVALID_TOPIC_EXCEPTION with the reason.
 Status ValidateTopicName(std::string_view name);
 
-// Topics the broker itself owns (__consumer_offsets, __transaction_state).
+// Topics the broker itself owns (__consumer_offsets, __transaction_state,
+// __share_group_state).
 bool IsInternalTopic(std::string_view name);
 
 // What a client may not do to an internal topic (the coordinators own them).

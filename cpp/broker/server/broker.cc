@@ -130,6 +130,14 @@ Status BrokerImpl::Start() {
     txn_executor_ = std::make_shared<broker::SerialExecutor>("hr-txn-persist");
     txn_coordinators_->StartTimer(broker::txn::kTxnTimerPeriodMs);
   }
+  // And share-partitions' state (KIP-932): one share coordinator per
+  // __share_group_state partition led here.
+  share_coordinators_ = std::make_unique<broker::share::ShareCoordinators>(
+      config_.cluster_mode() ? broker::KafkaError::kNotCoordinator
+                             : broker::KafkaError::kCoordinatorNotAvailable);
+  ctx_.share_coordinators = share_coordinators_.get();
+  share_leadership_ = std::make_unique<ShareLeadership>(
+      "share coordinator", broker::kShareGroupStateTopic, share_coordinators_.get());
   if (!config_.cluster_mode()) {
     auto groups = OpenGroupCoordinator(nullptr);
     if (!groups.ok()) return AbandonStart(groups.status());
@@ -139,6 +147,10 @@ Status BrokerImpl::Start() {
     if (!txns.ok()) return AbandonStart(txns.status());
     txn_coordinators_->SetPartitionCount(1);
     txn_coordinators_->Set(0, std::move(txns).value());
+    auto shares = OpenShareCoordinator(nullptr);
+    if (!shares.ok()) return AbandonStart(shares.status());
+    share_coordinators_->SetPartitionCount(1);
+    share_coordinators_->Set(0, std::move(shares).value());
     RegisterInternalTopics();
   }
   ctx_.node_id = config_.node_id;
@@ -166,6 +178,7 @@ Status BrokerImpl::Start() {
 
 Status BrokerImpl::AbandonStart(Status why) {
   server_.reset();
+  StopShareCoordinator();
   StopTxnCoordinator();
   StopGroupCoordinator();
   (void)state_->Close();
@@ -185,6 +198,7 @@ Status BrokerImpl::Stop() {
   // now (fetches re-read and reply) so the server's drain below does not
   // wait out their deadlines.
   state_->StopWaiting();
+  StopShareCoordinator();
   StopTxnCoordinator();
   cluster_markers_->Stop();  // after the coordinator: nothing sends markers any more
   StopGroupCoordinator();  // answers parked JoinGroup/SyncGroup, closes the group log

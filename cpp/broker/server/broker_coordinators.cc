@@ -76,6 +76,20 @@ Result<std::shared_ptr<broker::txn::TxnCoordinator>> BrokerImpl::OpenTxnCoordina
   return broker::txn::TxnCoordinator::Open(std::move(topts));
 }
 
+Result<std::shared_ptr<broker::share::ShareCoordinator>> BrokerImpl::OpenShareCoordinator(
+    std::shared_ptr<broker::Partition> log_partition) {
+  broker::share::ShareCoordinator::Options sopts;
+  sopts.data_dir = config_.data_dir;
+  sopts.env = config_.file_env;
+  sopts.log_services = CoordinatorLogServices();
+  // Acknowledgements are answered as offset commits are: once fsynced when
+  // headrace.offsets.commit.fsync says so.
+  sopts.log_services.commit_requires_fsync = group_config_.commit_fsync;
+  sopts.segment_bytes = group_config_.log_segment_bytes;
+  sopts.log_partition = std::move(log_partition);
+  return broker::share::ShareCoordinator::Open(std::move(sopts));
+}
+
 void BrokerImpl::RegisterInternalTopics() {
   if (auto groups = group_coordinators_->ForPartition(0)) {
     state_->topics().SetInternalTopic(
@@ -88,6 +102,12 @@ void BrokerImpl::RegisterInternalTopics() {
         broker::kTransactionStateTopic, txns->log_partition(),
         {{"cleanup.policy", "compact"},
          {"segment.bytes", std::to_string(txn_config_.log_segment_bytes)}});
+  }
+  if (auto shares = share_coordinators_->ForPartition(0)) {
+    state_->topics().SetInternalTopic(
+        broker::kShareGroupStateTopic, shares->log_partition(),
+        {{"cleanup.policy", "compact"},
+         {"segment.bytes", std::to_string(group_config_.log_segment_bytes)}});
   }
 }
 
@@ -106,6 +126,9 @@ void BrokerImpl::FollowCoordinatorLeadershipLocked() {
   });
   txn_leadership_->Follow(*view, state_->topics(), [this](std::shared_ptr<broker::Partition> log) {
     return OpenTxnCoordinator(std::move(log));
+  });
+  share_leadership_->Follow(*view, state_->topics(), [this](std::shared_ptr<broker::Partition> log) {
+    return OpenShareCoordinator(std::move(log));
   });
 }
 

@@ -46,6 +46,7 @@
 #include "broker/base/serial_executor.h"
 #include "broker/config/ssl_config.h"
 #include "broker/coordinator/txn/txn_coordinators.h"
+#include "broker/coordinator/share/share_coordinators.h"
 #include "net/server.h"
 #include "net/tls_context.h"
 
@@ -151,6 +152,15 @@ class BrokerImpl final : public Broker {
   Result<std::shared_ptr<broker::txn::TxnCoordinator>> OpenTxnCoordinator(
       std::shared_ptr<broker::Partition> log_partition);
 
+  // The share coordinator on `log_partition` (cluster mode: a partition of
+  // __share_group_state led here) or on its own
+  // data_dir/__share_group_state log (null).
+  Result<std::shared_ptr<broker::share::ShareCoordinator>> OpenShareCoordinator(
+      std::shared_ptr<broker::Partition> log_partition);
+  void StopShareCoordinator() {
+    if (share_leadership_) share_leadership_->StopAll();
+  }
+
   // Single node: the coordinators' logs are served as the internal topics
   // (Metadata lists them; Fetch/ListOffsets read them as from Kafka).
   void RegisterInternalTopics();
@@ -235,6 +245,12 @@ class BrokerImpl final : public Broker {
   using TxnLeadership = broker::CoordinatorLeadership<broker::txn::TxnCoordinators>;
   std::unique_ptr<TxnLeadership> txn_leadership_;
   std::shared_ptr<broker::SerialExecutor> txn_executor_;
+  // The share coordinators here (single node: partition 0 only) and which
+  // run (cluster mode: follows leadership of __share_group_state; guarded
+  // by mu_).
+  std::unique_ptr<broker::share::ShareCoordinators> share_coordinators_;
+  using ShareLeadership = broker::CoordinatorLeadership<broker::share::ShareCoordinators>;
+  std::unique_ptr<ShareLeadership> share_leadership_;
   // Write transaction markers: to local partitions (the coordinator's and
   // WriteTxnMarkers'), and in a cluster to the leaders of the others. Both
   // outlive the transaction coordinator.

@@ -35,6 +35,12 @@ int64_t ShareRegistry::ReleaseMember(const std::string& group, const std::string
   return n;
 }
 
+void ShareRegistry::DropGroup(const std::string& group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.lower_bound(SharePartitionKey{group, Uuid{}, INT32_MIN});
+  while (it != entries_.end() && it->first.group == group) it = entries_.erase(it);
+}
+
 ShareRegistry::Totals ShareRegistry::Sum() const {
   std::vector<std::shared_ptr<Entry>> all;
   {

@@ -1,8 +1,7 @@
 // The share-partitions this broker leads (KIP-932): one SharePartition per
 // (share group, topic partition), created by the first ShareFetch of the
-// group for a partition led here, kept in memory (not yet written to
-// __share_group_state: a leader change or restart starts the group over at
-// share.auto.offset.reset; docs/share-groups.md).
+// group for a partition led here, from the state its share coordinator
+// stored (api/share_state.h) when there is one; docs/share-groups.md.
 //
 // Threading: thread-safe. The registry's mutex guards the map; each entry
 // has its own mutex, which a caller holds while it uses the entry's
@@ -36,6 +35,7 @@ class ShareRegistry {
   struct Entry {
     std::mutex mu;
     std::optional<SharePartition> state;  // guarded by mu; empty until first used
+    int32_t state_epoch = 0;              // guarded by mu; the stored state's
 
     // The share-partition, created at `start_offset` if it is new.
     // REQUIRES: mu held.
@@ -54,6 +54,9 @@ class ShareRegistry {
   // share session closed, or it left the group): RELEASE, so the records
   // are available again (archived at the delivery limit). Returns how many.
   int64_t ReleaseMember(const std::string& group, const std::string& member);
+
+  // Forgets every share-partition of `group` (the group was deleted).
+  void DropGroup(const std::string& group);
 
   // Sums over every share-partition (metrics, tests).
   struct Totals {
