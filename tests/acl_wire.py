@@ -28,7 +28,7 @@ _ids = itertools.count(1)
 def _kip848_classes():
     """ConsumerGroupHeartbeat / ConsumerGroupDescribe (KIP-848) and
     ShareGroupHeartbeat / ShareGroupDescribe / ShareFetch / ShareAcknowledge
-    (KIP-932) request+response classes."""
+    and the share-state RPCs 83-87 (KIP-932) request+response classes."""
     from kafka.protocol.api_message import ApiMessage
 
     pkg_root = Path(tempfile.mkdtemp(prefix="hr-acl-schemas-"))
@@ -41,7 +41,12 @@ def _kip848_classes():
              "ShareGroupHeartbeatRequest", "ShareGroupHeartbeatResponse",
              "ShareGroupDescribeRequest", "ShareGroupDescribeResponse",
              "ShareFetchRequest", "ShareFetchResponse",
-             "ShareAcknowledgeRequest", "ShareAcknowledgeResponse")
+             "ShareAcknowledgeRequest", "ShareAcknowledgeResponse",
+             "InitializeShareGroupStateRequest", "InitializeShareGroupStateResponse",
+             "ReadShareGroupStateRequest", "ReadShareGroupStateResponse",
+             "WriteShareGroupStateRequest", "WriteShareGroupStateResponse",
+             "DeleteShareGroupStateRequest", "DeleteShareGroupStateResponse",
+             "ReadShareGroupStateSummaryRequest", "ReadShareGroupStateSummaryResponse")
     for n in names:
         src = here / f"{n}.json"
         if not src.exists():

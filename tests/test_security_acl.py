@@ -515,7 +515,44 @@ def _rows(data_dir: str) -> list[Row]:
             share_session_epoch=1, topics=[]),
             [(GROUP, "acl-sg", READ)], E_GROUP, lambda r: [r.error_code],
             allowed=122),  # SHARE_SESSION_NOT_FOUND: it never opened a session
+        # The share-state RPCs between brokers (KIP-932): CLUSTER_ACTION, as
+        # WriteTxnMarkers; allowed, the zero topic id is UNKNOWN_TOPIC_OR_PARTITION.
+        Row(83, "InitializeShareGroupState", lambda: msg(
+            "", "InitializeShareGroupStateRequest", 0, group_id="acl-ss", topics=[
+                {"topic_id": ZERO_UUID,
+                 "partitions": [{"partition": 0, "state_epoch": 0, "start_offset": 0}]}]),
+            [(CLUSTER, "kafka-cluster", CLUSTER_ACTION)], E_CLUSTER, _share_state_errors,
+            allowed=3),
+        Row(84, "ReadShareGroupState", lambda: msg(
+            "", "ReadShareGroupStateRequest", 0, group_id="acl-ss", topics=[
+                {"topic_id": ZERO_UUID, "partitions": [{"partition": 0, "leader_epoch": 0}]}]),
+            [(CLUSTER, "kafka-cluster", CLUSTER_ACTION)], E_CLUSTER, _share_state_errors,
+            allowed=3),
+        Row(85, "WriteShareGroupState", lambda: msg(
+            "", "WriteShareGroupStateRequest", 0, group_id="acl-ss", topics=[
+                {"topic_id": ZERO_UUID, "partitions": [
+                    {"partition": 0, "state_epoch": 0, "leader_epoch": 0, "start_offset": 0,
+                     "state_batches": []}]}]),
+            [(CLUSTER, "kafka-cluster", CLUSTER_ACTION)], E_CLUSTER, _share_state_errors,
+            allowed=3),
+        Row(86, "DeleteShareGroupState", lambda: msg(
+            "", "DeleteShareGroupStateRequest", 0, group_id="acl-ss", topics=[
+                {"topic_id": ZERO_UUID, "partitions": [{"partition": 0}]}]),
+            [(CLUSTER, "kafka-cluster", CLUSTER_ACTION)], E_CLUSTER, _share_state_errors,
+            allowed=3),
+        Row(87, "ReadShareGroupStateSummary", lambda: msg(
+            "", "ReadShareGroupStateSummaryRequest", 0, group_id="acl-ss", topics=[
+                {"topic_id": ZERO_UUID, "partitions": [{"partition": 0, "leader_epoch": 0}]}]),
+            [(CLUSTER, "kafka-cluster", CLUSTER_ACTION)], E_CLUSTER, _share_state_errors,
+            allowed=3),
     ]
+
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _share_state_errors(r):
+    return [p.error_code for t in r.results for p in t.partitions]
 
 
 def commit_req(group, offset):

@@ -58,6 +58,8 @@ class ClientQuotaStore;  // broker/security/quota/client_quota_store.h
 class QuotaManager;      // broker/security/quota/quota_manager.h
 }  // namespace quota
 
+class ShareStateClient;  // broker/api/share_state_client.h
+
 // The internal topic whose partitions are the group coordinators' logs in
 // cluster mode (a group's partition: coordinator/base/group_partition.h).
 inline constexpr const char* kConsumerOffsetsTopic = "__consumer_offsets";
@@ -116,6 +118,9 @@ struct BrokerContext {
   // (api/share_state.h). Null, or no partitions (cluster mode until
   // __share_group_state exists): share state is kept in memory only.
   share::ShareCoordinators* share_coordinators = nullptr;
+  // Calls to share coordinators on other brokers (cluster mode;
+  // api/share_state_client.h); null on a single node.
+  ShareStateClient* share_state_client = nullptr;
   // Replication throttles (leader side used by Fetch); null: none.
   replication::ReplicationQuotas* replication_quotas = nullptr;
   // Client quotas (docs/security.md "Quotas"); null: none (handler tests).

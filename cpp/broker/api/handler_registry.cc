@@ -51,6 +51,12 @@ extern const ApiHandler kShareGroupHeartbeatHandler;     // KIP-932
 extern const ApiHandler kShareGroupDescribeHandler;      // KIP-932
 extern const ApiHandler kShareFetchHandler;              // KIP-932
 extern const ApiHandler kShareAcknowledgeHandler;        // KIP-932
+// The share coordinator's inter-broker RPCs (KIP-932; coordinator/share/).
+extern const ApiHandler kInitializeShareGroupStateHandler;
+extern const ApiHandler kReadShareGroupStateHandler;
+extern const ApiHandler kWriteShareGroupStateHandler;
+extern const ApiHandler kDeleteShareGroupStateHandler;
+extern const ApiHandler kReadShareGroupStateSummaryHandler;
 // Transactions: the coordinator (broker/coordinator/txn/) and the data plane
 // (broker/partition/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
@@ -125,6 +131,11 @@ constexpr std::array kHandlers = {
     &kShareGroupDescribeHandler,       // 77
     &kShareFetchHandler,               // 78
     &kShareAcknowledgeHandler,         // 79
+    &kInitializeShareGroupStateHandler,   // 83
+    &kReadShareGroupStateHandler,         // 84
+    &kWriteShareGroupStateHandler,        // 85
+    &kDeleteShareGroupStateHandler,       // 86
+    &kReadShareGroupStateSummaryHandler,  // 87
 };
 
 }  // namespace

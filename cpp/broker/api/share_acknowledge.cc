@@ -23,9 +23,9 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/cluster_lookup.h"
-#include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
 #include "broker/api/share_partition_ops.h"
+#include "broker/api/share_state.h"
 #include "broker/base/kafka_error.h"
 #include "broker/share/share_session.h"
 
@@ -49,7 +49,7 @@ void HandleShareAcknowledge(BrokerContext& ctx, Req& request, Request req) {
     return ReplyRefusal(req, std::move(resp), {ShareSessionError(session.outcome)});
   }
   std::map<Uuid, std::string> names;
-  std::vector<LogCommitPoint> commits;
+  ShareWaits waits;
   for (const auto& t : request.topics) {
     auto& topic = resp.responses.emplace_back();
     topic.topic_id = t.topic_id;
@@ -62,7 +62,7 @@ void HandleShareAcknowledge(BrokerContext& ctx, Req& request, Request req) {
       }
       auto& out = topic.partitions.emplace_back();
       out.partition_index = p.partition_index;
-      out.error_code = Code(ApplyAcknowledgements(ctx, group, member, target, batches, &commits));
+      out.error_code = Code(ApplyAcknowledgements(ctx, group, member, target, batches, &waits));
     }
   }
   if (epoch == -1) ctx.share_partitions->ReleaseMember(group, member);
@@ -70,7 +70,7 @@ void HandleShareAcknowledge(BrokerContext& ctx, Req& request, Request req) {
     auto it = names.find(t.topic_id);
     return it == names.end() ? std::string() : it->second;
   });
-  ReplyWhenLogsCommitted(ctx, std::move(commits), std::move(req), std::move(resp),
+  ReplyWhenShareStateDone(ctx, std::move(waits), std::move(req), std::move(resp),
                          [](Resp& r, KafkaError e) {
                            for (auto& t : r.responses)
                              for (auto& p : t.partitions)

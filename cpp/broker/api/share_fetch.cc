@@ -44,9 +44,9 @@
 
 #include "broker/api/authorize.h"
 #include "broker/api/cluster_lookup.h"
-#include "broker/api/group_log_wait.h"
 #include "broker/api/handler.h"
 #include "broker/api/share_partition_ops.h"
+#include "broker/api/share_state.h"
 #include "broker/base/kafka_error.h"
 #include "broker/share/share_session.h"
 
@@ -72,13 +72,14 @@ struct ShareFetchJob {
   std::vector<ShareTarget> targets;              // the session's partitions
   std::map<TopicIdPartition, KafkaError> acks;   // piggy-backed acknowledgement results
   std::map<Uuid, std::string> names;             // topic names for leader hints
-  std::vector<LogCommitPoint> commits;           // share state the answer waits for
+  ShareWaits waits;                              // share state the answer waits for
 };
 
 struct SharePass {
   std::map<TopicIdPartition, Resp::PartitionData> parts;
   int64_t acquired = 0;
   bool any_error = false;
+  bool loading = false;  // a share-partition is being read from its coordinator
   std::vector<Purgatory::Watch> watches;
 };
 
@@ -92,7 +93,8 @@ SharePass ReadAll(ShareFetchJob& job) {
     if (records_left <= 0) continue;
     ShareRead r = AcquireAndRead(*job.ctx, job.group, job.member, t,
                                  static_cast<int32_t>(records_left), &budget);
-    if (r.commit) job.commits.push_back(*r.commit);
+    job.waits.Add(r.created);
+    pass.loading = pass.loading || r.loading;
     if (r.error != KafkaError::kNone) {
       out.error_code = Code(r.error);
       pass.any_error = true;
@@ -111,9 +113,12 @@ SharePass ReadAll(ShareFetchJob& job) {
 }
 
 bool Ready(const ShareFetchJob& job, const SharePass& pass) {
-  return pass.acquired > 0 || pass.any_error || pass.watches.empty() ||
+  return pass.acquired > 0 || pass.any_error || (pass.watches.empty() && !pass.loading) ||
          Clock::now() >= job.deadline;
 }
+
+// How often a parked fetch looks again while a share-partition loads.
+constexpr std::chrono::milliseconds kLoadingRecheck{20};
 
 // Sends the answer: every partition with records, an error or an
 // acknowledgement result (all of the session's on an epoch-0 request).
@@ -138,11 +143,11 @@ void Answer(ShareFetchJob& job, SharePass& pass) {
     auto it = job.names.find(t.topic_id);
     return it == job.names.end() ? std::string() : it->second;
   });
-  if (job.commits.empty()) return job.req.Reply(resp);
+  if (job.waits.empty()) return job.req.Reply(resp);
   // The records of a share-partition whose start could not be stored are
   // given back (released), not sent: its start is decided again.
   const std::string group = job.group, member = job.member;
-  ReplyWhenLogsCommitted(*job.ctx, std::move(job.commits), std::move(job.req), std::move(resp),
+  ReplyWhenShareStateDone(*job.ctx, std::move(job.waits), std::move(job.req), std::move(resp),
                          [ctx = job.ctx, group, member](Resp& r, KafkaError e) {
                            ctx->share_partitions->ReleaseMember(group, member);
                            for (auto& t : r.responses) {
@@ -158,15 +163,19 @@ void Answer(ShareFetchJob& job, SharePass& pass) {
                          });
 }
 
-void Park(std::shared_ptr<ShareFetchJob> job, std::vector<Purgatory::Watch> watches) {
+void Park(std::shared_ptr<ShareFetchJob> job, std::vector<Purgatory::Watch> watches,
+          bool loading) {
   Purgatory& purgatory = job->ctx->state->purgatory();
-  const Clock::time_point deadline = job->deadline;
+  const Clock::time_point deadline =
+      loading ? std::min(job->deadline, Clock::now() + kLoadingRecheck) : job->deadline;
   std::shared_ptr<net::LoopExecutor> executor = job->req.executor();
   purgatory.Wait(std::move(watches), deadline, std::move(executor),
                  [job = std::move(job)](WakeReason why) {
                    SharePass pass = ReadAll(*job);
-                   if (why == WakeReason::kReady && !Ready(*job, pass)) {
-                     Park(job, std::move(pass.watches));  // the HW moved, nothing acquirable yet
+                   if (why != WakeReason::kShutdown && !Ready(*job, pass)) {
+                     // The HW moved or a share-partition is still loading:
+                     // nothing acquirable yet.
+                     Park(job, std::move(pass.watches), pass.loading);
                      return;
                    }
                    Answer(*job, pass);
@@ -220,7 +229,7 @@ void HandleShareFetch(BrokerContext& ctx, Req& request, Request req) {
         batches.push_back({b.first_offset, b.last_offset, b.acknowledge_types});
       }
       job->acks[{t.topic_id, p.partition_index}] =
-          ApplyAcknowledgements(ctx, group, member, target, batches, &job->commits);
+          ApplyAcknowledgements(ctx, group, member, target, batches, &job->waits);
     }
   }
   if (epoch == -1 || request.max_records <= 0) {  // closing, or acknowledging only
@@ -239,7 +248,8 @@ void HandleShareFetch(BrokerContext& ctx, Req& request, Request req) {
     Answer(*job, pass);
     return;
   }
-  Park(std::move(job), std::move(pass.watches));
+  const bool loading = pass.loading;
+  Park(std::move(job), std::move(pass.watches), loading);
 }
 
 }  // namespace

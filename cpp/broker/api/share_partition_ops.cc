@@ -192,8 +192,7 @@ share::SharePartitionConfig SharePartitionConfigOf(const BrokerContext& ctx,
 
 KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
                                  const std::string& member, const ShareTarget& target,
-                                 const std::vector<AckBatch>& batches,
-                                 std::vector<LogCommitPoint>* commits) {
+                                 const std::vector<AckBatch>& batches, ShareWaits* waits) {
   if (target.error != KafkaError::kNone) return target.error;
   if (ctx.share_partitions == nullptr) return KafkaError::kInvalidRecordState;
   const share::SharePartitionKey key{group, target.topic_id, target.index};
@@ -201,6 +200,10 @@ KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
   if (!e) return KafkaError::kInvalidRecordState;  // nothing was ever acquired here
   std::lock_guard<std::mutex> lock(e->mu);
   if (!e->state) return KafkaError::kInvalidRecordState;
+  if (e->leader_epoch != target.partition->leader_epoch().value()) {
+    e->state.reset();  // acquired under another leadership: loaded again by the next fetch
+    return KafkaError::kInvalidRecordState;
+  }
   const int64_t now = NowMs();
   e->state->ExpireLocks(now);
   KafkaError error = KafkaError::kNone;
@@ -218,9 +221,8 @@ KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
   if (applied > 0) {
     // Under the entry's mutex: the coordinator gets this partition's
     // snapshots in the order they were taken.
-    ShareStatePersist p =
-        PersistSharePartition(ctx, key, *e, target.partition->leader_epoch().value());
-    if (p.commit) commits->push_back(*p.commit);
+    ShareStatePersist p = PersistSharePartition(ctx, key, *e);
+    waits->Add(p);
     if (p.error != KafkaError::kNone && error == KafkaError::kNone) error = p.error;
   }
   return error;
@@ -261,19 +263,21 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
   std::shared_ptr<share::ShareRegistry::Entry> e = ctx.share_partitions->Get(key);
   std::lock_guard<std::mutex> lock(e->mu);
   const share::SharePartitionConfig config = ConfigFrom(settings);
-  if (!e->state) {
-    ShareStatePersist created = CreateSharePartition(
-        ctx, key, *e, config, partition->leader_epoch().value(), [&] {
-          return ShareStartOffset(settings ? settings->share_auto_offset_reset
-                                           : group::ShareAutoOffsetReset{},
-                                  *partition);
-        });
-    if (created.error != KafkaError::kNone) {
-      e->state.reset();  // created again, from the store, by the next fetch
-      out.error = created.error;
-      return out;
-    }
-    out.commit = created.commit;
+  const ShareLoad load = EnsureSharePartition(
+      ctx, key, e, config, partition->leader_epoch().value(),
+      [&] {
+        return ShareStartOffset(settings ? settings->share_auto_offset_reset
+                                         : group::ShareAutoOffsetReset{},
+                                *partition);
+      },
+      &out.created);
+  if (out.created.error != KafkaError::kNone) {
+    out.error = out.created.error;  // its start could not be stored: tried again next time
+    return out;
+  }
+  if (load == ShareLoad::kLoading) {
+    out.loading = true;
+    return out;
   }
   share::SharePartition& sp = *e->state;
   sp.set_config(config);  // the group's current configs

@@ -85,12 +85,14 @@ struct AckBatch {
 // INVALID_REQUEST (a malformed batch), or the target's own error. Batches
 // before a failing one stay applied; the failing one changes nothing.
 // When any applied, the share-partition's state is written to its share
-// coordinator (api/share_state.h): the answer must wait for `*commits`
-// (appended to), or is the write's error (KAFKA_STORAGE_ERROR, fenced).
+// coordinator (api/share_state.h): the answer must wait for what is added
+// to `*waits`, or is the write's error (KAFKA_STORAGE_ERROR,
+// COORDINATOR_NOT_AVAILABLE, REQUEST_TIMED_OUT, fenced). A share-partition
+// loaded under another leadership of this broker holds no acquisitions
+// any more: INVALID_RECORD_STATE.
 KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
                                  const std::string& member, const ShareTarget& target,
-                                 const std::vector<AckBatch>& batches,
-                                 std::vector<LogCommitPoint>* commits);
+                                 const std::vector<AckBatch>& batches, ShareWaits* waits);
 
 // What one acquisition produced for a partition.
 struct ShareRead {
@@ -105,7 +107,9 @@ struct ShareRead {
   uint64_t state_version = 0;  // the partition's, before the read (for a long poll)
   // The share-partition was created here and its start stored: the
   // answer waits for this (api/share_state.h).
-  std::optional<LogCommitPoint> commit;
+  ShareStatePersist created;
+  // Still being read from its share coordinator: nothing acquired yet.
+  bool loading = false;
 };
 
 // Acquires for `member` up to `max_records` records of (group, target) below

@@ -1,59 +1,270 @@
 #include "broker/api/share_state.h"
 
+#include <atomic>
+
+#include "broker/api/cluster_lookup.h"
+#include "broker/api/share_state_client.h"
+#include "broker/coordinator/base/group_partition.h"
+#include "broker/coordinator/group/group_config.h"
 #include "broker/coordinator/share/share_coordinators.h"
 #include "common/logging.h"
 
 namespace headrace::broker {
+
+void SharePending::Complete(KafkaError e) {
+  std::vector<std::function<void(KafkaError)>> then;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    done_ = true;
+    error_ = e;
+    then.swap(then_);
+  }
+  for (auto& fn : then) fn(e);
+}
+
+void SharePending::Then(std::function<void(KafkaError)> fn) {
+  KafkaError e;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!done_) {
+      then_.push_back(std::move(fn));
+      return;
+    }
+    e = error_;
+  }
+  fn(e);
+}
+
+void WhenShareStateDone(BrokerContext& ctx, ShareWaits waits,
+                        std::shared_ptr<net::LoopExecutor> executor,
+                        std::function<void(KafkaError)> done) {
+  struct Join {
+    std::mutex mu;
+    size_t outstanding = 0;
+    KafkaError first = KafkaError::kNone;
+    std::function<void(KafkaError)> done;
+    std::shared_ptr<net::LoopExecutor> executor;
+    void Report(KafkaError e) {
+      std::function<void(KafkaError)> fn;
+      KafkaError result;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first == KafkaError::kNone) first = e;
+        if (--outstanding > 0) return;
+        fn = std::move(done);
+        result = first;
+      }
+      if (executor) {
+        executor->Post([fn = std::move(fn), result] { fn(result); });
+      } else {
+        fn(result);
+      }
+    }
+  };
+  auto join = std::make_shared<Join>();
+  join->outstanding = 1 + waits.remote.size();
+  join->done = std::move(done);
+  join->executor = std::move(executor);
+  for (const auto& pending : waits.remote) {
+    pending->Then([join](KafkaError e) { join->Report(e); });
+  }
+  WhenLogsCommitted(ctx, std::move(waits.local), nullptr,
+                    [join](KafkaError e) { join->Report(e); });
+}
+
 namespace {
 
-// The coordinator of `key` on this broker, or null (state in memory only).
-std::shared_ptr<share::ShareCoordinator> CoordinatorFor(const BrokerContext& ctx,
-                                                        const share::SharePartitionKey& key) {
-  if (ctx.share_coordinators == nullptr) return nullptr;
-  return ctx.share_coordinators->For(share::ShareCoordinatorKey(key)).coordinator;
+// Kafka's answer to a read of a share-partition never initialized
+// (api/read_share_group_state.cc).
+constexpr KafkaError kNoStoredState = KafkaError::kInvalidRequest;
+
+// Where the share coordinator of a key runs, as this broker sees it now.
+struct Where {
+  enum Kind { kMemory, kLocal, kRemote, kUnavailable } kind = kMemory;
+  std::shared_ptr<share::ShareCoordinator> local;
+  int32_t broker = -1;
+};
+
+// Cluster mode: asks for __share_group_state once it is needed (as
+// FindCoordinator does for the other coordinators' topics).
+void EnsureShareStateTopic(BrokerContext& ctx) {
+  ClusterState* cluster = ctx.state->cluster();
+  if (cluster == nullptr || cluster->view()->brokers.empty() || ctx.group_config == nullptr) return;
+  const group::GroupConfig& g = *ctx.group_config;
+  RequestTopicCreation(ctx, kShareGroupStateTopic, g.share_state_topic_num_partitions,
+                       g.share_state_topic_replication_factor,
+                       {{"cleanup.policy", "compact"},
+                        {"min.insync.replicas", std::to_string(g.share_state_topic_min_isr)},
+                        {"segment.bytes", std::to_string(g.log_segment_bytes)}});
+}
+
+Where Locate(BrokerContext& ctx, const share::SharePartitionKey& key) {
+  Where w;
+  if (ctx.share_coordinators == nullptr) return w;
+  const std::string ckey = share::ShareCoordinatorKey(key);
+  ClusterState* cluster = ctx.state->cluster();
+  if (cluster == nullptr) {
+    w.local = ctx.share_coordinators->For(ckey).coordinator;
+    w.kind = w.local ? Where::kLocal : Where::kUnavailable;
+    return w;
+  }
+  auto view = cluster->view();
+  const TopicView* t = view->FindTopic(kShareGroupStateTopic);
+  if (t == nullptr || t->partitions.empty()) {
+    EnsureShareStateTopic(ctx);
+    w.kind = Where::kUnavailable;
+    return w;
+  }
+  const int32_t p = group::GroupPartition(ckey, static_cast<int32_t>(t->partitions.size()));
+  const int32_t leader = t->partitions[p].leader;
+  if (leader < 0 || view->FindBroker(leader) == nullptr) {
+    w.kind = Where::kUnavailable;
+  } else if (leader == ctx.node_id) {
+    w.local = ctx.share_coordinators->ForPartition(p);  // null while it loads
+    w.kind = w.local ? Where::kLocal : Where::kUnavailable;
+  } else if (ctx.share_state_client != nullptr) {
+    w.kind = Where::kRemote;
+    w.broker = leader;
+  } else {
+    w.kind = Where::kUnavailable;
+  }
+  return w;
 }
 
 ShareStatePersist Outcome(const share::ShareCoordinator& c, share::SharePersisted p,
                           const share::SharePartitionKey& key) {
-  if (p.error == KafkaError::kNone) return {KafkaError::kNone, LogCommitPoint{c.log_partition(), Offset(p.end)}};
+  if (p.error == KafkaError::kNone) {
+    return {KafkaError::kNone, LogCommitPoint{c.log_partition(), Offset(p.end)}, nullptr};
+  }
   HR_LOG(kWarn) << "share state of " << share::ShareCoordinatorKey(key)
                 << " not written: " << KafkaErrorName(p.error);
   const bool fenced = p.error == KafkaError::kFencedStateEpoch ||
                       p.error == KafkaError::kFencedLeaderEpoch;
-  return {fenced ? p.error : KafkaError::kKafkaStorageError, std::nullopt};
+  return {fenced ? p.error : KafkaError::kKafkaStorageError, std::nullopt, nullptr};
+}
+
+// Installs a loaded state (REQUIRES: entry.mu held). Batches the share
+// partition cannot hold (acquired, below the start) are dropped.
+void Install(share::ShareRegistry::Entry& entry, const share::SharePartitionConfig& config,
+             const share::ShareState& s, int32_t leader_epoch) {
+  std::vector<share::StateBatch> batches;
+  for (const share::StateBatch& b : s.batches) {
+    if (b.state != share::RecordState::kAcquired && b.first <= b.last) batches.push_back(b);
+  }
+  entry.state.emplace(config, s.start_offset,
+                      share::MergeStateBatches({}, batches, s.start_offset));
+  entry.state_epoch = s.state_epoch;
+  entry.leader_epoch = leader_epoch;
+}
+
+// A remote load's end: installs `state`, or (nullopt) lets the next fetch
+// try again.
+void FinishLoad(const std::weak_ptr<share::ShareRegistry::Entry>& weak,
+                const share::SharePartitionConfig& config, int32_t leader_epoch,
+                const std::optional<share::ShareState>& state) {
+  std::shared_ptr<share::ShareRegistry::Entry> entry = weak.lock();
+  if (!entry) return;
+  std::lock_guard<std::mutex> lock(entry->mu);
+  if (entry->loading_epoch != leader_epoch) return;  // superseded
+  entry->loading_epoch = -1;
+  if (state && !entry->state) Install(*entry, config, *state, leader_epoch);
+}
+
+void StartRemoteLoad(BrokerContext& ctx, int32_t broker, const share::SharePartitionKey& key,
+                     const std::shared_ptr<share::ShareRegistry::Entry>& entry,
+                     const share::SharePartitionConfig& config, int32_t leader_epoch,
+                     int64_t start) {
+  ShareStateClient* client = ctx.share_state_client;
+  std::weak_ptr<share::ShareRegistry::Entry> weak = entry;
+  client->Read(broker, key, leader_epoch,
+               [client, broker, key, weak, config, leader_epoch, start](
+                   KafkaError e, std::optional<share::ShareState> state) {
+                 if (e == KafkaError::kNone) return FinishLoad(weak, config, leader_epoch, state);
+                 if (e != kNoStoredState) {
+                   HR_LOG(kInfo) << "share state of " << share::ShareCoordinatorKey(key)
+                                 << " not read from broker " << broker << ": "
+                                 << KafkaErrorName(e) << " (retried)";
+                   return FinishLoad(weak, config, leader_epoch, std::nullopt);
+                 }
+                 client->Initialize(broker, key, /*state_epoch=*/0, start,
+                                    [weak, config, leader_epoch, start](KafkaError ie) {
+                                      std::optional<share::ShareState> s;
+                                      if (ie == KafkaError::kNone) {
+                                        s.emplace();
+                                        s->start_offset = start;
+                                      }
+                                      FinishLoad(weak, config, leader_epoch, s);
+                                    });
+               });
 }
 
 }  // namespace
 
-namespace share_state_internal {
-
-std::optional<share::ShareState> Read(BrokerContext& ctx, const share::SharePartitionKey& key,
-                                      bool* coordinated) {
-  std::shared_ptr<share::ShareCoordinator> c = CoordinatorFor(ctx, key);
-  *coordinated = c != nullptr;
-  return c ? c->Read(key) : std::nullopt;
+ShareLoad EnsureSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
+                               const std::shared_ptr<share::ShareRegistry::Entry>& entry,
+                               const share::SharePartitionConfig& config, int32_t leader_epoch,
+                               const std::function<int64_t()>& start_offset,
+                               ShareStatePersist* persist) {
+  if (entry->state && entry->leader_epoch == leader_epoch) return ShareLoad::kReady;
+  entry->state.reset();  // none yet, or loaded under another leadership: read again
+  const Where w = Locate(ctx, key);
+  switch (w.kind) {
+    case Where::kMemory: {
+      share::ShareState fresh;
+      fresh.start_offset = start_offset();
+      Install(*entry, config, fresh, leader_epoch);
+      return ShareLoad::kReady;
+    }
+    case Where::kLocal: {
+      if (std::optional<share::ShareState> stored = w.local->Read(key)) {
+        Install(*entry, config, *stored, leader_epoch);
+        return ShareLoad::kReady;
+      }
+      share::ShareState fresh;
+      fresh.start_offset = start_offset();
+      *persist = Outcome(*w.local, w.local->Initialize(key, 0, fresh.start_offset, leader_epoch),
+                         key);
+      if (persist->error != KafkaError::kNone) return ShareLoad::kLoading;
+      Install(*entry, config, fresh, leader_epoch);
+      return ShareLoad::kReady;
+    }
+    case Where::kRemote:
+      if (entry->loading_epoch != leader_epoch) {
+        entry->loading_epoch = leader_epoch;
+        StartRemoteLoad(ctx, w.broker, key, entry, config, leader_epoch, start_offset());
+      }
+      return ShareLoad::kLoading;
+    case Where::kUnavailable:
+      return ShareLoad::kLoading;
+  }
+  return ShareLoad::kLoading;
 }
-
-ShareStatePersist Initialize(BrokerContext& ctx, const share::SharePartitionKey& key,
-                             int64_t start_offset, int32_t leader_epoch) {
-  std::shared_ptr<share::ShareCoordinator> c = CoordinatorFor(ctx, key);
-  if (!c) return {};
-  return Outcome(*c, c->Initialize(key, /*state_epoch=*/0, start_offset, leader_epoch), key);
-}
-
-}  // namespace share_state_internal
 
 ShareStatePersist PersistSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
-                                        const share::ShareRegistry::Entry& entry,
-                                        int32_t leader_epoch) {
-  std::shared_ptr<share::ShareCoordinator> c = CoordinatorFor(ctx, key);
-  if (!c || !entry.state) return {};
+                                        const share::ShareRegistry::Entry& entry) {
+  if (!entry.state) return {};
+  const Where w = Locate(ctx, key);
   share::ShareState write;
   write.state_epoch = entry.state_epoch;
-  write.leader_epoch = leader_epoch;
+  write.leader_epoch = entry.leader_epoch;
   write.start_offset = entry.state->start_offset();
   write.batches = entry.state->Snapshot();
-  return Outcome(*c, c->Write(key, write), key);
+  switch (w.kind) {
+    case Where::kMemory:
+      return {};
+    case Where::kLocal:
+      return Outcome(*w.local, w.local->Write(key, write), key);
+    case Where::kRemote: {
+      auto pending = std::make_shared<SharePending>();
+      ctx.share_state_client->Write(w.broker, key, write,
+                                    [pending](KafkaError e) { pending->Complete(e); });
+      return {KafkaError::kNone, std::nullopt, pending};
+    }
+    case Where::kUnavailable:
+      break;
+  }
+  return {KafkaError::kCoordinatorNotAvailable, std::nullopt, nullptr};
 }
 
 std::vector<LogCommitPoint> DeleteShareState(BrokerContext& ctx, const std::string& group) {
@@ -61,16 +272,16 @@ std::vector<LogCommitPoint> DeleteShareState(BrokerContext& ctx, const std::stri
   // The stored state goes first: a share-partition created again meanwhile
   // must not read it back.
   if (ctx.share_coordinators) {
-  for (const auto& [partition, c] : ctx.share_coordinators->All()) {
-    if (c->StatesOf(group).empty()) continue;
-    share::SharePersisted p = c->DeleteGroup(group);
-    if (p.error == KafkaError::kNone) {
-      out.emplace_back(c->log_partition(), Offset(p.end));
-    } else {
-      HR_LOG(kWarn) << "share state of group " << group << " not deleted: "
-                    << KafkaErrorName(p.error);
+    for (const auto& [partition, c] : ctx.share_coordinators->All()) {
+      if (c->StatesOf(group).empty()) continue;
+      share::SharePersisted p = c->DeleteGroup(group);
+      if (p.error == KafkaError::kNone) {
+        out.emplace_back(c->log_partition(), Offset(p.end));
+      } else {
+        HR_LOG(kWarn) << "share state of group " << group << " not deleted: "
+                      << KafkaErrorName(p.error);
+      }
     }
-  }
   }
   if (ctx.share_partitions) ctx.share_partitions->DropGroup(group);
   return out;

@@ -4,20 +4,34 @@
 // acknowledgements, through the share coordinator of its key
 // (coordinator/share/share_coordinator.h).
 //
-// The coordinator of a key is found with ctx.share_coordinators. When there
-// is none for the key on this broker (no coordinators, or cluster mode: the
-// share coordinator's RPCs between brokers are not built yet), the state is
-// kept in memory only, as before: every call below then does nothing and
-// returns no commit point.
+// Where the coordinator of a key runs:
+//   - here (a single node; in a cluster, when this broker leads the key's
+//     partition of __share_group_state): called in process, synchronously;
+//     a change is durable once the coordinator's log is committed up to the
+//     returned LogCommitPoint (api/group_log_wait.h);
+//   - on another broker (cluster): ReadShareGroupState /
+//     InitializeShareGroupState / WriteShareGroupState through
+//     ShareStateClient (api/share_state_client.h); a change is durable when
+//     its SharePending completes. A share-partition whose state is being
+//     read is "loading": a ShareFetch gets no records from it until it is
+//     loaded (a few ms);
+//   - nowhere yet (cluster: __share_group_state does not exist, whose
+//     creation is then requested, or its partition has no leader): loading.
+// Without share coordinators at all (a bare handler test context), the
+// state is kept in memory only.
 //
-// A change is durable once the coordinator's log is committed up to the
-// returned LogCommitPoint (api/group_log_wait.h WhenLogsCommitted): the
-// handlers answer an acknowledgement only then, and a ShareFetch that
-// created a share-partition answers its first records only once the start
-// is stored (a restart then resumes from it, never skipping records handed
-// out).
+// A share-partition is loaded under its partition's leader epoch: after
+// this broker lost and regained the leadership, it is read again (what the
+// other leaders acknowledged meanwhile is in the store, not in memory).
+// The handlers answer an acknowledgement once its write is durable, and a
+// ShareFetch that created a share-partition answers its first records
+// only once the start is stored (a restart then resumes from it, never
+// skipping records handed out).
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,62 +43,88 @@
 
 namespace headrace::broker {
 
-// What persisting a change left: nothing to wait for, a point to wait for,
-// or the error to answer the acknowledgement with (KAFKA_STORAGE_ERROR: the
-// state could not be written; FENCED_STATE_EPOCH / FENCED_LEADER_EPOCH: a
-// newer writer owns it).
-struct ShareStatePersist {
-  KafkaError error = KafkaError::kNone;
-  std::optional<LogCommitPoint> commit;
+// A remote change's outcome, completed once (by ShareStateClient's thread).
+class SharePending {
+ public:
+  void Complete(KafkaError e);
+  // Calls `fn(error)` once complete: at once if it is, else on the
+  // completing thread.
+  void Then(std::function<void(KafkaError)> fn);
+
+ private:
+  std::mutex mu_;
+  bool done_ = false;                                    // guarded by mu_
+  KafkaError error_ = KafkaError::kNone;                 // guarded by mu_
+  std::vector<std::function<void(KafkaError)>> then_;    // guarded by mu_
 };
 
-// Creates `entry`'s share-partition (REQUIRES: entry.mu held, no state
-// yet): from the stored state of `key` when there is one, else at
-// `start_offset()` (share.auto.offset.reset), stored with
-// InitializeShareGroupState.
-template <typename StartFn>
-ShareStatePersist CreateSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
-                                       share::ShareRegistry::Entry& entry,
-                                       const share::SharePartitionConfig& config,
-                                       int32_t leader_epoch, StartFn start_offset);
+// What persisting a change left to wait for, or the error to answer it
+// with (KAFKA_STORAGE_ERROR: the state could not be written; REQUEST_TIMED_OUT,
+// COORDINATOR_NOT_AVAILABLE: no coordinator reachable; FENCED_STATE_EPOCH /
+// FENCED_LEADER_EPOCH: a newer writer owns the state).
+struct ShareStatePersist {
+  KafkaError error = KafkaError::kNone;
+  std::optional<LogCommitPoint> commit;    // a local coordinator's log
+  std::shared_ptr<SharePending> pending;   // a remote coordinator's answer
+};
+
+// Everything an answer waits for.
+struct ShareWaits {
+  std::vector<LogCommitPoint> local;
+  std::vector<std::shared_ptr<SharePending>> remote;
+  void Add(const ShareStatePersist& p) {
+    if (p.commit) local.push_back(*p.commit);
+    if (p.pending) remote.push_back(p.pending);
+  }
+  bool empty() const { return local.empty() && remote.empty(); }
+};
+
+// Calls `done` once every wait of `waits` is over: NONE, or the first
+// error. Exactly once; on `executor` (null: on the completing thread).
+void WhenShareStateDone(BrokerContext& ctx, ShareWaits waits,
+                        std::shared_ptr<net::LoopExecutor> executor,
+                        std::function<void(KafkaError)> done);
+
+// Replies `resp` once `waits` are over; on an error `fail(resp, error)`
+// marks the answer first. The reply is sent on the request's I/O thread.
+template <typename Resp, typename Fail>
+void ReplyWhenShareStateDone(BrokerContext& ctx, ShareWaits waits, Request req, Resp resp,
+                             Fail fail) {
+  if (waits.empty()) return req.Reply(resp);
+  auto executor = req.executor();
+  auto answer = std::make_shared<std::pair<Request, Resp>>(std::move(req), std::move(resp));
+  WhenShareStateDone(ctx, std::move(waits), std::move(executor), [answer, fail](KafkaError e) {
+    if (e != KafkaError::kNone) fail(answer->second, e);
+    answer->first.Reply(answer->second);
+  });
+}
+
+// Whether a share-partition can be used now.
+enum class ShareLoad {
+  kReady,    // entry.state holds it, loaded under the current leader epoch
+  kLoading,  // being read from (or waiting for) its coordinator: no records yet
+};
+
+// Makes `entry` hold the share-partition of `key` loaded under
+// `leader_epoch` (REQUIRES: entry->mu held): ready at once when it does;
+// else from the stored state, or at `start_offset()`
+// (share.auto.offset.reset) stored with InitializeShareGroupState when
+// there is none. `*persist` gets what the answer must wait for (a local
+// Initialize) or an error.
+ShareLoad EnsureSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
+                               const std::shared_ptr<share::ShareRegistry::Entry>& entry,
+                               const share::SharePartitionConfig& config, int32_t leader_epoch,
+                               const std::function<int64_t()>& start_offset,
+                               ShareStatePersist* persist);
 
 // Writes `entry`'s current state (REQUIRES: entry.mu held, a state): its
 // start offset and snapshot (WriteShareGroupState).
 ShareStatePersist PersistSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
-                                        const share::ShareRegistry::Entry& entry,
-                                        int32_t leader_epoch);
+                                        const share::ShareRegistry::Entry& entry);
 
-// Deletes every stored share-partition state of `group` here
-// (DeleteGroups) and forgets its share-partitions; the commit points to
-// wait for (empty: nothing stored).
+// Deletes every stored share-partition state of `group` on this broker's
+// coordinators (DeleteGroups) and forgets its share-partitions here; the
+// commit points to wait for (empty: nothing stored here).
 std::vector<LogCommitPoint> DeleteShareState(BrokerContext& ctx, const std::string& group);
-
-namespace share_state_internal {
-// The stored state of `key`, if there is a coordinator for it here
-// (`*coordinated` says whether there is).
-std::optional<share::ShareState> Read(BrokerContext& ctx, const share::SharePartitionKey& key,
-                                      bool* coordinated);
-ShareStatePersist Initialize(BrokerContext& ctx, const share::SharePartitionKey& key,
-                             int64_t start_offset, int32_t leader_epoch);
-}  // namespace share_state_internal
-
-template <typename StartFn>
-ShareStatePersist CreateSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
-                                       share::ShareRegistry::Entry& entry,
-                                       const share::SharePartitionConfig& config,
-                                       int32_t leader_epoch, StartFn start_offset) {
-  bool coordinated = false;
-  std::optional<share::ShareState> stored = share_state_internal::Read(ctx, key, &coordinated);
-  if (stored) {
-    entry.state_epoch = stored->state_epoch;
-    entry.state.emplace(config, stored->start_offset, stored->batches);
-    return {};
-  }
-  const int64_t start = start_offset();
-  entry.state_epoch = 0;
-  entry.state.emplace(config, start);
-  if (!coordinated) return {};
-  return share_state_internal::Initialize(ctx, key, start, leader_epoch);
-}
 
 }  // namespace headrace::broker

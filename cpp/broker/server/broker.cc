@@ -138,6 +138,10 @@ Status BrokerImpl::Start() {
   ctx_.share_coordinators = share_coordinators_.get();
   share_leadership_ = std::make_unique<ShareLeadership>(
       "share coordinator", broker::kShareGroupStateTopic, share_coordinators_.get());
+  if (config_.cluster_mode()) {
+    share_state_client_ = std::make_unique<broker::ShareStateClient>(ctx_);
+    ctx_.share_state_client = share_state_client_.get();
+  }
   if (!config_.cluster_mode()) {
     auto groups = OpenGroupCoordinator(nullptr);
     if (!groups.ok()) return AbandonStart(groups.status());
@@ -198,6 +202,7 @@ Status BrokerImpl::Stop() {
   // now (fetches re-read and reply) so the server's drain below does not
   // wait out their deadlines.
   state_->StopWaiting();
+  if (share_state_client_) share_state_client_->Stop();  // answers its queued calls
   StopShareCoordinator();
   StopTxnCoordinator();
   cluster_markers_->Stop();  // after the coordinator: nothing sends markers any more

@@ -22,6 +22,7 @@
 #include "broker/api/handler.h"
 #include "broker/api/txn_marker_cluster.h"
 #include "broker/api/txn_marker_local.h"
+#include "broker/api/share_state_client.h"
 #include "broker/security/auth/acl_store.h"
 #include "broker/security/auth/authorizer.h"
 #include "broker/config/broker_config.h"
@@ -251,6 +252,8 @@ class BrokerImpl final : public Broker {
   std::unique_ptr<broker::share::ShareCoordinators> share_coordinators_;
   using ShareLeadership = broker::CoordinatorLeadership<broker::share::ShareCoordinators>;
   std::unique_ptr<ShareLeadership> share_leadership_;
+  // Cluster mode: calls to the share coordinators on other brokers.
+  std::unique_ptr<broker::ShareStateClient> share_state_client_;
   // Write transaction markers: to local partitions (the coordinator's and
   // WriteTxnMarkers'), and in a cluster to the leaders of the others. Both
   // outlive the transaction coordinator.

@@ -36,6 +36,10 @@ class ShareRegistry {
     std::mutex mu;
     std::optional<SharePartition> state;  // guarded by mu; empty until first used
     int32_t state_epoch = 0;              // guarded by mu; the stored state's
+    // The partition leader epoch `state` was loaded under, and the one a
+    // load from the share coordinator is in flight for (-1: none).
+    int32_t leader_epoch = -1;            // guarded by mu
+    int32_t loading_epoch = -1;           // guarded by mu
 
     // The share-partition, created at `start_offset` if it is new.
     // REQUIRES: mu held.

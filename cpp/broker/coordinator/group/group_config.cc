@@ -41,6 +41,17 @@ const std::vector<GroupKey>& Keys() {
              "Partitions of __consumer_offsets in a cluster (a group's coordinator is the leader of "
              "abs(hashCode(group id)) % partitions); fixed when the topic is first created.",
              &GroupConfig::offsets_topic_num_partitions, 1, kI32Max),
+      IntKey("share.coordinator.state.topic.replication.factor",
+             "Replicas of __share_group_state in a cluster (fewer if fewer brokers are live).",
+             &GroupConfig::share_state_topic_replication_factor, 1, 32767),
+      IntKey("share.coordinator.state.topic.num.partitions",
+             "Partitions of __share_group_state in a cluster (a share-partition's state lives in "
+             "abs(hashCode(\"group:topicId:partition\")) % partitions); fixed when the topic is "
+             "first created.",
+             &GroupConfig::share_state_topic_num_partitions, 1, kI32Max),
+      IntKey("share.coordinator.state.topic.min.isr",
+             "min.insync.replicas of __share_group_state.",
+             &GroupConfig::share_state_topic_min_isr, 1, 32767),
       IntKey("offsets.retention.minutes", "How long committed offsets of an empty group are kept.",
              &GroupConfig::offsets_retention_ms, 1, kI32Max, 60000),
       IntKey("offsets.retention.check.interval.ms",

@@ -42,6 +42,11 @@ struct GroupConfig {
   // group's coordinator is the leader of group_partition.h's partition.
   int32_t offsets_topic_replication_factor = 3;
   int32_t offsets_topic_num_partitions = 50;
+  // __share_group_state in a cluster (share coordinators, KIP-932): Kafka's
+  // share.coordinator.state.topic.* keys and defaults.
+  int32_t share_state_topic_replication_factor = 3;
+  int32_t share_state_topic_num_partitions = 50;
+  int32_t share_state_topic_min_isr = 2;
 
   // KIP-848 consumer groups (ConsumerGroupHeartbeat). The session timeout
   // and heartbeat interval are the broker's, not the member's.

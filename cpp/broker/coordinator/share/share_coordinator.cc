@@ -118,10 +118,15 @@ SharePersisted ShareCoordinator::Initialize(const SharePartitionKey& key, int32_
   return out;
 }
 
-SharePersisted ShareCoordinator::Write(const SharePartitionKey& key, const ShareState& write) {
+SharePersisted ShareCoordinator::Write(const SharePartitionKey& key, const ShareState& write,
+                                       bool require_initialized) {
   std::lock_guard<std::mutex> lock(mu_);
   ShareState next;
   auto it = states_.find(key);
+  if (it == states_.end() && require_initialized) {
+    if (!log_) return {KafkaError::kNotCoordinator, 0};
+    return {KafkaError::kInvalidRequest, 0};
+  }
   if (it != states_.end()) {
     const ShareState& now = it->second;
     if (write.state_epoch != now.state_epoch) return {KafkaError::kFencedStateEpoch, 0};
@@ -154,6 +159,25 @@ SharePersisted ShareCoordinator::DeleteGroup(const std::string& group) {
   SharePersisted out = AppendLocked(tombstones);
   if (out.error == KafkaError::kNone) {
     for (const auto& k : keys) states_.erase(k);
+    MaybeCompactLocked();
+  }
+  return out;
+}
+
+SharePersisted ShareCoordinator::Delete(const std::vector<SharePartitionKey>& keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<group::GroupLog::Entry> tombstones;
+  std::vector<SharePartitionKey> stored;
+  for (const SharePartitionKey& k : keys) {
+    if (!states_.contains(k) || std::find(stored.begin(), stored.end(), k) != stored.end()) {
+      continue;
+    }
+    tombstones.push_back({EncodeShareStateKey(k), std::nullopt});
+    stored.push_back(k);
+  }
+  SharePersisted out = AppendLocked(tombstones);
+  if (out.error == KafkaError::kNone) {
+    for (const auto& k : stored) states_.erase(k);
     MaybeCompactLocked();
   }
   return out;

@@ -43,7 +43,8 @@ inline constexpr const char* kShareStateLogDirName = "__share_group_state";
 // What a change left to wait for: `end` is the log end offset after it
 // (committed once log_partition()'s high watermark reaches it). `error`:
 // NOT_COORDINATOR (stopped, or the append failed), FENCED_STATE_EPOCH,
-// FENCED_LEADER_EPOCH; `end` is meaningless then.
+// FENCED_LEADER_EPOCH, INVALID_REQUEST (Write with `require_initialized`
+// of a key never initialized); `end` is meaningless then.
 struct SharePersisted {
   KafkaError error = KafkaError::kNone;
   int64_t end = 0;
@@ -79,10 +80,16 @@ class ShareCoordinator {
   // batches laid over the stored ones: MergeStateBatches) into the stored
   // state. FENCED_STATE_EPOCH when `write.state_epoch` differs from the
   // stored one, FENCED_LEADER_EPOCH when `write.leader_epoch` is below it;
-  // a key never initialized is initialized by its first write.
-  SharePersisted Write(const SharePartitionKey& key, const ShareState& write);
+  // a key never initialized is initialized by its first write, unless
+  // `require_initialized` (the WriteShareGroupState RPC, as Kafka: then
+  // INVALID_REQUEST and nothing is written).
+  SharePersisted Write(const SharePartitionKey& key, const ShareState& write,
+                       bool require_initialized = false);
   // DeleteShareGroupState of every share-partition of `group` (DeleteGroups).
   SharePersisted DeleteGroup(const std::string& group);
+  // DeleteShareGroupState of `keys`: one batch of tombstones for those that
+  // are stored (none stored: nothing to wait for, `end` is the log end).
+  SharePersisted Delete(const std::vector<SharePartitionKey>& keys);
 
   void Tick() {}  // the router's timer: nothing is due by time
   // Later calls answer NOT_COORDINATOR. Idempotent.

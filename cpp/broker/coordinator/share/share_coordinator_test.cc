@@ -1,6 +1,6 @@
 // The share coordinator over its real log (flushed by a real Flusher): the
 // records' bytes, merging writes, epochs, replay after reopening,
-// compaction and deleting a group's states.
+// compaction and deleting a group's or some keys' states.
 #include "broker/coordinator/share/share_coordinator.h"
 
 #include <gtest/gtest.h>
@@ -195,6 +195,44 @@ TEST_F(ShareCoordinatorTest, DeleteGroupTombstonesItsStatesOnly) {
   EXPECT_EQ(c_->size(), 1u);
   EXPECT_TRUE(c_->StatesOf("g").empty());
   EXPECT_EQ(c_->Read({"g2", Topic(3), 0})->start_offset, 3);
+}
+
+TEST_F(ShareCoordinatorTest, DeleteTombstonesTheListedKeysOnly) {
+  const SharePartitionKey a{"g", Topic(6), 0}, b{"g", Topic(6), 1}, c{"g", Topic(7), 0},
+      never{"g", Topic(6), 9};
+  ASSERT_EQ(c_->Write(a, Snap(1, {})).error, KafkaError::kNone);
+  ASSERT_EQ(c_->Write(b, Snap(2, {})).error, KafkaError::kNone);
+  ASSERT_EQ(c_->Write(c, Snap(3, {})).error, KafkaError::kNone);
+  // Keys never stored and repeated keys are skipped.
+  auto d = c_->Delete({a, never, a, c});
+  ASSERT_EQ(d.error, KafkaError::kNone);
+  WaitCommitted(d.end);
+  EXPECT_FALSE(c_->Read(a).has_value());
+  EXPECT_FALSE(c_->Read(c).has_value());
+  EXPECT_EQ(c_->Read(b)->start_offset, 2);
+  // Nothing stored: nothing appended, the log end to wait for.
+  const int64_t end = c_->log_partition()->log_end_offset().value();
+  auto none = c_->Delete({never, a});
+  EXPECT_EQ(none.error, KafkaError::kNone);
+  EXPECT_EQ(none.end, end);
+  EXPECT_EQ(c_->log_partition()->log_end_offset().value(), end);
+  Reopen();
+  EXPECT_EQ(c_->size(), 1u);
+  EXPECT_EQ(c_->Read(b)->start_offset, 2);
+  c_->Stop();
+  EXPECT_EQ(c_->Delete({b}).error, KafkaError::kNotCoordinator);
+}
+
+TEST_F(ShareCoordinatorTest, WriteRequiringInitializationRefusesUnknownKeys) {
+  const SharePartitionKey k{"g", Topic(8), 0};
+  EXPECT_EQ(c_->Write(k, Snap(3, {}), /*require_initialized=*/true).error,
+            KafkaError::kInvalidRequest);
+  EXPECT_FALSE(c_->Read(k).has_value());
+  ASSERT_EQ(c_->Initialize(k, 0, 5, -1).error, KafkaError::kNone);
+  ASSERT_EQ(c_->Write(k, Snap(7, {}), /*require_initialized=*/true).error, KafkaError::kNone);
+  EXPECT_EQ(c_->Read(k)->start_offset, 7);
+  c_->Stop();
+  EXPECT_EQ(c_->Write({"g", Topic(8), 1}, Snap(0, {}), true).error, KafkaError::kNotCoordinator);
 }
 
 TEST_F(ShareCoordinatorTest, CompactionKeepsTheNewestStateOfEveryKey) {
