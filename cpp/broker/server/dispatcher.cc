@@ -14,9 +14,10 @@ namespace {
 
 // Requests outside request_percentage (Kafka exempts the handshake and
 // inter-broker requests): ApiVersions, SaslHandshake, SaslAuthenticate,
-// WriteTxnMarkers.
+// WriteTxnMarkers and the share-state RPCs (83-87).
 bool ExemptFromRequestQuota(int16_t api_key) {
-  return api_key == 18 || api_key == 17 || api_key == 36 || api_key == 27;
+  return api_key == 18 || api_key == 17 || api_key == 36 || api_key == 27 ||
+         (api_key >= 83 && api_key <= 87);
 }
 
 std::string Describe(const protocol::RequestHeader& h) {
