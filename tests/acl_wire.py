@@ -46,7 +46,8 @@ def _kip848_classes():
              "ReadShareGroupStateRequest", "ReadShareGroupStateResponse",
              "WriteShareGroupStateRequest", "WriteShareGroupStateResponse",
              "DeleteShareGroupStateRequest", "DeleteShareGroupStateResponse",
-             "ReadShareGroupStateSummaryRequest", "ReadShareGroupStateSummaryResponse")
+             "ReadShareGroupStateSummaryRequest", "ReadShareGroupStateSummaryResponse",
+             "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse")
     for n in names:
         src = here / f"{n}.json"
         if not src.exists():

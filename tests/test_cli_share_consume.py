@@ -112,3 +112,34 @@ def test_share_group_list_describe_and_delete(module_broker):
         time.sleep(0.5)
     assert "g-admin" not in ok(headrace("share-group", "list", brokers=b)).stdout
     one_error_line(headrace("share-group", "describe", "nope", brokers=b), "nope")
+
+
+def test_share_group_describe_shows_start_offsets_and_lag(module_broker):
+    """DescribeShareGroupOffsets through `share-group describe`: after a
+    member accepted 4 of 10 records, partition 0's start offset is 4 and its
+    lag 6; the partition with no records starts at 0 with lag 0."""
+    import json
+
+    from confluent_kafka.admin import AdminClient
+
+    from test_group_configs import _alter
+
+    b = module_broker.bootstrap
+    ok(headrace("topic", "create", "sq-offsets", "--partitions", "2", brokers=b))
+    _alter(AdminClient({"bootstrap.servers": b}), "g-offsets",
+           {"share.auto.offset.reset": "earliest"})
+    p = Producer({"bootstrap.servers": b, "linger.ms": 0})
+    for i in range(10):
+        p.produce("sq-offsets", f"r-{i}".encode(), partition=0)
+    p.flush(10)
+    got = ok(headrace("consume", "sq-offsets", "--share-group", "g-offsets", "--count", "4",
+                      "--idle", "30", brokers=b))
+    assert got.stdout.splitlines() == [f"r-{i}" for i in range(4)]
+    doc = json.loads(ok(headrace("share-group", "describe", "g-offsets", "--format", "json",
+                                 brokers=b)).stdout)
+    rows = {r["partition"]: r for r in doc["partitions"] if r["topic"] == "sq-offsets"}
+    assert rows[0] == {"topic": "sq-offsets", "partition": 0, "start_offset": 4,
+                       "end_offset": 10, "lag": 6, "error": None}, rows
+    assert rows[1]["start_offset"] == 0 and rows[1]["lag"] == 0, rows
+    table = ok(headrace("share-group", "describe", "g-offsets", brokers=b)).stdout
+    assert "sq-offsets\t0\t4\t10\t6" in table, table

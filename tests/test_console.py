@@ -209,6 +209,11 @@ def test_share_group_pages_show_members_and_assignments(cb, admin, browser):
         members = _cells(browser, "#members tbody tr")
         assert len(members) == 1 and "share-worker" in members[0], members
         assert _cells(browser, "#members td.assignment") == [f"{topic}[0], {topic}[1]"]
+        # DescribeShareGroupOffsets: both share-partitions exist (the
+        # member fetched them), start at the empty log's end, no lag.
+        assert sorted(r["partition"] for r in doc["partitions"]) == [0, 1], doc["partitions"]
+        assert _cells(browser, "#share-partitions tbody tr") == \
+            [f"{topic} 0 0 0 0 -", f"{topic} 1 0 0 0 -"]
         _shot(browser, "share-group")
         browser.get(f"http://{cb.http}/share-groups")
         row = [r for r in _cells(browser, "#share-groups tbody tr") if r.startswith(group + " ")]

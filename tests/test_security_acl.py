@@ -545,6 +545,11 @@ def _rows(data_dir: str) -> list[Row]:
                 {"topic_id": ZERO_UUID, "partitions": [{"partition": 0, "leader_epoch": 0}]}]),
             [(CLUSTER, "kafka-cluster", CLUSTER_ACTION)], E_CLUSTER, _share_state_errors,
             allowed=3),
+        Row(90, "DescribeShareGroupOffsets", lambda: msg(
+            "", "DescribeShareGroupOffsetsRequest", 0,
+            groups=[{"group_id": G, "topics": None}]),
+            [(GROUP, G, DESCRIBE)], E_GROUP, lambda r: [g.error_code for g in r.groups],
+            allowed=69),  # GROUP_ID_NOT_FOUND: not a share group
     ]
 
 

@@ -72,3 +72,50 @@ def describe_share_group(conn: Connection, group: str) -> ShareGroupAnswer:
     if not groups:
         raise WireError(f"broker {conn.address}: describe share group: no answer for {group!r}")
     return groups[0]
+
+
+@dataclass
+class ShareOffsetsAnswer:
+    """DescribeShareGroupOffsets of one group: its error, and per (topic,
+    partition) the share-partition start offset (-1: never read) and the
+    partition's error code."""
+    error_code: int
+    error_message: str | None
+    partitions: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+
+
+def describe_share_group_offsets(conn: Connection, group: str) -> ShareOffsetsAnswer:
+    """DescribeShareGroupOffsets v0 (key 90) of ``group`` at its coordinator
+    ``conn``, for every topic the group reads (Topics null)."""
+    body = carray([cstr(group) + b"\x00" + NO_TAGS]) + NO_TAGS  # Topics null
+    r = conn.call(90, 0, body)
+    r.int32()
+
+    def partition(r: Reader):
+        index, start, _leader_epoch, code = r.int32(), r.int64(), r.int32(), r.int16()
+        r.cstring()
+        r.tags()
+        return index, start, code
+
+    def topic(r: Reader):
+        name = r.cstring()
+        r.int64(), r.int64()  # the topic id (uuid)
+        parts = r.carray(partition)
+        r.tags()
+        return name, parts
+
+    def described(r: Reader) -> ShareOffsetsAnswer:
+        gid = r.cstring()
+        topics = r.carray(topic)
+        code, message = r.int16(), r.cstring()
+        r.tags()
+        return ShareOffsetsAnswer(code, message, {
+            (name, index): (start, pcode) for name, parts in topics
+            for index, start, pcode in parts}) if gid is not None else \
+            ShareOffsetsAnswer(code, message)
+
+    groups = r.carray(described)
+    if not groups:
+        raise WireError(f"broker {conn.address}: describe share group offsets: "
+                        f"no answer for {group!r}")
+    return groups[0]

@@ -57,6 +57,7 @@ extern const ApiHandler kReadShareGroupStateHandler;
 extern const ApiHandler kWriteShareGroupStateHandler;
 extern const ApiHandler kDeleteShareGroupStateHandler;
 extern const ApiHandler kReadShareGroupStateSummaryHandler;
+extern const ApiHandler kDescribeShareGroupOffsetsHandler;  // KIP-932 admin
 // Transactions: the coordinator (broker/coordinator/txn/) and the data plane
 // (broker/partition/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
@@ -136,6 +137,7 @@ constexpr std::array kHandlers = {
     &kWriteShareGroupStateHandler,        // 85
     &kDeleteShareGroupStateHandler,       // 86
     &kReadShareGroupStateSummaryHandler,  // 87
+    &kDescribeShareGroupOffsetsHandler,   // 90
 };
 
 }  // namespace

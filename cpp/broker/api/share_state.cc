@@ -267,6 +267,35 @@ ShareStatePersist PersistSharePartition(BrokerContext& ctx, const share::SharePa
   return {KafkaError::kCoordinatorNotAvailable, std::nullopt, nullptr};
 }
 
+void ReadShareStateSummary(BrokerContext& ctx, const share::SharePartitionKey& key,
+                           std::function<void(ShareStateSummary)> done) {
+  const Where w = Locate(ctx, key);
+  ShareStateSummary out;
+  switch (w.kind) {
+    case Where::kMemory:
+      if (ctx.share_partitions) {
+        if (auto e = ctx.share_partitions->Find(key)) {
+          std::lock_guard<std::mutex> lock(e->mu);
+          if (e->state) out.start_offset = e->state->start_offset();
+        }
+      }
+      return done(out);
+    case Where::kLocal:
+      if (std::optional<share::ShareState> s = w.local->Read(key)) {
+        out.state_epoch = s->state_epoch;
+        out.start_offset = s->start_offset;
+        out.leader_epoch = s->leader_epoch;
+      }
+      return done(out);
+    case Where::kRemote:
+      return ctx.share_state_client->ReadSummary(w.broker, key, std::move(done));
+    case Where::kUnavailable:
+      break;
+  }
+  out.error = KafkaError::kCoordinatorNotAvailable;
+  done(out);
+}
+
 std::vector<LogCommitPoint> DeleteShareState(BrokerContext& ctx, const std::string& group) {
   std::vector<LogCommitPoint> out;
   // The stored state goes first: a share-partition created again meanwhile

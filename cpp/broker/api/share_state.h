@@ -122,6 +122,20 @@ ShareLoad EnsureSharePartition(BrokerContext& ctx, const share::SharePartitionKe
 ShareStatePersist PersistSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
                                         const share::ShareRegistry::Entry& entry);
 
+// A share-partition's stored start (DescribeShareGroupOffsets): start
+// offset -1 when it was never initialized; `error` when its coordinator
+// cannot be asked (COORDINATOR_NOT_AVAILABLE, REQUEST_TIMED_OUT, ...).
+struct ShareStateSummary {
+  KafkaError error = KafkaError::kNone;
+  int32_t state_epoch = 0;
+  int64_t start_offset = -1;
+  int32_t leader_epoch = -1;
+};
+// Calls `done` exactly once (at once for a local coordinator, else on the
+// ShareStateClient's thread).
+void ReadShareStateSummary(BrokerContext& ctx, const share::SharePartitionKey& key,
+                           std::function<void(ShareStateSummary)> done);
+
 // Deletes every stored share-partition state of `group` on this broker's
 // coordinators (DeleteGroups) and forgets its share-partitions here; the
 // commit points to wait for (empty: nothing stored here).

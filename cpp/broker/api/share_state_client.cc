@@ -1,5 +1,7 @@
 #include "broker/api/share_state_client.h"
 
+#include "broker/api/share_state.h"
+
 #include "broker/replication/leader_connection.h"
 #include "common/logging.h"
 
@@ -167,6 +169,35 @@ void ShareStateClient::Write(int32_t broker, const share::SharePartitionKey& key
             CallOne<protocol::WriteShareGroupStateResponse>(
                 conn, broker, req,
                 [&](const auto& r) { done(static_cast<KafkaError>(r.error_code)); }, done);
+          }});
+}
+
+}  // namespace headrace::broker
+
+namespace headrace::broker {
+
+void ShareStateClient::ReadSummary(int32_t broker, const share::SharePartitionKey& key,
+                                   SummaryDone done) {
+  Submit({broker, [broker, key, done](replication::LeaderConnection* conn) {
+            protocol::ReadShareGroupStateSummaryRequest req;
+            req.group_id = key.group;
+            auto& t = req.topics.emplace_back();
+            t.topic_id = key.topic_id;
+            t.partitions.push_back({key.partition, -1});
+            CallOne<protocol::ReadShareGroupStateSummaryResponse>(
+                conn, broker, req,
+                [&](const auto& p) {
+                  ShareStateSummary s;
+                  s.error = static_cast<KafkaError>(p.error_code);
+                  s.state_epoch = p.state_epoch;
+                  s.start_offset = p.start_offset;
+                  done(s);
+                },
+                [&](KafkaError e) {
+                  ShareStateSummary s;
+                  s.error = e;
+                  done(s);
+                });
           }});
 }
 

@@ -27,6 +27,8 @@
 
 namespace headrace::broker {
 
+struct ShareStateSummary;  // api/share_state.h
+
 namespace replication {
 class LeaderConnection;
 }
@@ -48,6 +50,10 @@ class ShareStateClient {
                   int64_t start_offset, Done done);
   void Write(int32_t broker, const share::SharePartitionKey& key, const share::ShareState& state,
              Done done);
+  // ReadShareGroupStateSummary (87): the state epoch and start offset
+  // (-1: never initialized), or the error.
+  using SummaryDone = std::function<void(ShareStateSummary)>;
+  void ReadSummary(int32_t broker, const share::SharePartitionKey& key, SummaryDone done);
 
   // Answers queued calls REQUEST_TIMED_OUT and stops the sender. Idempotent;
   // later calls are answered the same way at once.

@@ -1,6 +1,7 @@
 """``headrace share-group list|describe|delete``: share groups (KIP-932,
 docs/share-groups.md), from ListGroups (type share) at every broker, the
-coordinator's ShareGroupDescribe, and DeleteGroups."""
+coordinator's ShareGroupDescribe and DescribeShareGroupOffsets, and
+DeleteGroups."""
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,8 @@ def add_share_group_parser(sub: argparse._SubParsersAction) -> None:
     ls = gsub.add_parser("list", help="share group ids, one per line, with their state")
     add_format_flag(ls)
     ls.set_defaults(func=_list)
-    d = gsub.add_parser("describe", help="members, their subscriptions and assignments")
+    d = gsub.add_parser("describe", help="members, their subscriptions and assignments, "
+                                         "and each partition's start offset and lag")
     d.add_argument("group")
     add_format_flag(d)
     d.set_defaults(func=_describe)
@@ -55,11 +57,13 @@ class UnknownShareGroup(CliError):
 
 
 def describe_share_group_doc(admin, group: str) -> dict:
-    """ShareGroupDescribe of ``group`` at its coordinator: state, epochs,
-    assignor, members with their subscriptions and assignments. Raises
+    """ShareGroupDescribe and DescribeShareGroupOffsets of ``group`` at its
+    coordinator: state, epochs, assignor, members with their subscriptions
+    and assignments, and per partition the share-partition start offset
+    (None: never read) and the lag (end offset - start offset). Raises
     UnknownShareGroup, or CliError naming the reason."""
     from headrace.admin_wire import Connection
-    from headrace.share_wire import describe_share_group
+    from headrace.share_wire import describe_share_group, describe_share_group_offsets
     from headrace.wire_codec import WireError, error_name
 
     deadline = admin.read_deadline()
@@ -68,6 +72,8 @@ def describe_share_group_doc(admin, group: str) -> dict:
         conn = Connection(host, port, admin.timeout, admin.settings)
         try:
             g = describe_share_group(conn, group)
+            offsets = describe_share_group_offsets(conn, group) \
+                if g.error_code == 0 else None
         finally:
             conn.close()
     except (WireError, OSError) as e:
@@ -82,7 +88,32 @@ def describe_share_group_doc(admin, group: str) -> dict:
                          "client_id": m.client_id, "client_host": m.client_host,
                          "subscribed_topics": m.subscribed,
                          "assignment": {t: ps for t, ps in sorted(m.assignment.items())}}
-                        for m in g.members]}
+                        for m in g.members],
+            "partitions": _partition_rows(admin, offsets)}
+
+
+def _partition_rows(admin, offsets) -> list[dict]:
+    """[{"topic", "partition", "start_offset", "end_offset", "lag", "error"}]
+    sorted: the share-partition start offsets with the partitions' end
+    offsets (lag: records from the start offset on, not all delivered yet)."""
+    from confluent_kafka import TopicPartition
+
+    from headrace.wire_codec import error_name
+
+    if offsets is None or offsets.error_code:
+        return []
+    parts = sorted(offsets.partitions.items())
+    ends = admin.list_offsets([TopicPartition(t, p) for (t, p), (_, code) in parts
+                               if code == 0], "latest")
+    rows = []
+    for (t, p), (start, code) in parts:
+        end = ends.get((t, p))
+        known = code == 0 and start >= 0
+        rows.append({"topic": t, "partition": p,
+                     "start_offset": start if known else None, "end_offset": end,
+                     "lag": max(end - start, 0) if known and end is not None else None,
+                     "error": error_name(code) if code else None})
+    return rows
 
 
 def _list(args) -> int:
@@ -107,6 +138,14 @@ def _describe(args) -> int:
             parts = " ".join(f"{t}:{','.join(map(str, ps))}"
                              for t, ps in m["assignment"].items()) or "-"
             print(f"{m['member_id']}\t{m['client_id']}\t{m['client_host']}\t{parts}")
+        if doc["partitions"]:
+            print("TOPIC\tPARTITION\tSTART-OFFSET\tEND-OFFSET\tLAG")
+        for r in doc["partitions"]:
+            def cell(v):
+                return "-" if v is None else str(v)
+            tail = f"\t{r['error']}" if r["error"] else ""
+            print(f"{r['topic']}\t{r['partition']}\t{cell(r['start_offset'])}\t"
+                  f"{cell(r['end_offset'])}\t{cell(r['lag'])}{tail}")
 
     return emit(args, doc, table)
 
