@@ -47,7 +47,8 @@ def _kip848_classes():
              "WriteShareGroupStateRequest", "WriteShareGroupStateResponse",
              "DeleteShareGroupStateRequest", "DeleteShareGroupStateResponse",
              "ReadShareGroupStateSummaryRequest", "ReadShareGroupStateSummaryResponse",
-             "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse")
+             "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse",
+             "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse")
     for n in names:
         src = here / f"{n}.json"
         if not src.exists():

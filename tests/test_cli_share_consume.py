@@ -143,3 +143,61 @@ def test_share_group_describe_shows_start_offsets_and_lag(module_broker):
     assert rows[1]["start_offset"] == 0 and rows[1]["lag"] == 0, rows
     table = ok(headrace("share-group", "describe", "g-offsets", brokers=b)).stdout
     assert "sq-offsets\t0\t4\t10\t6" in table, table
+
+
+def test_share_group_reset_sets_the_start_offsets(module_broker):
+    """AlterShareGroupOffsets through `share-group reset`: a stopped group
+    is moved back to the earliest offset and reads every record again
+    (delivery count 1: its in-flight state is gone); moved to an offset,
+    it reads from there; a group with a member is refused."""
+    import json
+
+    from confluent_kafka.admin import AdminClient
+
+    from test_group_configs import _alter
+
+    b = module_broker.bootstrap
+    ok(headrace("topic", "create", "sq-reset", brokers=b))
+    _alter(AdminClient({"bootstrap.servers": b}), "g-reset",
+           {"share.auto.offset.reset": "earliest"})
+    p = Producer({"bootstrap.servers": b, "linger.ms": 0})
+    for i in range(6):
+        p.produce("sq-reset", f"r-{i}".encode())
+    p.flush(10)
+    first = ok(headrace("consume", "sq-reset", "--share-group", "g-reset", "--count", "6",
+                        "--idle", "30", brokers=b))
+    assert first.stdout.splitlines() == [f"r-{i}" for i in range(6)]
+
+    def start():
+        doc = json.loads(ok(headrace("share-group", "describe", "g-reset", "--format", "json",
+                                     brokers=b)).stdout)
+        return {r["partition"]: r["start_offset"] for r in doc["partitions"]}
+
+    assert start() == {0: 6}
+    plan = ok(headrace("share-group", "reset", "g-reset", "--to", "earliest", "--dry-run",
+                       brokers=b)).stdout
+    assert "sq-reset\t0\t6\t0" in plan and "dry run" in plan, plan
+    assert start() == {0: 6}
+    ok(headrace("share-group", "reset", "g-reset", "--to", "earliest", brokers=b))
+    assert start() == {0: 0}
+    again = ok(headrace("consume", "sq-reset", "--share-group", "g-reset", "--count", "6",
+                        "--idle", "30", brokers=b))
+    assert again.stdout.splitlines() == [f"r-{i}" for i in range(6)]
+    ok(headrace("share-group", "reset", "g-reset", "--to", "4", "--topic", "sq-reset",
+                brokers=b))
+    tail = ok(headrace("consume", "sq-reset", "--share-group", "g-reset", "--count", "2",
+                       "--idle", "30", brokers=b))
+    assert tail.stdout.splitlines() == ["r-4", "r-5"]
+
+    member = _share_cli(b, "sq-reset", "g-reset", "--count", "1")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            r = headrace("share-group", "reset", "g-reset", "--to", "earliest", brokers=b)
+            if r.returncode != 0:
+                break
+            assert time.monotonic() < deadline, "reset never refused with a member"
+            time.sleep(0.3)
+        one_error_line(r, "active members")
+    finally:
+        _probe_until_exit(b, "sq-reset", member)

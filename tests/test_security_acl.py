@@ -550,6 +550,14 @@ def _rows(data_dir: str) -> list[Row]:
             groups=[{"group_id": G, "topics": None}]),
             [(GROUP, G, DESCRIBE)], E_GROUP, lambda r: [g.error_code for g in r.groups],
             allowed=69),  # GROUP_ID_NOT_FOUND: not a share group
+        # READ on the group and on each topic (per partition); allowed, the
+        # unknown partition 99 is UNKNOWN_TOPIC_OR_PARTITION.
+        Row(91, "AlterShareGroupOffsets", lambda: msg(
+            "", "AlterShareGroupOffsetsRequest", 0, group_id="acl-sg-alter", topics=[
+                {"topic_name": T, "partitions": [{"partition_index": 99, "start_offset": 0}]}]),
+            [(GROUP, "acl-sg-alter", READ), (TOPIC, T, READ)], E_GROUP,
+            lambda r: [p.error_code for t in r.responses for p in t.partitions],
+            allowed=3),
     ]
 
 

@@ -19,6 +19,7 @@ import pytest
 from confluent_kafka import AcknowledgeType
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from cli_run import headrace
 from headrace import EmbeddedCluster
 from test_group_configs import _alter
 from test_share_state_durable import _consumer, _kind, _quiet, _receive
@@ -134,6 +135,26 @@ def test_share_state_survives_the_leader_and_the_coordinator_being_killed(cluste
     finally:
         _close(c3)
         cluster.start_node(coordinator)
+
+    # 4. AlterShareGroupOffsets (`share-group reset`) at the group's
+    # coordinator: the share-partition's leader, wherever it is, drops what
+    # it holds and the next consumer reads everything again at count 1.
+    everything = {f"v-{i}": 1 for i in range(n)} | {f"a-{i}": 1 for i in range(20)} | \
+        {f"b-{i}": 1 for i in range(20)}
+    deadline = time.monotonic() + TIMEOUT_S
+    while True:  # the last member's leave reaches the group coordinator
+        r = headrace("share-group", "reset", group, "--to", "earliest",
+                     brokers=cluster.bootstrap_servers)
+        if r.returncode == 0:
+            break
+        assert "active members" in r.stderr and time.monotonic() < deadline, r.stderr
+        time.sleep(0.3)
+    c4 = _consumer_on(cluster, group, topic)
+    try:
+        _check(_receive(c4, len(everything), ack=lambda v: AcknowledgeType.ACCEPT,
+                        timeout=TIMEOUT_S), everything)
+    finally:
+        _close(c4)
 
 
 def _consumer_on(cluster, group, topic):

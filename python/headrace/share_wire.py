@@ -119,3 +119,34 @@ def describe_share_group_offsets(conn: Connection, group: str) -> ShareOffsetsAn
         raise WireError(f"broker {conn.address}: describe share group offsets: "
                         f"no answer for {group!r}")
     return groups[0]
+
+
+def alter_share_group_offsets(conn: Connection, group: str,
+                              starts: dict[tuple[str, int], int]) -> dict[tuple[str, int], tuple[int, str | None]]:
+    """AlterShareGroupOffsets v0 (key 91) at ``group``'s coordinator
+    ``conn``: {(topic, partition): (error code, message)} for ``starts``
+    {(topic, partition): new start offset}."""
+    import struct
+
+    by_topic: dict[str, list[tuple[int, int]]] = {}
+    for (t, p), o in sorted(starts.items()):
+        by_topic.setdefault(t, []).append((p, o))
+    topics = [cstr(t) + carray([struct.pack(">iq", p, o) + NO_TAGS for p, o in ps]) + NO_TAGS
+              for t, ps in by_topic.items()]
+    r = conn.call(91, 0, cstr(group) + carray(topics) + NO_TAGS)
+    r.int32()
+
+    def partition(r: Reader):
+        index, code, message = r.int32(), r.int16(), r.cstring()
+        r.tags()
+        return index, code, message
+
+    def topic(r: Reader):
+        name = r.cstring()
+        r.int64(), r.int64()  # the topic id (uuid)
+        parts = r.carray(partition)
+        r.tags()
+        return name, parts
+
+    return {(name, index): (code, message) for name, parts in r.carray(topic)
+            for index, code, message in parts}

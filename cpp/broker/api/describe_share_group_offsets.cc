@@ -36,29 +36,7 @@ namespace {
 using Req = protocol::DescribeShareGroupOffsetsRequest;
 using Resp = protocol::DescribeShareGroupOffsetsResponse;
 
-// The answer being filled in by the summary reads; replies when the last
-// one reports.
-struct Pending {
-  Request req;
-  Resp resp;
-  std::mutex mu;
-  size_t outstanding = 1;  // the handler's own share, released at the end
-  explicit Pending(Request r) : req(std::move(r)) {}
-};
-
-// One share of `p` reported; the last replies (on the request's loop).
-void Release(const std::shared_ptr<Pending>& p) {
-  {
-    std::lock_guard<std::mutex> lock(p->mu);
-    if (--p->outstanding > 0) return;
-  }
-  std::shared_ptr<net::LoopExecutor> executor = p->req.executor();
-  if (executor) {
-    executor->Post([p] { p->req.Reply(p->resp); });
-  } else {
-    p->req.Reply(p->resp);
-  }
-}
+using Pending = PendingAnswer<Resp>;
 
 // The topic names of `group`'s stored states on this broker's coordinators.
 std::set<std::string> StoredTopics(BrokerContext& ctx, const std::string& group,
@@ -149,10 +127,7 @@ void HandleDescribeShareGroupOffsets(BrokerContext& ctx, Req& req, Request reque
     pending->resp.groups.push_back(std::move(out));
   }
   // The response's shape is final: the reads fill in their slots.
-  {
-    std::lock_guard<std::mutex> lock(pending->mu);
-    pending->outstanding += reads.size();
-  }
+  pending->Hold(reads.size());
   for (const Slot& s : reads) {
     ReadShareStateSummary(ctx, s.key, [pending, s](ShareStateSummary sum) {
       {
@@ -162,10 +137,10 @@ void HandleDescribeShareGroupOffsets(BrokerContext& ctx, Req& req, Request reque
         rp.start_offset = sum.error == KafkaError::kNone ? sum.start_offset : -1;
         rp.leader_epoch = sum.leader_epoch;
       }
-      Release(pending);
+      Pending::Release(pending);
     });
   }
-  Release(pending);
+  Pending::Release(pending);
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ extern const ApiHandler kWriteShareGroupStateHandler;
 extern const ApiHandler kDeleteShareGroupStateHandler;
 extern const ApiHandler kReadShareGroupStateSummaryHandler;
 extern const ApiHandler kDescribeShareGroupOffsetsHandler;  // KIP-932 admin
+extern const ApiHandler kAlterShareGroupOffsetsHandler;     // KIP-932 admin
 // Transactions: the coordinator (broker/coordinator/txn/) and the data plane
 // (broker/partition/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
@@ -138,6 +139,7 @@ constexpr std::array kHandlers = {
     &kDeleteShareGroupStateHandler,       // 86
     &kReadShareGroupStateSummaryHandler,  // 87
     &kDescribeShareGroupOffsetsHandler,   // 90
+    &kAlterShareGroupOffsetsHandler,      // 91
 };
 
 }  // namespace

@@ -73,6 +73,9 @@ struct ShareFetchJob {
   std::map<TopicIdPartition, KafkaError> acks;   // piggy-backed acknowledgement results
   std::map<Uuid, std::string> names;             // topic names for leader hints
   ShareWaits waits;                              // share state the answer waits for
+  // The first acquisition of a session-opening request (epoch 0): idle
+  // share-partitions are read again from their store (api/share_state.h).
+  bool revalidate = false;
 };
 
 struct SharePass {
@@ -92,7 +95,7 @@ SharePass ReadAll(ShareFetchJob& job) {
     out.partition_index = t.index;
     if (records_left <= 0) continue;
     ShareRead r = AcquireAndRead(*job.ctx, job.group, job.member, t,
-                                 static_cast<int32_t>(records_left), &budget);
+                                 static_cast<int32_t>(records_left), &budget, job.revalidate);
     job.waits.Add(r.created);
     pass.loading = pass.loading || r.loading;
     if (r.error != KafkaError::kNone) {
@@ -243,7 +246,9 @@ void HandleShareFetch(BrokerContext& ctx, Req& request, Request req) {
     if (!target.topic.empty()) job->names[tp.first] = target.topic;
     job->targets.push_back(std::move(target));
   }
+  job->revalidate = epoch == 0;
   SharePass pass = ReadAll(*job);
+  job->revalidate = false;
   if (request.max_wait_ms <= 0 || Ready(*job, pass)) {
     Answer(*job, pass);
     return;

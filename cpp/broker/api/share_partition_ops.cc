@@ -198,7 +198,7 @@ KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
   const share::SharePartitionKey key{group, target.topic_id, target.index};
   std::shared_ptr<share::ShareRegistry::Entry> e = ctx.share_partitions->Find(key);
   if (!e) return KafkaError::kInvalidRecordState;  // nothing was ever acquired here
-  std::lock_guard<std::mutex> lock(e->mu);
+  std::unique_lock<std::mutex> lock(e->mu);
   if (!e->state) return KafkaError::kInvalidRecordState;
   if (e->leader_epoch != target.partition->leader_epoch().value()) {
     e->state.reset();  // acquired under another leadership: loaded again by the next fetch
@@ -223,6 +223,26 @@ KafkaError ApplyAcknowledgements(BrokerContext& ctx, const std::string& group,
     // snapshots in the order they were taken.
     ShareStatePersist p = PersistSharePartition(ctx, key, *e);
     waits->Add(p);
+    // A newer state (AlterShareGroupOffsets, another leader) fenced the
+    // write: this share-partition is read again by the next fetch.
+    auto fenced = [](KafkaError f) {
+      return f == KafkaError::kFencedStateEpoch || f == KafkaError::kFencedLeaderEpoch;
+    };
+    if (fenced(p.error)) e->state.reset();
+    if (p.pending) {
+      ++e->writes_in_flight;
+      // Registered without the entry's mutex: a pending already complete
+      // runs the callback at once.
+      lock.unlock();
+      std::weak_ptr<share::ShareRegistry::Entry> weak = e;
+      p.pending->Then([weak, fenced](KafkaError f) {
+        if (auto entry = weak.lock()) {
+          std::lock_guard<std::mutex> l(entry->mu);
+          --entry->writes_in_flight;
+          if (fenced(f)) entry->state.reset();
+        }
+      });
+    }
     if (p.error != KafkaError::kNone && error == KafkaError::kNone) error = p.error;
   }
   return error;
@@ -236,7 +256,8 @@ int64_t LastOffsetIn(const std::vector<FileSlice>& slices) {
 }
 
 ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std::string& member,
-                         const ShareTarget& target, int32_t max_records, int64_t* budget) {
+                         const ShareTarget& target, int32_t max_records, int64_t* budget,
+                         bool revalidate) {
   ShareRead out;
   if (target.error != KafkaError::kNone) {
     out.error = target.error;
@@ -264,7 +285,7 @@ ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std
   std::lock_guard<std::mutex> lock(e->mu);
   const share::SharePartitionConfig config = ConfigFrom(settings);
   const ShareLoad load = EnsureSharePartition(
-      ctx, key, e, config, partition->leader_epoch().value(),
+      ctx, key, e, config, partition->leader_epoch().value(), revalidate,
       [&] {
         return ShareStartOffset(settings ? settings->share_auto_offset_reset
                                          : group::ShareAutoOffsetReset{},

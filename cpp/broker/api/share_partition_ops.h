@@ -118,9 +118,12 @@ struct ShareRead {
 // new), reading the group's settings once, and reads the log's batches
 // holding them, spending `*budget` bytes (at least one batch per acquired
 // range, so acquired records are always sent). Acquired offsets the log no longer holds are archived as
-// gaps and not sent.
+// gaps and not sent. `revalidate`: a member opened a share session with
+// this partition: an idle share-partition is read again from its store
+// (EnsureSharePartition).
 ShareRead AcquireAndRead(BrokerContext& ctx, const std::string& group, const std::string& member,
-                         const ShareTarget& target, int32_t max_records, int64_t* budget);
+                         const ShareTarget& target, int32_t max_records, int64_t* budget,
+                         bool revalidate);
 
 // The last offset of the last record batch in `slices` (batch headers read
 // with pread), or -1 when a header cannot be read.

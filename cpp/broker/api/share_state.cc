@@ -177,7 +177,7 @@ void StartRemoteLoad(BrokerContext& ctx, int32_t broker, const share::ShareParti
                      int64_t start) {
   ShareStateClient* client = ctx.share_state_client;
   std::weak_ptr<share::ShareRegistry::Entry> weak = entry;
-  client->Read(broker, key, leader_epoch,
+  const bool accepted = client->Read(broker, key, leader_epoch,
                [client, broker, key, weak, config, leader_epoch, start](
                    KafkaError e, std::optional<share::ShareState> state) {
                  if (e == KafkaError::kNone) return FinishLoad(weak, config, leader_epoch, state);
@@ -187,16 +187,19 @@ void StartRemoteLoad(BrokerContext& ctx, int32_t broker, const share::ShareParti
                                  << KafkaErrorName(e) << " (retried)";
                    return FinishLoad(weak, config, leader_epoch, std::nullopt);
                  }
-                 client->Initialize(broker, key, /*state_epoch=*/0, start,
-                                    [weak, config, leader_epoch, start](KafkaError ie) {
-                                      std::optional<share::ShareState> s;
-                                      if (ie == KafkaError::kNone) {
-                                        s.emplace();
-                                        s->start_offset = start;
-                                      }
-                                      FinishLoad(weak, config, leader_epoch, s);
-                                    });
+                 const bool init = client->Initialize(
+                     broker, key, /*state_epoch=*/0, start,
+                     [weak, config, leader_epoch, start](KafkaError ie) {
+                       std::optional<share::ShareState> s;
+                       if (ie == KafkaError::kNone) {
+                         s.emplace();
+                         s->start_offset = start;
+                       }
+                       FinishLoad(weak, config, leader_epoch, s);
+                     });
+                 if (!init) FinishLoad(weak, config, leader_epoch, std::nullopt);  // stopping
                });
+  if (!accepted) entry->loading_epoch = -1;  // stopping; REQUIRES: entry->mu held
 }
 
 }  // namespace
@@ -204,9 +207,12 @@ void StartRemoteLoad(BrokerContext& ctx, int32_t broker, const share::ShareParti
 ShareLoad EnsureSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
                                const std::shared_ptr<share::ShareRegistry::Entry>& entry,
                                const share::SharePartitionConfig& config, int32_t leader_epoch,
-                               const std::function<int64_t()>& start_offset,
+                               bool revalidate, const std::function<int64_t()>& start_offset,
                                ShareStatePersist* persist) {
-  if (entry->state && entry->leader_epoch == leader_epoch) return ShareLoad::kReady;
+  if (entry->state && entry->leader_epoch == leader_epoch) {
+    const bool idle = entry->state->acquired_now() == 0 && entry->writes_in_flight == 0;
+    if (!revalidate || !idle || Locate(ctx, key).kind == Where::kMemory) return ShareLoad::kReady;
+  }
   entry->state.reset();  // none yet, or loaded under another leadership: read again
   const Where w = Locate(ctx, key);
   switch (w.kind) {
@@ -257,8 +263,10 @@ ShareStatePersist PersistSharePartition(BrokerContext& ctx, const share::SharePa
       return Outcome(*w.local, w.local->Write(key, write), key);
     case Where::kRemote: {
       auto pending = std::make_shared<SharePending>();
-      ctx.share_state_client->Write(w.broker, key, write,
-                                    [pending](KafkaError e) { pending->Complete(e); });
+      if (!ctx.share_state_client->Write(w.broker, key, write,
+                                         [pending](KafkaError e) { pending->Complete(e); })) {
+        return {KafkaError::kRequestTimedOut, std::nullopt, nullptr};  // stopping
+      }
       return {KafkaError::kNone, std::nullopt, pending};
     }
     case Where::kUnavailable:
@@ -288,12 +296,55 @@ void ReadShareStateSummary(BrokerContext& ctx, const share::SharePartitionKey& k
       }
       return done(out);
     case Where::kRemote:
-      return ctx.share_state_client->ReadSummary(w.broker, key, std::move(done));
+      if (ctx.share_state_client->ReadSummary(w.broker, key, done)) return;
+      out.error = KafkaError::kRequestTimedOut;  // stopping
+      return done(out);
     case Where::kUnavailable:
       break;
   }
   out.error = KafkaError::kCoordinatorNotAvailable;
   done(out);
+}
+
+void ResetShareState(BrokerContext& ctx, const share::SharePartitionKey& key,
+                     int64_t start_offset, std::function<void(KafkaError)> done) {
+  if (ctx.share_partitions) {
+    if (auto e = ctx.share_partitions->Find(key)) {
+      std::lock_guard<std::mutex> lock(e->mu);
+      e->state.reset();  // read again from the store at the next fetch
+      e->loading_epoch = -1;
+    }
+  }
+  const Where w = Locate(ctx, key);
+  switch (w.kind) {
+    case Where::kMemory:
+      return done(KafkaError::kNone);  // forgotten: it starts over where reset says
+    case Where::kLocal: {
+      std::optional<share::ShareState> now = w.local->Read(key);
+      const int32_t epoch = now ? now->state_epoch + 1 : 0;
+      ShareStatePersist p = Outcome(*w.local, w.local->Initialize(key, epoch, start_offset, -1),
+                                    key);
+      if (!p.commit) return done(p.error);
+      return WhenLogsCommitted(ctx, {*p.commit}, nullptr, std::move(done));
+    }
+    case Where::kRemote: {
+      ShareStateClient* client = ctx.share_state_client;
+      const int32_t broker = w.broker;
+      const bool accepted = client->ReadSummary(
+          broker, key, [client, broker, key, start_offset, done](ShareStateSummary s) {
+            if (s.error != KafkaError::kNone) return done(s.error);
+            const int32_t epoch = s.start_offset >= 0 ? s.state_epoch + 1 : 0;
+            if (!client->Initialize(broker, key, epoch, start_offset, done)) {
+              done(KafkaError::kRequestTimedOut);  // stopping
+            }
+          });
+      if (!accepted) done(KafkaError::kRequestTimedOut);
+      return;
+    }
+    case Where::kUnavailable:
+      break;
+  }
+  done(KafkaError::kCoordinatorNotAvailable);
 }
 
 std::vector<LogCommitPoint> DeleteShareState(BrokerContext& ctx, const std::string& group) {

@@ -106,15 +106,19 @@ enum class ShareLoad {
 };
 
 // Makes `entry` hold the share-partition of `key` loaded under
-// `leader_epoch` (REQUIRES: entry->mu held): ready at once when it does;
-// else from the stored state, or at `start_offset()`
+// `leader_epoch` (REQUIRES: entry->mu held): ready at once when it does,
+// unless `revalidate` and it is idle (no record acquired, no write in
+// flight: its memory then equals its store) — a member opened a share
+// session, and the stored state may have been reset meanwhile
+// (AlterShareGroupOffsets on another broker); else from the stored state,
+// or at `start_offset()`
 // (share.auto.offset.reset) stored with InitializeShareGroupState when
 // there is none. `*persist` gets what the answer must wait for (a local
 // Initialize) or an error.
 ShareLoad EnsureSharePartition(BrokerContext& ctx, const share::SharePartitionKey& key,
                                const std::shared_ptr<share::ShareRegistry::Entry>& entry,
                                const share::SharePartitionConfig& config, int32_t leader_epoch,
-                               const std::function<int64_t()>& start_offset,
+                               bool revalidate, const std::function<int64_t()>& start_offset,
                                ShareStatePersist* persist);
 
 // Writes `entry`'s current state (REQUIRES: entry.mu held, a state): its
@@ -135,6 +139,43 @@ struct ShareStateSummary {
 // ShareStateClient's thread).
 void ReadShareStateSummary(BrokerContext& ctx, const share::SharePartitionKey& key,
                            std::function<void(ShareStateSummary)> done);
+
+// AlterShareGroupOffsets: stores `start_offset` as the share-partition's
+// start with no batches under a new state epoch (the stored one + 1), so a
+// leader holding the old state is fenced at its next write and reads the
+// new one; forgets the share-partition on this broker at once. `done`
+// exactly once: NONE once committed, or the error.
+void ResetShareState(BrokerContext& ctx, const share::SharePartitionKey& key,
+                     int64_t start_offset, std::function<void(KafkaError)> done);
+
+// An answer filled in by asynchronous parts (share-state reads and writes
+// on other brokers): each part holds a share, and the last one to Release
+// replies on the request's I/O thread. Parts write into `resp` under `mu`.
+template <typename Resp>
+struct PendingAnswer {
+  explicit PendingAnswer(Request r) : req(std::move(r)) {}
+  Request req;
+  Resp resp;
+  std::mutex mu;
+  size_t outstanding = 1;  // the handler's own share
+
+  void Hold(size_t parts) {
+    std::lock_guard<std::mutex> lock(mu);
+    outstanding += parts;
+  }
+  static void Release(const std::shared_ptr<PendingAnswer>& p) {
+    {
+      std::lock_guard<std::mutex> lock(p->mu);
+      if (--p->outstanding > 0) return;
+    }
+    std::shared_ptr<net::LoopExecutor> executor = p->req.executor();
+    if (executor) {
+      executor->Post([p] { p->req.Reply(p->resp); });
+    } else {
+      p->req.Reply(p->resp);
+    }
+  }
+};
 
 // Deletes every stored share-partition state of `group` on this broker's
 // coordinators (DeleteGroups) and forgets its share-partitions here; the

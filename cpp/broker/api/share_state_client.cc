@@ -42,16 +42,12 @@ void ShareStateClient::Stop() {
   for (Job& job : dropped) job.run(nullptr);
 }
 
-void ShareStateClient::Submit(Job job) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!stopped_) {
-      queue_.push_back(std::move(job));
-      cv_.notify_one();
-      return;
-    }
-  }
-  job.run(nullptr);
+bool ShareStateClient::Submit(Job job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return false;
+  queue_.push_back(std::move(job));
+  cv_.notify_one();
+  return true;
 }
 
 void ShareStateClient::SenderLoop() {
@@ -108,9 +104,9 @@ void CallOne(replication::LeaderConnection* conn, int32_t broker, const Req& req
 
 }  // namespace
 
-void ShareStateClient::Read(int32_t broker, const share::SharePartitionKey& key,
+bool ShareStateClient::Read(int32_t broker, const share::SharePartitionKey& key,
                             int32_t leader_epoch, ReadDone done) {
-  Submit({broker, [broker, key, leader_epoch, done](replication::LeaderConnection* conn) {
+  return Submit({broker, [broker, key, leader_epoch, done](replication::LeaderConnection* conn) {
             protocol::ReadShareGroupStateRequest req;
             req.group_id = key.group;
             auto& t = req.topics.emplace_back();
@@ -136,9 +132,9 @@ void ShareStateClient::Read(int32_t broker, const share::SharePartitionKey& key,
           }});
 }
 
-void ShareStateClient::Initialize(int32_t broker, const share::SharePartitionKey& key,
+bool ShareStateClient::Initialize(int32_t broker, const share::SharePartitionKey& key,
                                   int32_t state_epoch, int64_t start_offset, Done done) {
-  Submit({broker, [broker, key, state_epoch, start_offset, done](replication::LeaderConnection* conn) {
+  return Submit({broker, [broker, key, state_epoch, start_offset, done](replication::LeaderConnection* conn) {
             protocol::InitializeShareGroupStateRequest req;
             req.group_id = key.group;
             auto& t = req.topics.emplace_back();
@@ -150,9 +146,9 @@ void ShareStateClient::Initialize(int32_t broker, const share::SharePartitionKey
           }});
 }
 
-void ShareStateClient::Write(int32_t broker, const share::SharePartitionKey& key,
+bool ShareStateClient::Write(int32_t broker, const share::SharePartitionKey& key,
                              const share::ShareState& state, Done done) {
-  Submit({broker, [broker, key, state, done](replication::LeaderConnection* conn) {
+  return Submit({broker, [broker, key, state, done](replication::LeaderConnection* conn) {
             protocol::WriteShareGroupStateRequest req;
             req.group_id = key.group;
             auto& t = req.topics.emplace_back();
@@ -176,9 +172,9 @@ void ShareStateClient::Write(int32_t broker, const share::SharePartitionKey& key
 
 namespace headrace::broker {
 
-void ShareStateClient::ReadSummary(int32_t broker, const share::SharePartitionKey& key,
+bool ShareStateClient::ReadSummary(int32_t broker, const share::SharePartitionKey& key,
                                    SummaryDone done) {
-  Submit({broker, [broker, key, done](replication::LeaderConnection* conn) {
+  return Submit({broker, [broker, key, done](replication::LeaderConnection* conn) {
             protocol::ReadShareGroupStateSummaryRequest req;
             req.group_id = key.group;
             auto& t = req.topics.emplace_back();

@@ -6,11 +6,14 @@
 // in the order they were submitted: a share-partition's snapshots reach its
 // coordinator in the order they were taken.
 //
-// Each call completes exactly once, on the sender thread (or the caller's,
-// when the client is stopped): with the coordinator's answer, or
+// A call accepted (it returns true) completes exactly once, never on the
+// caller's thread: on the sender thread, with the coordinator's answer or
 // REQUEST_TIMED_OUT when the broker could not be reached or did not answer
-// in time, or after Stop(). The caller retries (a failed load is started
-// again by the next ShareFetch; a failed write fails the acknowledgement).
+// in time; or on the thread calling Stop(), REQUEST_TIMED_OUT. A call made
+// after Stop() returns false and never completes: the caller answers it
+// (callers hold locks their completions take). The caller retries (a
+// failed load is started again by the next ShareFetch; a failed write
+// fails the acknowledgement).
 #pragma once
 
 #include <condition_variable>
@@ -44,16 +47,16 @@ class ShareStateClient {
   using ReadDone = std::function<void(KafkaError, std::optional<share::ShareState>)>;
   using Done = std::function<void(KafkaError)>;
 
-  void Read(int32_t broker, const share::SharePartitionKey& key, int32_t leader_epoch,
+  bool Read(int32_t broker, const share::SharePartitionKey& key, int32_t leader_epoch,
             ReadDone done);
-  void Initialize(int32_t broker, const share::SharePartitionKey& key, int32_t state_epoch,
+  bool Initialize(int32_t broker, const share::SharePartitionKey& key, int32_t state_epoch,
                   int64_t start_offset, Done done);
-  void Write(int32_t broker, const share::SharePartitionKey& key, const share::ShareState& state,
+  bool Write(int32_t broker, const share::SharePartitionKey& key, const share::ShareState& state,
              Done done);
   // ReadShareGroupStateSummary (87): the state epoch and start offset
   // (-1: never initialized), or the error.
   using SummaryDone = std::function<void(ShareStateSummary)>;
-  void ReadSummary(int32_t broker, const share::SharePartitionKey& key, SummaryDone done);
+  bool ReadSummary(int32_t broker, const share::SharePartitionKey& key, SummaryDone done);
 
   // Answers queued calls REQUEST_TIMED_OUT and stops the sender. Idempotent;
   // later calls are answered the same way at once.
@@ -66,7 +69,7 @@ class ShareStateClient {
     int32_t broker = -1;
     std::function<void(replication::LeaderConnection*)> run;
   };
-  void Submit(Job job);
+  bool Submit(Job job);
   void SenderLoop();
   replication::LeaderConnection* ConnectionTo(int32_t broker);
 

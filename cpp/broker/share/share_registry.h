@@ -40,6 +40,9 @@ class ShareRegistry {
     // load from the share coordinator is in flight for (-1: none).
     int32_t leader_epoch = -1;            // guarded by mu
     int32_t loading_epoch = -1;           // guarded by mu
+    // Writes of this share-partition's state sent to a remote coordinator
+    // and not answered yet (it is not read back from the store meanwhile).
+    int32_t writes_in_flight = 0;         // guarded by mu
 
     // The share-partition, created at `start_offset` if it is new.
     // REQUIRES: mu held.

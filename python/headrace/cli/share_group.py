@@ -1,13 +1,14 @@
-"""``headrace share-group list|describe|delete``: share groups (KIP-932,
-docs/share-groups.md), from ListGroups (type share) at every broker, the
-coordinator's ShareGroupDescribe and DescribeShareGroupOffsets, and
-DeleteGroups."""
+"""``headrace share-group list|describe|reset|delete``: share groups
+(KIP-932, docs/share-groups.md), from ListGroups (type share) at every
+broker, the coordinator's ShareGroupDescribe and DescribeShareGroupOffsets,
+AlterShareGroupOffsets, and DeleteGroups."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from headrace.cli.common import CliError, add_client_flags, admin_for
+from headrace.cli.offsets import SPELLINGS, parse_position, resolve
 from headrace.cli.output import add_format_flag, emit
 
 GROUP_ID_NOT_FOUND = 69  # ShareGroupDescribe's answer for a group that does not exist
@@ -25,10 +26,19 @@ def add_share_group_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("group")
     add_format_flag(d)
     d.set_defaults(func=_describe)
+    r = gsub.add_parser("reset", help="set a stopped share group's start offsets "
+                                      "(in-flight records are dropped)")
+    r.add_argument("group")
+    r.add_argument("--to", required=True, metavar="POS", help=SPELLINGS)
+    r.add_argument("--topic", action="append", metavar="TOPIC",
+                   help="all partitions of TOPIC (repeatable; default: the partitions the "
+                        "group has read)")
+    r.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    r.set_defaults(func=_reset)
     rm = gsub.add_parser("delete", help="delete share groups without members")
     rm.add_argument("groups", nargs="+", metavar="group")
     rm.set_defaults(func=_delete)
-    for sp in (ls, d, rm):
+    for sp in (ls, d, r, rm):
         add_client_flags(sp)
 
 
@@ -148,6 +158,58 @@ def _describe(args) -> int:
                   f"{cell(r['end_offset'])}\t{cell(r['lag'])}{tail}")
 
     return emit(args, doc, table)
+
+
+def _reset(args) -> int:
+    """AlterShareGroupOffsets at the group's coordinator: each partition's
+    share-partition starts over at the position (clamped into the log, as
+    `group seek`), its in-flight records dropped."""
+    from confluent_kafka import TopicPartition
+
+    from headrace.admin_wire import Connection
+    from headrace.share_wire import alter_share_group_offsets
+    from headrace.wire_codec import WireError, error_name
+
+    to = parse_position(args.to)
+    admin = admin_for(args)
+    try:
+        doc = describe_share_group_doc(admin, args.group)
+    except UnknownShareGroup:
+        doc = {"members": [], "partitions": []}  # never joined: its offsets can be set
+    if doc["members"]:
+        raise CliError(f"share group {args.group} has {len(doc['members'])} active members; "
+                       f"stop them before resetting")
+    current = {(r["topic"], r["partition"]): r["start_offset"] for r in doc["partitions"]}
+    if args.topic:
+        tps = [TopicPartition(t, p) for t in args.topic
+               for p in sorted(admin.topic_metadata(t).partitions)]
+    else:
+        tps = [TopicPartition(t, p) for t, p in sorted(current)]
+        if not tps:
+            raise CliError(f"share group {args.group!r} has read no partitions; name the "
+                           f"topics with --topic")
+    target = resolve(admin, tps, to)
+    print("TOPIC\tPARTITION\tFROM\tTO")
+    for (t, p), o in sorted(target.items()):
+        start = current.get((t, p))
+        print(f"{t}\t{p}\t{'-' if start is None else start}\t{o}")
+    if args.dry_run:
+        print("dry run: nothing changed")
+        return 0
+    _, host, port = admin.group_coordinator(args.group, _brokers(admin), admin.read_deadline())
+    try:
+        conn = Connection(host, port, admin.timeout, admin.settings)
+        try:
+            answers = alter_share_group_offsets(conn, args.group, target)
+        finally:
+            conn.close()
+    except (WireError, OSError) as e:
+        raise CliError(f"share group {args.group}: {e}") from None
+    failed = [f"{t}[{p}]: {message or error_name(code)}"
+              for (t, p), (code, message) in sorted(answers.items()) if code]
+    if failed:
+        raise CliError(f"share group {args.group}: not reset: " + "; ".join(failed))
+    return 0
 
 
 def _delete(args) -> int:
