@@ -74,6 +74,18 @@ def describe_share_group(conn: Connection, group: str) -> ShareGroupAnswer:
     return groups[0]
 
 
+def _topic_results(partition):
+    """A reader of one topic of the share-offsets answers: (name, [partition
+    results]) — name, topic id, partitions, tags."""
+    def topic(r: Reader):
+        name = r.cstring()
+        r.int64(), r.int64()  # the topic id (uuid)
+        parts = r.carray(partition)
+        r.tags()
+        return name, parts
+    return topic
+
+
 @dataclass
 class ShareOffsetsAnswer:
     """DescribeShareGroupOffsets of one group: its error, and per (topic,
@@ -92,21 +104,16 @@ def describe_share_group_offsets(conn: Connection, group: str) -> ShareOffsetsAn
     r.int32()
 
     def partition(r: Reader):
-        index, start, _leader_epoch, code = r.int32(), r.int64(), r.int32(), r.int16()
+        index, start = r.int32(), r.int64()
+        r.int32()  # the leader epoch
+        code = r.int16()
         r.cstring()
         r.tags()
         return index, start, code
 
-    def topic(r: Reader):
-        name = r.cstring()
-        r.int64(), r.int64()  # the topic id (uuid)
-        parts = r.carray(partition)
-        r.tags()
-        return name, parts
-
     def described(r: Reader) -> ShareOffsetsAnswer:
         gid = r.cstring()
-        topics = r.carray(topic)
+        topics = r.carray(_topic_results(partition))
         code, message = r.int16(), r.cstring()
         r.tags()
         return ShareOffsetsAnswer(code, message, {
@@ -141,12 +148,5 @@ def alter_share_group_offsets(conn: Connection, group: str,
         r.tags()
         return index, code, message
 
-    def topic(r: Reader):
-        name = r.cstring()
-        r.int64(), r.int64()  # the topic id (uuid)
-        parts = r.carray(partition)
-        r.tags()
-        return name, parts
-
-    return {(name, index): (code, message) for name, parts in r.carray(topic)
+    return {(name, index): (code, message) for name, parts in r.carray(_topic_results(partition))
             for index, code, message in parts}

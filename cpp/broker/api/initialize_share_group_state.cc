@@ -24,34 +24,13 @@ using Req = protocol::InitializeShareGroupStateRequest;
 using Resp = protocol::InitializeShareGroupStateResponse;
 
 void HandleInitializeShareGroupState(BrokerContext& ctx, Req& request, Request req) {
-  Resp resp = share_rpc::MirrorRequest<Resp>(request);
-  if (!share_rpc::AuthorizedForShareState(ctx, req)) {
-    share_rpc::FailAll(resp, KafkaError::kClusterAuthorizationFailed);
-    return req.Reply(resp);
-  }
-  std::vector<LogCommitPoint> commits;
-  for (size_t i = 0; i < request.topics.size(); ++i) {
-    const auto& t = request.topics[i];
-    for (size_t j = 0; j < t.partitions.size(); ++j) {
-      const auto& p = t.partitions[j];
-      auto& out = resp.results[i].partitions[j];
-      share_rpc::Target target =
-          share_rpc::ResolveShareStateTarget(ctx, request.group_id, t.topic_id, p.partition);
-      if (!target.coordinator) {
-        share_rpc::SetError(out, target.error, std::move(target.message));
-        continue;
-      }
-      share::SharePersisted done = target.coordinator->Initialize(
-          target.key, p.state_epoch, p.start_offset, /*leader_epoch=*/-1);
-      if (done.error != KafkaError::kNone) {
-        share_rpc::SetError(out, done.error);
-        continue;
-      }
-      share_rpc::AddCommitPoint(&commits, target.coordinator->log_partition(), Offset(done.end));
-    }
-  }
-  ReplyWhenLogsCommitted(ctx, std::move(commits), std::move(req), std::move(resp),
-                         share_rpc::FailUnanswered<Resp>);
+  share_rpc::AnswerEachPartition<Resp>(
+      ctx, request, std::move(req),
+      [](const auto& p, auto& out, share_rpc::Target& target, std::vector<LogCommitPoint>* points) {
+        share_rpc::AddChange(points, out, *target.coordinator,
+                             target.coordinator->Initialize(target.key, p.state_epoch,
+                                                            p.start_offset, /*leader_epoch=*/-1));
+      });
 }
 
 }  // namespace

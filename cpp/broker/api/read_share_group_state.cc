@@ -31,45 +31,27 @@ using Req = protocol::ReadShareGroupStateRequest;
 using Resp = protocol::ReadShareGroupStateResponse;
 
 void HandleReadShareGroupState(BrokerContext& ctx, Req& request, Request req) {
-  Resp resp = share_rpc::MirrorRequest<Resp>(request);
-  if (!share_rpc::AuthorizedForShareState(ctx, req)) {
-    share_rpc::FailAll(resp, KafkaError::kClusterAuthorizationFailed);
-    return req.Reply(resp);
-  }
-  std::vector<LogCommitPoint> reads;
-  for (size_t i = 0; i < request.topics.size(); ++i) {
-    const auto& t = request.topics[i];
-    for (size_t j = 0; j < t.partitions.size(); ++j) {
-      const auto& p = t.partitions[j];
-      auto& out = resp.results[i].partitions[j];
-      share_rpc::Target target =
-          share_rpc::ResolveShareStateTarget(ctx, request.group_id, t.topic_id, p.partition);
-      if (!target.coordinator) {
-        share_rpc::SetError(out, target.error, std::move(target.message));
-        continue;
-      }
-      std::optional<share::ShareState> stored = target.coordinator->Read(target.key);
-      share_rpc::AddReadPoint(&reads, target.coordinator);
-      if (!stored) {
-        share_rpc::SetError(out, KafkaError::kInvalidRequest,
-                            "Read operation on uninitialized share partition not allowed.");
-        continue;
-      }
-      if (p.leader_epoch != -1 && p.leader_epoch < stored->leader_epoch) {
-        share_rpc::SetError(out, KafkaError::kFencedLeaderEpoch);
-        continue;
-      }
-      out.state_epoch = stored->state_epoch;
-      out.start_offset = stored->start_offset;
-      out.state_batches.reserve(stored->batches.size());
-      for (const share::StateBatch& b : stored->batches) {
-        out.state_batches.push_back(
-            {b.first, b.last, static_cast<int8_t>(b.state), b.delivery_count});
-      }
-    }
-  }
-  ReplyWhenLogsCommitted(ctx, std::move(reads), std::move(req), std::move(resp),
-                         share_rpc::FailUnanswered<Resp>);
+  share_rpc::AnswerEachPartition<Resp>(
+      ctx, request, std::move(req),
+      [](const auto& p, auto& out, share_rpc::Target& target, std::vector<LogCommitPoint>* points) {
+        std::optional<share::ShareState> stored = target.coordinator->Read(target.key);
+        share_rpc::AddReadPoint(points, target.coordinator);
+        if (!stored) {
+          return share_rpc::SetError(
+              out, KafkaError::kInvalidRequest,
+              "Read operation on uninitialized share partition not allowed.");
+        }
+        if (p.leader_epoch != -1 && p.leader_epoch < stored->leader_epoch) {
+          return share_rpc::SetError(out, KafkaError::kFencedLeaderEpoch);
+        }
+        out.state_epoch = stored->state_epoch;
+        out.start_offset = stored->start_offset;
+        out.state_batches.reserve(stored->batches.size());
+        for (const share::StateBatch& b : stored->batches) {
+          out.state_batches.push_back(
+              {b.first, b.last, static_cast<int8_t>(b.state), b.delivery_count});
+        }
+      });
 }
 
 }  // namespace

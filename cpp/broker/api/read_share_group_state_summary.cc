@@ -24,31 +24,14 @@ using Req = protocol::ReadShareGroupStateSummaryRequest;
 using Resp = protocol::ReadShareGroupStateSummaryResponse;
 
 void HandleReadShareGroupStateSummary(BrokerContext& ctx, Req& request, Request req) {
-  Resp resp = share_rpc::MirrorRequest<Resp>(request);
-  if (!share_rpc::AuthorizedForShareState(ctx, req)) {
-    share_rpc::FailAll(resp, KafkaError::kClusterAuthorizationFailed);
-    return req.Reply(resp);
-  }
-  std::vector<LogCommitPoint> reads;
-  for (size_t i = 0; i < request.topics.size(); ++i) {
-    const auto& t = request.topics[i];
-    for (size_t j = 0; j < t.partitions.size(); ++j) {
-      const auto& p = t.partitions[j];
-      auto& out = resp.results[i].partitions[j];
-      share_rpc::Target target =
-          share_rpc::ResolveShareStateTarget(ctx, request.group_id, t.topic_id, p.partition);
-      if (!target.coordinator) {
-        share_rpc::SetError(out, target.error, std::move(target.message));
-        continue;
-      }
-      std::optional<share::ShareState> stored = target.coordinator->Read(target.key);
-      share_rpc::AddReadPoint(&reads, target.coordinator);
-      out.state_epoch = stored ? stored->state_epoch : 0;
-      out.start_offset = stored ? stored->start_offset : -1;
-    }
-  }
-  ReplyWhenLogsCommitted(ctx, std::move(reads), std::move(req), std::move(resp),
-                         share_rpc::FailUnanswered<Resp>);
+  share_rpc::AnswerEachPartition<Resp>(
+      ctx, request, std::move(req),
+      [](const auto&, auto& out, share_rpc::Target& target, std::vector<LogCommitPoint>* points) {
+        std::optional<share::ShareState> stored = target.coordinator->Read(target.key);
+        share_rpc::AddReadPoint(points, target.coordinator);
+        out.state_epoch = stored ? stored->state_epoch : 0;
+        out.start_offset = stored ? stored->start_offset : -1;
+      });
 }
 
 }  // namespace

@@ -156,4 +156,44 @@ void FailUnanswered(Resp& resp, KafkaError e) {
       if (p.error_code == 0) SetError(p, e);
 }
 
+// The frame of every share-state handler: without CLUSTER_ACTION every
+// partition answers CLUSTER_AUTHORIZATION_FAILED at once; otherwise each
+// requested partition is resolved (ResolveShareStateTarget; its error set
+// on its result) and `each(partition, result, target, &points)` runs for
+// those whose coordinator is here, adding the commit points the answer
+// waits for (AddCommitPoint / AddReadPoint). The answer goes out once they
+// are committed (FailUnanswered otherwise).
+template <typename Resp, typename Req, typename Each>
+void AnswerEachPartition(BrokerContext& ctx, const Req& request, Request req, Each each) {
+  Resp resp = MirrorRequest<Resp>(request);
+  if (!AuthorizedForShareState(ctx, req)) {
+    FailAll(resp, KafkaError::kClusterAuthorizationFailed);
+    return req.Reply(resp);
+  }
+  std::vector<LogCommitPoint> points;
+  for (size_t i = 0; i < request.topics.size(); ++i) {
+    const auto& t = request.topics[i];
+    for (size_t j = 0; j < t.partitions.size(); ++j) {
+      const auto& p = t.partitions[j];
+      auto& out = resp.results[i].partitions[j];
+      Target target = ResolveShareStateTarget(ctx, request.group_id, t.topic_id, p.partition);
+      if (!target.coordinator) {
+        SetError(out, target.error, std::move(target.message));
+        continue;
+      }
+      each(p, out, target, &points);
+    }
+  }
+  ReplyWhenLogsCommitted(ctx, std::move(points), std::move(req), std::move(resp),
+                         FailUnanswered<Resp>);
+}
+
+// A change's outcome: its error on `out`, or its commit point.
+template <typename PartitionResult>
+void AddChange(std::vector<LogCommitPoint>* points, PartitionResult& out,
+               const share::ShareCoordinator& c, const share::SharePersisted& done) {
+  if (done.error != KafkaError::kNone) return SetError(out, done.error);
+  AddCommitPoint(points, c.log_partition(), Offset(done.end));
+}
+
 }  // namespace headrace::broker::share_rpc

@@ -55,53 +55,30 @@ std::optional<std::string> MalformedBatches(const std::vector<Req::StateBatch>& 
 }
 
 void HandleWriteShareGroupState(BrokerContext& ctx, Req& request, Request req) {
-  Resp resp = share_rpc::MirrorRequest<Resp>(request);
-  if (!share_rpc::AuthorizedForShareState(ctx, req)) {
-    share_rpc::FailAll(resp, KafkaError::kClusterAuthorizationFailed);
-    return req.Reply(resp);
-  }
-  std::vector<LogCommitPoint> commits;
-  for (size_t i = 0; i < request.topics.size(); ++i) {
-    const auto& t = request.topics[i];
-    for (size_t j = 0; j < t.partitions.size(); ++j) {
-      const auto& p = t.partitions[j];
-      auto& out = resp.results[i].partitions[j];
-      share_rpc::Target target =
-          share_rpc::ResolveShareStateTarget(ctx, request.group_id, t.topic_id, p.partition);
-      if (!target.coordinator) {
-        share_rpc::SetError(out, target.error, std::move(target.message));
-        continue;
-      }
-      if (std::optional<std::string> why = MalformedBatches(p.state_batches)) {
-        share_rpc::SetError(out, KafkaError::kInvalidRequest, std::move(why));
-        continue;
-      }
-      share::ShareState write;
-      write.state_epoch = p.state_epoch;
-      write.leader_epoch = p.leader_epoch;
-      write.start_offset = p.start_offset;
-      write.batches.reserve(p.state_batches.size());
-      for (const Req::StateBatch& b : p.state_batches) {
-        write.batches.push_back({b.first_offset, b.last_offset,
-                                 static_cast<share::RecordState>(b.delivery_state),
-                                 b.delivery_count});
-      }
-      share::SharePersisted done =
-          target.coordinator->Write(target.key, write, /*require_initialized=*/true);
-      if (done.error == KafkaError::kInvalidRequest) {
-        share_rpc::SetError(out, done.error,
-                            "Write operation on uninitialized share partition not allowed.");
-        continue;
-      }
-      if (done.error != KafkaError::kNone) {
-        share_rpc::SetError(out, done.error);
-        continue;
-      }
-      share_rpc::AddCommitPoint(&commits, target.coordinator->log_partition(), Offset(done.end));
-    }
-  }
-  ReplyWhenLogsCommitted(ctx, std::move(commits), std::move(req), std::move(resp),
-                         share_rpc::FailUnanswered<Resp>);
+  share_rpc::AnswerEachPartition<Resp>(
+      ctx, request, std::move(req),
+      [](const auto& p, auto& out, share_rpc::Target& target, std::vector<LogCommitPoint>* points) {
+        if (std::optional<std::string> why = MalformedBatches(p.state_batches)) {
+          return share_rpc::SetError(out, KafkaError::kInvalidRequest, std::move(why));
+        }
+        share::ShareState write;
+        write.state_epoch = p.state_epoch;
+        write.leader_epoch = p.leader_epoch;
+        write.start_offset = p.start_offset;
+        write.batches.reserve(p.state_batches.size());
+        for (const Req::StateBatch& b : p.state_batches) {
+          write.batches.push_back({b.first_offset, b.last_offset,
+                                   static_cast<share::RecordState>(b.delivery_state),
+                                   b.delivery_count});
+        }
+        share::SharePersisted done =
+            target.coordinator->Write(target.key, write, /*require_initialized=*/true);
+        if (done.error == KafkaError::kInvalidRequest) {
+          return share_rpc::SetError(
+              out, done.error, "Write operation on uninitialized share partition not allowed.");
+        }
+        share_rpc::AddChange(points, out, *target.coordinator, done);
+      });
 }
 
 }  // namespace
