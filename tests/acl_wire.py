@@ -48,7 +48,8 @@ def _kip848_classes():
              "DeleteShareGroupStateRequest", "DeleteShareGroupStateResponse",
              "ReadShareGroupStateSummaryRequest", "ReadShareGroupStateSummaryResponse",
              "DescribeShareGroupOffsetsRequest", "DescribeShareGroupOffsetsResponse",
-             "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse")
+             "AlterShareGroupOffsetsRequest", "AlterShareGroupOffsetsResponse",
+             "DeleteShareGroupOffsetsRequest", "DeleteShareGroupOffsetsResponse")
     for n in names:
         src = here / f"{n}.json"
         if not src.exists():

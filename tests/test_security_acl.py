@@ -558,6 +558,12 @@ def _rows(data_dir: str) -> list[Row]:
             [(GROUP, "acl-sg-alter", READ), (TOPIC, T, READ)], E_GROUP,
             lambda r: [p.error_code for t in r.responses for p in t.partitions],
             allowed=3),
+        # DELETE on the group (top level), READ on each topic (per topic).
+        Row(92, "DeleteShareGroupOffsets", lambda: msg(
+            "", "DeleteShareGroupOffsetsRequest", 0, group_id="acl-sg-deloffsets",
+            topics=[{"topic_name": T}]),
+            [(GROUP, "acl-sg-deloffsets", DELETE), (TOPIC, T, READ)], E_GROUP,
+            lambda r: [r.error_code] + [p.error_code for t in r.responses for p in t.partitions]),
     ]
 
 

@@ -59,6 +59,7 @@ extern const ApiHandler kDeleteShareGroupStateHandler;
 extern const ApiHandler kReadShareGroupStateSummaryHandler;
 extern const ApiHandler kDescribeShareGroupOffsetsHandler;  // KIP-932 admin
 extern const ApiHandler kAlterShareGroupOffsetsHandler;     // KIP-932 admin
+extern const ApiHandler kDeleteShareGroupOffsetsHandler;    // KIP-932 admin
 // Transactions: the coordinator (broker/coordinator/txn/) and the data plane
 // (broker/partition/partition_txn.cc).
 extern const ApiHandler kAddPartitionsToTxnHandler;
@@ -140,6 +141,7 @@ constexpr std::array kHandlers = {
     &kReadShareGroupStateSummaryHandler,  // 87
     &kDescribeShareGroupOffsetsHandler,   // 90
     &kAlterShareGroupOffsetsHandler,      // 91
+    &kDeleteShareGroupOffsetsHandler,     // 92
 };
 
 }  // namespace

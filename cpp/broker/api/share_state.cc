@@ -306,15 +306,24 @@ void ReadShareStateSummary(BrokerContext& ctx, const share::SharePartitionKey& k
   done(out);
 }
 
+namespace {
+
+// Forgets `key`'s share-partition here: read again from the store at the
+// next fetch.
+void Forget(BrokerContext& ctx, const share::SharePartitionKey& key) {
+  if (ctx.share_partitions == nullptr) return;
+  if (auto e = ctx.share_partitions->Find(key)) {
+    std::lock_guard<std::mutex> lock(e->mu);
+    e->state.reset();
+    e->loading_epoch = -1;
+  }
+}
+
+}  // namespace
+
 void ResetShareState(BrokerContext& ctx, const share::SharePartitionKey& key,
                      int64_t start_offset, std::function<void(KafkaError)> done) {
-  if (ctx.share_partitions) {
-    if (auto e = ctx.share_partitions->Find(key)) {
-      std::lock_guard<std::mutex> lock(e->mu);
-      e->state.reset();  // read again from the store at the next fetch
-      e->loading_epoch = -1;
-    }
-  }
+  Forget(ctx, key);
   const Where w = Locate(ctx, key);
   switch (w.kind) {
     case Where::kMemory:
@@ -341,6 +350,29 @@ void ResetShareState(BrokerContext& ctx, const share::SharePartitionKey& key,
       if (!accepted) done(KafkaError::kRequestTimedOut);
       return;
     }
+    case Where::kUnavailable:
+      break;
+  }
+  done(KafkaError::kCoordinatorNotAvailable);
+}
+
+void DeleteShareStateOf(BrokerContext& ctx, const share::SharePartitionKey& key,
+                        std::function<void(KafkaError)> done) {
+  Forget(ctx, key);
+  const Where w = Locate(ctx, key);
+  switch (w.kind) {
+    case Where::kMemory:
+      return done(KafkaError::kNone);
+    case Where::kLocal: {
+      ShareStatePersist p = Outcome(*w.local, w.local->Delete({key}), key);
+      if (!p.commit) return done(p.error);
+      return WhenLogsCommitted(ctx, {*p.commit}, nullptr, std::move(done));
+    }
+    case Where::kRemote:
+      if (!ctx.share_state_client->Delete(w.broker, key, done)) {
+        done(KafkaError::kRequestTimedOut);  // stopping
+      }
+      return;
     case Where::kUnavailable:
       break;
   }

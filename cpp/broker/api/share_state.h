@@ -148,6 +148,15 @@ void ReadShareStateSummary(BrokerContext& ctx, const share::SharePartitionKey& k
 void ResetShareState(BrokerContext& ctx, const share::SharePartitionKey& key,
                      int64_t start_offset, std::function<void(KafkaError)> done);
 
+// DeleteShareGroupOffsets: deletes the share-partition's stored state
+// (DeleteShareGroupState when its coordinator is another broker) and
+// forgets it on this broker; its next use starts where
+// share.auto.offset.reset says (a leader elsewhere reads it again when a
+// member opens a share session with it, as after ResetShareState). `done`
+// exactly once: NONE once committed, or the error.
+void DeleteShareStateOf(BrokerContext& ctx, const share::SharePartitionKey& key,
+                        std::function<void(KafkaError)> done);
+
 // An answer filled in by asynchronous parts (share-state reads and writes
 // on other brokers): each part holds a share, and the last one to Release
 // replies on the request's I/O thread. Parts write into `resp` under `mu`.

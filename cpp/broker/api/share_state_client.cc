@@ -197,4 +197,18 @@ bool ShareStateClient::ReadSummary(int32_t broker, const share::SharePartitionKe
           }});
 }
 
+bool ShareStateClient::Delete(int32_t broker, const share::SharePartitionKey& key, Done done) {
+  return Submit({broker, [broker, key, done](replication::LeaderConnection* conn) {
+                   protocol::DeleteShareGroupStateRequest req;
+                   req.group_id = key.group;
+                   auto& t = req.topics.emplace_back();
+                   t.topic_id = key.topic_id;
+                   t.partitions.emplace_back().partition = key.partition;
+                   CallOne<protocol::DeleteShareGroupStateResponse>(
+                       conn, broker, req,
+                       [&](const auto& p) { done(static_cast<KafkaError>(p.error_code)); },
+                       done);
+                 }});
+}
+
 }  // namespace headrace::broker

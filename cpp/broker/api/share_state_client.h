@@ -53,6 +53,8 @@ class ShareStateClient {
                   int64_t start_offset, Done done);
   bool Write(int32_t broker, const share::SharePartitionKey& key, const share::ShareState& state,
              Done done);
+  // DeleteShareGroupState (86) of one share-partition.
+  bool Delete(int32_t broker, const share::SharePartitionKey& key, Done done);
   // ReadShareGroupStateSummary (87): the state epoch and start offset
   // (-1: never initialized), or the error.
   using SummaryDone = std::function<void(ShareStateSummary)>;

@@ -313,6 +313,42 @@ TEST_F(ShareStateE2ETest, ReadsTheStateAShareFetchStored) {
   EXPECT_EQ(r.state_epoch, 0);
 }
 
+// DeleteShareGroupOffsets (92) at the group's coordinator: every partition
+// of the named topics loses its stored state; an unknown topic is one
+// UNKNOWN_TOPIC_OR_PARTITION result; a group with a member is refused.
+TEST_F(ShareStateE2ETest, DeleteShareGroupOffsetsForgetsWholeTopics) {
+  const Uuid id = CreateTopic("ss-del-offsets", 2);
+  ASSERT_EQ(Init(id, 0, 0, 5, "dg"), 0);
+  ASSERT_EQ(Init(id, 1, 0, 7, "dg"), 0);
+  DeleteShareGroupOffsetsRequest req;
+  req.group_id = "dg";
+  req.topics.push_back({"ss-del-offsets"});
+  req.topics.push_back({"no-such-topic"});
+  auto resp = Call<DeleteShareGroupOffsetsResponse>(req, 0);
+  ASSERT_EQ(resp.error_code, 0);
+  ASSERT_EQ(resp.responses.size(), 2u);
+  EXPECT_EQ(resp.responses[0].topic_id, id);
+  ASSERT_EQ(resp.responses[0].partitions.size(), 2u);
+  for (const auto& p : resp.responses[0].partitions) EXPECT_EQ(p.error_code, 0);
+  ASSERT_EQ(resp.responses[1].partitions.size(), 1u);
+  EXPECT_EQ(resp.responses[1].partitions[0].error_code, 3);  // UNKNOWN_TOPIC_OR_PARTITION
+  EXPECT_EQ(Read(id, 0, -1, "dg").error_code, 42);  // never initialized again
+  EXPECT_EQ(Read(id, 1, -1, "dg").error_code, 42);
+  EXPECT_EQ(Summary(id, 0, "dg").start_offset, -1);
+
+  // A member joins: the group is not empty any more.
+  ShareGroupHeartbeatRequest hb;
+  hb.group_id = "dg";
+  hb.member_id = "member-1";
+  hb.member_epoch = 0;
+  hb.subscribed_topic_names = std::vector<std::string>{"ss-del-offsets"};
+  ASSERT_EQ(Call<ShareGroupHeartbeatResponse>(hb, 1).error_code, 0);
+  ASSERT_EQ(Init(id, 0, 0, 5, "dg"), 0);
+  auto refused = Call<DeleteShareGroupOffsetsResponse>(req, 0);
+  EXPECT_EQ(refused.error_code, 68);  // NON_EMPTY_GROUP
+  EXPECT_EQ(Read(id, 0, -1, "dg").start_offset, 5);
+}
+
 // With an authorizer and no ACLs, the anonymous principal has no
 // CLUSTER_ACTION: every partition of every one of the five is refused.
 class ShareStateAuthE2ETest : public ShareStateE2ETest {
