@@ -143,7 +143,7 @@ def test_share_state_survives_the_leader_and_the_coordinator_being_killed(cluste
         {f"b-{i}": 1 for i in range(20)}
     deadline = time.monotonic() + TIMEOUT_S
     while True:  # the last member's leave reaches the group coordinator
-        r = headrace("share-group", "reset", group, "--to", "earliest",
+        r = headrace("share-group", "reset", group, "--to", "earliest", "--topic", topic,
                      brokers=cluster.bootstrap_servers)
         if r.returncode == 0:
             break

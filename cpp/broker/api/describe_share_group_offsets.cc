@@ -6,9 +6,10 @@
 //   - Answered by the group's coordinator (else NOT_COORDINATOR per group);
 //     DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) and on each topic
 //     (TOPIC_AUTHORIZATION_FAILED per partition).
-//   - Topics null: the topics the group's members subscribe to and those
-//     with state on this broker's share coordinators (all of them on a
-//     single node), every partition. A group that is not a share group and
+//   - Topics null: the topics the group's members subscribed to since the
+//     group was created on this coordinator, and those with state on this
+//     broker's share coordinators (all of them on a single node), every
+//     partition. A group that is not a share group and
 //     has no state: GROUP_ID_NOT_FOUND.
 //   - A partition never read by the group: start offset -1 (as Kafka); an
 //     unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION; a coordinator
@@ -87,8 +88,7 @@ void HandleDescribeShareGroupOffsets(BrokerContext& ctx, Req& req, Request reque
       group::ShareGroupDescription d = found.coordinator->DescribeShareGroup(g.group_id);
       std::set<std::string> names = StoredTopics(ctx, g.group_id, topics);
       if (d.group) {
-        for (const auto& [id, m] : d.group->members())
-          names.insert(m.subscribed_topics.begin(), m.subscribed_topics.end());
+        names.insert(d.group->topics_subscribed().begin(), d.group->topics_subscribed().end());
       } else if (names.empty()) {
         out.error_code = Code(d.error);
         out.error_message = d.error_message;

@@ -83,6 +83,7 @@ ShareHeartbeatResult ShareGroup::Heartbeat(const ShareHeartbeat& hb, const Topic
     std::vector<std::string> subs = *hb.subscribed_topics;
     std::sort(subs.begin(), subs.end());
     subs.erase(std::unique(subs.begin(), subs.end()), subs.end());
+    topics_subscribed_.insert(subs.begin(), subs.end());
     if (subs != m->subscribed_topics) {
       m->subscribed_topics = std::move(subs);
       changed = true;

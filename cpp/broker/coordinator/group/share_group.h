@@ -122,6 +122,10 @@ class ShareGroup {
   // (what an expiry between heartbeats reassigns with).
   const TopicSizes& assigned_sizes() const { return assigned_sizes_; }
   const std::map<std::string, ShareMember>& members() const { return members_; }
+  // Every topic a member subscribed to since the group was created here
+  // (in memory: the topics whose share state DescribeShareGroupOffsets
+  // lists for an empty group).
+  const std::set<std::string>& topics_subscribed() const { return topics_subscribed_; }
   // "Empty" or "Stable" (Kafka's ShareGroupState names).
   const char* StateName() const { return members_.empty() ? "Empty" : "Stable"; }
 
@@ -136,6 +140,7 @@ class ShareGroup {
   int32_t assignment_epoch_ = 0;
   TopicSizes assigned_sizes_;  // the subscribed topics' sizes the assignment is for
   std::map<std::string, ShareMember> members_;
+  std::set<std::string> topics_subscribed_;
 };
 
 }  // namespace headrace::broker::group
