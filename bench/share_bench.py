@@ -107,9 +107,11 @@ def main() -> None:
     p.add_argument("--value-size", type=int, default=100)
     p.add_argument("--consumers", default="1,4,16")
     p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--broker-arg", action="append", default=[], help="extra broker argument")
+    p.add_argument("--label", default="")
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="hr-share-", dir="/var/tmp") as d:
-        broker = SuiteBroker(Path(d) / "data", broker_cmd=a.broker_cmd).start()
+        broker = SuiteBroker(Path(d) / "data", *a.broker_arg, broker_cmd=a.broker_cmd).start()
         try:
             from confluent_kafka.admin import AdminClient, NewTopic
             admin = AdminClient({"bootstrap.servers": broker.bootstrap})
@@ -127,7 +129,7 @@ def main() -> None:
                     wall = time.perf_counter() - t0
                     cpu = broker.cpu_seconds() - b0
                     print(json.dumps({
-                        "run": name, "consumers": max(n, 1), "msgs": got,
+                        "label": a.label, "run": name, "consumers": max(n, 1), "msgs": got,
                         "value_size": a.value_size, "seconds": round(secs, 2),
                         "msgs_per_s": round(got / secs) if secs > 0 else None,
                         # over the whole run (joins, leaves included)
