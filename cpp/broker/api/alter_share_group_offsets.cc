@@ -86,13 +86,9 @@ void HandleAlterShareGroupOffsets(BrokerContext& ctx, Req& req, Request request)
   }
   pending->Hold(parts.size());
   for (const Part& p : parts) {
-    ResetShareState(ctx, p.key, p.start, [pending, p](KafkaError e) {
-      {
-        std::lock_guard<std::mutex> lock(pending->mu);
-        pending->resp.responses[p.topic].partitions[p.partition].error_code = Code(e);
-      }
-      Pending::Release(pending);
-    });
+    ResetShareState(ctx, p.key, p.start, Pending::Part(pending, [p](Resp& r, KafkaError e) {
+      r.responses[p.topic].partitions[p.partition].error_code = Code(e);
+    }));
   }
   Pending::Release(pending);
 }

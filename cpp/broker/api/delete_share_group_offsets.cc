@@ -79,13 +79,9 @@ void HandleDeleteShareGroupOffsets(BrokerContext& ctx, Req& req, Request request
   }
   pending->Hold(parts.size());
   for (const Part& p : parts) {
-    DeleteShareStateOf(ctx, p.key, [pending, p](KafkaError e) {
-      {
-        std::lock_guard<std::mutex> lock(pending->mu);
-        pending->resp.responses[p.topic].partitions[p.partition].error_code = Code(e);
-      }
-      Pending::Release(pending);
-    });
+    DeleteShareStateOf(ctx, p.key, Pending::Part(pending, [p](Resp& r, KafkaError e) {
+      r.responses[p.topic].partitions[p.partition].error_code = Code(e);
+    }));
   }
   Pending::Release(pending);
 }

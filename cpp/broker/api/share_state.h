@@ -172,6 +172,17 @@ struct PendingAnswer {
     std::lock_guard<std::mutex> lock(mu);
     outstanding += parts;
   }
+  // The callback of one part: `set(resp, error)` under `mu`, then Release.
+  template <typename Set>
+  static std::function<void(KafkaError)> Part(const std::shared_ptr<PendingAnswer>& p, Set set) {
+    return [p, set](KafkaError e) {
+      {
+        std::lock_guard<std::mutex> lock(p->mu);
+        set(p->resp, e);
+      }
+      Release(p);
+    };
+  }
   static void Release(const std::shared_ptr<PendingAnswer>& p) {
     {
       std::lock_guard<std::mutex> lock(p->mu);
