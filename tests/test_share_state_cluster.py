@@ -21,6 +21,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from cli_run import headrace
 from headrace import EmbeddedCluster
+from test_cluster_groups import group_partition
 from test_group_configs import _alter
 from test_share_state_durable import _consumer, _kind, _quiet, _receive
 
@@ -37,21 +38,10 @@ def cluster(tmp_path_factory):
         yield c
 
 
-def _java_hash(s: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units, 32-bit)."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def _coordinator(cluster, group: str, topic_id: str) -> int:
     """The broker leading the share-partition's __share_group_state partition."""
     states = cluster.partition_states("__share_group_state")
-    h = _java_hash(f"{group}:{topic_id}:0")
-    p = 0 if h == -(1 << 31) else abs(h) % len(states)
-    return states[p].leader
+    return states[group_partition(f"{group}:{topic_id}:0", len(states))].leader
 
 
 def _topic_id(admin, topic) -> str:
